@@ -1,0 +1,102 @@
+"""The demo model's answers: readable markdown (paragraphs, a list, a code block), different per prompt.
+
+Guarantees: deterministic for a given prompt (the same question gives the same answer), no network, no model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+
+_OPENERS = (
+    "Here is how I would think about {topic}.",
+    "Good question about {topic}: let me walk through it.",
+    "{Topic} is easier to reason about once you split it into parts.",
+    "Let's look at {topic} step by step.",
+)
+_BODY = (
+    "The first thing to notice is that every part of {topic} has a cost and a benefit, and the trick is to "
+    "make both visible before you decide.",
+    "In practice, most problems with {topic} come from hidden state: something changes in one place and "
+    "nobody tells the other places that depend on it.",
+    "A useful habit is to write down what must stay true about {topic}, then check it after every change "
+    "instead of hoping it holds.",
+    "When {topic} misbehaves, measure before you guess: a number from a real run beats any amount of theory.",
+    "Small, reversible steps make {topic} safer, because each step can be checked and undone on its own.",
+)
+_POINTS = (
+    "Start from the smallest case that still shows the behaviour.",
+    "Keep one source of truth and derive everything else from it.",
+    "Make failures loud and readable, never silent.",
+    "Record what happened, in order, so it can be replayed.",
+    "Stop means stop: release what you hold at once.",
+    "Prefer plain data that can be inspected over clever objects.",
+    "Test the edges: empty input, huge input, and interruptions.",
+)
+_CLOSERS = (
+    "If you want, ask me to expand on any of the points above.",
+    "That covers the essentials; the details depend on your constraints.",
+    "Try the example and tell me what you see.",
+)
+_STOP = {
+    "the",
+    "a",
+    "an",
+    "and",
+    "or",
+    "of",
+    "to",
+    "in",
+    "on",
+    "for",
+    "is",
+    "are",
+    "what",
+    "how",
+    "why",
+    "me",
+    "about",
+    "tell",
+    "please",
+    "can",
+    "you",
+    "i",
+    "my",
+    "with",
+    "explain",
+    "give",
+    "write",
+    "it",
+    "do",
+}
+
+
+def demo_answer(prompt: str, *, paragraphs: int = 3) -> str:
+    """A markdown answer about the prompt's topic."""
+    topic = _topic(prompt)
+    rng = random.Random(hashlib.sha256(prompt.encode("utf-8", "replace")).digest())
+    parts = [rng.choice(_OPENERS).format(topic=topic, Topic=topic[:1].upper() + topic[1:])]
+    body = rng.sample(_BODY, k=min(paragraphs, len(_BODY)))
+    parts.append(" ".join(b.format(topic=topic) for b in body[:2]))
+    points = rng.sample(_POINTS, k=3)
+    parts.append("\n".join(f"{n}. **{p.split(':')[0]}**" for n, p in enumerate(points, start=1)))
+    for extra in body[2:]:
+        parts.append(extra.format(topic=topic))
+    name = re.sub(r"\W+", "_", topic).strip("_").lower() or "example"
+    parts.append(
+        "```python\n"
+        f"def check_{name[:24]}(items):\n"
+        '    """Return the items that break the rule, so they can be shown."""\n'
+        "    return [item for item in items if not item.ok]\n"
+        "```"
+    )
+    parts.append(rng.choice(_CLOSERS))
+    return "\n\n".join(parts)
+
+
+def _topic(prompt: str) -> str:
+    words = [
+        w for w in re.findall(r"[A-Za-z][A-Za-z0-9+#.-]*", prompt) if w.lower() not in _STOP and not w.startswith("#")
+    ]
+    return " ".join(words[:3]).lower() if words else "this"

@@ -1,0 +1,465 @@
+"""The engine: the only writer of the ledger. Submit, the one cancel path, Retry, delete, recovery, shutdown.
+
+Guarantees:
+- Every event is stamped (ids, ``ts``) here, given its seq by the store, reduced into ``state`` and then handed
+  to subscribers, in that order, on the event loop: ``state`` is always ``replay(store events)``.
+- One cancel path (``cancel``) for every source. It records ``cancel_requested`` (so later chunks are stale),
+  cancels the stream task and awaits it (the task closes the HTTP stream in its ``finally`` and records
+  ``upstream_closed``), then finalizes. A per-conversation lock serializes cancel and finalize; a cancel issued
+  for an older turn does nothing.
+- Chunks pass one gate (``_receive``): rendered only while their attempt is the current, streaming attempt;
+  otherwise recorded as ``stale_chunk``.
+- Deleting awaits a discard-cancel first; afterwards the store refuses any write for that conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from engine.attempt import Active, Broken, CancelOrder, Completed, Runtime
+from engine.settings import EngineSettings
+from engine.stamps import new_id, now_iso
+from engine.streaming import stream_attempt
+from engine.tokens import count_messages, count_text
+from ledger.errors import StateError
+from ledger.events import (
+    AnyEvent,
+    Attached,
+    Cancelled,
+    CancelRequested,
+    Chunk,
+    Created,
+    Deleted,
+    Detached,
+    Done,
+    Failed,
+    Persisted,
+    Recovered,
+    Renamed,
+    Retrying,
+    Selected,
+    StaleChunk,
+    Started,
+    Submitted,
+    TurnMetrics,
+)
+from ledger.history import as_messages, model_history
+from ledger.reducer import reduce, replay
+from ledger.state import ConversationState, State
+from ledger.store import Store
+
+log = logging.getLogger("ledger_chat.engine")
+Listener = Callable[[AnyEvent], None]
+
+
+class InputRejected(StateError):
+    """The user's input cannot be sent as it is; the message says why (the text is not lost)."""
+
+
+class Engine:
+    def __init__(self, store: Store, settings: EngineSettings) -> None:
+        self.store = store
+        self.settings = settings
+        self.state: State = replay(store.all_events())
+        self._runtimes: dict[str, Runtime] = {}
+        self._listeners: list[Listener] = []
+
+    # --- reading and subscribing -------------------------------------------------------------------------------
+
+    def conversation(self, cid: str) -> ConversationState | None:
+        conv = self.state.conversations.get(cid)
+        return None if conv is None or conv.deleted else conv
+
+    def conversations(self) -> list[ConversationState]:
+        """Live conversations, newest activity first."""
+        convs = [c for c in self.state.conversations.values() if not c.deleted]
+        return sorted(convs, key=lambda c: (c.updated_ts, c.created_ts), reverse=True)
+
+    def is_streaming(self, cid: str) -> bool:
+        rt = self._runtimes.get(cid)
+        return bool(rt and rt.active)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    # --- operations --------------------------------------------------------------------------------------------
+
+    def create_conversation(self, title: str = "") -> str:
+        cid = new_id("conv")
+        self._append(Created(conversation_id=cid, title=title.strip()))
+        return cid
+
+    def rename(self, cid: str, title: str) -> None:
+        title = " ".join(title.split())
+        if not title:
+            raise InputRejected("A conversation needs a name.")
+        self._require(cid)
+        self._append(Renamed(conversation_id=cid, title=title[:120]))
+
+    async def submit(self, cid: str, text: str) -> tuple[str, str]:
+        """Send a user message; returns (user message id, assistant message id). Raises ``InputRejected``."""
+        if not text.strip():
+            raise InputRejected("Type a message first.")
+        if len(text) > self.settings.max_input_chars:
+            raise InputRejected(
+                f"This message has {len(text):,} characters; the limit is {self.settings.max_input_chars:,}. "
+                "Shorten it and send again."
+            )
+        rt = self._runtime(cid)
+        async with rt.lock:
+            conv = self._require(cid)
+            if rt.active is not None:
+                raise InputRejected("An answer is still streaming. Stop it first.")
+            turn = conv.turn + 1
+            user_id, message_id = new_id("msg"), new_id("msg")
+            self._append(Submitted(conversation_id=cid, message_id=user_id, turn=turn, text=text))
+            self._start(rt, turn, message_id, user_id, "submit")
+        return user_id, message_id
+
+    async def retry(self, cid: str, message_id: str | None = None) -> str:
+        """A new attempt for the last assistant message (stopping the current one first); returns its id."""
+        conv = self._require(cid)
+        last = next(
+            (conv.messages[m] for m in reversed(conv.message_ids) if conv.messages[m].role == "assistant"), None
+        )
+        if last is None or (message_id is not None and message_id != last.message_id):
+            raise InputRejected("Only the last answer can be retried.")
+        await self.cancel(cid, "user")
+        rt = self._runtime(cid)
+        async with rt.lock:
+            conv = self._require(cid)
+            if rt.active is not None:
+                raise InputRejected("An answer is still streaming. Stop it first.")
+            message = conv.messages[last.message_id]
+            previous = message.attempt_ids[-1]
+            attempt_id = new_id("att")
+            self._append(
+                Retrying(
+                    conversation_id=cid,
+                    message_id=message.message_id,
+                    previous_attempt_id=previous,
+                    attempt_id=attempt_id,
+                    why="user",
+                )
+            )
+            self._start(rt, message.turn, message.message_id, message.user_message_id or "", "retry", attempt_id)
+        return attempt_id
+
+    def select_attempt(self, cid: str, message_id: str, attempt_id: str) -> None:
+        conv = self._require(cid)
+        message = conv.messages.get(message_id)
+        if message is None or attempt_id not in message.attempt_ids:
+            raise InputRejected("That attempt does not exist.")
+        if self.is_streaming(cid) and message.current_attempt_id and conv.attempts[message.current_attempt_id].is_live:
+            raise InputRejected("Wait for the answer to finish (or stop it) before switching attempts.")
+        if message.selected_attempt_id != attempt_id:
+            self._append(Selected(conversation_id=cid, message_id=message_id, attempt_id=attempt_id))
+
+    async def cancel(self, cid: str, source: str, *, keep_partial: bool = True, turn: int | None = None) -> bool:
+        """The one cancel path. Returns whether an attempt was cancelled."""
+        rt = self._runtimes.get(cid)
+        if rt is None:
+            return False
+        async with rt.lock:
+            active = rt.active
+            if active is None or active.settled or (turn is not None and turn != active.turn):
+                return False
+            active.cancel = CancelOrder(source=source, keep_partial=keep_partial)
+            active.close_t0 = active.cancel.t0
+            self._append(
+                CancelRequested(
+                    conversation_id=cid,
+                    attempt_id=active.attempt_id,
+                    source=source,  # type: ignore[arg-type]
+                    keep_partial=keep_partial,
+                    turn=active.turn,
+                )
+            )
+            task = active.task
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            self._finalize(active)
+            rt.active = None
+            return True
+
+    async def delete(self, cid: str) -> None:
+        """Discard-cancel any stream, then delete: nothing is written to this conversation afterwards."""
+        self._require(cid)
+        await self.cancel(cid, "delete", keep_partial=False)
+        rt = self._runtime(cid)
+        async with rt.lock:
+            if self.conversation(cid) is None:
+                return
+            self._append(Deleted(conversation_id=cid))
+            self._runtimes.pop(cid, None)
+        await self.store.flush()
+
+    async def shutdown(self) -> None:
+        """Cancel every stream, keeping partials, and write everything to disk."""
+        await asyncio.gather(*(self.cancel(cid, "shutdown") for cid in list(self._runtimes)))
+        await self.store.flush()
+
+    def recover(self) -> list[str]:
+        """At start-up: finalize every attempt left streaming by a dead process as interrupted (source restart)."""
+        recovered = []
+        for conv in list(self.state.conversations.values()):
+            if conv.deleted:
+                continue
+            for attempt in list(conv.attempts.values()):
+                if not attempt.is_live:
+                    continue
+                cid = conv.conversation_id
+                self._append(Recovered(conversation_id=cid, attempt_id=attempt.attempt_id))
+                after = self.state.conversations[cid].attempts[attempt.attempt_id]
+                metrics = TurnMetrics(
+                    completed_at=now_iso(), output_tokens=count_text(attempt.model, after.text), estimated=True
+                )
+                self._append(
+                    Persisted(
+                        conversation_id=cid,
+                        attempt_id=attempt.attempt_id,
+                        message_id=attempt.message_id,
+                        status=after.status,
+                        text=after.text,
+                        metrics=metrics,
+                    )
+                )  # type: ignore[arg-type]
+                recovered.append(attempt.attempt_id)
+        return recovered
+
+    # --- viewers (DESIGN §6) -----------------------------------------------------------------------------------
+
+    async def viewer_joined(self, cid: str, viewer: str) -> None:
+        rt = self._runtime(cid)
+        was_empty = not rt.viewers
+        rt.viewers.add(viewer)
+        conv = self.conversation(cid)
+        if was_empty and rt.active is not None and conv is not None and conv.detached:
+            self._append(Attached(conversation_id=cid, attempt_id=rt.active.attempt_id))
+
+    async def viewer_left(self, cid: str, viewer: str, source: str = "navigation") -> None:
+        rt = self._runtimes.get(cid)
+        if rt is None or viewer not in rt.viewers:
+            return
+        rt.viewers.discard(viewer)
+        if rt.viewers or rt.active is None or self.conversation(cid) is None:
+            return
+        self._append(Detached(conversation_id=cid, attempt_id=rt.active.attempt_id))
+        if self.settings.leave_policy == "cancel":
+            await self.cancel(cid, source, turn=rt.active.turn)
+
+    # --- internals ---------------------------------------------------------------------------------------------
+
+    def _start(
+        self, rt: Runtime, turn: int, message_id: str, user_id: str, trigger: str, attempt_id: str | None = None
+    ) -> None:
+        cid = rt.conversation_id
+        attempt_id = attempt_id or new_id("att")
+        self._append(
+            Started(
+                conversation_id=cid,
+                attempt_id=attempt_id,
+                message_id=message_id,
+                user_message_id=user_id,
+                turn=turn,
+                model=self.settings.provider.model,
+                trigger=trigger,
+            )
+        )  # type: ignore[arg-type]
+        history = model_history(self.state.conversations[cid], until_message_id=message_id)
+        active = Active(
+            conversation_id=cid,
+            turn=turn,
+            message_id=message_id,
+            user_message_id=user_id,
+            attempt_id=attempt_id,
+            model=self.settings.provider.model,
+            messages=as_messages(history),
+        )
+        active.context_ids = tuple(e.message_id for e in history)
+        rt.active = active
+        active.task = self.settings.spawn(self._run(rt, active), f"attempt {attempt_id}")
+
+    async def _run(self, rt: Runtime, active: Active) -> None:
+        try:
+            outcome = await stream_attempt(self, active)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug must end the attempt readably, not leave a spinner
+            log.exception("stream task failed")
+            from engine.failures import classify
+
+            outcome = Broken(classify(exc), active.request_id)
+        if active.settled:
+            return
+        active.outcome = outcome
+        async with rt.lock:
+            if rt.active is active:
+                self._finalize(active)
+                rt.active = None
+
+    def _finalize(self, active: Active) -> None:
+        cid, aid = active.conversation_id, active.attempt_id
+        if self.conversation(cid) is None:
+            return
+        now_mono = time.monotonic()
+        outcome = active.outcome
+        usage = None
+        if active.cancel is not None and not isinstance(outcome, Broken):
+            self._append(
+                Cancelled(
+                    conversation_id=cid,
+                    attempt_id=aid,
+                    source=active.cancel.source,  # type: ignore[arg-type]
+                    delivered_chars=active.delivered_chars,
+                    chunk_count=active.chunk_count,
+                    last_chunk_seq=active.next_chunk_seq - 1 if active.chunk_count else None,
+                )
+            )
+        elif isinstance(outcome, Completed):
+            usage = outcome.usage
+            self._append(
+                Done(
+                    conversation_id=cid,
+                    attempt_id=aid,
+                    request_id=active.request_id or "",
+                    finish_reason=outcome.finish_reason,
+                    usage=usage,
+                )
+            )
+        elif isinstance(outcome, Broken):
+            f = outcome.failure
+            self._append(
+                Failed(
+                    conversation_id=cid,
+                    attempt_id=aid,
+                    request_id=outcome.request_id,
+                    error_type=f.error_type,  # type: ignore[arg-type]
+                    http_status=f.http_status,
+                    summary=f.summary,
+                    retryable=f.retryable,
+                )
+            )
+        attempt = self.state.conversations[cid].attempts[aid]
+        metrics = self._metrics(active, usage, now_mono)
+        self._append(
+            Persisted(
+                conversation_id=cid,
+                attempt_id=aid,
+                message_id=active.message_id,
+                status=attempt.status,
+                text=attempt.text,
+                metrics=metrics,
+            )
+        )  # type: ignore[arg-type]
+
+    def _metrics(self, active: Active, usage: Any, now_mono: float) -> TurnMetrics:
+        first, last = active.first_chunk_mono, active.last_chunk_mono
+        wait = (first - active.sent_mono) * 1000 if first and active.sent_mono else None
+        output = ((last or now_mono) - first) * 1000 if first else None
+        if usage is not None and not usage.estimated:
+            tokens = dict(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cached_tokens=usage.cached_tokens,
+                estimated=False,
+            )
+        else:
+            tokens = dict(
+                input_tokens=count_messages(active.model, active.messages),
+                output_tokens=count_text(active.model, active.output_text),
+                cached_tokens=0,
+                estimated=True,
+            )
+        return TurnMetrics(
+            sent_at=active.sent_at, wait_ms=_round(wait), output_ms=_round(output), completed_at=now_iso(), **tokens
+        )
+
+    def _receive(self, active: Active, text: str, block: str) -> bool:
+        """The chunk gate: append a rendered chunk, or a stale one. Returns whether it was rendered."""
+        cid = active.conversation_id
+        conv = self.conversation(cid)
+        if conv is None:
+            return False
+        attempt = conv.attempts.get(active.attempt_id)
+        message = conv.messages.get(active.message_id)
+        current = message is not None and message.current_attempt_id == active.attempt_id
+        if attempt is None or not current or attempt.status != "streaming" or active.settled:
+            why = "superseded" if not current else ("closing" if attempt and attempt.status == "closing" else "closed")
+            self._append(
+                StaleChunk(
+                    conversation_id=cid,
+                    attempt_id=active.attempt_id,
+                    request_id=active.request_id or "",
+                    chunk_seq=active.next_chunk_seq,
+                    why=why,
+                    chars=len(text),
+                )
+            )  # type: ignore[arg-type]
+            active.next_chunk_seq += 1
+            return False
+        text = _valid_text(text)
+        self._append(
+            Chunk(
+                conversation_id=cid,
+                attempt_id=active.attempt_id,
+                request_id=active.request_id or "",
+                chunk_seq=active.next_chunk_seq,
+                text=text,
+                block=block,
+            )
+        )  # type: ignore[arg-type]
+        now = time.monotonic()
+        if active.first_chunk_mono is None:
+            active.first_chunk_mono = now
+        active.last_chunk_mono = now
+        active.next_chunk_seq += 1
+        active.chunk_count += 1
+        if block == "text":
+            active.delivered_chars += len(text)
+            active.output_text += text
+        return True
+
+    def _append(self, event: AnyEvent) -> AnyEvent:
+        event = self.store.append(replace(event, ts=event.ts or now_iso()))
+        self.state = reduce(self.state, event)
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:  # noqa: BLE001 - a broken viewer must not break the ledger
+                log.exception("listener failed")
+        return event
+
+    def _runtime(self, cid: str) -> Runtime:
+        rt = self._runtimes.get(cid)
+        if rt is None:
+            rt = self._runtimes[cid] = Runtime(conversation_id=cid)
+        return rt
+
+    def _require(self, cid: str) -> ConversationState:
+        conv = self.conversation(cid)
+        if conv is None:
+            raise InputRejected("This conversation no longer exists.")
+        return conv
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
+def _valid_text(text: str) -> str:
+    """Model output may carry lone surrogates (from JSON escapes); keep it storable as UTF-8."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")

@@ -1,0 +1,136 @@
+"""Every provider exception mapped, in one place, to what the ledger's ``failed`` event records.
+
+Guarantees: ``classify`` never raises; its summary is one readable line (no traceback, no litellm prefixes,
+at most 300 characters) with API keys and bearer tokens redacted; ``retryable`` is true only for errors that
+may pass on a re-send (rate limit, server error, connection, timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from dataclasses import dataclass
+
+from engine.offline import litellm
+
+MAX_SUMMARY = 300
+_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+(?:Error|Exception):\s*|OpenAIException\s*-\s*|Error code: \d+ - )+")
+_KEYLIKE = re.compile(r"\b(?:sk|pk|rk|key|api|AIza)[-_A-Za-z0-9]*[-_][A-Za-z0-9*_\-]{8,}|Bearer\s+\S+", re.IGNORECASE)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Failure:
+    error_type: str
+    summary: str
+    http_status: int | None = None
+    retryable: bool = False
+
+
+class StreamStalled(Exception):
+    """No chunk arrived within the idle or first-chunk timeout."""
+
+    def __init__(self, seconds: float, first: bool) -> None:
+        what = "the first chunk" if first else "the next chunk"
+        super().__init__(f"No answer from the provider: waited {seconds:g} s for {what}.")
+
+
+def classify(exc: BaseException) -> Failure:
+    """What kind of failure ``exc`` is, and a line a person can read."""
+    try:
+        return _classify(exc)
+    except Exception:  # noqa: BLE001 - classifying must never be the second failure
+        return Failure(error_type="unknown", summary=f"Unexpected error ({type(exc).__name__}).")
+
+
+def _classify(exc: BaseException) -> Failure:
+    litellm()
+    from litellm import exceptions as ll
+
+    status = _status(exc)
+    text = _clean(exc)
+    if isinstance(exc, StreamStalled | asyncio.TimeoutError | ll.Timeout):
+        return Failure(error_type="timeout", summary=text or "The provider took too long to answer.", retryable=True)
+    if isinstance(exc, ll.MidStreamFallbackError):
+        original = exc.original_exception
+        if _is_malformed(exc):
+            return Failure(
+                error_type="malformed_stream",
+                summary=f"The provider sent a malformed stream: {_clean(original or exc)}",
+            )
+        return Failure(
+            error_type="connection",
+            summary="The connection to the provider dropped in the middle of the answer.",
+            retryable=True,
+        )
+    if isinstance(exc, ll.RateLimitError):
+        return Failure(
+            error_type="rate_limit",
+            http_status=status or 429,
+            summary=f"Rate limited by the provider: {text}",
+            retryable=True,
+        )
+    if isinstance(exc, ll.AuthenticationError | ll.PermissionDeniedError):
+        return Failure(
+            error_type="auth",
+            http_status=status,
+            summary=f"The provider refused the credentials: {text} Check the provider's API key variable.",
+        )
+    if isinstance(exc, ll.ContextWindowExceededError):
+        return Failure(
+            error_type="bad_request", http_status=status, summary=f"The conversation is too long for this model: {text}"
+        )
+    if isinstance(exc, ll.NotFoundError):
+        return Failure(error_type="bad_request", http_status=status, summary=f"Unknown model or endpoint: {text}")
+    if isinstance(exc, ll.BadRequestError | ll.UnprocessableEntityError):
+        return Failure(
+            error_type="bad_request", http_status=status, summary=f"The provider rejected the request: {text}"
+        )
+    if isinstance(exc, ll.APIConnectionError | ConnectionError | OSError):
+        return Failure(error_type="connection", summary=f"Could not reach the provider: {text}", retryable=True)
+    if (
+        isinstance(exc, ll.InternalServerError | ll.ServiceUnavailableError | ll.BadGatewayError)
+        or (status or 0) >= 500
+    ):
+        return Failure(
+            error_type="server", http_status=status, summary=f"The provider had a server error: {text}", retryable=True
+        )
+    if isinstance(exc, json.JSONDecodeError):
+        return Failure(error_type="malformed_stream", summary=f"The provider sent a malformed stream: {text}")
+    return Failure(error_type="unknown", http_status=status, summary=f"Unexpected error ({type(exc).__name__}): {text}")
+
+
+def redact(text: str) -> str:
+    """Remove anything that looks like a credential, and the values of *_API_KEY environment variables."""
+    for name, value in os.environ.items():
+        if value and len(value) >= 8 and ("KEY" in name or "TOKEN" in name or "SECRET" in name):
+            text = text.replace(value, "[redacted]")
+    return _KEYLIKE.sub("[redacted]", text)
+
+
+def _clean(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    for _ in range(3):
+        text = _PREFIX.sub("", text).strip()
+    text = re.sub(r"\s*(Original exception:|Received Model Group|LiteLLM Retried:).*$", "", text).strip()
+    text = redact(text)
+    if text and text[-1] not in ".!?":
+        text += "."
+    return text[:MAX_SUMMARY]
+
+
+def _status(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) and 100 <= status < 600 else None
+
+
+def _is_malformed(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(6):
+        if seen is None:
+            break
+        if isinstance(seen, json.JSONDecodeError) or re.search(r"Expecting|Unterminated|delimiter|JSON", str(seen)):
+            return True
+        seen = getattr(seen, "original_exception", None) or seen.__cause__ or seen.__context__
+    return False

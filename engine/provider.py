@@ -1,0 +1,110 @@
+"""The provider adapter: one streaming chat completion through ``litellm.acompletion``.
+
+Guarantees:
+- ``max_retries=0`` and ``num_retries=0``: litellm and the OpenAI SDK never re-send on their own, so every
+  HTTP request the engine makes has its own request_id (DESIGN §7).
+- Usage is requested (``stream_options.include_usage``) and read from the final chunk when the provider sends it.
+- ``ProviderStream.aclose()`` closes the HTTP stream; callers call it in a ``finally`` on every path.
+- Only text deltas and reasoning deltas come out, as ``Delta``; empty deltas are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from engine.offline import litellm
+from ledger.events import Param, Usage
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    text: str
+    block: Literal["text", "reasoning"] = "text"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProviderConfig:
+    """Where and how to call the model. ``api_key`` is never written to the ledger, logs or the page."""
+
+    model: str
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    temperature: float | None = None
+    max_tokens: int | None = None
+    http_timeout: float = 120.0
+
+    def public_params(self) -> tuple[Param, ...]:
+        """Request parameters safe to record: never the key, never headers."""
+        params: list[Param] = [Param(name="stream", value=True)]
+        if self.api_base:
+            params.append(Param(name="api_base", value=self.api_base))
+        if self.temperature is not None:
+            params.append(Param(name="temperature", value=self.temperature))
+        if self.max_tokens is not None:
+            params.append(Param(name="max_tokens", value=self.max_tokens))
+        return tuple(params)
+
+
+class ProviderStream:
+    """Deltas of one HTTP response; ``finish_reason`` and ``usage`` are known once it is exhausted."""
+
+    def __init__(self, response: Any) -> None:
+        self._response = response
+        self._iter: AsyncIterator[Any] = response.__aiter__()
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+
+    def __aiter__(self) -> ProviderStream:
+        return self
+
+    async def __anext__(self) -> Delta:
+        while True:
+            chunk = await self._iter.__anext__()
+            usage = getattr(chunk, "usage", None)
+            if usage is not None and getattr(usage, "completion_tokens", None) is not None:
+                details = getattr(usage, "prompt_tokens_details", None)
+                self.usage = Usage(
+                    input_tokens=int(usage.prompt_tokens or 0),
+                    output_tokens=int(usage.completion_tokens or 0),
+                    cached_tokens=int(getattr(details, "cached_tokens", 0) or 0),
+                )
+            choices = getattr(chunk, "choices", None) or []
+            if not choices:
+                continue
+            choice = choices[0]
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+            delta = choice.delta
+            reasoning = getattr(delta, "reasoning_content", None)
+            if reasoning:
+                return Delta(reasoning, "reasoning")
+            if delta is not None and delta.content:
+                return Delta(delta.content)
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+async def open_stream(config: ProviderConfig, messages: list[dict[str, str]]) -> ProviderStream:
+    """Send the request; raise litellm's exception for errors the provider reports before streaming."""
+    kwargs: dict[str, Any] = {
+        "model": config.model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_retries": 0,
+        "num_retries": 0,
+        "timeout": config.http_timeout,
+    }
+    if config.api_base:
+        kwargs["api_base"] = config.api_base
+    if config.api_key:
+        kwargs["api_key"] = config.api_key
+    if config.temperature is not None:
+        kwargs["temperature"] = config.temperature
+    if config.max_tokens is not None:
+        kwargs["max_tokens"] = config.max_tokens
+    response = await litellm().acompletion(**kwargs)
+    return ProviderStream(response)

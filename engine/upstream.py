@@ -1,0 +1,254 @@
+"""A small OpenAI-compatible chat-completions endpoint that streams over SSE, with fault injection.
+
+It is the offline demo model (mounted into the app) and the test upstream (run by the tests on a free port).
+
+Guarantees:
+- ``POST /v1/chat/completions`` with ``stream: true`` answers with OpenAI-style SSE chunks at a human pace
+  (default 30 chunks/s), a final chunk with ``finish_reason`` and, when ``stream_options.include_usage`` is set,
+  a usage chunk, then ``data: [DONE]``.
+- Each request follows a ``Behavior``: the next one queued with ``plan()``, else one chosen from directives in the
+  last user message (``#slow #drop #stall #429 #500 #401 #malformed #html #long``), else a demo answer.
+- ``records`` logs every request: its messages, chunks sent, and whether and when the client disconnected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from engine.demo_text import demo_answer
+
+HOSTILE = (
+    'Here is some **markup**: <script>window.__pwned = true</script> <img src=x onerror="window.__pwned=true"> '
+    '<b>bold?</b> and a [link](javascript:window.__pwned=true) and <a href="javascript:alert(1)">click</a>. '
+    "Everything above must show as text."
+)
+
+
+@dataclass
+class Behavior:
+    """How the upstream answers one request."""
+
+    text: str | None = None
+    chunk_delay: float = 1 / 30
+    first_delay: float = 0.0
+    status: int | None = None
+    drop_after: int | None = None
+    malformed_after: int | None = None
+    stall_after: int | None = None
+    reasoning: str | None = None
+    usage: bool = True
+
+
+@dataclass
+class RequestRecord:
+    number: int
+    messages: list[dict[str, Any]]
+    model: str
+    received_at: float
+    status: int = 200
+    chunks_sent: int = 0
+    chunks_after_disconnect: int = 0
+    finished: bool = False
+    disconnected_at: float | None = None
+    closed_at: float | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class Upstream:
+    """The ASGI app plus its plan of behaviours and its request log (thread-safe)."""
+
+    def __init__(self, *, chunk_delay: float = 1 / 30, transient_faults: bool = False) -> None:
+        self.chunk_delay = chunk_delay
+        self.transient_faults = transient_faults
+        self.records: list[RequestRecord] = []
+        self._plan: deque[Behavior] = deque()
+        self._lock = threading.Lock()
+        self._seen: dict[str, int] = {}
+        self.app = Starlette(routes=[Route("/v1/chat/completions", self._completions, methods=["POST"])])
+
+    def plan(self, *behaviors: Behavior) -> None:
+        """Queue behaviours for the next requests, in order."""
+        with self._lock:
+            self._plan.extend(behaviors)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._plan.clear()
+            self.records.clear()
+            self._seen.clear()
+
+    async def _completions(self, request: Request) -> Response:
+        body = await request.json()
+        messages = body.get("messages") or []
+        with self._lock:
+            record = RequestRecord(
+                number=len(self.records) + 1,
+                messages=messages,
+                model=str(body.get("model")),
+                received_at=time.monotonic(),
+                headers={k.lower(): v for k, v in request.headers.items() if k.lower() != "authorization"},
+            )
+            self.records.append(record)
+            behavior = self._plan.popleft() if self._plan else self._from_directives(messages)
+        if behavior.first_delay and behavior.status:
+            await asyncio.sleep(behavior.first_delay)
+        if behavior.status:
+            record.status = behavior.status
+            return _error(behavior.status)
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        text = behavior.text if behavior.text is not None else demo_answer(_last_user(messages))
+        return StreamingResponse(
+            self._stream(record, behavior, text, include_usage, str(body.get("model"))),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache"},
+        )
+
+    async def _stream(
+        self, record: RequestRecord, b: Behavior, text: str, usage: bool, model: str
+    ) -> AsyncIterator[str]:
+        pieces = re.findall(r"\s*\S+\s*", text) or [text]
+        sent = 0
+        try:
+            if b.first_delay:
+                await asyncio.sleep(b.first_delay)
+            if b.reasoning:
+                yield _sse(_chunk(model, {"role": "assistant", "reasoning_content": b.reasoning}))
+            for n, piece in enumerate(pieces):
+                if b.drop_after is not None and n >= b.drop_after:
+                    raise ConnectionAbortedError("upstream dropped the connection (fault injection)")
+                if b.malformed_after is not None and n >= b.malformed_after:
+                    yield 'data: {"id": "broken", "choices": [{"delta": {"content": "oops"\n\n'
+                    record.chunks_sent = sent
+                    return
+                if b.stall_after is not None and n >= b.stall_after:
+                    await asyncio.sleep(3600)
+                delta = {"content": piece} if n else {"role": "assistant", "content": piece}
+                yield _sse(_chunk(model, delta))
+                sent += 1
+                record.chunks_sent = sent
+                if record.disconnected_at is not None:
+                    record.chunks_after_disconnect += 1
+                await asyncio.sleep(b.chunk_delay if b.chunk_delay >= 0 else self.chunk_delay)
+            yield _sse(_chunk(model, {}, finish_reason="stop"))
+            if usage and b.usage:
+                prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in record.messages)
+                yield _sse(
+                    {
+                        "id": "chatcmpl-demo",
+                        "object": "chat.completion.chunk",
+                        "created": int(time.time()),
+                        "model": model,
+                        "choices": [],
+                        "usage": {
+                            "prompt_tokens": prompt_tokens,
+                            "completion_tokens": len(pieces),
+                            "total_tokens": prompt_tokens + len(pieces),
+                        },
+                    }
+                )
+            yield "data: [DONE]\n\n"
+            record.finished = True
+        except (asyncio.CancelledError, GeneratorExit):
+            record.disconnected_at = time.monotonic()
+            raise
+        finally:
+            record.closed_at = time.monotonic()
+
+    def _from_directives(self, messages: list[dict[str, Any]]) -> Behavior:
+        prompt = _last_user(messages)
+        tags = set(re.findall(r"#(\w+)", prompt))
+        key = f"{len(messages)}:{prompt}"
+        seen = self._seen[key] = self._seen.get(key, 0) + 1
+        b = Behavior(chunk_delay=self.chunk_delay)
+        if "html" in tags:
+            b.text = HOSTILE
+        if "long" in tags:
+            b.text = "\n\n".join(demo_answer(f"{prompt} {n}") for n in range(4))
+        if "slow" in tags:
+            b.first_delay = 3.0
+        # With transient_faults (the demo), a fault hits only the first tries of the same prompt, so that an
+        # automatic re-send (429) or a Retry (drop, 500, stall) visibly succeeds afterwards.
+        if "429" in tags and (not self.transient_faults or seen <= 1):
+            b.status = 429
+        if "500" in tags and (not self.transient_faults or seen <= 3):
+            b.status = 500
+        if "401" in tags:
+            b.status = 401
+        if "drop" in tags and (not self.transient_faults or seen <= 1):
+            b.drop_after = 25
+        if "stall" in tags and (not self.transient_faults or seen <= 1):
+            b.stall_after = 15
+        if "malformed" in tags and (not self.transient_faults or seen <= 1):
+            b.malformed_after = 10
+        return b
+
+
+def _last_user(messages: list[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            return content if isinstance(content, str) else json.dumps(content)
+    return ""
+
+
+def _chunk(model: str, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-demo",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }
+
+
+def _sse(payload: dict[str, Any]) -> str:
+    return f"data: {json.dumps(payload)}\n\n"
+
+
+_ERRORS = {
+    401: ("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"),
+    429: ("Rate limit reached for requests. Please try again in 1s.", "requests", "rate_limit_exceeded"),
+    500: ("The server had an error while processing your request.", "server_error", None),
+}
+
+
+def _error(status: int) -> JSONResponse:
+    message, kind, code = _ERRORS.get(status, (f"HTTP {status}", "error", None))
+    return JSONResponse({"error": {"message": message, "type": kind, "code": code}}, status_code=status)
+
+
+def serve_in_thread(upstream: Upstream, host: str = "127.0.0.1") -> tuple[str, Callable[[], None]]:
+    """Run the upstream on a free port in a thread of its own; return its /v1 base URL and a stop function."""
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind((host, 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(upstream.app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True, name="upstream")
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+    def stop() -> None:
+        server.should_exit = True
+        thread.join(timeout=5)
+        sock.close()
+
+    return f"http://{host}:{port}/v1", stop

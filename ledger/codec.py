@@ -1,0 +1,166 @@
+"""One codec between events and plain dicts: the JSON Lines export format and the store's document format.
+
+Guarantees:
+- ``to_dict(e)`` gives ``{"seq", "ts", "kind", "conversation_id", ...fields}`` with DESIGN §3 field names;
+  tuples become lists, ``Param`` tuples become an object, nested values become objects.
+- ``from_dict(to_dict(e)) == e`` for every event.
+- ``from_dict`` rejects an unknown kind, a missing required field, an unknown field or a value of the wrong
+  type with a ``CodecError`` whose message names the kind and the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from collections.abc import Iterable, Iterator
+from typing import Any, Literal, Union
+
+from ledger.errors import CodecError
+from ledger.events import EVENT_CLASSES, AnyEvent, Event, Param, TurnMetrics, Usage
+
+KIND_TO_CLASS: dict[str, type[Event]] = {cls.KIND: cls for cls in EVENT_CLASSES}
+_VALUE_CLASSES = (Usage, TurnMetrics, Param)
+
+
+def to_dict(event: Event) -> dict[str, Any]:
+    """Encode an event as a plain, JSON-ready dict (kind right after seq and ts)."""
+    out: dict[str, Any] = {"seq": event.seq, "ts": event.ts, "kind": event.KIND}
+    hints = _hints(type(event))
+    for field in _fields(type(event)):
+        if field.name in ("seq", "ts"):
+            continue
+        value = getattr(event, field.name)
+        out[field.name] = _encode_params(value) if hints[field.name] == _PARAMS else _encode(value)
+    return out
+
+
+def from_dict(data: dict[str, Any]) -> AnyEvent:
+    """Decode a dict made by ``to_dict``; raise ``CodecError`` naming what is wrong."""
+    if not isinstance(data, dict):
+        raise CodecError(f"an event must be an object, got {type(data).__name__}")
+    kind = data.get("kind")
+    cls = KIND_TO_CLASS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise CodecError(f"unknown event kind {kind!r}")
+    return typing.cast(AnyEvent, _decode_dataclass(cls, data, context=str(kind), ignore=("kind",)))
+
+
+def dumps_line(event: Event) -> str:
+    """One JSON Lines line (no newline) for an event."""
+    return json.dumps(to_dict(event), ensure_ascii=False, separators=(",", ":"))
+
+
+def to_jsonl(events: Iterable[Event]) -> Iterator[str]:
+    """JSON Lines, one event per line, each ending in a newline."""
+    for event in events:
+        yield dumps_line(event) + "\n"
+
+
+def from_jsonl(lines: Iterable[str]) -> list[AnyEvent]:
+    """Decode JSON Lines (blank lines are skipped); raise ``CodecError`` with the line number on a bad line."""
+    events: list[AnyEvent] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            events.append(from_dict(json.loads(line)))
+        except (CodecError, json.JSONDecodeError) as exc:
+            raise CodecError(f"line {number}: {exc}") from exc
+    return events
+
+
+# --- helpers ---------------------------------------------------------------------------------------------------
+
+
+def _fields(cls: type) -> tuple[dataclasses.Field[Any], ...]:
+    return dataclasses.fields(cls)
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
+
+
+_PARAMS = tuple[Param, ...]
+
+
+def _encode_params(value: tuple[Param, ...]) -> dict[str, Any]:
+    return {p.name: p.value for p in value}
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_encode(v) for v in value]
+    if isinstance(value, _VALUE_CLASSES):
+        return {f.name: _encode(getattr(value, f.name)) for f in _fields(type(value))}
+    return value
+
+
+def _decode_dataclass(cls: type, data: dict[str, Any], *, context: str, ignore: tuple[str, ...] = ()) -> Any:
+    if not isinstance(data, dict):
+        raise CodecError(f"{context}: expected an object, got {type(data).__name__}")
+    hints = _hints(cls)
+    names = {f.name for f in _fields(cls)}
+    unknown = sorted(set(data) - names - set(ignore))
+    if unknown:
+        raise CodecError(f"{context}: unknown field {unknown[0]!r}")
+    kwargs: dict[str, Any] = {}
+    for field in _fields(cls):
+        if field.name not in data:
+            if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+                raise CodecError(f"{context}: missing field {field.name!r}")
+            continue
+        kwargs[field.name] = _decode(hints[field.name], data[field.name], f"{context}.{field.name}")
+    return cls(**kwargs)
+
+
+def _decode(hint: Any, value: Any, context: str) -> Any:
+    origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType):
+        args = typing.get_args(hint)
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _decode(arg, value, context)
+            except CodecError as exc:
+                errors.append(str(exc))
+        raise CodecError(errors[0] if len(errors) == 1 else f"{context}: bad value {value!r}")
+    if origin is Literal:
+        if value not in typing.get_args(hint):
+            raise CodecError(f"{context}: {value!r} is not one of {list(typing.get_args(hint))}")
+        return value
+    if origin is tuple:
+        (item,) = typing.get_args(hint)[:1]
+        if item is Param:
+            if not isinstance(value, dict):
+                raise CodecError(f"{context}: expected an object of parameters")
+            return tuple(Param(name=str(k), value=v) for k, v in value.items())
+        if not isinstance(value, list):
+            raise CodecError(f"{context}: expected a list, got {type(value).__name__}")
+        return tuple(_decode(item, v, context) for v in value)
+    if hint in _VALUE_CLASSES:
+        return _decode_dataclass(hint, value, context=context)
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise CodecError(f"{context}: expected a number, got {value!r}")
+        return float(value)
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise CodecError(f"{context}: expected an integer, got {value!r}")
+        return value
+    if hint in (str, bool):
+        if type(value) is not hint:
+            raise CodecError(f"{context}: expected {hint.__name__}, got {value!r}")
+        return value
+    raise CodecError(f"{context}: cannot decode type {hint!r}")  # pragma: no cover - a new field type needs a rule

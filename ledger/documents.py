@@ -1,0 +1,77 @@
+"""How events are laid out as TinyDB documents in a conversation file.
+
+Guarantees:
+- ``from_documents(to_documents(events))`` gives the same events back, in the same order.
+- A run of consecutive chunk events of one attempt and request is stored as one ``chunk_batch`` document with
+  one short row per chunk (about 5x smaller than a document per chunk); every other event is one document,
+  the codec's dict without the conversation id (the file already names it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ledger.codec import from_dict, to_dict
+from ledger.errors import CodecError
+from ledger.events import AnyEvent, Chunk
+
+BATCH_KIND = "chunk_batch"
+
+
+def to_documents(events: Sequence[AnyEvent]) -> list[dict[str, Any]]:
+    """Documents for events of one conversation, chunk runs grouped."""
+    docs: list[dict[str, Any]] = []
+    batch: dict[str, Any] | None = None
+    for event in events:
+        if isinstance(event, Chunk):
+            if batch is None or batch["attempt_id"] != event.attempt_id or batch["request_id"] != event.request_id:
+                batch = {"kind": BATCH_KIND, "attempt_id": event.attempt_id, "request_id": event.request_id, "rows": []}
+                docs.append(batch)
+            row: list[Any] = [event.seq, event.ts, event.chunk_seq, event.text]
+            if event.block != "text":
+                row.append(event.block)
+            batch["rows"].append(row)
+            continue
+        batch = None
+        doc = to_dict(event)
+        del doc["conversation_id"]
+        docs.append(doc)
+    return docs
+
+
+def from_documents(conversation_id: str, docs: Iterable[dict[str, Any]]) -> tuple[list[AnyEvent], list[str]]:
+    """Events from stored documents, and a readable line for each document that could not be decoded."""
+    events: list[AnyEvent] = []
+    problems: list[str] = []
+    for number, doc in enumerate(docs, start=1):
+        try:
+            if isinstance(doc, dict) and doc.get("kind") == BATCH_KIND:
+                events.extend(_expand(conversation_id, doc))
+            else:
+                events.append(from_dict({**doc, "conversation_id": conversation_id}))
+        except (CodecError, TypeError, ValueError, KeyError) as exc:
+            problems.append(f"document {number} skipped: {exc}")
+    return events, problems
+
+
+def _expand(conversation_id: str, doc: dict[str, Any]) -> list[AnyEvent]:
+    out: list[AnyEvent] = []
+    for row in doc["rows"]:
+        seq, ts, chunk_seq, text, *rest = row
+        out.append(
+            from_dict(
+                {
+                    "kind": "chunk",
+                    "seq": seq,
+                    "ts": ts,
+                    "conversation_id": conversation_id,
+                    "attempt_id": doc["attempt_id"],
+                    "request_id": doc["request_id"],
+                    "chunk_seq": chunk_seq,
+                    "text": text,
+                    "block": rest[0] if rest else "text",
+                }
+            )
+        )
+    return out

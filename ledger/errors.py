@@ -1,0 +1,45 @@
+"""Every error the ledger raises, under one root.
+
+Callers catch ``LedgerError`` to handle anything the ledger refuses; the subclasses say why.
+
+    LedgerError
+     ├── CodecError                  an event dict that cannot be decoded (unknown kind, missing or bad field)
+     ├── StoreError                  the store could not do what was asked
+     │    ├── ConversationDeletedError   a write for a conversation that was deleted
+     │    └── UnknownConversationError   a read or write for a conversation the store never saw
+     └── StateError                  an operation that the current state does not allow
+"""
+
+from __future__ import annotations
+
+
+class LedgerError(Exception):
+    """Root of every error raised by the ledger package."""
+
+
+class CodecError(LedgerError):
+    """A dict is not a valid event: the message names the kind and the field."""
+
+
+class StoreError(LedgerError):
+    """The store refused or failed an operation."""
+
+
+class ConversationDeletedError(StoreError):
+    """A write was attempted for a conversation that has been deleted; nothing was written."""
+
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(f"conversation {conversation_id} was deleted; nothing may be written to it")
+        self.conversation_id = conversation_id
+
+
+class UnknownConversationError(StoreError):
+    """The conversation does not exist in the store."""
+
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(f"no conversation {conversation_id}")
+        self.conversation_id = conversation_id
+
+
+class StateError(LedgerError):
+    """The requested operation does not fit the current state (for example a Retry while streaming)."""

@@ -1,0 +1,280 @@
+"""The ledger's vocabulary: one frozen dataclass per event kind (DESIGN §3).
+
+Guarantees:
+- Events are immutable values; every field is a str, int, float, bool, None, a tuple, or one of the small
+  frozen value types below (``Usage``, ``TurnMetrics``, ``Param``). Nothing mutable is shared.
+- Every event carries ``seq`` (per-conversation order, assigned by the store when it is appended), ``ts``
+  (ISO 8601 UTC, stamped by whoever appends) and ``conversation_id``. ``KIND`` names the event in the
+  JSON Lines format (see ``ledger.codec``).
+- Ids and timestamps are never generated here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+CancelSource = Literal["user", "navigation", "disconnect", "delete", "timeout", "shutdown"]
+ErrorType = Literal[
+    "rate_limit", "auth", "server", "timeout", "connection", "malformed_stream", "bad_request", "unknown"
+]
+StaleWhy = Literal["closing", "closed", "superseded"]
+Trigger = Literal["submit", "retry"]
+Block = Literal["text", "reasoning"]
+FinalStatus = Literal["complete", "interrupted", "failed", "empty"]
+
+#: Cancel sources whose delivered prefix stays in the model history (DESIGN §4).
+PARTIAL_KEEPING_SOURCES: frozenset[str] = frozenset({"user", "navigation", "disconnect", "shutdown", "restart"})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Usage:
+    """Token counts of one answer; ``estimated`` when counted locally because the provider sent none."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    estimated: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnMetrics:
+    """What a turn cost and how it felt: copied onto the assistant and the user message of the turn."""
+
+    sent_at: str | None = None
+    wait_ms: float | None = None
+    output_ms: float | None = None
+    completed_at: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    estimated: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Param:
+    """One request parameter (never a secret)."""
+
+    name: str
+    value: str | int | float | bool | None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Event:
+    """Fields every event has."""
+
+    KIND: ClassVar[str] = ""
+    seq: int = 0
+    ts: str = ""
+    conversation_id: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Created(Event):
+    KIND: ClassVar[str] = "created"
+    title: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Renamed(Event):
+    KIND: ClassVar[str] = "renamed"
+    title: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Submitted(Event):
+    KIND: ClassVar[str] = "submitted"
+    message_id: str
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Started(Event):
+    KIND: ClassVar[str] = "started"
+    attempt_id: str
+    message_id: str
+    user_message_id: str
+    turn: int
+    model: str
+    trigger: Trigger = "submit"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RequestSent(Event):
+    KIND: ClassVar[str] = "request_sent"
+    attempt_id: str
+    request_id: str
+    model: str
+    params: tuple[Param, ...] = ()
+    context_message_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Chunk(Event):
+    KIND: ClassVar[str] = "chunk"
+    attempt_id: str
+    request_id: str
+    chunk_seq: int
+    text: str
+    block: Block = "text"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StaleChunk(Event):
+    KIND: ClassVar[str] = "stale_chunk"
+    attempt_id: str
+    request_id: str
+    chunk_seq: int
+    why: StaleWhy
+    chars: int = 0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CancelRequested(Event):
+    KIND: ClassVar[str] = "cancel_requested"
+    attempt_id: str
+    source: CancelSource
+    keep_partial: bool = True
+    turn: int = 0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UpstreamClosed(Event):
+    KIND: ClassVar[str] = "upstream_closed"
+    attempt_id: str
+    request_id: str
+    close_ms: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Cancelled(Event):
+    KIND: ClassVar[str] = "cancelled"
+    attempt_id: str
+    source: CancelSource
+    delivered_chars: int = 0
+    chunk_count: int = 0
+    last_chunk_seq: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Failed(Event):
+    KIND: ClassVar[str] = "failed"
+    attempt_id: str
+    request_id: str | None = None
+    error_type: ErrorType
+    http_status: int | None = None
+    summary: str
+    retryable: bool = False
+    will_retry: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Retrying(Event):
+    KIND: ClassVar[str] = "retrying"
+    message_id: str
+    previous_attempt_id: str
+    attempt_id: str
+    why: Literal["user", "auto"] = "user"
+    previous_request_id: str | None = None
+    request_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Done(Event):
+    KIND: ClassVar[str] = "done"
+    attempt_id: str
+    request_id: str
+    finish_reason: str | None = None
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Persisted(Event):
+    KIND: ClassVar[str] = "persisted"
+    attempt_id: str
+    message_id: str
+    status: FinalStatus
+    text: str
+    metrics: TurnMetrics = TurnMetrics()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Selected(Event):
+    KIND: ClassVar[str] = "selected"
+    message_id: str
+    attempt_id: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Recovered(Event):
+    KIND: ClassVar[str] = "recovered"
+    attempt_id: str
+    source: Literal["restart"] = "restart"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Detached(Event):
+    KIND: ClassVar[str] = "detached"
+    attempt_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Attached(Event):
+    KIND: ClassVar[str] = "attached"
+    attempt_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Deleted(Event):
+    KIND: ClassVar[str] = "deleted"
+
+
+AnyEvent = (
+    Created
+    | Renamed
+    | Submitted
+    | Started
+    | RequestSent
+    | Chunk
+    | StaleChunk
+    | CancelRequested
+    | UpstreamClosed
+    | Cancelled
+    | Failed
+    | Retrying
+    | Done
+    | Persisted
+    | Selected
+    | Recovered
+    | Detached
+    | Attached
+    | Deleted
+)
+
+EVENT_CLASSES: tuple[type[Event], ...] = (
+    Created,
+    Renamed,
+    Submitted,
+    Started,
+    RequestSent,
+    Chunk,
+    StaleChunk,
+    CancelRequested,
+    UpstreamClosed,
+    Cancelled,
+    Failed,
+    Retrying,
+    Done,
+    Persisted,
+    Selected,
+    Recovered,
+    Detached,
+    Attached,
+    Deleted,
+)
+
+#: Events after which an attempt (or the conversation) is over: the store flushes them at once.
+TERMINAL_KINDS: frozenset[str] = frozenset(
+    {"cancelled", "done", "persisted", "deleted", "recovered", "submitted", "created", "renamed", "selected"}
+)

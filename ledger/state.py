@@ -1,0 +1,107 @@
+"""The shape of what the ledger knows after replay: conversations, messages, attempts.
+
+Guarantees: every state value is an immutable record (a ``NamedTuple``: its ``_replace`` is 5x cheaper than
+``dataclasses.replace``, which keeps a 100,000-event replay well under a second); mappings inside are never
+mutated after they are built (the reducer makes new ones), so a state can be shared, compared and kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Literal, NamedTuple
+
+from ledger.events import TurnMetrics, Usage
+
+AttemptStatus = Literal["streaming", "closing", "complete", "interrupted", "failed", "empty"]
+TERMINAL_STATUSES: frozenset[str] = frozenset({"complete", "interrupted", "failed", "empty"})
+LIVE_STATUSES: frozenset[str] = frozenset({"streaming", "closing"})
+
+_EMPTY: Mapping[str, object] = MappingProxyType({})
+
+
+class AttemptState(NamedTuple):
+    """One try at producing an assistant message."""
+
+    attempt_id: str
+    message_id: str
+    number: int
+    model: str
+    trigger: str = "submit"
+    started_ts: str = ""
+    status: AttemptStatus = "streaming"
+    text: str = ""
+    reasoning: str = ""
+    chunks_received: int = 0
+    chunks_rendered: int = 0
+    stale_chunks: int = 0
+    last_chunk_seq: int | None = None
+    request_ids: tuple[str, ...] = ()
+    cancel_source: str | None = None
+    keep_partial: bool = True
+    error_type: str | None = None
+    error_summary: str | None = None
+    http_status: int | None = None
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    metrics: TurnMetrics | None = None
+    persisted: bool = False
+
+    @property
+    def is_live(self) -> bool:
+        return self.status in LIVE_STATUSES
+
+    @property
+    def in_history(self) -> bool:
+        """Whether this attempt's text enters the model history when it is the selected one (DESIGN §4)."""
+        if self.status == "complete":
+            return True
+        return self.status == "interrupted" and self.keep_partial and bool(self.text)
+
+
+class MessageState(NamedTuple):
+    """A user message (``text``) or an assistant message (its attempts)."""
+
+    message_id: str
+    role: Literal["user", "assistant"]
+    turn: int
+    ts: str = ""
+    text: str = ""
+    user_message_id: str | None = None
+    reply_id: str | None = None
+    attempt_ids: tuple[str, ...] = ()
+    current_attempt_id: str | None = None
+    selected_attempt_id: str | None = None
+    metrics: TurnMetrics | None = None
+
+
+class ConversationState(NamedTuple):
+    conversation_id: str
+    title: str = ""
+    created_ts: str = ""
+    updated_ts: str = ""
+    deleted: bool = False
+    turn: int = 0
+    last_seq: int = 0
+    detached: bool = False
+    message_ids: tuple[str, ...] = ()
+    messages: Mapping[str, MessageState] = _EMPTY  # type: ignore[assignment]
+    attempts: Mapping[str, AttemptState] = _EMPTY  # type: ignore[assignment]
+    orphan_chunks: int = 0
+
+    def live_attempt(self) -> AttemptState | None:
+        """The attempt that is streaming or closing, if any (newest first)."""
+        for message_id in reversed(self.message_ids):
+            message = self.messages[message_id]
+            if message.current_attempt_id is not None:
+                attempt = self.attempts[message.current_attempt_id]
+                if attempt.is_live:
+                    return attempt
+        return None
+
+
+class State(NamedTuple):
+    conversations: Mapping[str, ConversationState] = _EMPTY  # type: ignore[assignment]
+
+
+EMPTY_STATE = State()

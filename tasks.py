@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Ledger Chat's two set-up commands; needs only Python 3.11 (standard library) and is safe to re-run.
+
+    python3.11 tasks.py app [main.py options]   # the app with the offline demo model on http://127.0.0.1:8080
+    python3.11 tasks.py test [pytest options]   # lint, types, and every test (installs Chromium for the browser suite)
+
+Each makes (or reuses) .venv beside this file and installs the dependencies listed in pyproject.toml when they
+changed; the browser suite's Debian packages (chromium, chromium-driver) are installed with apt-get when missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+PYTHON = VENV / "bin" / "python"
+
+
+def main(argv: list[str]) -> int:
+    if sys.version_info < (3, 11):
+        print("Ledger Chat needs Python 3.11 or newer", file=sys.stderr)
+        return 2
+    if not argv or argv[0] not in ("app", "test"):
+        print(__doc__)
+        return 2
+    command, rest = argv[0], argv[1:]
+    if command == "app":
+        ensure_venv(extras=())
+        return run([str(PYTHON), str(ROOT / "main.py"), *rest])
+    ensure_venv(extras=("test",))
+    ensure_chromium()
+    for step in (
+        [str(PYTHON), "-m", "ruff", "check", "."],
+        [str(PYTHON), "-m", "mypy"],
+    ):
+        if run(step) != 0:
+            return 1
+    code = run([str(PYTHON), "-m", "pytest", *rest])
+    return 0 if code == 0 else code
+
+
+def ensure_venv(extras: tuple[str, ...]) -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = list(project["dependencies"])
+    for extra in extras:
+        wanted += project["optional-dependencies"][extra]
+    key = hashlib.sha256("\n".join(wanted).encode()).hexdigest()
+    stamp = VENV / ".installed"
+    done = set(stamp.read_text().split()) if stamp.exists() else set()
+    if not PYTHON.exists():
+        print(f"creating {VENV}", flush=True)
+        venv.create(VENV, with_pip=True)
+    if key in done:
+        return
+    print("installing dependencies into .venv", flush=True)
+    check([str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *wanted])
+    stamp.write_text("\n".join(done | {key}))
+
+
+def ensure_chromium() -> None:
+    if shutil.which("chromium") and shutil.which("chromedriver"):
+        return
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        print("chromium/chromium-driver missing and apt-get is not usable here: the browser suite will be skipped")
+        return
+    print("installing chromium and chromium-driver with apt-get", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    check(["apt-get", "update", "-q"], env=env)
+    check(["apt-get", "install", "-y", "-q", "chromium", "chromium-driver"], env=env)
+
+
+def run(cmd: list[str]) -> int:
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.call(cmd, cwd=ROOT)
+
+
+def check(cmd: list[str], env: dict[str, str] | None = None) -> None:
+    print("+", " ".join(cmd), flush=True)
+    subprocess.check_call(cmd, cwd=ROOT, env=env)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

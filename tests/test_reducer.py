@@ -1,0 +1,199 @@
+"""The reducer's invariants over random interleavings (DESIGN §4), checked with hypothesis."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ledger.codec import from_dict, to_dict
+from ledger.events import (
+    AnyEvent,
+    CancelRequested,
+    Cancelled,
+    Chunk,
+    Done,
+    Failed,
+    Persisted,
+    Recovered,
+    RequestSent,
+    Retrying,
+    Selected,
+    StaleChunk,
+    Started,
+    Submitted,
+)
+from ledger.reducer import reduce, replay
+from ledger.state import EMPTY_STATE, TERMINAL_STATUSES, State
+
+CONV = "c1"
+MARK = re.compile(r"<(a\d+):(\d+):\d+>")
+
+# One step of a random session: what happens next, with small ids so that steps collide often.
+steps = st.one_of(
+    st.tuples(st.just("submit"), st.integers(0, 2)),
+    st.tuples(st.just("retry"), st.integers(0, 2)),
+    st.tuples(st.just("chunk"), st.integers(0, 7)),
+    st.tuples(st.just("late_chunk"), st.integers(0, 7)),
+    st.tuples(st.just("stale"), st.integers(0, 7)),
+    st.tuples(st.just("cancel"), st.integers(0, 7), st.sampled_from(["user", "navigation", "delete", "shutdown"])),
+    st.tuples(st.just("cancelled"), st.integers(0, 7)),
+    st.tuples(st.just("fail"), st.integers(0, 7), st.booleans()),
+    st.tuples(st.just("done"), st.integers(0, 7)),
+    st.tuples(st.just("persist"), st.integers(0, 7)),
+    st.tuples(st.just("recover"), st.integers(0, 7)),
+    st.tuples(st.just("select"), st.integers(0, 2), st.integers(0, 7)),
+)
+
+
+def build_events(plan: list[tuple]) -> list[AnyEvent]:
+    """Turn a random plan into events the way an appender would: ids and seqs stamped outside the reducer."""
+    events: list[AnyEvent] = []
+    attempts: list[tuple[str, str]] = []  # (attempt_id, message_id)
+    chunk_seq: dict[str, int] = {}
+    turn = 0
+
+    def add(event: AnyEvent) -> None:
+        events.append(event)
+
+    for step in plan:
+        kind = step[0]
+        seq = len(events) + 1
+        ts = f"2026-11-30T08:00:{seq % 60:02d}.000+00:00"
+        base = {"seq": seq, "ts": ts, "conversation_id": CONV}
+        if kind == "submit":
+            turn += 1
+            user, msg, att = f"u{turn}", f"m{turn}", f"a{len(attempts)}"
+            add(Submitted(**base, message_id=user, turn=turn, text=f"question {turn}"))
+            add(Started(**base | {"seq": seq + 1}, attempt_id=att, message_id=msg, user_message_id=user, turn=turn, model="x"))
+            add(RequestSent(**base | {"seq": seq + 2}, attempt_id=att, request_id=f"r{att}", model="x"))
+            attempts.append((att, msg))
+            continue
+        if not attempts:
+            continue
+        att, msg = attempts[step[1] % len(attempts)]
+        if kind == "retry":
+            new = f"a{len(attempts)}"
+            add(Retrying(**base, message_id=msg, previous_attempt_id=att, attempt_id=new))
+            add(Started(**base | {"seq": seq + 1}, attempt_id=new, message_id=msg, user_message_id="?", turn=turn, model="x", trigger="retry"))
+            attempts.append((new, msg))
+        elif kind in ("chunk", "late_chunk"):
+            n = chunk_seq.get(att, 0) if kind == "chunk" else max(chunk_seq.get(att, 0) - 1, 0)
+            chunk_seq[att] = max(chunk_seq.get(att, 0), n + 1)
+            add(Chunk(**base, attempt_id=att, request_id=f"r{att}", chunk_seq=n, text=f"<{att}:{n}:{seq}>"))
+        elif kind == "stale":
+            add(StaleChunk(**base, attempt_id=att, request_id=f"r{att}", chunk_seq=99, why="closed"))
+        elif kind == "cancel":
+            add(CancelRequested(**base, attempt_id=att, source=step[2], keep_partial=step[2] != "delete"))
+        elif kind == "cancelled":
+            add(Cancelled(**base, attempt_id=att, source="user"))
+        elif kind == "fail":
+            add(Failed(**base, attempt_id=att, request_id=f"r{att}", error_type="server", summary="boom", will_retry=step[2]))
+        elif kind == "done":
+            add(Done(**base, attempt_id=att, request_id=f"r{att}"))
+        elif kind == "persist":
+            add(Persisted(**base, attempt_id=att, message_id=msg, status="complete", text=""))
+        elif kind == "recover":
+            add(Recovered(**base, attempt_id=att))
+        elif kind == "select":
+            add(Selected(**base, message_id=f"m{step[1] + 1}", attempt_id=f"a{step[2]}"))
+    return events
+
+
+def states_along(events: list[AnyEvent]) -> list[State]:
+    states = [EMPTY_STATE]
+    for event in events:
+        states.append(reduce(states[-1], event))
+    return states
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(steps, max_size=60))
+def test_chunk_accounting_holds_for_every_attempt(plan: list[tuple]) -> None:
+    events = build_events(plan)
+    conv = replay(events).conversations.get(CONV)
+    received: dict[str, int] = {}
+    for event in events:
+        if isinstance(event, Chunk | StaleChunk):
+            received[event.attempt_id] = received.get(event.attempt_id, 0) + 1
+    for attempt in (conv.attempts.values() if conv else []):
+        assert attempt.chunks_received == received.get(attempt.attempt_id, 0)
+        assert attempt.chunks_received == attempt.chunks_rendered + attempt.stale_chunks
+        rendered = [(a, int(n)) for a, n in MARK.findall(attempt.text)]
+        assert all(a == attempt.attempt_id for a, _ in rendered), "another attempt's tokens were mixed in"
+        seqs = [n for _, n in rendered]
+        assert seqs == sorted(set(seqs)), "rendered text is not in chunk_seq order"
+        assert len(rendered) == attempt.chunks_rendered
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(steps, max_size=60))
+def test_chunk_from_a_closing_closed_or_superseded_attempt_is_never_rendered(plan: list[tuple]) -> None:
+    events = build_events(plan)
+    states = states_along(events)
+    final = states[-1].conversations.get(CONV)
+    for before, event in zip(states, events, strict=False):
+        if not isinstance(event, Chunk):
+            continue
+        conv = before.conversations.get(CONV)
+        attempt = conv.attempts.get(event.attempt_id) if conv else None
+        renderable = (
+            attempt is not None
+            and attempt.status == "streaming"
+            and conv.messages[attempt.message_id].current_attempt_id == attempt.attempt_id
+        )
+        if not renderable and final is not None and event.attempt_id in final.attempts:
+            assert event.text not in final.attempts[event.attempt_id].text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(steps, max_size=60))
+def test_terminal_attempt_states_stay_terminal(plan: list[tuple]) -> None:
+    states = states_along(build_events(plan))
+    for before, after in zip(states, states[1:], strict=False):
+        conv_before, conv_after = before.conversations.get(CONV), after.conversations.get(CONV)
+        if conv_before is None or conv_after is None:
+            continue
+        for attempt_id, attempt in conv_before.attempts.items():
+            if attempt.status in TERMINAL_STATUSES:
+                later = conv_after.attempts[attempt_id]
+                assert later.status == attempt.status
+                assert later.text == attempt.text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(steps, max_size=60))
+def test_replaying_the_exported_ledger_gives_the_state_built_one_event_at_a_time(plan: list[tuple]) -> None:
+    events = build_events(plan)
+    live = states_along(events)[-1]
+    exported = [to_dict(e) for e in events]
+    assert replay(from_dict(d) for d in exported) == live
+    half = len(events) // 2
+    assert replay(events[half:], replay(events[:half])) == live
+
+
+def test_chunk_from_superseded_attempt_is_not_rendered() -> None:
+    events = build_events([("submit", 0), ("chunk", 0), ("retry", 0), ("chunk", 0), ("chunk", 1)])
+    conv = replay(events).conversations[CONV]
+    assert conv.attempts["a0"].text == "<a0:0:4>"
+    assert conv.attempts["a0"].stale_chunks == 1
+    assert conv.attempts["a1"].text == "<a1:0:8>"
+    assert conv.messages["m1"].selected_attempt_id == "a1"
+
+
+def test_chunk_after_cancel_request_is_counted_stale_and_prefix_is_kept() -> None:
+    events = build_events([("submit", 0), ("chunk", 0), ("chunk", 0), ("cancel", 0, "user"), ("chunk", 0), ("cancelled", 0)])
+    attempt = replay(events).conversations[CONV].attempts["a0"]
+    assert (attempt.status, attempt.text, attempt.stale_chunks) == ("interrupted", "<a0:0:4><a0:1:5>", 1)
+
+
+def test_cancel_before_any_chunk_leaves_an_empty_attempt() -> None:
+    events = build_events([("submit", 0), ("cancel", 0, "user"), ("cancelled", 0)])
+    assert replay(events).conversations[CONV].attempts["a0"].status == "empty"
+
+
+def test_failed_request_that_will_be_resent_keeps_the_attempt_streaming() -> None:
+    events = build_events([("submit", 0), ("fail", 0, True), ("chunk", 0)])
+    attempt = replay(events).conversations[CONV].attempts["a0"]
+    assert (attempt.status, attempt.text) == ("streaming", "<a0:0:5>")
