@@ -27,7 +27,7 @@ from typing import Any
 from tinydb import TinyDB
 
 from ledger.documents import from_documents, to_documents
-from ledger.errors import ConversationDeletedError, UnknownConversationError
+from ledger.errors import ConversationDeletedError, StoreError, UnknownConversationError
 from ledger.events import TERMINAL_KINDS, AnyEvent, Deleted, Failed
 from ledger.storage import AtomicJSONStorage, salvage
 
@@ -53,9 +53,11 @@ class StoreStats:
 class Store:
     """Persistent, append-only events per conversation. Open with ``Store.open(data_dir)``."""
 
-    def __init__(self, data_dir: str | Path, *, flush_interval: float = 0.25) -> None:
+    def __init__(self, data_dir: str | Path, *, flush_interval: float = 0.25, read_only: bool = False) -> None:
         self.data_dir = Path(data_dir)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
+        if not read_only:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
         self.flush_interval = flush_interval
         self.problems: list[str] = []
         self.stats = StoreStats()
@@ -74,10 +76,12 @@ class Store:
         self._writer = threading.Thread(target=self._write_loop, name="ledger-store-writer", daemon=True)
 
     @classmethod
-    def open(cls, data_dir: str | Path, *, flush_interval: float = 0.25) -> Store:
-        store = cls(data_dir, flush_interval=flush_interval)
+    def open(cls, data_dir: str | Path, *, flush_interval: float = 0.25, read_only: bool = False) -> Store:
+        """Load every conversation; with ``read_only`` nothing is written, moved or started (for export)."""
+        store = cls(data_dir, flush_interval=flush_interval, read_only=read_only)
         store._load()
-        store._writer.start()
+        if not read_only:
+            store._writer.start()
         return store
 
     # --- reading ---------------------------------------------------------------------------------------------
@@ -104,6 +108,8 @@ class Store:
     def append(self, event: AnyEvent) -> AnyEvent:
         """Give the event its seq, keep it, and queue it for the writer. Raises if the conversation was deleted."""
         cid = event.conversation_id
+        if self.read_only:
+            raise StoreError("this store was opened read-only")
         with self._cond:
             if cid in self._deleted:
                 raise ConversationDeletedError(cid)
@@ -123,6 +129,8 @@ class Store:
 
     def flush_sync(self, timeout: float | None = 30.0) -> None:
         """Block until every event appended so far is on disk."""
+        if self.read_only:
+            return
         with self._cond:
             target = self._appended
             self._urgent = True
@@ -134,6 +142,8 @@ class Store:
 
     def close(self) -> None:
         """Write what is pending and stop the writer."""
+        if self.read_only:
+            return
         self.flush_sync()
         with self._cond:
             self._closing = True
@@ -178,7 +188,7 @@ class Store:
                     self._remove(cid)
                 else:
                     self._db(cid).table(TABLE).insert_multiple(to_documents(events))
-            except OSError as exc:
+            except Exception as exc:  # noqa: BLE001 - the single writer must survive any write error
                 failed[cid] = events
                 message = f"could not save conversation {cid}: {exc}; will try again"
                 if message != self._write_error:
@@ -237,6 +247,9 @@ class Store:
         try:
             return list(self._index.table("conversations").all())
         except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
+            if self.read_only:
+                self._report(f"The conversation index is damaged ({exc}).")
+                return []
             kept = self._keep_aside(path)
             self._report(
                 f"The conversation index was damaged ({exc}); it was rebuilt from the files. "
@@ -257,6 +270,10 @@ class Store:
             return [table[k] for k in sorted(table, key=int)]
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             _, docs = salvage(raw.decode("utf-8", errors="replace"))
+            if self.read_only:
+                self._report(f"Conversation {cid}: its file is damaged ({type(exc).__name__}); "
+                             f"read {len(docs)} stored record(s) before the damage.")
+                return docs
             kept = self._keep_aside(path)
             AtomicJSONStorage(path).write({TABLE: {str(i): doc for i, doc in enumerate(docs, start=1)}})
             self._report(

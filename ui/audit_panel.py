@@ -1,0 +1,107 @@
+"""The audit panel: one timeline entry per phase of each attempt (never per chunk), live while streaming.
+
+Guarantees: everything shown is ``ledger.audit`` over the conversation's events; the timeline is rebuilt only
+when a phase is added, otherwise only the live counters (chunks, stale chunks) change; Export downloads the
+conversation's ledger as JSON Lines.
+"""
+
+from __future__ import annotations
+
+from nicegui import ui
+
+from engine.engine import Engine
+from ledger.audit import AttemptAudit, audit
+from ledger.codec import to_jsonl
+
+ICONS = {"submitted": "send", "started": "play_arrow", "request sent": "north_east", "first chunk": "south_west",
+         "chunks": "view_stream", "cancel requested": "stop_circle", "upstream closed": "link_off",
+         "cancelled": "block", "failed": "error", "request failed": "report", "retrying": "refresh",
+         "done": "check_circle", "persisted": "save", "recovered": "restore"}
+
+
+class AuditPanel:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.cid: str | None = None
+        self.message_id: str | None = None
+        self._signature: tuple[object, ...] = ()
+        self._counters: dict[str, ui.label] = {}
+        with ui.column().classes("w-full gap-2").mark("audit-panel") as self.root:
+            with ui.row().classes("items-center w-full justify-between"):
+                ui.label("Audit").classes("text-lg font-medium")
+                ui.button("Export", icon="download", on_click=self.export).props("flat dense no-caps").mark("export")
+            self.scope = ui.toggle({"chat": "Whole chat", "message": "This answer"}, value="chat",
+                                   on_change=lambda _: self.refresh(force=True)).props("dense no-caps")
+            self.scope.set_visibility(False)
+            self.timeline_box = ui.column().classes("w-full gap-0")
+
+    def show(self, cid: str | None, message_id: str | None = None) -> None:
+        self.cid, self.message_id = cid, message_id
+        self.scope.set_visibility(message_id is not None)
+        if message_id is not None:
+            self.scope.value = "message"
+        self.refresh(force=True)
+
+    def refresh(self, force: bool = False) -> None:
+        if self.cid is None or self.engine.conversation(self.cid) is None:
+            self.timeline_box.clear()
+            self._signature = ()
+            return
+        audits = audit(self.engine.store.events(self.cid))
+        if self.scope.value == "message" and self.message_id:
+            audits = [a for a in audits if a.message_id == self.message_id]
+        signature = tuple((a.attempt_id, len(a.phases)) for a in audits)
+        if force or signature != self._signature:
+            self._signature = signature
+            self._rebuild(audits)
+        else:
+            for a in audits:
+                label = self._counters.get(a.attempt_id)
+                if label is not None:
+                    label.set_text(_counter_text(a))
+
+    def _rebuild(self, audits: list[AttemptAudit]) -> None:
+        self.timeline_box.clear()
+        self._counters = {}
+        with self.timeline_box:
+            if not audits:
+                ui.label("Nothing yet: send a message and its timeline appears here.").classes("lc-meta")
+            for a in audits:
+                with ui.card().classes("w-full lc-audit-card").props("flat bordered").mark("audit-attempt"):
+                    ui.label(f"Answer attempt {a.number} · {a.model}").classes("font-medium")
+                    self._counters[a.attempt_id] = ui.label(_counter_text(a)).classes("lc-meta").mark("audit-counters")
+                    with ui.timeline(side="right").props("dense layout=dense").classes("w-full"):
+                        for phase in a.phases:
+                            ui.timeline_entry(phase.detail, title=phase.name, subtitle=phase.ts[11:23],
+                                              icon=ICONS.get(phase.name, "circle"))
+
+    def export(self) -> None:
+        if self.cid is None:
+            ui.notify("Open a conversation to export its ledger.")
+            return
+        content = "".join(to_jsonl(self.engine.store.events(self.cid)))
+        ui.download.content(content, f"ledger-{self.cid}.jsonl", media_type="application/x-ndjson")
+
+
+def _counter_text(a: AttemptAudit) -> str:
+    parts = [f"status {a.status}", f"{a.chunk_count} chunks"]
+    if a.last_chunk_seq is not None:
+        parts.append(f"last seq {a.last_chunk_seq}")
+    parts.append(f"{a.stale_chunks} stale")
+    if len(a.requests) > 1:
+        parts.append(f"{len(a.requests)} requests")
+    if a.cancel_source:
+        parts.append(f"cancel: {a.cancel_source}")
+    if a.upstream_close_ms is not None:
+        parts.append(f"closed +{a.upstream_close_ms:.1f} ms")
+    if a.error_type:
+        parts.append(f"error: {a.error_type}")
+    m = a.metrics
+    if m is not None:
+        mark = "~" if m.estimated else ""
+        parts.append(f"{mark}{m.input_tokens} in / {mark}{m.output_tokens} out")
+    if a.first_chunk_ms is not None:
+        parts.append(f"first chunk {a.first_chunk_ms:.0f} ms")
+    if a.duration_ms is not None:
+        parts.append(f"{a.duration_ms / 1000:.1f} s")
+    return " · ".join(parts)

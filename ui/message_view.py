@@ -1,0 +1,213 @@
+"""How one message looks: user bubbles, and assistant messages that stream, stop, fail and switch attempts.
+
+Guarantees:
+- An assistant message shows exactly its selected attempt's rendered text (the ledger's projection): finished
+  paragraphs are frozen in their own elements and sent once; only the growing tail is re-sent.
+- Its element carries ``data-status`` (streaming | complete | interrupted | failed | empty) and ``data-attempt``
+  ("2/3"); states are visible: typing dots, a "Stopped" marker naming a cause that was not the user, a readable
+  error marked "not in context", "Stopped before any text".
+- Model output is rendered by ``SafeMarkdown`` (raw HTML shown as text); user text is shown as plain text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from nicegui import ui
+
+from ledger.events import TurnMetrics
+from ledger.state import AttemptState, ConversationState, MessageState
+from ui.safe_markdown import SafeMarkdown, split_blocks
+
+DOM_STATUS = {"streaming": "streaming", "closing": "streaming", "complete": "complete",
+              "interrupted": "interrupted", "failed": "failed", "empty": "empty"}
+CAUSES = {"navigation": "you left the chat", "disconnect": "the page was closed", "shutdown": "the server stopped",
+          "restart": "the server restarted", "timeout": "the provider stopped answering", "delete": "deleted"}
+
+
+class Actions:
+    """What a message view may ask the page to do."""
+
+    def __init__(self, retry: Callable[[str], Awaitable[None]], select: Callable[[str, str], None],
+                 audit: Callable[[str], None]) -> None:
+        self.retry, self.select, self.audit = retry, select, audit
+
+
+class UserMessageView:
+    def __init__(self, message: MessageState) -> None:
+        self.message_id = message.message_id
+        with ui.column().classes("lc-user self-end items-end gap-0 max-w-[85%]").mark("user-message") as self.root:
+            ui.label(message.text).classes("lc-bubble whitespace-pre-wrap break-words")
+            self.footer = ui.label("").classes("lc-meta")
+        self._metrics: TurnMetrics | None = None
+        self.update(message)
+
+    def update(self, message: MessageState) -> None:
+        if message.metrics != self._metrics:
+            self._metrics = message.metrics
+            m = message.metrics
+            if m is not None:
+                sent = f"sent {m.sent_at[11:19]} · " if m.sent_at else ""
+                self.footer.set_text(f"{sent}{'~' if m.estimated else ''}{m.input_tokens:,} tokens in")
+
+
+class AssistantMessageView:
+    def __init__(self, message_id: str, actions: Actions) -> None:
+        self.message_id = message_id
+        self.actions = actions
+        with ui.column().classes("lc-assistant w-full gap-1").mark("assistant-message") as self.root:
+            with ui.row().classes("items-center gap-1 lc-meta") as self.switcher:
+                self.prev = ui.button(icon="chevron_left", on_click=lambda: self._step(-1)).props(
+                    'flat dense round size=sm aria-label="Previous attempt"').mark("attempt-prev")
+                self.attempt_label = ui.label("").mark("attempt-label")
+                self.next = ui.button(icon="chevron_right", on_click=lambda: self._step(1)).props(
+                    'flat dense round size=sm aria-label="Next attempt"').mark("attempt-next")
+            self.reasoning_box = ui.expansion("Reasoning", icon="psychology").classes("lc-reasoning w-full")
+            with self.reasoning_box:
+                self.reasoning = ui.label("").classes("whitespace-pre-wrap lc-meta")
+            self.body = ui.column().classes("lc-body w-full gap-0")
+            with self.body:
+                self.tail = SafeMarkdown("")
+            self.typing = ui.html('<span class="lc-typing" aria-label="Answer streaming"><i></i><i></i><i></i></span>',
+                                  sanitize=False)
+            self.status_row = ui.row().classes("items-center gap-2 lc-meta")
+            self.footer = ui.label("").classes("lc-meta")
+        self.switcher.set_visibility(False)
+        self.reasoning_box.set_visibility(False)
+        self._attempt_id: str | None = None
+        self._frozen: list[str] = []
+        self._tail = ""
+        self._reasoning = ""
+        self._status_key: tuple[Any, ...] | None = None
+        self._footer = ""
+        self._conv: ConversationState | None = None
+
+    def update(self, conv: ConversationState, *, is_last: bool) -> None:
+        self._conv = conv
+        message = conv.messages[self.message_id]
+        attempt = conv.attempts[message.selected_attempt_id or message.attempt_ids[-1]]
+        if attempt.attempt_id != self._attempt_id:
+            self._reset(attempt.attempt_id)
+        self._render_text(attempt.text)
+        if attempt.reasoning != self._reasoning:
+            self._reasoning = attempt.reasoning
+            self.reasoning.set_text(attempt.reasoning)
+            self.reasoning_box.set_visibility(bool(attempt.reasoning))
+        self._render_status(message, attempt, is_last)
+
+    # --- parts -------------------------------------------------------------------------------------------------
+
+    def _reset(self, attempt_id: str) -> None:
+        self._attempt_id = attempt_id
+        self._frozen, self._tail = [], ""
+        self.body.clear()
+        with self.body:
+            self.tail = SafeMarkdown("")
+
+    def _render_text(self, text: str) -> None:
+        blocks = split_blocks(text)
+        finished, tail = blocks[:-1], blocks[-1]
+        if finished[: len(self._frozen)] != self._frozen:
+            self._reset(self._attempt_id or "")
+        for block in finished[len(self._frozen) :]:
+            with self.body:
+                frozen = SafeMarkdown(block)
+            frozen.move(self.body, target_index=len(self._frozen))
+            self._frozen.append(block)
+        if tail != self._tail:
+            self._tail = tail
+            self.tail.set_content(tail)
+
+    def _render_status(self, message: MessageState, attempt: AttemptState, is_last: bool) -> None:
+        total = len(message.attempt_ids)
+        number = message.attempt_ids.index(attempt.attempt_id) + 1
+        key = (attempt.status, attempt.cancel_source, attempt.error_summary, number, total, is_last, attempt.in_history)
+        if key != self._status_key:
+            self._status_key = key
+            self.root.props["data-status"] = DOM_STATUS[attempt.status]
+            self.root.props["data-attempt"] = f"{number}/{total}"
+            self.typing.set_visibility(attempt.is_live)
+            self.switcher.set_visibility(total > 1)
+            self.attempt_label.set_text(f"{number}/{total}")
+            self.prev.set_enabled(number > 1 and not attempt.is_live)
+            self.next.set_enabled(number < total and not attempt.is_live)
+            self._build_status_row(attempt, is_last)
+        footer = metrics_line(attempt.metrics)
+        if footer != self._footer:
+            self._footer = footer
+            self.footer.set_text(footer)
+
+    def _build_status_row(self, attempt: AttemptState, is_last: bool) -> None:
+        self.status_row.clear()
+        with self.status_row:
+            if attempt.status == "closing":
+                ui.label("Stopping…")
+            elif attempt.status == "interrupted":
+                cause = CAUSES.get(attempt.cancel_source or "")
+                ui.label(f"Stopped: {cause}" if cause else "Stopped").classes("lc-chip lc-stopped").mark("stopped-marker")
+            elif attempt.status == "empty":
+                cause = CAUSES.get(attempt.cancel_source or "")
+                text = "Stopped before any text" + (f" ({cause})" if cause else "")
+                ui.label(text).classes("lc-chip lc-stopped").mark("stopped-marker")
+            elif attempt.status == "failed":
+                with ui.column().classes("gap-0 lc-error").mark("error"):
+                    ui.label(_error_title(attempt)).classes("font-medium")
+                    ui.label(attempt.error_summary or "The answer failed.").classes("break-words")
+                if attempt.text:
+                    ui.label("not in context").classes("lc-chip").tooltip(
+                        "This partial answer is shown but will not be sent to the model.")
+            if not attempt.is_live:
+                if attempt.text:
+                    ui.button(icon="content_copy", on_click=self._copy).props(
+                        'flat dense round size=sm aria-label="Copy"').tooltip("Copy the answer")
+                ui.button(icon="timeline", on_click=lambda: self.actions.audit(self.message_id)).props(
+                    'flat dense round size=sm aria-label="Audit"').tooltip("Show this answer in the audit panel")
+                if is_last:
+                    ui.button("Retry", icon="refresh", on_click=lambda: self.actions.retry(self.message_id)).props(
+                        "flat dense no-caps").mark("retry")
+
+    def _copy(self) -> None:
+        conv = self._conv
+        if conv is None or self._attempt_id is None:
+            return
+        ui.clipboard.write(conv.attempts[self._attempt_id].text)
+        ui.notify("Copied", type="positive", timeout=1000)
+
+    def _step(self, delta: int) -> None:
+        conv = self._conv
+        if conv is None:
+            return
+        message = conv.messages[self.message_id]
+        index = message.attempt_ids.index(self._attempt_id or message.attempt_ids[-1]) + delta
+        if 0 <= index < len(message.attempt_ids):
+            self.actions.select(self.message_id, message.attempt_ids[index])
+
+
+def metrics_line(m: TurnMetrics | None) -> str:
+    if m is None:
+        return ""
+    mark = "~" if m.estimated else ""
+    parts = [f"{mark}{m.input_tokens:,} in · {mark}{m.output_tokens:,} out"]
+    if m.cached_tokens:
+        parts.append(f"{m.cached_tokens:,} cached")
+    if m.wait_ms is not None:
+        parts.append(f"first chunk {_duration(m.wait_ms)}")
+    if m.output_ms is not None:
+        parts.append(f"{_duration(m.output_ms)} streaming")
+    if m.completed_at:
+        parts.append(m.completed_at[11:19])
+    line = " · ".join(parts)
+    return line + (" (~ estimated)" if m.estimated else "")
+
+
+def _duration(ms: float) -> str:
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+def _error_title(attempt: AttemptState) -> str:
+    titles = {"rate_limit": "Rate limited", "auth": "Not authorized", "server": "Provider error",
+              "timeout": "Timed out", "connection": "Connection lost", "malformed_stream": "Broken stream",
+              "bad_request": "Request rejected"}
+    title = titles.get(attempt.error_type or "", "Failed")
+    return f"{title} (HTTP {attempt.http_status})" if attempt.http_status else title

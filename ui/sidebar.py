@@ -1,0 +1,95 @@
+"""The conversation list: New chat, select, rename, delete (with confirmation), newest first, live markers.
+
+Guarantees: rebuilt only when the list changes (a conversation created, renamed, deleted, or a stream started or
+ended), never per chunk; every action goes through the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from nicegui import ui
+
+from engine.engine import Engine, InputRejected
+
+
+class Sidebar:
+    def __init__(self, engine: Engine, current: str | None, navigate: Callable[[str], None],
+                 on_deleted: Callable[[str], Awaitable[None]]) -> None:
+        self.engine, self.current, self.navigate, self.on_deleted = engine, current, navigate, on_deleted
+        self._signature: tuple[object, ...] = ()
+        with ui.column().classes("w-full gap-1") as self.root:
+            ui.button("New chat", icon="add", on_click=lambda: self.navigate("/")).props(
+                "unelevated no-caps").classes("w-full").mark("new-chat")
+            self.list = ui.list().props("dense separator").classes("w-full").mark("conversation-list")
+        self.refresh()
+
+    def refresh(self) -> None:
+        convs = self.engine.conversations()
+        signature = tuple((c.conversation_id, c.title, c.live_attempt() is not None) for c in convs)
+        signature += (self.current,)
+        if signature == self._signature:
+            return
+        self._signature = signature
+        self.list.clear()
+        with self.list:
+            if not convs:
+                ui.label("No conversations yet.").classes("lc-meta p-2")
+            for conv in convs:
+                cid = conv.conversation_id
+                active = "lc-current" if cid == self.current else ""
+                with ui.item(on_click=lambda cid=cid: self.navigate(f"/chat/{cid}")).classes(active).mark(
+                        f"conversation-{cid}").props(f'data-conversation="{cid}"'):
+                    with ui.item_section():
+                        ui.item_label(conv.title or "New conversation").classes("ellipsis")
+                    with ui.item_section().props("side"):
+                        with ui.row().classes("items-center gap-0 no-wrap"):
+                            if conv.live_attempt() is not None:
+                                ui.icon("fiber_manual_record", color="green", size="xs").tooltip(
+                                    "Streaming").mark("live-marker")
+                            with ui.button(icon="more_vert").props('flat dense round size=sm aria-label="Actions"'
+                                                                    ).on("click.stop", lambda: None):
+                                with ui.menu():
+                                    ui.menu_item("Rename", on_click=lambda cid=cid: self._rename(cid))
+                                    ui.menu_item("Delete", on_click=lambda cid=cid: self._confirm_delete(cid))
+
+    def _rename(self, cid: str) -> None:
+        conv = self.engine.conversation(cid)
+        if conv is None:
+            return
+        with ui.dialog() as dialog, ui.card().classes("min-w-[320px]"):
+            ui.label("Rename conversation").classes("text-lg")
+            name = ui.input("Name", value=conv.title).props("autofocus").classes("w-full")
+
+            def save() -> None:
+                try:
+                    self.engine.rename(cid, name.value or "")
+                except InputRejected as exc:
+                    ui.notify(str(exc), type="warning")
+                    return
+                dialog.close()
+
+            name.on("keydown.enter", save)
+            with ui.row().classes("justify-end w-full"):
+                ui.button("Cancel", on_click=dialog.close).props("flat no-caps")
+                ui.button("Save", on_click=save).props("no-caps")
+        dialog.open()
+
+    def _confirm_delete(self, cid: str) -> None:
+        conv = self.engine.conversation(cid)
+        if conv is None:
+            return
+        with ui.dialog() as dialog, ui.card().classes("min-w-[320px]").mark("delete-dialog"):
+            ui.label(f"Delete “{conv.title or 'New conversation'}”?").classes("text-lg")
+            ui.label("Its messages and its ledger are removed. A streaming answer is stopped first.").classes("lc-meta")
+
+            async def delete() -> None:
+                dialog.close()
+                await self.engine.delete(cid)
+                ui.notify("Conversation deleted", type="info")
+                await self.on_deleted(cid)
+
+            with ui.row().classes("justify-end w-full"):
+                ui.button("Cancel", on_click=dialog.close).props("flat no-caps")
+                ui.button("Delete", color="negative", on_click=delete).props("no-caps").mark("confirm-delete")
+        dialog.open()

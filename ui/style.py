@@ -1,0 +1,50 @@
+"""The page's look: a calm light/dark theme, message bubbles, typing dots, and auto-scroll that follows the
+answer only while the reader is at the bottom (done in the browser: it costs no websocket traffic)."""
+
+from __future__ import annotations
+
+from nicegui import ui
+
+CSS = """
+:root { --lc-muted: #6b7280; --lc-bubble: #eef2ff; --lc-border: #e5e7eb; }
+.body--dark { --lc-muted: #9ca3af; --lc-bubble: #1f2937; --lc-border: #374151; }
+.lc-header { background: #1e293b; }
+.lc-model-badge { font-size: 12px; padding: 2px 8px; border-radius: 999px; background: rgba(255,255,255,.15); }
+.lc-meta { color: var(--lc-muted); font-size: 12px; }
+.lc-bubble { background: var(--lc-bubble); padding: 8px 12px; border-radius: 14px; }
+.lc-assistant .nicegui-markdown p { margin: 0 0 .6em 0; }
+.lc-assistant .nicegui-markdown pre { overflow-x: auto; padding: 8px; border-radius: 8px; border: 1px solid var(--lc-border); }
+.lc-chip { font-size: 12px; padding: 1px 8px; border-radius: 999px; border: 1px solid var(--lc-border); }
+.lc-stopped { border-color: #f59e0b; color: #b45309; }
+.body--dark .lc-stopped { color: #fbbf24; }
+.lc-error { color: #b91c1c; border-left: 3px solid #dc2626; padding-left: 8px; }
+.body--dark .lc-error { color: #fca5a5; }
+.lc-warning { background: #fef3c7; color: #78350f; }
+.lc-current { background: rgba(99, 102, 241, .12); border-radius: 8px; }
+.lc-footer { background: transparent; backdrop-filter: blur(6px); border-top: 1px solid var(--lc-border); }
+.body--light .lc-footer { background: rgba(255,255,255,.92); }
+.body--dark .lc-footer { background: rgba(18,18,18,.92); }
+.lc-typing i { display: inline-block; width: 6px; height: 6px; margin-right: 3px; border-radius: 50%;
+  background: var(--lc-muted); animation: lc-blink 1.2s infinite ease-in-out; }
+.lc-typing i:nth-child(2) { animation-delay: .2s; } .lc-typing i:nth-child(3) { animation-delay: .4s; }
+@keyframes lc-blink { 0%, 80%, 100% { opacity: .2; } 40% { opacity: 1; } }
+.lc-audit-card .q-timeline__title { font-size: 13px; margin-bottom: 0; }
+.lc-audit-card .q-timeline__subtitle { font-size: 11px; }
+"""
+
+FOLLOW = """
+<script>
+(() => {
+  let pinned = true;
+  const near = () => window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+  window.addEventListener('scroll', () => { pinned = near(); }, { passive: true });
+  new MutationObserver(() => { if (pinned) window.scrollTo(0, document.body.scrollHeight); })
+    .observe(document.body, { childList: true, subtree: true, characterData: true });
+})();
+</script>
+"""
+
+
+def add_style() -> None:
+    ui.add_css(CSS)
+    ui.add_body_html(FOLLOW)
