@@ -46,8 +46,16 @@ def run(config: AppConfig) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     build(config)
     print(f"Ledger Chat on http://{config.host}:{config.port} — model: {config.model} — data: {config.data_dir}")
-    ui.run(host=config.host, port=config.port, title="Ledger Chat", favicon="📒", reload=False, show=config.show,
-           reconnect_timeout=3.0, show_welcome_message=False)
+    ui.run(
+        host=config.host,
+        port=config.port,
+        title="Ledger Chat",
+        favicon="📒",
+        reload=False,
+        show=config.show,
+        reconnect_timeout=3.0,
+        show_welcome_message=False,
+    )
 
 
 def export(config: AppConfig) -> int:
@@ -76,8 +84,10 @@ def check_model(config: AppConfig) -> None:
     try:
         ll.get_llm_provider(config.model, api_base=config.api_base)
     except Exception:  # noqa: BLE001 - litellm raises several types here
-        raise ConfigError(f"--model: {config.model!r} is not a model litellm can route; "
-                          "use a provider prefix such as 'openai/gpt-4o-mini'") from None
+        raise ConfigError(
+            f"--model: {config.model!r} is not a model litellm can route; "
+            "use a provider prefix such as 'openai/gpt-4o-mini'"
+        ) from None
     if config.api_base:
         return
     env = ll.validate_environment(model=config.model)

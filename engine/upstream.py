@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import threading
 import time
@@ -35,6 +36,18 @@ HOSTILE = (
     '<b>bold?</b> and a [link](javascript:window.__pwned=true) and <a href="javascript:alert(1)">click</a>. '
     "Everything above must show as text."
 )
+
+
+class InjectedDrop(ConnectionAbortedError):
+    """Raised inside the response to make the server cut the connection mid-stream (a fault, not a bug)."""
+
+
+class _HideInjectedDrops(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], InjectedDrop))
+
+
+logging.getLogger("uvicorn.error").addFilter(_HideInjectedDrops())
 
 
 @dataclass
@@ -128,7 +141,7 @@ class Upstream:
                 yield _sse(_chunk(model, {"role": "assistant", "reasoning_content": b.reasoning}))
             for n, piece in enumerate(pieces):
                 if b.drop_after is not None and n >= b.drop_after:
-                    raise ConnectionAbortedError("upstream dropped the connection (fault injection)")
+                    raise InjectedDrop("upstream dropped the connection (fault injection)")
                 if b.malformed_after is not None and n >= b.malformed_after:
                     yield 'data: {"id": "broken", "choices": [{"delta": {"content": "oops"\n\n'
                     record.chunks_sent = sent

@@ -19,13 +19,13 @@ from engine.upstream import Upstream, serve_in_thread  # noqa: E402
 from ledger.store import Store  # noqa: E402
 
 
-class TestUpstream(Upstream):
+class LocalUpstream(Upstream):
     base_url: str
 
 
 @pytest.fixture(scope="session")
-def upstream_server() -> Iterator[TestUpstream]:
-    server = TestUpstream(chunk_delay=0.01)
+def upstream_server() -> Iterator[LocalUpstream]:
+    server = LocalUpstream(chunk_delay=0.01)
     base, stop = serve_in_thread(server)
     server.base_url = base
     yield server
@@ -33,7 +33,7 @@ def upstream_server() -> Iterator[TestUpstream]:
 
 
 @pytest.fixture
-def upstream(upstream_server: TestUpstream) -> TestUpstream:
+def upstream(upstream_server: LocalUpstream) -> LocalUpstream:
     upstream_server.reset()
     return upstream_server
 
@@ -46,7 +46,7 @@ def make_settings(base_url: str, **overrides) -> EngineSettings:  # type: ignore
 
 
 class EngineFactory:
-    def __init__(self, tmp_path: Path, upstream: TestUpstream) -> None:
+    def __init__(self, tmp_path: Path, upstream: LocalUpstream) -> None:
         self.tmp_path, self.upstream = tmp_path, upstream
         self.engines: list[Engine] = []
 
@@ -58,7 +58,7 @@ class EngineFactory:
 
 
 @pytest.fixture
-async def engines(tmp_path: Path, upstream: TestUpstream) -> AsyncIterator[EngineFactory]:
+async def engines(tmp_path: Path, upstream: LocalUpstream) -> AsyncIterator[EngineFactory]:
     factory = EngineFactory(tmp_path, upstream)
     yield factory
     for engine in factory.engines:

@@ -19,20 +19,40 @@ def answer_events(conversation_id: str, turn: int, chunks: int, *, start_ms: flo
     c = conversation_id
     events: list[AnyEvent] = [
         Submitted(conversation_id=c, ts=ts(start_ms), message_id=user, turn=turn, text=f"question {turn}"),
-        Started(conversation_id=c, ts=ts(start_ms), attempt_id=att, message_id=msg, user_message_id=user, turn=turn,
-                model="demo"),
+        Started(
+            conversation_id=c,
+            ts=ts(start_ms),
+            attempt_id=att,
+            message_id=msg,
+            user_message_id=user,
+            turn=turn,
+            model="demo",
+        ),
         RequestSent(conversation_id=c, ts=ts(start_ms + 1), attempt_id=att, request_id=req, model="demo"),
     ]
     events += [
-        Chunk(conversation_id=c, ts=ts(start_ms + 100 + 30 * n), attempt_id=att, request_id=req, chunk_seq=n,
-              text=f"word{n} ")
+        Chunk(
+            conversation_id=c,
+            ts=ts(start_ms + 100 + 30 * n),
+            attempt_id=att,
+            request_id=req,
+            chunk_seq=n,
+            text=f"word{n} ",
+        )
         for n in range(chunks)
     ]
     end = start_ms + 100 + 30 * chunks
     events += [
         Done(conversation_id=c, ts=ts(end), attempt_id=att, request_id=req, finish_reason="stop"),
-        Persisted(conversation_id=c, ts=ts(end), attempt_id=att, message_id=msg, status="complete",
-                  text="".join(f"word{n} " for n in range(chunks)), metrics=TurnMetrics(output_tokens=chunks)),
+        Persisted(
+            conversation_id=c,
+            ts=ts(end),
+            attempt_id=att,
+            message_id=msg,
+            status="complete",
+            text="".join(f"word{n} " for n in range(chunks)),
+            metrics=TurnMetrics(output_tokens=chunks),
+        ),
     ]
     return events
 

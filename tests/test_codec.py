@@ -63,14 +63,37 @@ def test_codec_round_trips_every_kind_through_json_lines(event: Event) -> None:
 def test_every_kind_has_exactly_one_class() -> None:
     assert len(KIND_TO_CLASS) == len(EVENT_CLASSES) == 19
     assert set(KIND_TO_CLASS) >= {
-        "submitted", "started", "request_sent", "chunk", "stale_chunk", "cancel_requested", "upstream_closed",
-        "cancelled", "failed", "retrying", "done", "persisted", "deleted", "recovered", "detached", "attached",
+        "submitted",
+        "started",
+        "request_sent",
+        "chunk",
+        "stale_chunk",
+        "cancel_requested",
+        "upstream_closed",
+        "cancelled",
+        "failed",
+        "retrying",
+        "done",
+        "persisted",
+        "deleted",
+        "recovered",
+        "detached",
+        "attached",
     }
 
 
 def test_export_uses_design_field_names() -> None:
-    line = {"seq": 3, "ts": "2026-11-30T08:00:00.000Z", "kind": "chunk", "conversation_id": "c", "attempt_id": "a",
-            "request_id": "r", "chunk_seq": 0, "text": "hi", "block": "text"}
+    line = {
+        "seq": 3,
+        "ts": "2026-11-30T08:00:00.000Z",
+        "kind": "chunk",
+        "conversation_id": "c",
+        "attempt_id": "a",
+        "request_id": "r",
+        "chunk_seq": 0,
+        "text": "hi",
+        "block": "text",
+    }
     assert to_dict(from_dict(line)) == line
 
 

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from ledger.events import AnyEvent, CancelRequested, Cancelled, Chunk, Done, Failed, Retrying, Selected, Started, Submitted
+from ledger.events import (
+    AnyEvent,
+    Cancelled,
+    CancelRequested,
+    Chunk,
+    Done,
+    Failed,
+    Retrying,
+    Selected,
+    Started,
+    Submitted,
+)
 from ledger.history import as_messages, model_history
 from ledger.reducer import replay
 
@@ -27,7 +38,15 @@ class Turns:
         return msg, f"a{self.turn}"
 
     def start(self, msg: str, attempt: str, user: str = "u?", trigger: str = "submit") -> None:
-        self.add(Started, attempt_id=attempt, message_id=msg, user_message_id=user, turn=self.turn, model="m", trigger=trigger)
+        self.add(
+            Started,
+            attempt_id=attempt,
+            message_id=msg,
+            user_message_id=user,
+            turn=self.turn,
+            model="m",
+            trigger=trigger,
+        )
 
     def stream(self, attempt: str, *pieces: str) -> None:
         for n, piece in enumerate(pieces):

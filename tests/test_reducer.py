@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from ledger.codec import from_dict, to_dict
 from ledger.events import (
     AnyEvent,
-    CancelRequested,
     Cancelled,
+    CancelRequested,
     Chunk,
     Done,
     Failed,
@@ -66,7 +66,16 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
             turn += 1
             user, msg, att = f"u{turn}", f"m{turn}", f"a{len(attempts)}"
             add(Submitted(**base, message_id=user, turn=turn, text=f"question {turn}"))
-            add(Started(**base | {"seq": seq + 1}, attempt_id=att, message_id=msg, user_message_id=user, turn=turn, model="x"))
+            add(
+                Started(
+                    **base | {"seq": seq + 1},
+                    attempt_id=att,
+                    message_id=msg,
+                    user_message_id=user,
+                    turn=turn,
+                    model="x",
+                )
+            )
             add(RequestSent(**base | {"seq": seq + 2}, attempt_id=att, request_id=f"r{att}", model="x"))
             attempts.append((att, msg))
             continue
@@ -76,7 +85,17 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
         if kind == "retry":
             new = f"a{len(attempts)}"
             add(Retrying(**base, message_id=msg, previous_attempt_id=att, attempt_id=new))
-            add(Started(**base | {"seq": seq + 1}, attempt_id=new, message_id=msg, user_message_id="?", turn=turn, model="x", trigger="retry"))
+            add(
+                Started(
+                    **base | {"seq": seq + 1},
+                    attempt_id=new,
+                    message_id=msg,
+                    user_message_id="?",
+                    turn=turn,
+                    model="x",
+                    trigger="retry",
+                )
+            )
             attempts.append((new, msg))
         elif kind in ("chunk", "late_chunk"):
             n = chunk_seq.get(att, 0) if kind == "chunk" else max(chunk_seq.get(att, 0) - 1, 0)
@@ -89,7 +108,16 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
         elif kind == "cancelled":
             add(Cancelled(**base, attempt_id=att, source="user"))
         elif kind == "fail":
-            add(Failed(**base, attempt_id=att, request_id=f"r{att}", error_type="server", summary="boom", will_retry=step[2]))
+            add(
+                Failed(
+                    **base,
+                    attempt_id=att,
+                    request_id=f"r{att}",
+                    error_type="server",
+                    summary="boom",
+                    will_retry=step[2],
+                )
+            )
         elif kind == "done":
             add(Done(**base, attempt_id=att, request_id=f"r{att}"))
         elif kind == "persist":
@@ -117,7 +145,7 @@ def test_chunk_accounting_holds_for_every_attempt(plan: list[tuple]) -> None:
     for event in events:
         if isinstance(event, Chunk | StaleChunk):
             received[event.attempt_id] = received.get(event.attempt_id, 0) + 1
-    for attempt in (conv.attempts.values() if conv else []):
+    for attempt in conv.attempts.values() if conv else []:
         assert attempt.chunks_received == received.get(attempt.attempt_id, 0)
         assert attempt.chunks_received == attempt.chunks_rendered + attempt.stale_chunks
         rendered = [(a, int(n)) for a, n in MARK.findall(attempt.text)]
@@ -183,7 +211,9 @@ def test_chunk_from_superseded_attempt_is_not_rendered() -> None:
 
 
 def test_chunk_after_cancel_request_is_counted_stale_and_prefix_is_kept() -> None:
-    events = build_events([("submit", 0), ("chunk", 0), ("chunk", 0), ("cancel", 0, "user"), ("chunk", 0), ("cancelled", 0)])
+    events = build_events(
+        [("submit", 0), ("chunk", 0), ("chunk", 0), ("cancel", 0, "user"), ("chunk", 0), ("cancelled", 0)]
+    )
     attempt = replay(events).conversations[CONV].attempts["a0"]
     assert (attempt.status, attempt.text, attempt.stale_chunks) == ("interrupted", "<a0:0:4><a0:1:5>", 1)
 

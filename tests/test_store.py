@@ -50,7 +50,7 @@ def test_hundred_conversations_of_two_hundred_chunks_persist_and_reload(tmp_path
     for cid, events in expected.items():
         assert list(reopened.events(cid)) == events
     state = replay(reopened.all_events())
-    assert all(len(state.conversations[c].attempts[f"a1"].text) > 0 for c in expected)
+    assert all(len(state.conversations[c].attempts["a1"].text) > 0 for c in expected)
 
 
 def test_chunks_are_durable_within_the_flush_interval_without_a_terminal_event(tmp_path: Path) -> None:
@@ -69,8 +69,20 @@ def test_chunk_runs_are_stored_as_batches(tmp_path: Path) -> None:
     store.close()
     docs = json.loads((tmp_path / "conv-c1.json").read_text())["events"]
     assert len(docs) < 10
-    per_event = len(json.dumps(to_dict(Chunk(conversation_id="c1", attempt_id="a1", request_id="r1", chunk_seq=1,
-                                             text="word1 ", ts="2026-11-30T08:00:00.130+00:00"))))
+    per_event = len(
+        json.dumps(
+            to_dict(
+                Chunk(
+                    conversation_id="c1",
+                    attempt_id="a1",
+                    request_id="r1",
+                    chunk_seq=1,
+                    text="word1 ",
+                    ts="2026-11-30T08:00:00.130+00:00",
+                )
+            )
+        )
+    )
     assert (tmp_path / "conv-c1.json").stat().st_size < 50 * per_event / 2
 
 

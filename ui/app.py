@@ -1,8 +1,8 @@
 """Wires the app: the engine's life cycle inside NiceGUI's, the pages, and the built-in demo model.
 
 Guarantees:
-- Start-up opens the store (reporting damaged files), replays it, finalizes attempts a dead process left
-  streaming (``recovered``), imports litellm and its tokenizer once.
+- Start-up (synchronous, before the first page is served) imports litellm and its tokenizer once, opens the
+  store (reporting damaged files), replays it and finalizes attempts a dead process left streaming.
 - Shutdown cancels every stream with source ``shutdown`` before NiceGUI cancels background tasks, so partials
   are kept and upstreams closed through the one cancel path; then everything is flushed to disk.
 - The demo model is an OpenAI-compatible endpoint mounted at ``/demo/v1`` on the same server, called through
@@ -41,12 +41,15 @@ def build(config: AppConfig, api_base_for_demo: str | None = None) -> AppContext
         demo = Upstream(chunk_delay=config.demo_chunk_delay, transient_faults=True)
         app.mount("/demo", demo.app)
 
-    async def startup() -> None:
-        await asyncio.to_thread(litellm)
-        store = await asyncio.to_thread(Store.open, config.data_dir)
+    def startup() -> None:  # synchronous: the engine is ready before the first page is served
+        litellm()
+        store = Store.open(config.data_dir)
         settings = EngineSettings(
-            provider=provider, first_chunk_timeout=config.first_chunk_timeout, idle_timeout=config.idle_timeout,
-            max_resends=config.max_resends, max_input_chars=config.max_input_chars,
+            provider=provider,
+            first_chunk_timeout=config.first_chunk_timeout,
+            idle_timeout=config.idle_timeout,
+            max_resends=config.max_resends,
+            max_input_chars=config.max_input_chars,
             leave_policy=config.leave_policy,  # type: ignore[arg-type]
             spawn=lambda coro, name: background_tasks.create(coro, name=name),
         )
@@ -56,7 +59,7 @@ def build(config: AppConfig, api_base_for_demo: str | None = None) -> AppContext
         if recovered:
             log.warning("finalized %d answer(s) interrupted by the last shutdown", len(recovered))
         context.engine = engine
-        await asyncio.to_thread(warm_up, provider.model)
+        warm_up(provider.model)
 
     async def shutdown() -> None:
         if context.engine is not None:
@@ -64,10 +67,7 @@ def build(config: AppConfig, api_base_for_demo: str | None = None) -> AppContext
             await asyncio.to_thread(context.engine.store.close)
 
     app.on_startup(startup)
-    app.on_shutdown(shutdown)
-    handlers = getattr(app, "_shutdown_handlers", None)
-    if isinstance(handlers, list) and len(handlers) > 1:
-        handlers.insert(0, handlers.pop())  # run before NiceGUI cancels background tasks
+    app.on_shutdown(shutdown)  # registered before NiceGUI's own teardown, which cancels background tasks
 
     @ui.page("/")
     def index() -> None:

@@ -13,10 +13,22 @@ from engine.engine import Engine
 from ledger.audit import AttemptAudit, audit
 from ledger.codec import to_jsonl
 
-ICONS = {"submitted": "send", "started": "play_arrow", "request sent": "north_east", "first chunk": "south_west",
-         "chunks": "view_stream", "cancel requested": "stop_circle", "upstream closed": "link_off",
-         "cancelled": "block", "failed": "error", "request failed": "report", "retrying": "refresh",
-         "done": "check_circle", "persisted": "save", "recovered": "restore"}
+ICONS = {
+    "submitted": "send",
+    "started": "play_arrow",
+    "request sent": "north_east",
+    "first chunk": "south_west",
+    "chunks": "view_stream",
+    "cancel requested": "stop_circle",
+    "upstream closed": "link_off",
+    "cancelled": "block",
+    "failed": "error",
+    "request failed": "report",
+    "retrying": "refresh",
+    "done": "check_circle",
+    "persisted": "save",
+    "recovered": "restore",
+}
 
 
 class AuditPanel:
@@ -30,8 +42,11 @@ class AuditPanel:
             with ui.row().classes("items-center w-full justify-between"):
                 ui.label("Audit").classes("text-lg font-medium")
                 ui.button("Export", icon="download", on_click=self.export).props("flat dense no-caps").mark("export")
-            self.scope = ui.toggle({"chat": "Whole chat", "message": "This answer"}, value="chat",
-                                   on_change=lambda _: self.refresh(force=True)).props("dense no-caps")
+            self.scope = ui.toggle(
+                {"chat": "Whole chat", "message": "This answer"},
+                value="chat",
+                on_change=lambda _: self.refresh(force=True),
+            ).props("dense no-caps")
             self.scope.set_visibility(False)
             self.timeline_box = ui.column().classes("w-full gap-0")
 
@@ -72,8 +87,12 @@ class AuditPanel:
                     self._counters[a.attempt_id] = ui.label(_counter_text(a)).classes("lc-meta").mark("audit-counters")
                     with ui.timeline(side="right").props("dense layout=dense").classes("w-full"):
                         for phase in a.phases:
-                            ui.timeline_entry(phase.detail, title=phase.name, subtitle=phase.ts[11:23],
-                                              icon=ICONS.get(phase.name, "circle"))
+                            ui.timeline_entry(
+                                phase.detail,
+                                title=phase.name,
+                                subtitle=phase.ts[11:23],
+                                icon=ICONS.get(phase.name, "circle"),
+                            )
 
     def export(self) -> None:
         if self.cid is None:

@@ -23,8 +23,21 @@ from ui.message_view import Actions, AssistantMessageView, UserMessageView
 from ui.sidebar import Sidebar
 from ui.style import add_style
 
-FLUSH_NOW = frozenset({"submitted", "started", "cancel_requested", "cancelled", "failed", "done", "persisted",
-                       "selected", "recovered", "retrying", "deleted"})
+FLUSH_NOW = frozenset(
+    {
+        "submitted",
+        "started",
+        "cancel_requested",
+        "cancelled",
+        "failed",
+        "done",
+        "persisted",
+        "selected",
+        "recovered",
+        "retrying",
+        "deleted",
+    }
+)
 LIST_KINDS = frozenset({"created", "renamed", "deleted", "submitted", "started", "persisted"})
 
 
@@ -53,7 +66,8 @@ class ChatPage:
             ui.space()
             ui.button(icon="dark_mode", on_click=dark.toggle).props('flat round dense aria-label="Dark mode"')
             ui.button(icon="timeline", on_click=lambda: self.right.toggle()).props(
-                'flat round dense aria-label="Audit panel"').mark("audit-toggle")
+                'flat round dense aria-label="Audit panel"'
+            ).mark("audit-toggle")
         with ui.left_drawer(value=True).props("width=280 breakpoint=800").classes("lc-drawer") as self.left:
             self.sidebar = Sidebar(self.engine, self.cid, self.navigate, self.after_delete)
         with ui.right_drawer(value=False).props("width=380 breakpoint=800").classes("lc-drawer") as self.right:
@@ -67,13 +81,18 @@ class ChatPage:
             with self.empty:
                 ui.label("Ask anything.").classes("text-xl")
                 if ctx.config.is_demo:
-                    ui.label("Demo model: add #slow, #drop, #stall, #429, #500, #401, #malformed or #html to a "
-                             "message to watch Stop, Retry and the audit panel handle a fault.").classes("text-center")
+                    ui.label(
+                        "Demo model: add #slow, #drop, #stall, #429, #500, #401, #malformed or #html to a "
+                        "message to watch Stop, Retry and the audit panel handle a fault."
+                    ).classes("text-center")
             self.messages = ui.column().classes("w-full gap-4").mark("messages")
         with ui.footer().classes("lc-footer"), ui.row().classes("w-full max-w-3xl mx-auto items-end gap-2 no-wrap"):
-            self.input = ui.textarea(label="Message", placeholder="Message (Enter to send, Shift+Enter for a new line)"
-                                     ).props("autogrow outlined dense autofocus maxlength=2000000").classes(
-                "flex-grow").mark("message-input")
+            self.input = (
+                ui.textarea(label="Message", placeholder="Message (Enter to send, Shift+Enter for a new line)")
+                .props("autogrow outlined dense autofocus maxlength=2000000")
+                .classes("flex-grow")
+                .mark("message-input")
+            )
             self.input.on("keydown.enter.exact.prevent", self.send_or_stop)
             self.input.on("keydown.esc", self.stop)
             self.button = ui.button("Send", icon="send", on_click=self.send_or_stop).props("no-caps").mark("send")
@@ -123,8 +142,11 @@ class ChatPage:
                 view = self.views.get(message_id)
                 if view is None:
                     with self.messages:
-                        view = (UserMessageView(message) if message.role == "user"
-                                else AssistantMessageView(message_id, self.actions))
+                        view = (
+                            UserMessageView(message)
+                            if message.role == "user"
+                            else AssistantMessageView(message_id, self.actions)
+                        )
                     self.views[message_id] = view
                 attempt = conv.attempts.get(message.selected_attempt_id or "")
                 key = (message, attempt, message_id == last_assistant)
@@ -154,8 +176,12 @@ class ChatPage:
             return
         limit = self.engine.settings.max_input_chars
         if len(text) > limit:
-            ui.notify(f"This message has {len(text):,} characters; the limit is {limit:,}. Shorten it and send again "
-                      "(your text is still in the box).", type="warning", multi_line=True)
+            ui.notify(
+                f"This message has {len(text):,} characters; the limit is {limit:,}. Shorten it and send again "
+                "(your text is still in the box).",
+                type="warning",
+                multi_line=True,
+            )
             return
         self.sending = True
         try:

@@ -20,17 +20,30 @@ from ledger.events import TurnMetrics
 from ledger.state import AttemptState, ConversationState, MessageState
 from ui.safe_markdown import SafeMarkdown, split_blocks
 
-DOM_STATUS = {"streaming": "streaming", "closing": "streaming", "complete": "complete",
-              "interrupted": "interrupted", "failed": "failed", "empty": "empty"}
-CAUSES = {"navigation": "you left the chat", "disconnect": "the page was closed", "shutdown": "the server stopped",
-          "restart": "the server restarted", "timeout": "the provider stopped answering", "delete": "deleted"}
+DOM_STATUS = {
+    "streaming": "streaming",
+    "closing": "streaming",
+    "complete": "complete",
+    "interrupted": "interrupted",
+    "failed": "failed",
+    "empty": "empty",
+}
+CAUSES = {
+    "navigation": "you left the chat",
+    "disconnect": "the page was closed",
+    "shutdown": "the server stopped",
+    "restart": "the server restarted",
+    "timeout": "the provider stopped answering",
+    "delete": "deleted",
+}
 
 
 class Actions:
     """What a message view may ask the page to do."""
 
-    def __init__(self, retry: Callable[[str], Awaitable[None]], select: Callable[[str, str], None],
-                 audit: Callable[[str], None]) -> None:
+    def __init__(
+        self, retry: Callable[[str], Awaitable[None]], select: Callable[[str, str], None], audit: Callable[[str], None]
+    ) -> None:
         self.retry, self.select, self.audit = retry, select, audit
 
 
@@ -58,19 +71,26 @@ class AssistantMessageView:
         self.actions = actions
         with ui.column().classes("lc-assistant w-full gap-1").mark("assistant-message") as self.root:
             with ui.row().classes("items-center gap-1 lc-meta") as self.switcher:
-                self.prev = ui.button(icon="chevron_left", on_click=lambda: self._step(-1)).props(
-                    'flat dense round size=sm aria-label="Previous attempt"').mark("attempt-prev")
+                self.prev = (
+                    ui.button(icon="chevron_left", on_click=lambda: self._step(-1))
+                    .props('flat dense round size=sm aria-label="Previous attempt"')
+                    .mark("attempt-prev")
+                )
                 self.attempt_label = ui.label("").mark("attempt-label")
-                self.next = ui.button(icon="chevron_right", on_click=lambda: self._step(1)).props(
-                    'flat dense round size=sm aria-label="Next attempt"').mark("attempt-next")
+                self.next = (
+                    ui.button(icon="chevron_right", on_click=lambda: self._step(1))
+                    .props('flat dense round size=sm aria-label="Next attempt"')
+                    .mark("attempt-next")
+                )
             self.reasoning_box = ui.expansion("Reasoning", icon="psychology").classes("lc-reasoning w-full")
             with self.reasoning_box:
                 self.reasoning = ui.label("").classes("whitespace-pre-wrap lc-meta")
             self.body = ui.column().classes("lc-body w-full gap-0")
             with self.body:
                 self.tail = SafeMarkdown("")
-            self.typing = ui.html('<span class="lc-typing" aria-label="Answer streaming"><i></i><i></i><i></i></span>',
-                                  sanitize=False)
+            self.typing = ui.html(
+                '<span class="lc-typing" aria-label="Answer streaming"><i></i><i></i><i></i></span>', sanitize=False
+            )
             self.status_row = ui.row().classes("items-center gap-2 lc-meta")
             self.footer = ui.label("").classes("lc-meta")
         self.switcher.set_visibility(False)
@@ -145,7 +165,9 @@ class AssistantMessageView:
                 ui.label("Stopping…")
             elif attempt.status == "interrupted":
                 cause = CAUSES.get(attempt.cancel_source or "")
-                ui.label(f"Stopped: {cause}" if cause else "Stopped").classes("lc-chip lc-stopped").mark("stopped-marker")
+                ui.label(f"Stopped: {cause}" if cause else "Stopped").classes("lc-chip lc-stopped").mark(
+                    "stopped-marker"
+                )
             elif attempt.status == "empty":
                 cause = CAUSES.get(attempt.cancel_source or "")
                 text = "Stopped before any text" + (f" ({cause})" if cause else "")
@@ -156,16 +178,20 @@ class AssistantMessageView:
                     ui.label(attempt.error_summary or "The answer failed.").classes("break-words")
                 if attempt.text:
                     ui.label("not in context").classes("lc-chip").tooltip(
-                        "This partial answer is shown but will not be sent to the model.")
+                        "This partial answer is shown but will not be sent to the model."
+                    )
             if not attempt.is_live:
                 if attempt.text:
                     ui.button(icon="content_copy", on_click=self._copy).props(
-                        'flat dense round size=sm aria-label="Copy"').tooltip("Copy the answer")
+                        'flat dense round size=sm aria-label="Copy"'
+                    ).tooltip("Copy the answer")
                 ui.button(icon="timeline", on_click=lambda: self.actions.audit(self.message_id)).props(
-                    'flat dense round size=sm aria-label="Audit"').tooltip("Show this answer in the audit panel")
+                    'flat dense round size=sm aria-label="Audit"'
+                ).tooltip("Show this answer in the audit panel")
                 if is_last:
                     ui.button("Retry", icon="refresh", on_click=lambda: self.actions.retry(self.message_id)).props(
-                        "flat dense no-caps").mark("retry")
+                        "flat dense no-caps"
+                    ).mark("retry")
 
     def _copy(self) -> None:
         conv = self._conv
@@ -206,8 +232,14 @@ def _duration(ms: float) -> str:
 
 
 def _error_title(attempt: AttemptState) -> str:
-    titles = {"rate_limit": "Rate limited", "auth": "Not authorized", "server": "Provider error",
-              "timeout": "Timed out", "connection": "Connection lost", "malformed_stream": "Broken stream",
-              "bad_request": "Request rejected"}
+    titles = {
+        "rate_limit": "Rate limited",
+        "auth": "Not authorized",
+        "server": "Provider error",
+        "timeout": "Timed out",
+        "connection": "Connection lost",
+        "malformed_stream": "Broken stream",
+        "bad_request": "Request rejected",
+    }
     title = titles.get(attempt.error_type or "", "Failed")
     return f"{title} (HTTP {attempt.http_status})" if attempt.http_status else title

@@ -14,13 +14,19 @@ from engine.engine import Engine, InputRejected
 
 
 class Sidebar:
-    def __init__(self, engine: Engine, current: str | None, navigate: Callable[[str], None],
-                 on_deleted: Callable[[str], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        current: str | None,
+        navigate: Callable[[str], None],
+        on_deleted: Callable[[str], Awaitable[None]],
+    ) -> None:
         self.engine, self.current, self.navigate, self.on_deleted = engine, current, navigate, on_deleted
         self._signature: tuple[object, ...] = ()
         with ui.column().classes("w-full gap-1") as self.root:
-            ui.button("New chat", icon="add", on_click=lambda: self.navigate("/")).props(
-                "unelevated no-caps").classes("w-full").mark("new-chat")
+            ui.button("New chat", icon="add", on_click=lambda: self.navigate("/")).props("unelevated no-caps").classes(
+                "w-full"
+            ).mark("new-chat")
             self.list = ui.list().props("dense separator").classes("w-full").mark("conversation-list")
         self.refresh()
 
@@ -38,20 +44,25 @@ class Sidebar:
             for conv in convs:
                 cid = conv.conversation_id
                 active = "lc-current" if cid == self.current else ""
-                with ui.item(on_click=lambda cid=cid: self.navigate(f"/chat/{cid}")).classes(active).mark(
-                        f"conversation-{cid}").props(f'data-conversation="{cid}"'):
+                with (
+                    ui.item(on_click=lambda cid=cid: self.navigate(f"/chat/{cid}"))
+                    .classes(active)
+                    .mark(f"conversation-{cid}")
+                    .props(f'data-conversation="{cid}"')
+                ):
                     with ui.item_section():
                         ui.item_label(conv.title or "New conversation").classes("ellipsis")
-                    with ui.item_section().props("side"):
-                        with ui.row().classes("items-center gap-0 no-wrap"):
-                            if conv.live_attempt() is not None:
-                                ui.icon("fiber_manual_record", color="green", size="xs").tooltip(
-                                    "Streaming").mark("live-marker")
-                            with ui.button(icon="more_vert").props('flat dense round size=sm aria-label="Actions"'
-                                                                    ).on("click.stop", lambda: None):
-                                with ui.menu():
-                                    ui.menu_item("Rename", on_click=lambda cid=cid: self._rename(cid))
-                                    ui.menu_item("Delete", on_click=lambda cid=cid: self._confirm_delete(cid))
+                    with ui.item_section().props("side"), ui.row().classes("items-center gap-0 no-wrap"):
+                        if conv.live_attempt() is not None:
+                            ui.icon("fiber_manual_record", color="green", size="xs").tooltip("Streaming").mark(
+                                "live-marker"
+                            )
+                        ui.button(icon="edit", on_click=lambda cid=cid: self._rename(cid)).props(
+                            'flat dense round size=sm aria-label="Rename"'
+                        ).on("click.stop", lambda: None).mark("rename").tooltip("Rename")
+                        ui.button(icon="delete_outline", on_click=lambda cid=cid: self._confirm_delete(cid)).props(
+                            'flat dense round size=sm aria-label="Delete"'
+                        ).on("click.stop", lambda: None).mark("delete").tooltip("Delete")
 
     def _rename(self, cid: str) -> None:
         conv = self.engine.conversation(cid)

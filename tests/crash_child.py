@@ -1,0 +1,29 @@
+"""Child process for the crash test: streams one answer into a real store, then waits to be killed."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from engine.engine import Engine
+from ledger.store import Store
+from tests.conftest import make_settings
+
+
+async def main(data_dir: str, base_url: str) -> None:
+    engine = Engine(Store.open(data_dir, flush_interval=0.05), make_settings(base_url))
+    cid = engine.create_conversation()
+    _, message_id = await engine.submit(cid, "tell me a long story")
+    while True:
+        conv = engine.conversation(cid)
+        attempt = conv.attempts[conv.messages[message_id].current_attempt_id]
+        if attempt.chunks_rendered >= 20:
+            await engine.store.flush()
+            print(f"STREAMING {cid} {message_id}", flush=True)
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(3600)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], sys.argv[2]))
