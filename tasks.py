@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tomllib
 import venv
 from pathlib import Path
 
@@ -25,7 +24,7 @@ PYTHON = VENV / "bin" / "python"
 
 
 def main(argv: list[str]) -> int:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - this file must explain itself on an older Python
         print("Ledger Chat needs Python 3.11 or newer", file=sys.stderr)
         return 2
     if not argv or argv[0] not in ("app", "test"):
@@ -48,6 +47,8 @@ def main(argv: list[str]) -> int:
 
 
 def ensure_venv(extras: tuple[str, ...]) -> None:
+    import tomllib
+
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     wanted = list(project["dependencies"])
     for extra in extras:

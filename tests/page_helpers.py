@@ -10,6 +10,7 @@ from nicegui.testing import User
 
 import ui.context as app_context
 from engine.engine import Engine
+from ui.safe_markdown import MarkdownBlock
 
 
 @dataclass
@@ -38,7 +39,7 @@ def answers(user: User) -> list[SeenAnswer]:
     roots = elements(user, marker="assistant-message")
     seen = []
     for root in roots:
-        blocks = [el.content for el in root.descendants() if isinstance(el, ui.markdown) and el.content]
+        blocks = [el.markdown for el in root.descendants() if isinstance(el, MarkdownBlock) and el.markdown]
         labels = [el.text for el in root.descendants() if isinstance(el, ui.label) and el.visible and el.text]
         seen.append(
             SeenAnswer(

@@ -3,7 +3,7 @@
 Guarantees:
 - Everything on screen is a projection of the engine's state (the ledger): a returning viewer, a second tab or
   a reload is rebuilt from it and then follows the same events live.
-- Updates are coalesced: the page flushes at most every 80 ms while streaming, and at once when an attempt
+- Updates are coalesced: the page flushes at most every 100 ms while streaming, and at once when an attempt
   starts or ends; each message view sends only what changed.
 - Input: Enter sends, Shift+Enter adds a line, Esc stops; Send becomes Stop while an answer streams; empty
   input does nothing; a rejected message stays in the box with a clear notice.
@@ -23,6 +23,7 @@ from ui.message_view import Actions, AssistantMessageView, UserMessageView
 from ui.sidebar import Sidebar
 from ui.style import add_style
 
+FLUSH_SECONDS = 0.1  # coalesce streaming updates to at most ~10 per second
 FLUSH_NOW = frozenset(
     {
         "submitted",
@@ -99,7 +100,7 @@ class ChatPage:
         ui.keyboard(on_key=self._on_key, ignore=[])
         self.unsubscribe = self.engine.subscribe(self.on_event)
         self.client.on_delete(self._on_client_delete)
-        ui.timer(0.08, self.flush)
+        ui.timer(FLUSH_SECONDS, self.flush)
         self.flush()
         if self.cid is not None:
             background_tasks.create(self.engine.viewer_joined(self.cid, self.client.id), name="viewer joined")

@@ -6,7 +6,7 @@ Guarantees:
 - Its element carries ``data-status`` (streaming | complete | interrupted | failed | empty) and ``data-attempt``
   ("2/3"); states are visible: typing dots, a "Stopped" marker naming a cause that was not the user, a readable
   error marked "not in context", "Stopped before any text".
-- Model output is rendered by ``SafeMarkdown`` (raw HTML shown as text); user text is shown as plain text.
+- Model output is rendered by ``MarkdownBlock`` (raw HTML shown as text); user text is shown as plain text.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from nicegui import ui
 
 from ledger.events import TurnMetrics
 from ledger.state import AttemptState, ConversationState, MessageState
-from ui.safe_markdown import SafeMarkdown, split_blocks
+from ui.safe_markdown import MarkdownBlock, split_blocks
 
 DOM_STATUS = {
     "streaming": "streaming",
@@ -87,7 +87,7 @@ class AssistantMessageView:
                 self.reasoning = ui.label("").classes("whitespace-pre-wrap lc-meta")
             self.body = ui.column().classes("lc-body w-full gap-0")
             with self.body:
-                self.tail = SafeMarkdown("")
+                self.tail = MarkdownBlock("")
             self.typing = ui.html(
                 '<span class="lc-typing" aria-label="Answer streaming"><i></i><i></i><i></i></span>', sanitize=False
             )
@@ -123,21 +123,27 @@ class AssistantMessageView:
         self._frozen, self._tail = [], ""
         self.body.clear()
         with self.body:
-            self.tail = SafeMarkdown("")
+            self.tail = MarkdownBlock("")
 
     def _render_text(self, text: str) -> None:
         blocks = split_blocks(text)
         finished, tail = blocks[:-1], blocks[-1]
         if finished[: len(self._frozen)] != self._frozen:
             self._reset(self._attempt_id or "")
-        for block in finished[len(self._frozen) :]:
+        fresh = finished[len(self._frozen) :]
+        if fresh:
+            # The growing tail element already holds most of the first finished block: freeze it in place and
+            # start a new tail, so a finished paragraph is never sent again.
+            self.tail.set_markdown(fresh[0])
             with self.body:
-                frozen = SafeMarkdown(block)
-            frozen.move(self.body, target_index=len(self._frozen))
-            self._frozen.append(block)
+                for block in fresh[1:]:
+                    MarkdownBlock(block)
+                self.tail = MarkdownBlock("")
+            self._frozen.extend(fresh)
+            self._tail = ""
         if tail != self._tail:
             self._tail = tail
-            self.tail.set_content(tail)
+            self.tail.set_markdown(tail)
 
     def _render_status(self, message: MessageState, attempt: AttemptState, is_last: bool) -> None:
         total = len(message.attempt_ids)

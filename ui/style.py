@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from nicegui import ui
 
+from ui.safe_markdown import code_css
+
 CSS = """
 :root { --lc-muted: #6b7280; --lc-bubble: #eef2ff; --lc-border: #e5e7eb; }
 .body--dark { --lc-muted: #9ca3af; --lc-bubble: #1f2937; --lc-border: #374151; }
@@ -13,7 +15,8 @@ CSS = """
 .lc-meta { color: var(--lc-muted); font-size: 12px; }
 .lc-bubble { background: var(--lc-bubble); padding: 8px 12px; border-radius: 14px; }
 .lc-assistant .nicegui-markdown p { margin: 0 0 .6em 0; }
-.lc-assistant .nicegui-markdown pre { overflow-x: auto; padding: 8px; border-radius: 8px; border: 1px solid var(--lc-border); }
+.lc-assistant .nicegui-markdown pre { overflow-x: auto; padding: 8px; border-radius: 8px;
+  border: 1px solid var(--lc-border); }
 .lc-chip { font-size: 12px; padding: 1px 8px; border-radius: 999px; border: 1px solid var(--lc-border); }
 .lc-stopped { border-color: #f59e0b; color: #b45309; }
 .body--dark .lc-stopped { color: #fbbf24; }
@@ -28,8 +31,10 @@ CSS = """
   background: var(--lc-muted); animation: lc-blink 1.2s infinite ease-in-out; }
 .lc-typing i:nth-child(2) { animation-delay: .2s; } .lc-typing i:nth-child(3) { animation-delay: .4s; }
 @keyframes lc-blink { 0%, 80%, 100% { opacity: .2; } 40% { opacity: 1; } }
-.lc-audit-card .q-timeline__title { font-size: 13px; margin-bottom: 0; }
-.lc-audit-card .q-timeline__subtitle { font-size: 11px; }
+.lc-timeline { border-left: 2px solid var(--lc-border); margin-left: 8px; padding-left: 0; }
+.lc-phase { margin-left: -9px; padding: 3px 0; }
+.lc-phase-icon { background: var(--q-primary); color: white; border-radius: 50%; padding: 2px;
+  font-size: 12px !important; }
 """
 
 FOLLOW = """
@@ -46,5 +51,5 @@ FOLLOW = """
 
 
 def add_style() -> None:
-    ui.add_css(CSS)
+    ui.add_css(CSS + code_css())
     ui.add_body_html(FOLLOW)

@@ -1,0 +1,77 @@
+"""Runs the real app (``python main.py``) as a subprocess for end-to-end tests and benchmarks."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKE_KEY = "sk-e2e-fake-key-0123456789abcdef"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class AppProcess:
+    """``python main.py`` on a free port, against a given upstream, with its own data dir."""
+
+    def __init__(self, data_dir: Path, api_base: str, *extra: str, module: str | None = None) -> None:
+        self.data_dir, self.api_base, self.extra, self.module = data_dir, api_base, extra, module
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = data_dir.parent / f"app-{self.port}.log"
+
+    def start(self, timeout: float = 60.0) -> AppProcess:
+        env = {**os.environ, "OPENAI_API_KEY": FAKE_KEY, "PYTHONPATH": str(ROOT)}
+        if self.module:
+            cmd = [sys.executable, "-m", self.module, str(self.port), self.api_base]
+        else:
+            cmd = [sys.executable, str(ROOT / "main.py"), "--port", str(self.port), "--data-dir", str(self.data_dir),
+                   "--model", "openai/test-model", "--api-base", self.api_base, *self.extra]
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"app exited with {self.proc.returncode}: {self.log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(self.url + "/", timeout=1) as response:
+                    if response.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"app did not start in {timeout} s: {self.log.read_text()[-2000:]}")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+
+    def export(self, conversation: str | None = None) -> list[dict]:
+        import json
+
+        cmd = [sys.executable, str(ROOT / "main.py"), "export", "--data-dir", str(self.data_dir)]
+        if conversation:
+            cmd += ["--conversation", conversation]
+        out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+        return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
