@@ -195,9 +195,7 @@ async def test_hostile_model_output_is_shown_as_text_with_no_script_or_javascrip
     await send(chat, "say something nasty")
     await until(lambda: last_answer(chat).status == "complete")
     roots = elements(chat, marker="assistant-message")
-    html = "".join(
-        str(el.props.get("innerHTML", "")) for root in roots for el in root.descendants() if isinstance(el, ui.markdown)
-    )
+    html = "".join(str(el.content) for root in roots for el in root.descendants() if isinstance(el, MarkdownBlock))
     assert "&lt;script&gt;" in html and "<script" not in html
     assert "javascript:" not in html.replace('&lt;a href="javascript:', "")
     assert "<img" not in html and "onerror=" not in html.replace('onerror="window', "")
