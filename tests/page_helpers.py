@@ -52,6 +52,12 @@ def answers(user: User) -> list[SeenAnswer]:
     return seen
 
 
+def answer_html(user: User) -> str:
+    """The HTML the page holds for every assistant answer (what the browser will put in the DOM)."""
+    roots = elements(user, marker="assistant-message")
+    return "".join(str(el.content) for root in roots for el in root.descendants() if isinstance(el, MarkdownBlock))
+
+
 def last_answer(user: User) -> SeenAnswer:
     found = answers(user)
     assert found, "no answer on the page"

@@ -8,12 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from nicegui import ui
 from nicegui.testing import User
 
 from engine.upstream import HOSTILE, Behavior
 from tests.conftest import LocalUpstream
-from tests.page_helpers import answers, button, elements, engine, last_answer, send, until
+from tests.page_helpers import answer_html, answers, button, elements, engine, last_answer, send, until
 
 pytest_plugins = ["nicegui.testing.user_plugin"]
 FAKE_KEY = "sk-test-page-0123456789abcdef"
@@ -194,8 +193,7 @@ async def test_hostile_model_output_is_shown_as_text_with_no_script_or_javascrip
     upstream.plan(Behavior(text=HOSTILE))
     await send(chat, "say something nasty")
     await until(lambda: last_answer(chat).status == "complete")
-    roots = elements(chat, marker="assistant-message")
-    html = "".join(str(el.content) for root in roots for el in root.descendants() if isinstance(el, MarkdownBlock))
+    html = answer_html(chat)
     assert "&lt;script&gt;" in html and "<script" not in html
     assert "javascript:" not in html.replace('&lt;a href="javascript:', "")
     assert "<img" not in html and "onerror=" not in html.replace('onerror="window', "")
