@@ -33,7 +33,8 @@ class AppProcess:
         self.log = data_dir.parent / f"app-{self.port}.log"
 
     def start(self, timeout: float = 60.0) -> AppProcess:
-        env = {**os.environ, "OPENAI_API_KEY": FAKE_KEY, "PYTHONPATH": str(ROOT)}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NICEGUI_", "LEDGERCHAT_"))}
+        env.update(OPENAI_API_KEY=FAKE_KEY, PYTHONPATH=str(ROOT))
         if self.module:
             cmd = [sys.executable, "-m", self.module, str(self.port), self.api_base]
         else:

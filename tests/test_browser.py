@@ -1,0 +1,353 @@
+"""End-to-end: the real app process, headless Chromium (Debian's, via Playwright), the real test upstream.
+
+One test per scenario of DESIGN §8. Each asserts only what a person sees in the browser, or what the upstream's
+request log and the ledger export (``main.py export``) prove. Waits are for conditions, never fixed sleeps;
+"nothing more appears" is watched for a full second.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.upstream import HOSTILE, Behavior
+from tests.app_process import CHROMIUM_ARGS, FAKE_KEY, AppProcess
+from tests.conftest import LocalUpstream
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed (tasks.py installs it)"),
+]
+playwright_sync = pytest.importorskip("playwright.sync_api")
+Page = playwright_sync.Page
+expect = playwright_sync.expect
+
+WORDS = [f"w{n}" for n in range(600)]
+STORY = " ".join(WORDS)
+
+
+# --- fixtures ----------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory, upstream_server: LocalUpstream) -> Iterator[AppProcess]:
+    process = AppProcess(tmp_path_factory.mktemp("e2e") / "data", upstream_server.base_url, "--idle-timeout", "3")
+    process.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with playwright_sync.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def open_page(browser, app: AppProcess) -> Iterator[Callable[..., Page]]:  # type: ignore[no-untyped-def]
+    contexts = []
+
+    def open_(path: str = "/", target: AppProcess | None = None) -> Page:
+        context = browser.new_context(viewport={"width": 1200, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.goto((target or app).url + path)
+        expect(page.get_by_label("Message")).to_be_visible()
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+# --- helpers -----------------------------------------------------------------------------------------------------
+
+
+def send(page: Page, text: str) -> None:
+    box = page.get_by_label("Message")
+    box.fill(text)
+    box.press("Enter")
+
+
+def last_answer(page: Page):  # type: ignore[no-untyped-def]
+    return page.locator(".lc-assistant").last
+
+
+def visible_words(page: Page) -> list[str]:
+    answer = page.locator(".lc-assistant .lc-body").last
+    return answer.inner_text().split() if answer.count() else []
+
+
+def wait_words(page: Page, at_least: int) -> None:
+    page.wait_for_function(
+        "n => { const b = [...document.querySelectorAll('.lc-assistant .lc-body')].pop();"
+        " return b && b.innerText.split(/\\s+/).filter(Boolean).length >= n; }", arg=at_least)
+
+
+def watch_unchanged(page: Page, seconds: float = 1.0) -> list[str]:
+    """Sample the last answer every 50 ms for `seconds`; fail if a single word is added."""
+    first = visible_words(page)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+        assert visible_words(page) == first, "text changed after it should have stopped"
+    return first
+
+
+def conversation_id(page: Page) -> str:
+    page.wait_for_url("**/chat/*")
+    return page.url.rsplit("/", 1)[-1]
+
+
+def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.02)
+
+
+def open_audit(page: Page) -> None:
+    page.get_by_role("button", name="Audit panel").click()
+    expect(page.locator("[data-testid=audit-panel], .lc-audit-card").first).to_be_visible()
+
+
+# --- scenarios ---------------------------------------------------------------------------------------------------
+
+
+def test_stop_right_after_sending_shows_no_ghost_text_and_leaves_retry_and_input_usable(
+    open_page, upstream: LocalUpstream  # type: ignore[no-untyped-def]
+) -> None:
+    page = open_page()
+    upstream.plan(Behavior(text="GHOST " * 40, first_delay=1.5))
+    send(page, "hello there")
+    wait_until(lambda: len(upstream.records) == 1)
+    page.get_by_role("button", name="Stop").click()
+    expect(last_answer(page)).to_have_attribute("data-status", "empty")
+    expect(last_answer(page)).to_contain_text("Stopped before any text")
+    watch_unchanged(page, 2.0)  # past the moment the upstream would have sent its first chunk
+    expect(page.get_by_text("GHOST")).to_have_count(0)
+    expect(page.get_by_role("button", name="Retry")).to_be_enabled()
+    expect(page.get_by_role("button", name="Send")).to_be_visible()
+    assert upstream.records[0].chunks_sent == 0 and upstream.records[0].disconnected_at is not None
+    upstream.plan(Behavior(text="second answer"))
+    send(page, "are you there?")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    assert [m["role"] for m in upstream.records[-1].messages] == ["user", "user"]
+
+
+def test_stop_mid_stream_keeps_exactly_what_was_seen_and_the_follow_up_carries_it(
+    open_page, upstream: LocalUpstream, app: AppProcess  # type: ignore[no-untyped-def]
+) -> None:
+    page = open_page()
+    upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
+    send(page, "count slowly")
+    wait_words(page, 12)
+    page.get_by_role("button", name="Stop").click()
+    expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
+    seen = watch_unchanged(page, 1.0)
+    expect(last_answer(page).get_by_text("Stopped", exact=True)).to_be_visible()
+    assert seen == WORDS[: len(seen)] and len(seen) >= 12
+    record = upstream.records[-1]
+    assert record.disconnected_at is not None and not record.finished
+    open_audit(page)
+    counters = page.locator(".lc-audit-card").last
+    expect(counters).to_contain_text("cancel: user")
+    expect(counters).to_contain_text(f"{len(seen)} chunks")
+    expect(counters).to_contain_text("upstream closed")
+    upstream.plan(Behavior(text="sure"))
+    send(page, "expand on point 2")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    follow_up = upstream.records[-1].messages
+    assert follow_up[1]["role"] == "assistant" and follow_up[1]["content"].split() == seen
+    assert follow_up[2] == {"role": "user", "content": "expand on point 2"}
+
+
+def test_retry_right_after_stop_shows_only_the_new_tokens_and_both_attempts_stay_browsable(
+    open_page, upstream: LocalUpstream  # type: ignore[no-untyped-def]
+) -> None:
+    page = open_page()
+    upstream.plan(Behavior(text="OLD " * 300, chunk_delay=0.02), Behavior(text="NEW " * 60, chunk_delay=0.01))
+    send(page, "hi")
+    wait_words(page, 5)
+    page.get_by_role("button", name="Stop").click()
+    expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
+    page.get_by_role("button", name="Retry").click()
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    expect(last_answer(page)).to_have_attribute("data-attempt", "2/2")
+    assert visible_words(page) == ["NEW"] * 60
+    page.get_by_role("button", name="Previous attempt").click()
+    expect(last_answer(page)).to_have_attribute("data-attempt", "1/2")
+    old = visible_words(page)
+    assert old and set(old) == {"OLD"}
+    expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
+
+
+def test_an_old_request_answering_late_never_reaches_the_screen_and_the_audit_shows_it(
+    open_page, upstream: LocalUpstream  # type: ignore[no-untyped-def]
+) -> None:
+    page = open_page()
+    upstream.plan(Behavior(text="LATEOLD " * 50, first_delay=1.5, chunk_delay=0.01),
+                  Behavior(text="FRESH " * 20, chunk_delay=0.01))
+    send(page, "slow one")
+    wait_until(lambda: len(upstream.records) == 1)
+    started = upstream.records[0].received_at
+    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="Retry").click()
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    wait_until(lambda: time.monotonic() > started + 2.0, timeout=5)  # the old request's answer time has passed
+    watch_unchanged(page, 1.0)
+    expect(page.get_by_text("LATEOLD")).to_have_count(0)
+    assert visible_words(page) == ["FRESH"] * 20
+    assert upstream.records[0].chunks_sent == 0 and upstream.records[0].disconnected_at is not None
+    open_audit(page)
+    cards = page.locator(".lc-audit-card")
+    expect(cards).to_have_count(2)
+    expect(cards.first).to_contain_text("cancel: user")
+    expect(cards.first).to_contain_text("0 chunks")
+    expect(cards.first).to_contain_text("0 stale")
+    expect(cards.last).to_contain_text("20 chunks")
+
+
+def test_a_network_drop_shows_a_readable_error_keeps_the_partial_and_retry_and_resend_work(
+    open_page, upstream: LocalUpstream  # type: ignore[no-untyped-def]
+) -> None:
+    page = open_page()
+    upstream.plan(Behavior(text="PARTIAL " * 80, drop_after=8, chunk_delay=0.01), Behavior(text="recovered answer"))
+    send(page, "tell me")
+    expect(last_answer(page)).to_have_attribute("data-status", "failed")
+    expect(last_answer(page)).to_contain_text("Connection lost")
+    expect(last_answer(page)).to_contain_text("The connection to the provider dropped in the middle of the answer.")
+    expect(last_answer(page)).to_contain_text("not in context")
+    assert "Traceback" not in page.locator("body").inner_text()
+    assert visible_words(page) == ["PARTIAL"] * 8
+    page.get_by_role("button", name="Retry").click()
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    assert visible_words(page) == ["recovered", "answer"]
+    # A drop before the first chunk is re-sent automatically: two requests, one attempt, one answer.
+    upstream.plan(Behavior(text="x", drop_after=0), Behavior(text="after resend"))
+    send(page, "again")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    assert visible_words(page) == ["after", "resend"]
+    expect(last_answer(page)).to_have_attribute("data-attempt", "1/1")
+    assert all("PARTIAL" not in json.dumps(r.messages) for r in upstream.records[-2:])
+    open_audit(page)
+    expect(page.locator(".lc-audit-card").last).to_contain_text("2 requests")
+
+
+def test_leaving_and_coming_back_mid_stream_shows_everything_so_far_then_the_rest(
+    open_page, upstream: LocalUpstream, app: AppProcess  # type: ignore[no-untyped-def]
+) -> None:
+    page = open_page()
+    upstream.plan(Behavior(text=STORY, chunk_delay=0.015))
+    send(page, "a long one")
+    cid = conversation_id(page)
+    wait_words(page, 10)
+    page.get_by_role("button", name="New chat").click()
+    page.wait_for_url(app.url + "/")
+    wait_until(lambda: any(e["kind"] == "detached" for e in app.export(cid)), timeout=8)
+    page.locator(f"[data-conversation='{cid}']").click()
+    page.wait_for_url(f"**/chat/{cid}")
+    words = visible_words(page)
+    assert words[:3] == ["w0", "w1", "w2"] and words == WORDS[: len(words)] and len(words) >= 10
+    page.reload()
+    wait_words(page, len(words) + 1)
+    assert visible_words(page)[: len(words)] == words
+    expect(last_answer(page)).to_have_attribute("data-status", "complete", timeout=20_000)
+    assert visible_words(page) == WORDS
+    kinds = [e["kind"] for e in app.export(cid)]
+    assert "attached" in kinds and "cancel_requested" not in kinds
+
+
+def test_deleting_a_chat_while_it_streams_removes_it_closes_upstream_and_writes_nothing_after(
+    open_page, upstream: LocalUpstream, app: AppProcess  # type: ignore[no-untyped-def]
+) -> None:
+    page = open_page()
+    upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
+    send(page, "doomed chat")
+    cid = conversation_id(page)
+    wait_words(page, 5)
+    item = page.locator(f"[data-conversation='{cid}']")
+    item.get_by_role("button", name="Delete").click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    expect(page.locator(f"[data-conversation='{cid}']")).to_have_count(0)
+    wait_until(lambda: upstream.records[-1].disconnected_at is not None, timeout=5)
+    sent = upstream.records[-1].chunks_sent
+    time.sleep(0.5)
+    assert upstream.records[-1].chunks_sent == sent and not upstream.records[-1].finished
+    assert not (app.data_dir / f"conv-{cid}.json").exists()
+    assert all(e["conversation_id"] != cid for e in app.export())
+
+
+def test_two_tabs_on_one_chat_show_the_same_stream_and_stop_in_one_stops_both(
+    open_page, upstream: LocalUpstream  # type: ignore[no-untyped-def]
+) -> None:
+    first = open_page()
+    upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
+    send(first, "shared stream")
+    cid = conversation_id(first)
+    second = open_page(f"/chat/{cid}")
+    wait_words(second, 8)
+    second.get_by_role("button", name="Stop").click()
+    for page in (first, second):
+        expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
+    seen = watch_unchanged(first, 1.0)
+    assert visible_words(second) == seen and seen == WORDS[: len(seen)]
+
+
+def test_hostile_model_output_is_shown_as_text_and_nothing_executes(
+    open_page, upstream: LocalUpstream  # type: ignore[no-untyped-def]
+) -> None:
+    page = open_page()
+    upstream.plan(Behavior(text=HOSTILE))
+    send(page, "be nasty")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    body = page.locator(".lc-assistant .lc-body").last
+    expect(body).to_contain_text("<script>window.__pwned = true</script>")
+    expect(body).to_contain_text('<img src=x onerror="window.__pwned=true">')
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__pwned") is None
+    assert body.locator("script, img, b").count() == 0
+    hrefs = body.locator("a").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+    assert all(not (h or "").lower().startswith("javascript") for h in hrefs)
+    assert FAKE_KEY not in page.content()
+
+
+def test_killing_the_server_mid_stream_and_restarting_shows_the_answer_interrupted_at_its_prefix(
+    browser, upstream: LocalUpstream, tmp_path: Path  # type: ignore[no-untyped-def]
+) -> None:
+    data = tmp_path / "data"
+    first = AppProcess(data, upstream.base_url).start()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.goto(first.url)
+        upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
+        send(page, "long story")
+        cid = conversation_id(page)
+        wait_words(page, 15)
+        seen_before = visible_words(page)
+        page.wait_for_timeout(400)  # chunks reach the disk within the 250 ms flush interval
+        first.kill()
+        second = AppProcess(data, upstream.base_url).start()
+        try:
+            page.goto(f"{second.url}/chat/{cid}")
+            expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
+            expect(last_answer(page)).to_contain_text("Stopped: the server restarted")
+            words = visible_words(page)
+            assert len(words) >= len(seen_before) and words == WORDS[: len(words)]
+            persisted = [e for e in second.export(cid) if e["kind"] == "persisted"][-1]
+            assert persisted["status"] == "interrupted" and persisted["text"].split() == words
+        finally:
+            second.stop()
+    finally:
+        context.close()
+        first.kill()
