@@ -80,7 +80,8 @@ async def until(condition, timeout: float = 10.0) -> None:  # type: ignore[no-un
 
 
 async def send(user: User, text: str) -> None:
+    """Type and press Enter; return once the new answer's element exists (so `last_answer` is the new one)."""
+    before = len(elements(user, marker="assistant-message"))
     user.find("Message").type(text)
     user.find("Message").trigger("keydown.enter.exact.prevent")
-    before = len(elements(user, marker="user-message"))
-    await until(lambda: len(elements(user, marker="user-message")) > before, timeout=5)
+    await until(lambda: len(elements(user, marker="assistant-message")) > before, timeout=5)

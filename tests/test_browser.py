@@ -72,9 +72,12 @@ def open_page(browser, app: AppProcess) -> Iterator[Callable[..., Page]]:  # typ
 
 
 def send(page: Page, text: str) -> None:
+    """Type and press Enter; return once the new answer's element is on the page (so `last_answer` is it)."""
+    answers = page.locator(".lc-assistant").count()
     box = page.get_by_label("Message")
     box.fill(text)
     box.press("Enter")
+    expect(page.locator(".lc-assistant")).to_have_count(answers + 1)
 
 
 def last_answer(page: Page):  # type: ignore[no-untyped-def]
