@@ -1,6 +1,6 @@
 """The naive way, for comparison only: a NiceGUI page that re-sends the whole answer on every chunk.
 
-    python -m bench.naive_app PORT API_BASE
+python -m bench.naive_app PORT API_BASE
 """
 
 from __future__ import annotations
@@ -27,8 +27,14 @@ def main(port: int, api_base: str) -> None:
 
         async def send() -> None:
             status.set_text("streaming")
-            response = await ll.acompletion(model="openai/test-model", api_base=api_base, api_key="x", stream=True,
-                                            messages=[{"role": "user", "content": box.value}], max_retries=0)
+            response = await ll.acompletion(
+                model="openai/test-model",
+                api_base=api_base,
+                api_key="x",
+                stream=True,
+                messages=[{"role": "user", "content": box.value}],
+                max_retries=0,
+            )
             text = ""
             try:
                 async for chunk in response:

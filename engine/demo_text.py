@@ -40,6 +40,10 @@ _CLOSERS = (
     "Try the example and tell me what you see.",
 )
 _STOP = {
+    "now",
+    "then",
+    "also",
+    "more",
     "the",
     "a",
     "an",
@@ -96,7 +100,6 @@ def demo_answer(prompt: str, *, paragraphs: int = 3) -> str:
 
 
 def _topic(prompt: str) -> str:
-    words = [
-        w for w in re.findall(r"[A-Za-z][A-Za-z0-9+#.-]*", prompt) if w.lower() not in _STOP and not w.startswith("#")
-    ]
+    prompt = re.sub(r"#\w+", " ", prompt)  # fault tags are instructions to the demo, not the topic
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9+.-]*", prompt) if w.lower() not in _STOP]
     return " ".join(words[:3]).lower() if words else "this"

@@ -65,6 +65,7 @@ class AttemptAudit:
     model: str
     trigger: str
     started_ts: str
+    turn: int = 0
     submitted_ts: str | None = None
     requests: list[RequestAudit] = field(default_factory=list)
     chunk_count: int = 0
@@ -113,6 +114,7 @@ def audit(events: Iterable[AnyEvent]) -> list[AttemptAudit]:
                     model=event.model,
                     trigger=event.trigger,
                     started_ts=event.ts,
+                    turn=event.turn,
                     submitted_ts=submitted.get(event.user_message_id),
                 )
                 if a.submitted_ts and event.trigger == "submit":

@@ -271,8 +271,10 @@ class Store:
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             _, docs = salvage(raw.decode("utf-8", errors="replace"))
             if self.read_only:
-                self._report(f"Conversation {cid}: its file is damaged ({type(exc).__name__}); "
-                             f"read {len(docs)} stored record(s) before the damage.")
+                self._report(
+                    f"Conversation {cid}: its file is damaged ({type(exc).__name__}); "
+                    f"read {len(docs)} stored record(s) before the damage."
+                )
                 return docs
             kept = self._keep_aside(path)
             AtomicJSONStorage(path).write({TABLE: {str(i): doc for i, doc in enumerate(docs, start=1)}})

@@ -12,8 +12,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_KEY = "sk-e2e-fake-key-0123456789abcdef"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 
 
 def free_port() -> int:
@@ -25,7 +33,8 @@ def free_port() -> int:
 class AppProcess:
     """``python main.py`` on a free port, against a given upstream, with its own data dir."""
 
-    def __init__(self, data_dir: Path, api_base: str, *extra: str, module: str | None = None) -> None:
+    def __init__(self, data_dir: Path, api_base: str | None, *extra: str, module: str | None = None) -> None:
+        """``api_base=None`` runs the built-in demo model."""
         self.data_dir, self.api_base, self.extra, self.module = data_dir, api_base, extra, module
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -36,10 +45,19 @@ class AppProcess:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NICEGUI_", "LEDGERCHAT_"))}
         env.update(OPENAI_API_KEY=FAKE_KEY, PYTHONPATH=str(ROOT))
         if self.module:
-            cmd = [sys.executable, "-m", self.module, str(self.port), self.api_base]
+            cmd = [sys.executable, "-m", self.module, str(self.port), str(self.api_base)]
         else:
-            cmd = [sys.executable, str(ROOT / "main.py"), "--port", str(self.port), "--data-dir", str(self.data_dir),
-                   "--model", "openai/test-model", "--api-base", self.api_base, *self.extra]
+            model = ["--model", "openai/test-model", "--api-base", self.api_base] if self.api_base else []
+            cmd = [
+                sys.executable,
+                str(ROOT / "main.py"),
+                "--port",
+                str(self.port),
+                "--data-dir",
+                str(self.data_dir),
+                *model,
+                *self.extra,
+            ]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -73,6 +91,7 @@ class AppProcess:
         cmd = [sys.executable, str(ROOT / "main.py"), "export", "--data-dir", str(self.data_dir)]
         if conversation:
             cmd += ["--conversation", conversation]
-        out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60,
-                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+        out = subprocess.run(
+            cmd, cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)}
+        )
         return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]

@@ -92,7 +92,9 @@ def visible_words(page: Page) -> list[str]:
 def wait_words(page: Page, at_least: int) -> None:
     page.wait_for_function(
         "n => { const b = [...document.querySelectorAll('.lc-assistant .lc-body')].pop();"
-        " return b && b.innerText.split(/\\s+/).filter(Boolean).length >= n; }", arg=at_least)
+        " return b && b.innerText.split(/\\s+/).filter(Boolean).length >= n; }",
+        arg=at_least,
+    )
 
 
 def watch_unchanged(page: Page, seconds: float = 1.0) -> list[str]:
@@ -126,7 +128,8 @@ def open_audit(page: Page) -> None:
 
 
 def test_stop_right_after_sending_shows_no_ghost_text_and_leaves_retry_and_input_usable(
-    open_page, upstream: LocalUpstream  # type: ignore[no-untyped-def]
+    open_page,
+    upstream: LocalUpstream,  # type: ignore[no-untyped-def]
 ) -> None:
     page = open_page()
     upstream.plan(Behavior(text="GHOST " * 40, first_delay=1.5))
@@ -147,7 +150,9 @@ def test_stop_right_after_sending_shows_no_ghost_text_and_leaves_retry_and_input
 
 
 def test_stop_mid_stream_keeps_exactly_what_was_seen_and_the_follow_up_carries_it(
-    open_page, upstream: LocalUpstream, app: AppProcess  # type: ignore[no-untyped-def]
+    open_page,
+    upstream: LocalUpstream,
+    app: AppProcess,  # type: ignore[no-untyped-def]
 ) -> None:
     page = open_page()
     upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
@@ -174,7 +179,8 @@ def test_stop_mid_stream_keeps_exactly_what_was_seen_and_the_follow_up_carries_i
 
 
 def test_retry_right_after_stop_shows_only_the_new_tokens_and_both_attempts_stay_browsable(
-    open_page, upstream: LocalUpstream  # type: ignore[no-untyped-def]
+    open_page,
+    upstream: LocalUpstream,  # type: ignore[no-untyped-def]
 ) -> None:
     page = open_page()
     upstream.plan(Behavior(text="OLD " * 300, chunk_delay=0.02), Behavior(text="NEW " * 60, chunk_delay=0.01))
@@ -194,11 +200,14 @@ def test_retry_right_after_stop_shows_only_the_new_tokens_and_both_attempts_stay
 
 
 def test_an_old_request_answering_late_never_reaches_the_screen_and_the_audit_shows_it(
-    open_page, upstream: LocalUpstream  # type: ignore[no-untyped-def]
+    open_page,
+    upstream: LocalUpstream,  # type: ignore[no-untyped-def]
 ) -> None:
     page = open_page()
-    upstream.plan(Behavior(text="LATEOLD " * 50, first_delay=1.5, chunk_delay=0.01),
-                  Behavior(text="FRESH " * 20, chunk_delay=0.01))
+    upstream.plan(
+        Behavior(text="LATEOLD " * 50, first_delay=1.5, chunk_delay=0.01),
+        Behavior(text="FRESH " * 20, chunk_delay=0.01),
+    )
     send(page, "slow one")
     wait_until(lambda: len(upstream.records) == 1)
     started = upstream.records[0].received_at
@@ -220,7 +229,8 @@ def test_an_old_request_answering_late_never_reaches_the_screen_and_the_audit_sh
 
 
 def test_a_network_drop_shows_a_readable_error_keeps_the_partial_and_retry_and_resend_work(
-    open_page, upstream: LocalUpstream  # type: ignore[no-untyped-def]
+    open_page,
+    upstream: LocalUpstream,  # type: ignore[no-untyped-def]
 ) -> None:
     page = open_page()
     upstream.plan(Behavior(text="PARTIAL " * 80, drop_after=8, chunk_delay=0.01), Behavior(text="recovered answer"))
@@ -246,7 +256,9 @@ def test_a_network_drop_shows_a_readable_error_keeps_the_partial_and_retry_and_r
 
 
 def test_leaving_and_coming_back_mid_stream_shows_everything_so_far_then_the_rest(
-    open_page, upstream: LocalUpstream, app: AppProcess  # type: ignore[no-untyped-def]
+    open_page,
+    upstream: LocalUpstream,
+    app: AppProcess,  # type: ignore[no-untyped-def]
 ) -> None:
     page = open_page()
     upstream.plan(Behavior(text=STORY, chunk_delay=0.015))
@@ -270,7 +282,9 @@ def test_leaving_and_coming_back_mid_stream_shows_everything_so_far_then_the_res
 
 
 def test_deleting_a_chat_while_it_streams_removes_it_closes_upstream_and_writes_nothing_after(
-    open_page, upstream: LocalUpstream, app: AppProcess  # type: ignore[no-untyped-def]
+    open_page,
+    upstream: LocalUpstream,
+    app: AppProcess,  # type: ignore[no-untyped-def]
 ) -> None:
     page = open_page()
     upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
@@ -290,7 +304,8 @@ def test_deleting_a_chat_while_it_streams_removes_it_closes_upstream_and_writes_
 
 
 def test_two_tabs_on_one_chat_show_the_same_stream_and_stop_in_one_stops_both(
-    open_page, upstream: LocalUpstream  # type: ignore[no-untyped-def]
+    open_page,
+    upstream: LocalUpstream,  # type: ignore[no-untyped-def]
 ) -> None:
     first = open_page()
     upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
@@ -306,7 +321,8 @@ def test_two_tabs_on_one_chat_show_the_same_stream_and_stop_in_one_stops_both(
 
 
 def test_hostile_model_output_is_shown_as_text_and_nothing_executes(
-    open_page, upstream: LocalUpstream  # type: ignore[no-untyped-def]
+    open_page,
+    upstream: LocalUpstream,  # type: ignore[no-untyped-def]
 ) -> None:
     page = open_page()
     upstream.plan(Behavior(text=HOSTILE))
@@ -324,7 +340,9 @@ def test_hostile_model_output_is_shown_as_text_and_nothing_executes(
 
 
 def test_killing_the_server_mid_stream_and_restarting_shows_the_answer_interrupted_at_its_prefix(
-    browser, upstream: LocalUpstream, tmp_path: Path  # type: ignore[no-untyped-def]
+    browser,
+    upstream: LocalUpstream,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
     data = tmp_path / "data"
     first = AppProcess(data, upstream.base_url).start()

@@ -222,3 +222,34 @@ async def test_the_api_key_never_reaches_the_page_or_the_ledger(chat: User, upst
     page = json.dumps([str(el._props) + str(getattr(el, "text", "")) for el in chat.client.elements.values()])
     assert FAKE_KEY not in ledger and FAKE_KEY not in page
     assert "Not authorized (HTTP 401)" in last_answer(chat).markers
+
+
+async def test_double_clicking_send_sends_one_message_and_does_not_stop_it(chat: User, upstream: LocalUpstream) -> None:
+    upstream.plan(Behavior(text="one whole answer", chunk_delay=0.05))
+    chat.find("Message").type("only once")
+    chat.find("Message").trigger("keydown.enter.exact.prevent")
+    chat.find(marker="send").click()  # the second click of a double click lands on what is now "Stop"
+    chat.find(marker="send").click()
+    await until(lambda: bool(answers(chat)) and last_answer(chat).status in ("complete", "interrupted", "empty"))
+    assert last_answer(chat).status == "complete" and last_answer(chat).text == "one whole answer"
+    assert len(upstream.records) == 1 and len(answers(chat)) == 1
+    assert len(elements(chat, marker="user-message")) == 1
+
+
+@pytest.fixture
+def damaged_data(app_env: LocalUpstream, tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "conv-broken.json").write_text('{"events": {"1": {"seq": 1, "ts": "", "kind": "created", "title": "Sav')
+    return data
+
+
+async def test_a_damaged_ledger_file_is_reported_on_the_page_and_the_app_still_works(
+    damaged_data: Path, user: User, upstream: LocalUpstream
+) -> None:
+    await user.open("/")
+    await user.should_see("its file was damaged")
+    assert list(damaged_data.glob("conv-broken.json.corrupt-*")), "the damaged original must be kept"
+    upstream.plan(Behavior(text="still fine"))
+    await send(user, "hello")
+    await until(lambda: last_answer(user).status == "complete")

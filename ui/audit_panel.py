@@ -83,16 +83,18 @@ class AuditPanel:
                 ui.label("Nothing yet: send a message and its timeline appears here.").classes("lc-meta")
             for a in audits:
                 with ui.card().classes("w-full lc-audit-card").props("flat bordered").mark("audit-attempt"):
-                    ui.label(f"Answer attempt {a.number} · {a.model}").classes("font-medium")
+                    ui.label(f"Turn {a.turn} · attempt {a.number} · {a.model}").classes("font-medium")
                     self._counters[a.attempt_id] = ui.label(_counter_text(a)).classes("lc-meta").mark("audit-counters")
-                    with ui.timeline(side="right").props("dense layout=dense").classes("w-full"):
+                    with ui.column().classes("lc-timeline w-full gap-0").mark("audit-timeline"):
                         for phase in a.phases:
-                            ui.timeline_entry(
-                                phase.detail,
-                                title=phase.name,
-                                subtitle=phase.ts[11:23],
-                                icon=ICONS.get(phase.name, "circle"),
-                            )
+                            with ui.row().classes("lc-phase items-start no-wrap gap-2 w-full"):
+                                ui.icon(ICONS.get(phase.name, "circle"), size="xs").classes("lc-phase-icon")
+                                with ui.column().classes("gap-0"):
+                                    with ui.row().classes("items-baseline gap-2"):
+                                        ui.label(phase.name).classes("font-medium text-sm")
+                                        ui.label(phase.ts[11:23]).classes("lc-meta font-mono")
+                                    if phase.detail:
+                                        ui.label(phase.detail).classes("lc-meta break-all")
 
     def export(self) -> None:
         if self.cid is None:

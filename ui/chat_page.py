@@ -12,6 +12,8 @@ Guarantees:
 
 from __future__ import annotations
 
+import time
+
 from nicegui import background_tasks, ui
 
 from engine.engine import Engine, InputRejected
@@ -23,6 +25,7 @@ from ui.message_view import Actions, AssistantMessageView, UserMessageView
 from ui.sidebar import Sidebar
 from ui.style import add_style
 
+DOUBLE_CLICK_SECONDS = 0.5
 FLUSH_SECONDS = 0.1  # coalesce streaming updates to at most ~10 per second
 FLUSH_NOW = frozenset(
     {
@@ -54,6 +57,7 @@ class ChatPage:
         self.audit_dirty = False
         self.leaving: str | None = None
         self.sending = False
+        self.sent_at = 0.0
         self.actions = Actions(retry=self.retry, select=self.select, audit=self.open_audit)
 
     def build(self) -> None:
@@ -69,7 +73,7 @@ class ChatPage:
             ui.button(icon="timeline", on_click=lambda: self.right.toggle()).props(
                 'flat round dense aria-label="Audit panel"'
             ).mark("audit-toggle")
-        with ui.left_drawer(value=True).props("width=280 breakpoint=800").classes("lc-drawer") as self.left:
+        with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer") as self.left:
             self.sidebar = Sidebar(self.engine, self.cid, self.navigate, self.after_delete)
         with ui.right_drawer(value=False).props("width=380 breakpoint=800").classes("lc-drawer") as self.right:
             self.audit = AuditPanel(self.engine)
@@ -167,6 +171,8 @@ class ChatPage:
 
     async def send_or_stop(self) -> None:
         if self.cid is not None and self.engine.is_streaming(self.cid):
+            if time.monotonic() - self.sent_at < DOUBLE_CLICK_SECONDS:
+                return  # the second click of a double click on Send must not stop the answer it just sent
             await self.stop()
         else:
             await self.send()
@@ -185,6 +191,7 @@ class ChatPage:
             )
             return
         self.sending = True
+        self.sent_at = time.monotonic()
         try:
             if self.cid is None:
                 self.cid = self.engine.create_conversation()

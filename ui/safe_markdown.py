@@ -39,10 +39,9 @@ class MarkdownBlock(ui.html):
 
 def code_css() -> str:
     """Pygments styles for highlighted code, light and dark (added once per page)."""
-    return (
-        HtmlFormatter(nobackground=True).get_style_defs(".codehilite")
-        + HtmlFormatter(nobackground=True, style="github-dark").get_style_defs(".body--dark .codehilite")
-    )
+    return HtmlFormatter(nobackground=True).get_style_defs(".codehilite") + HtmlFormatter(
+        nobackground=True, style="github-dark"
+    ).get_style_defs(".body--dark .codehilite")
 
 
 @lru_cache(maxsize=2048)

@@ -1,0 +1,62 @@
+"""Re-creates the README screenshots: the real app with the demo model, in headless Chromium.
+
+.venv/bin/python -m docs.make_screenshots
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from playwright.sync_api import expect, sync_playwright
+
+from tests.app_process import CHROMIUM_ARGS, ROOT, AppProcess
+
+OUT = ROOT / "docs"
+
+
+def send(page, text: str) -> None:  # type: ignore[no-untyped-def]
+    count = page.locator(".lc-assistant").count()
+    page.get_by_label("Message").fill(text)
+    page.get_by_label("Message").press("Enter")
+    expect(page.locator(".lc-assistant")).to_have_count(count + 1)
+
+
+def main() -> None:
+    expect.set_options(timeout=30_000)
+    with tempfile.TemporaryDirectory() as tmp:
+        app = AppProcess(Path(tmp) / "data", None).start()
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+                page = browser.new_page(viewport={"width": 1280, "height": 860})
+                page.set_default_timeout(30_000)
+                page.goto(app.url)
+                send(page, "Explain retries in distributed systems")
+                expect(page.locator(".lc-assistant").last).to_have_attribute("data-status", "complete")
+                send(page, "Now tell me about caching #drop")
+                expect(page.locator(".lc-assistant").last).to_have_attribute("data-status", "failed")
+                send(page, "And idempotency keys")
+                page.wait_for_timeout(1500)
+                page.get_by_role("button", name="Stop").click()
+                expect(page.locator(".lc-assistant").last).to_have_attribute("data-status", "interrupted")
+                page.wait_for_timeout(300)
+                page.screenshot(path=OUT / "light.png")
+                page.get_by_role("button", name="Audit panel").click()
+                page.wait_for_timeout(600)
+                page.screenshot(path=OUT / "audit.png")
+                page.get_by_role("button", name="Audit panel").click()
+                page.get_by_role("button", name="Dark mode").click()
+                page.wait_for_timeout(400)
+                page.screenshot(path=OUT / "dark.png")
+                phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
+                phone.goto(page.url)
+                phone.wait_for_timeout(800)
+                phone.screenshot(path=OUT / "phone.png")
+                browser.close()
+        finally:
+            app.stop()
+
+
+if __name__ == "__main__":
+    main()
