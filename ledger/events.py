@@ -274,7 +274,8 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     Deleted,
 )
 
-#: Events after which an attempt (or the conversation) is over: the store flushes them at once.
-TERMINAL_KINDS: frozenset[str] = frozenset(
+#: Events the store writes at once instead of within its flush interval: the end of an attempt, and changes a
+#: person would be upset to lose (a sent message, a new, renamed or deleted conversation, a chosen attempt).
+FLUSH_AT_ONCE_KINDS: frozenset[str] = frozenset(
     {"cancelled", "done", "persisted", "deleted", "recovered", "submitted", "created", "renamed", "selected"}
 )

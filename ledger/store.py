@@ -28,7 +28,7 @@ from tinydb import TinyDB
 
 from ledger.documents import from_documents, to_documents
 from ledger.errors import ConversationDeletedError, StoreError, UnknownConversationError
-from ledger.events import TERMINAL_KINDS, AnyEvent, Deleted, Failed
+from ledger.events import FLUSH_AT_ONCE_KINDS, AnyEvent, Deleted, Failed
 from ledger.storage import AtomicJSONStorage, salvage
 
 log = logging.getLogger("ledger.store")
@@ -39,7 +39,7 @@ INDEX_FILE = "index.json"
 
 def is_urgent(event: AnyEvent) -> bool:
     """Events that end an attempt or change the conversation list are written at once."""
-    return event.KIND in TERMINAL_KINDS or (isinstance(event, Failed) and not event.will_retry)
+    return event.KIND in FLUSH_AT_ONCE_KINDS or (isinstance(event, Failed) and not event.will_retry)
 
 
 @dataclass(kw_only=True, slots=True)

@@ -21,6 +21,9 @@ async def main(data_dir: str, base_url: str) -> None:
             await engine.store.flush()
             print(f"STREAMING {cid} {message_id}", flush=True)
             break
+        if not attempt.is_live:
+            print(f"ENDED {attempt.status} {attempt.error_summary}", flush=True)
+            return
         await asyncio.sleep(0.01)
     await asyncio.sleep(3600)
 

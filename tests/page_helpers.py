@@ -71,6 +71,12 @@ def button(user: User, name: str):  # type: ignore[no-untyped-def]
     return user.find(kind=ui.button, content=name)
 
 
+async def click(user: User, name: str, timeout: float = 5.0) -> None:
+    """Click the button with that name as a person would: once it is visible and enabled."""
+    await until(lambda: any(b.visible and b.enabled for b in elements(user, kind=ui.button, content=name)), timeout)
+    user.find(kind=ui.button, content=name).click()
+
+
 async def until(condition, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
     deadline = asyncio.get_running_loop().time() + timeout
     while not condition():

@@ -264,3 +264,36 @@ async def test_engine_state_after_restart_equals_the_live_state(
     assert not any(e.KIND == "deleted" for e in again.store.events(cid))
     assert isinstance(again.store.events(cid)[-1], type(engine.store.events(cid)[-1]))
     assert not isinstance(again.store.events(cid)[-1], Deleted)
+
+
+async def test_with_the_continue_policy_the_last_viewer_leaving_is_recorded_and_the_stream_goes_on(
+    engines: EngineFactory, upstream: LocalUpstream
+) -> None:
+    engine = engines()
+    cid = engine.create_conversation()
+    upstream.plan(Behavior(text=WORDS, chunk_delay=0.005))
+    await engine.viewer_joined(cid, "tab-1")
+    await engine.viewer_joined(cid, "tab-2")
+    _, m1 = await engine.submit(cid, "hi")
+    await engine.viewer_left(cid, "tab-1", "navigation")
+    assert "detached" not in kinds(engine, cid), "only the last viewer leaving counts"
+    await engine.viewer_left(cid, "tab-2", "disconnect")
+    await engine.viewer_joined(cid, "tab-3")
+    await finished(engine, cid)
+    assert current(engine, cid, m1).status == "complete" and current(engine, cid, m1).text == WORDS
+    assert [k for k in kinds(engine, cid) if k in ("detached", "attached")] == ["detached", "attached"]
+
+
+async def test_with_the_cancel_policy_leaving_stops_through_the_cancel_path_keeping_the_partial(
+    engines: EngineFactory, upstream: LocalUpstream
+) -> None:
+    engine = engines(leave_policy="cancel")
+    cid = engine.create_conversation()
+    upstream.plan(Behavior(text=WORDS, chunk_delay=0.02))
+    await engine.viewer_joined(cid, "tab-1")
+    _, m1 = await engine.submit(cid, "hi")
+    await wait_for(lambda: current(engine, cid, m1).chunks_rendered >= 3)
+    await engine.viewer_left(cid, "tab-1", "navigation")
+    attempt = current(engine, cid, m1)
+    assert attempt.status == "interrupted" and attempt.cancel_source == "navigation" and attempt.in_history
+    assert [e.source for e in engine.store.events(cid) if e.KIND == "cancel_requested"] == ["navigation"]

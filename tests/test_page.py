@@ -12,7 +12,7 @@ from nicegui.testing import User
 
 from engine.upstream import HOSTILE, Behavior
 from tests.conftest import LocalUpstream
-from tests.page_helpers import answer_html, answers, button, elements, engine, last_answer, send, until
+from tests.page_helpers import answer_html, answers, button, click, elements, engine, last_answer, send, until
 
 pytest_plugins = ["nicegui.testing.user_plugin"]
 FAKE_KEY = "sk-test-page-0123456789abcdef"
@@ -46,7 +46,7 @@ async def test_stop_right_after_sending_leaves_no_ghost_text_and_input_usable(
     upstream.plan(Behavior(text="GHOST " * 30, first_delay=1.5))
     await send(chat, "hello")
     await until(lambda: len(upstream.records) == 1)
-    button(chat, "Stop").click()
+    await click(chat, "Stop")
     await until(lambda: last_answer(chat).status == "empty")
     await asyncio.sleep(1.8)  # past the upstream's first chunk: nothing may appear
     seen = last_answer(chat)
@@ -66,7 +66,7 @@ async def test_stop_mid_stream_keeps_the_visible_text_and_sends_exactly_it_next(
     upstream.plan(Behavior(text=WORDS, chunk_delay=0.02))
     await send(chat, "count")
     await until(lambda: len(last_answer(chat).text.split()) >= 8)
-    button(chat, "Stop").click()
+    await click(chat, "Stop")
     await until(lambda: last_answer(chat).status == "interrupted")
     visible = last_answer(chat).text
     await asyncio.sleep(1.0)
@@ -85,9 +85,9 @@ async def test_retry_right_after_stop_shows_only_new_tokens_and_keeps_old_attemp
     upstream.plan(Behavior(text="OLD " * 200, chunk_delay=0.02), Behavior(text="NEW " * 40, chunk_delay=0.005))
     await send(chat, "hi")
     await until(lambda: "OLD" in last_answer(chat).text)
-    button(chat, "Stop").click()
+    await click(chat, "Stop")
     await until(lambda: last_answer(chat).status == "interrupted")
-    button(chat, "Retry").click()
+    await click(chat, "Retry")
     await until(lambda: last_answer(chat).status == "complete" and last_answer(chat).attempt == "2/2")
     assert "OLD" not in last_answer(chat).text and last_answer(chat).text.split() == ["NEW"] * 40
     chat.find(marker="attempt-prev").click()
@@ -103,9 +103,9 @@ async def test_a_late_chunk_from_an_old_request_is_not_rendered_and_shows_as_sta
     await until(lambda: "OLD" in last_answer(chat).text)
     cid = cid_of(chat)
     old = engine()._runtimes[cid].active
-    button(chat, "Stop").click()
+    await click(chat, "Stop")
     await until(lambda: last_answer(chat).status == "interrupted")
-    button(chat, "Retry").click()
+    await click(chat, "Retry")
     await until(lambda: last_answer(chat).status == "complete")
     assert old is not None
     engine()._receive(old, "LATE TOKEN", "text")  # the old request's chunk reaches the one chunk gate late
@@ -125,7 +125,7 @@ async def test_network_drop_shows_a_readable_error_keeps_partial_and_retry_works
     assert "PARTIAL" in seen.text
     assert "Connection lost" in seen.markers and "not in context" in seen.markers
     assert not any("Traceback" in m or "litellm." in m for m in seen.markers)
-    button(chat, "Retry").click()
+    await click(chat, "Retry")
     await until(lambda: last_answer(chat).status == "complete")
     assert last_answer(chat).text == "recovered answer"
     upstream.plan(Behavior(text="ok"))
@@ -180,7 +180,7 @@ async def test_two_tabs_on_one_chat_stream_the_same_text_and_stop_in_one_stops_b
     cid = cid_of(first)
     await second.open(f"/chat/{cid}")
     await until(lambda: len(last_answer(second).text.split()) >= 5)
-    button(second, "Stop").click()
+    await click(second, "Stop")
     await until(lambda: last_answer(first).status == "interrupted" and last_answer(second).status == "interrupted")
     await asyncio.sleep(0.2)
     assert last_answer(first).text == last_answer(second).text
@@ -253,3 +253,17 @@ async def test_a_damaged_ledger_file_is_reported_on_the_page_and_the_app_still_w
     upstream.plan(Behavior(text="still fine"))
     await send(user, "hello")
     await until(lambda: last_answer(user).status == "complete")
+
+
+async def test_esc_stops_the_answer_and_enter_never_does(chat: User, upstream: LocalUpstream) -> None:
+    upstream.plan(Behavior(text=WORDS, chunk_delay=0.02))
+    await send(chat, "count")
+    await until(lambda: len(last_answer(chat).text.split()) >= 3)
+    chat.find("Message").type("typed while it streams")
+    chat.find("Message").trigger("keydown.enter.exact.prevent")
+    await chat.should_see("An answer is still streaming")
+    assert last_answer(chat).status == "streaming"
+    assert chat.find("Message").elements.pop().value == "typed while it streams"
+    chat.find("Message").trigger("keydown.esc")
+    await until(lambda: last_answer(chat).status == "interrupted")
+    assert len(upstream.records) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -29,7 +30,9 @@ async def test_a_process_killed_mid_stream_comes_back_interrupted_with_its_persi
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     try:
-        line = child.stdout.readline() if child.stdout else ""
+        assert child.stdout is not None
+        ready, _, _ = select.select([child.stdout], [], [], 60)
+        line = child.stdout.readline() if ready else "(no answer within 60 s)"
         assert line.startswith("STREAMING"), f"child did not stream: {line!r}"
         _, cid, message_id = line.split()
         child.send_signal(signal.SIGKILL)

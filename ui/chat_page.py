@@ -5,8 +5,9 @@ Guarantees:
   a reload is rebuilt from it and then follows the same events live.
 - Updates are coalesced: the page flushes at most every 100 ms while streaming, and at once when an attempt
   starts or ends; each message view sends only what changed.
-- Input: Enter sends, Shift+Enter adds a line, Esc stops; Send becomes Stop while an answer streams; empty
-  input does nothing; a rejected message stays in the box with a clear notice.
+- Input: Enter sends (never stops), Shift+Enter adds a line, Esc stops; Send becomes Stop while an answer
+  streams, disabled for the first 0.3 s so that a double click on Send cannot stop what it just sent; empty input
+  does nothing; a rejected message stays in the box with a clear notice.
 - Leaving (navigation, reload, closed tab) is reported to the engine, which applies the leave policy.
 """
 
@@ -25,7 +26,7 @@ from ui.message_view import Actions, AssistantMessageView, UserMessageView
 from ui.sidebar import Sidebar
 from ui.style import add_style
 
-DOUBLE_CLICK_SECONDS = 0.5
+STOP_GUARD_SECONDS = 0.3  # Stop stays disabled this long after Send: a double click never stops
 FLUSH_SECONDS = 0.1  # coalesce streaming updates to at most ~10 per second
 FLUSH_NOW = frozenset(
     {
@@ -57,7 +58,7 @@ class ChatPage:
         self.audit_dirty = False
         self.leaving: str | None = None
         self.sending = False
-        self.sent_at = 0.0
+        self.stop_guard_until = 0.0
         self.actions = Actions(retry=self.retry, select=self.select, audit=self.open_audit)
 
     def build(self) -> None:
@@ -94,11 +95,11 @@ class ChatPage:
         with ui.footer().classes("lc-footer"), ui.row().classes("w-full max-w-3xl mx-auto items-end gap-2 no-wrap"):
             self.input = (
                 ui.textarea(label="Message", placeholder="Message (Enter to send, Shift+Enter for a new line)")
-                .props("autogrow outlined dense autofocus maxlength=2000000")
+                .props("autogrow outlined dense autofocus maxlength=200000")
                 .classes("flex-grow")
                 .mark("message-input")
             )
-            self.input.on("keydown.enter.exact.prevent", self.send_or_stop)
+            self.input.on("keydown.enter.exact.prevent", self.send)
             self.input.on("keydown.esc", self.stop)
             self.button = ui.button("Send", icon="send", on_click=self.send_or_stop).props("no-caps").mark("send")
         ui.keyboard(on_key=self._on_key, ignore=[])
@@ -171,8 +172,8 @@ class ChatPage:
 
     async def send_or_stop(self) -> None:
         if self.cid is not None and self.engine.is_streaming(self.cid):
-            if time.monotonic() - self.sent_at < DOUBLE_CLICK_SECONDS:
-                return  # the second click of a double click on Send must not stop the answer it just sent
+            if time.monotonic() < self.stop_guard_until:
+                return  # a click sent before the browser saw the button disabled: the tail of a double click
             await self.stop()
         else:
             await self.send()
@@ -191,7 +192,7 @@ class ChatPage:
             )
             return
         self.sending = True
-        self.sent_at = time.monotonic()
+        self.button.disable()  # until STOP_GUARD_SECONDS after the submit: a double click never reaches Stop
         try:
             if self.cid is None:
                 self.cid = self.engine.create_conversation()
@@ -200,8 +201,11 @@ class ChatPage:
                 await self.engine.viewer_joined(self.cid, self.client.id)
             self.input.value = ""
             await self.engine.submit(self.cid, text)
+            self.stop_guard_until = time.monotonic() + STOP_GUARD_SECONDS
+            ui.timer(STOP_GUARD_SECONDS, self.button.enable, once=True)
         except InputRejected as exc:
             self.input.value = text
+            self.button.enable()
             ui.notify(str(exc), type="warning")
         finally:
             self.sending = False
