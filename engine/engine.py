@@ -7,7 +7,7 @@ Guarantees:
   cancels the stream task and awaits it (the task closes the HTTP stream in its ``finally`` and records
   ``upstream_closed``), then finalizes. A per-conversation lock serializes cancel and finalize; a cancel issued
   for an older turn does nothing.
-- Chunks pass one gate (``_receive``): rendered only while their attempt is the current, streaming attempt;
+- Chunks pass one gate (``receive_chunk``): rendered only while their attempt is the current, streaming attempt;
   otherwise recorded as ``stale_chunk``.
 - Deleting awaits a discard-cancel first; afterwards the store refuses any write for that conversation.
 """
@@ -384,7 +384,7 @@ class Engine:
             sent_at=active.sent_at, wait_ms=_round(wait), output_ms=_round(output), completed_at=now_iso(), **tokens
         )
 
-    def _receive(self, active: Active, text: str, block: str) -> bool:
+    def receive_chunk(self, active: Active, text: str, block: str) -> bool:
         """The chunk gate: append a rendered chunk, or a stale one. Returns whether it was rendered."""
         cid = active.conversation_id
         conv = self.conversation(cid)

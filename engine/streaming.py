@@ -94,7 +94,7 @@ async def _one_request(engine: Engine, active: Active) -> Outcome:
             _timed_out(engine, active)
             raise StreamStalled(settings.first_chunk_timeout, first=True) from None
         while delta is not None:
-            engine._receive(active, delta.text, delta.block)
+            engine.receive_chunk(active, delta.text, delta.block)
             try:
                 async with asyncio.timeout(settings.idle_timeout):
                     delta = await anext(stream, None)

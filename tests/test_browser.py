@@ -372,3 +372,37 @@ def test_killing_the_server_mid_stream_and_restarting_shows_the_answer_interrupt
     finally:
         context.close()
         first.kill()
+
+
+def test_stopping_the_server_mid_stream_keeps_the_partial_as_stopped_by_shutdown(
+    browser,
+    upstream: LocalUpstream,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    app = AppProcess(tmp_path / "data", upstream.base_url).start()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.goto(app.url)
+        upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
+        send(page, "long story")
+        cid = conversation_id(page)
+        wait_words(page, 10)
+        started = time.monotonic()
+        app.stop()  # SIGTERM: a graceful shutdown
+        # uvicorn shuts down gracefully, then re-raises SIGTERM: -15 is the normal exit status here
+        assert app.proc is not None and app.proc.returncode in (0, -15) and time.monotonic() - started < 10
+        events = app.export(cid)
+        kinds = [e["kind"] for e in events]
+        assert [e["source"] for e in events if e["kind"] == "cancel_requested"] == ["shutdown"]
+        assert "upstream_closed" in kinds and kinds[-1] == "persisted"
+        persisted = events[-1]
+        assert (
+            persisted["status"] == "interrupted"
+            and persisted["text"].split() == WORDS[: len(persisted["text"].split())]
+        )
+        assert upstream.records[-1].disconnected_at is not None and not upstream.records[-1].finished
+    finally:
+        context.close()
+        app.kill()

@@ -120,7 +120,7 @@ async def test_a_late_chunk_from_the_old_request_after_retry_is_recorded_stale_n
     await wait_for(lambda: current(engine, cid, m1).chunks_rendered >= 2)
     # The old request's stream answers late: its chunk reaches the engine's one chunk gate.
     assert old_active is not None
-    rendered = engine._receive(old_active, "LATE OLD TOKEN", "text")
+    rendered = engine.receive_chunk(old_active, "LATE OLD TOKEN", "text")
     await finished(engine, cid)
     assert rendered is False
     conv = engine.conversation(cid)
@@ -297,3 +297,35 @@ async def test_with_the_cancel_policy_leaving_stops_through_the_cancel_path_keep
     attempt = current(engine, cid, m1)
     assert attempt.status == "interrupted" and attempt.cancel_source == "navigation" and attempt.in_history
     assert [e.source for e in engine.store.events(cid) if e.KIND == "cancel_requested"] == ["navigation"]
+
+
+async def test_reasoning_is_kept_in_its_own_block_and_never_sent_back(
+    engines: EngineFactory, upstream: LocalUpstream
+) -> None:
+    engine = engines()
+    cid = engine.create_conversation()
+    upstream.plan(Behavior(text="the answer", reasoning="SECRET chain of thought"), Behavior(text="ok"))
+    _, m1 = await engine.submit(cid, "think first")
+    await finished(engine, cid)
+    attempt = current(engine, cid, m1)
+    assert (attempt.reasoning, attempt.text) == ("SECRET chain of thought", "the answer")
+    await engine.submit(cid, "next")
+    await finished(engine, cid)
+    assert "SECRET" not in json.dumps(upstream.records[-1].messages)
+    assert upstream.records[-1].messages[1] == {"role": "assistant", "content": "the answer"}
+
+
+async def test_shutdown_stops_every_stream_keeping_partials_and_closing_upstreams(
+    engines: EngineFactory, upstream: LocalUpstream
+) -> None:
+    engine = engines()
+    cids = [engine.create_conversation() for _ in range(3)]
+    upstream.plan(*[Behavior(text=WORDS, chunk_delay=0.02) for _ in cids])
+    messages = [(await engine.submit(cid, "go"))[1] for cid in cids]
+    await wait_for(lambda: all(current(engine, c, m).chunks_rendered >= 2 for c, m in zip(cids, messages, strict=True)))
+    await engine.shutdown()
+    for cid, m in zip(cids, messages, strict=True):
+        attempt = current(engine, cid, m)
+        assert attempt.status == "interrupted" and attempt.cancel_source == "shutdown" and attempt.in_history
+        assert "upstream_closed" in kinds(engine, cid)
+    await wait_for(lambda: all(r.disconnected_at is not None for r in upstream.records), timeout=3)

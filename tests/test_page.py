@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from nicegui import ui
 from nicegui.testing import User
 
 from engine.upstream import HOSTILE, Behavior
@@ -108,7 +109,7 @@ async def test_a_late_chunk_from_an_old_request_is_not_rendered_and_shows_as_sta
     await click(chat, "Retry")
     await until(lambda: last_answer(chat).status == "complete")
     assert old is not None
-    engine()._receive(old, "LATE TOKEN", "text")  # the old request's chunk reaches the one chunk gate late
+    engine().receive_chunk(old, "LATE TOKEN", "text")  # the old request's chunk reaches the one chunk gate late
     await asyncio.sleep(0.3)
     assert all("LATE" not in a.text for a in answers(chat))
     chat.find(marker="audit-toggle").click()
@@ -267,3 +268,20 @@ async def test_esc_stops_the_answer_and_enter_never_does(chat: User, upstream: L
     chat.find("Message").trigger("keydown.esc")
     await until(lambda: last_answer(chat).status == "interrupted")
     assert len(upstream.records) == 1
+
+
+async def test_rename_and_export_from_the_page(chat: User, upstream: LocalUpstream) -> None:
+    upstream.plan(Behavior(text="exported answer"))
+    await send(chat, "first question")
+    await until(lambda: last_answer(chat).status == "complete")
+    chat.find(marker="rename").click()
+    chat.find("Name").clear().type("My renamed chat")
+    chat.find(kind=ui.button, content="Save").click()
+    await chat.should_see("My renamed chat")
+    chat.find(marker="export").click()
+    response = await chat.download.next()
+    lines = [json.loads(line) for line in response.text.splitlines()]
+    kinds = [line["kind"] for line in lines]
+    assert kinds[:3] == ["created", "submitted", "started"] and "renamed" in kinds and kinds[-1] == "renamed"
+    assert any(line["kind"] == "persisted" and line["text"] == "exported answer" for line in lines)
+    assert FAKE_KEY not in response.text

@@ -100,7 +100,7 @@ class AuditPanel:
         if self.cid is None:
             ui.notify("Open a conversation to export its ledger.")
             return
-        content = "".join(to_jsonl(self.engine.store.events(self.cid)))
+        content = "".join(to_jsonl(self.engine.store.events(self.cid))).encode("utf-8")
         ui.download.content(content, f"ledger-{self.cid}.jsonl", media_type="application/x-ndjson")
 
 

@@ -28,6 +28,7 @@ from ui.style import add_style
 
 STOP_GUARD_SECONDS = 0.3  # Stop stays disabled this long after Send: a double click never stops
 FLUSH_SECONDS = 0.1  # coalesce streaming updates to at most ~10 per second
+AUDIT_SECONDS = 0.5  # the audit panel folds the whole ledger: refresh it at most twice a second while streaming
 FLUSH_NOW = frozenset(
     {
         "submitted",
@@ -56,6 +57,8 @@ class ChatPage:
         self.dirty = True
         self.list_dirty = False
         self.audit_dirty = False
+        self.audit_at = 0.0
+        self.urgent = False
         self.leaving: str | None = None
         self.sending = False
         self.stop_guard_until = 0.0
@@ -78,6 +81,7 @@ class ChatPage:
             self.sidebar = Sidebar(self.engine, self.cid, self.navigate, self.after_delete)
         with ui.right_drawer(value=False).props("width=380 breakpoint=800").classes("lc-drawer") as self.right:
             self.audit = AuditPanel(self.engine)
+            self.audit.cid = self.cid
         self.right.on_value_change(lambda e: e.value and self.audit.show(self.cid))
         with ui.column().classes("lc-main w-full max-w-3xl mx-auto gap-3 px-3 pb-4"):
             for problem in ctx.problems:
@@ -120,6 +124,7 @@ class ChatPage:
         self.dirty = True
         self.audit_dirty = True
         if event.KIND in FLUSH_NOW:
+            self.urgent = True
             self.flush()
 
     def flush(self) -> None:
@@ -129,13 +134,14 @@ class ChatPage:
         if not self.dirty:
             return
         self.dirty = False
+        urgent, self.urgent = self.urgent, False
         conv = self.engine.conversation(self.cid) if self.cid else None
         if self.cid is not None and conv is None:
             self._show_gone()
             return
         self._render(conv)
-        if self.audit_dirty and self.right.value:
-            self.audit_dirty = False
+        if self.audit_dirty and self.right.value and (urgent or time.monotonic() - self.audit_at >= AUDIT_SECONDS):
+            self.audit_dirty, self.audit_at = False, time.monotonic()
             self.audit.refresh()
 
     def _render(self, conv: ConversationState | None) -> None:
@@ -196,7 +202,7 @@ class ChatPage:
         try:
             if self.cid is None:
                 self.cid = self.engine.create_conversation()
-                self.sidebar.current = self.cid
+                self.sidebar.current = self.audit.cid = self.cid
                 ui.navigate.history.replace(f"/chat/{self.cid}")
                 await self.engine.viewer_joined(self.cid, self.client.id)
             self.input.value = ""
