@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from engine.failures import Failure
-from ledger.events import Usage
+from ledger.events import CancelSource, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,7 @@ Outcome = Completed | Broken
 
 @dataclass(slots=True)
 class CancelOrder:
-    source: str
+    source: CancelSource
     keep_partial: bool
     t0: float = field(default_factory=time.monotonic)
 

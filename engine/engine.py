@@ -20,34 +20,32 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
-from engine.attempt import Active, Broken, CancelOrder, Completed, Runtime
+from engine.attempt import Active, Broken, CancelOrder, Runtime
+from engine.failures import classify
+from engine.finalize import finalize, recover
 from engine.settings import EngineSettings
 from engine.stamps import new_id, now_iso
 from engine.streaming import stream_attempt
-from engine.tokens import count_messages, count_text
 from ledger.errors import StateError
 from ledger.events import (
     AnyEvent,
     Attached,
-    Cancelled,
+    Block,
     CancelRequested,
+    CancelSource,
     Chunk,
     Created,
     Deleted,
     Detached,
-    Done,
-    Failed,
-    Persisted,
-    Recovered,
     Renamed,
     Retrying,
     Selected,
     StaleChunk,
+    StaleWhy,
     Started,
     Submitted,
-    TurnMetrics,
+    Trigger,
 )
 from ledger.history import as_messages, model_history
 from ledger.reducer import reduce, replay
@@ -162,7 +160,9 @@ class Engine:
         if message.selected_attempt_id != attempt_id:
             self._append(Selected(conversation_id=cid, message_id=message_id, attempt_id=attempt_id))
 
-    async def cancel(self, cid: str, source: str, *, keep_partial: bool = True, turn: int | None = None) -> bool:
+    async def cancel(
+        self, cid: str, source: CancelSource, *, keep_partial: bool = True, turn: int | None = None
+    ) -> bool:
         """The one cancel path. Returns whether an attempt was cancelled."""
         rt = self._runtimes.get(cid)
         if rt is None:
@@ -177,7 +177,7 @@ class Engine:
                 CancelRequested(
                     conversation_id=cid,
                     attempt_id=active.attempt_id,
-                    source=source,  # type: ignore[arg-type]
+                    source=source,
                     keep_partial=keep_partial,
                     turn=active.turn,
                 )
@@ -187,7 +187,7 @@ class Engine:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-            self._finalize(active)
+            finalize(self, active)
             rt.active = None
             return True
 
@@ -209,32 +209,8 @@ class Engine:
         await self.store.flush()
 
     def recover(self) -> list[str]:
-        """At start-up: finalize every attempt left streaming by a dead process as interrupted (source restart)."""
-        recovered = []
-        for conv in list(self.state.conversations.values()):
-            if conv.deleted:
-                continue
-            for attempt in list(conv.attempts.values()):
-                if not attempt.is_live:
-                    continue
-                cid = conv.conversation_id
-                self._append(Recovered(conversation_id=cid, attempt_id=attempt.attempt_id))
-                after = self.state.conversations[cid].attempts[attempt.attempt_id]
-                metrics = TurnMetrics(
-                    completed_at=now_iso(), output_tokens=count_text(attempt.model, after.text), estimated=True
-                )
-                self._append(
-                    Persisted(
-                        conversation_id=cid,
-                        attempt_id=attempt.attempt_id,
-                        message_id=attempt.message_id,
-                        status=after.status,
-                        text=after.text,
-                        metrics=metrics,
-                    )
-                )  # type: ignore[arg-type]
-                recovered.append(attempt.attempt_id)
-        return recovered
+        """At start-up: finalize every attempt a dead process left streaming, as interrupted (source restart)."""
+        return recover(self)
 
     # --- viewers (DESIGN §6) -----------------------------------------------------------------------------------
 
@@ -246,7 +222,7 @@ class Engine:
         if was_empty and rt.active is not None and conv is not None and conv.detached:
             self._append(Attached(conversation_id=cid, attempt_id=rt.active.attempt_id))
 
-    async def viewer_left(self, cid: str, viewer: str, source: str = "navigation") -> None:
+    async def viewer_left(self, cid: str, viewer: str, source: CancelSource = "navigation") -> None:
         rt = self._runtimes.get(cid)
         if rt is None or viewer not in rt.viewers:
             return
@@ -260,7 +236,7 @@ class Engine:
     # --- internals ---------------------------------------------------------------------------------------------
 
     def _start(
-        self, rt: Runtime, turn: int, message_id: str, user_id: str, trigger: str, attempt_id: str | None = None
+        self, rt: Runtime, turn: int, message_id: str, user_id: str, trigger: Trigger, attempt_id: str | None = None
     ) -> None:
         cid = rt.conversation_id
         attempt_id = attempt_id or new_id("att")
@@ -274,7 +250,7 @@ class Engine:
                 model=self.settings.provider.model,
                 trigger=trigger,
             )
-        )  # type: ignore[arg-type]
+        )
         history = model_history(self.state.conversations[cid], until_message_id=message_id)
         active = Active(
             conversation_id=cid,
@@ -296,95 +272,16 @@ class Engine:
             raise
         except Exception as exc:  # noqa: BLE001 - a bug must end the attempt readably, not leave a spinner
             log.exception("stream task failed")
-            from engine.failures import classify
-
             outcome = Broken(classify(exc), active.request_id)
         if active.settled:
             return
         active.outcome = outcome
         async with rt.lock:
             if rt.active is active:
-                self._finalize(active)
+                finalize(self, active)
                 rt.active = None
 
-    def _finalize(self, active: Active) -> None:
-        cid, aid = active.conversation_id, active.attempt_id
-        if self.conversation(cid) is None:
-            return
-        now_mono = time.monotonic()
-        outcome = active.outcome
-        usage = None
-        if active.cancel is not None and not isinstance(outcome, Broken):
-            self._append(
-                Cancelled(
-                    conversation_id=cid,
-                    attempt_id=aid,
-                    source=active.cancel.source,  # type: ignore[arg-type]
-                    delivered_chars=active.delivered_chars,
-                    chunk_count=active.chunk_count,
-                    last_chunk_seq=active.next_chunk_seq - 1 if active.chunk_count else None,
-                )
-            )
-        elif isinstance(outcome, Completed):
-            usage = outcome.usage
-            self._append(
-                Done(
-                    conversation_id=cid,
-                    attempt_id=aid,
-                    request_id=active.request_id or "",
-                    finish_reason=outcome.finish_reason,
-                    usage=usage,
-                )
-            )
-        elif isinstance(outcome, Broken):
-            f = outcome.failure
-            self._append(
-                Failed(
-                    conversation_id=cid,
-                    attempt_id=aid,
-                    request_id=outcome.request_id,
-                    error_type=f.error_type,  # type: ignore[arg-type]
-                    http_status=f.http_status,
-                    summary=f.summary,
-                    retryable=f.retryable,
-                )
-            )
-        attempt = self.state.conversations[cid].attempts[aid]
-        metrics = self._metrics(active, usage, now_mono)
-        self._append(
-            Persisted(
-                conversation_id=cid,
-                attempt_id=aid,
-                message_id=active.message_id,
-                status=attempt.status,
-                text=attempt.text,
-                metrics=metrics,
-            )
-        )  # type: ignore[arg-type]
-
-    def _metrics(self, active: Active, usage: Any, now_mono: float) -> TurnMetrics:
-        first, last = active.first_chunk_mono, active.last_chunk_mono
-        wait = (first - active.sent_mono) * 1000 if first and active.sent_mono else None
-        output = ((last or now_mono) - first) * 1000 if first else None
-        if usage is not None and not usage.estimated:
-            tokens = dict(
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cached_tokens=usage.cached_tokens,
-                estimated=False,
-            )
-        else:
-            tokens = dict(
-                input_tokens=count_messages(active.model, active.messages),
-                output_tokens=count_text(active.model, active.output_text),
-                cached_tokens=0,
-                estimated=True,
-            )
-        return TurnMetrics(
-            sent_at=active.sent_at, wait_ms=_round(wait), output_ms=_round(output), completed_at=now_iso(), **tokens
-        )
-
-    def receive_chunk(self, active: Active, text: str, block: str) -> bool:
+    def receive_chunk(self, active: Active, text: str, block: Block) -> bool:
         """The chunk gate: append a rendered chunk, or a stale one. Returns whether it was rendered."""
         cid = active.conversation_id
         conv = self.conversation(cid)
@@ -394,7 +291,7 @@ class Engine:
         message = conv.messages.get(active.message_id)
         current = message is not None and message.current_attempt_id == active.attempt_id
         if attempt is None or not current or attempt.status != "streaming" or active.settled:
-            why = "superseded" if not current else ("closing" if attempt and attempt.status == "closing" else "closed")
+            why: StaleWhy = "superseded" if not current else "closing" if attempt and attempt.is_live else "closed"
             self._append(
                 StaleChunk(
                     conversation_id=cid,
@@ -404,7 +301,7 @@ class Engine:
                     why=why,
                     chars=len(text),
                 )
-            )  # type: ignore[arg-type]
+            )
             active.next_chunk_seq += 1
             return False
         text = _valid_text(text)
@@ -417,7 +314,7 @@ class Engine:
                 text=text,
                 block=block,
             )
-        )  # type: ignore[arg-type]
+        )
         now = time.monotonic()
         if active.first_chunk_mono is None:
             active.first_chunk_mono = now
@@ -450,10 +347,6 @@ class Engine:
         if conv is None:
             raise InputRejected("This conversation no longer exists.")
         return conv
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 1)
 
 
 def _valid_text(text: str) -> str:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from engine.offline import litellm
+from ledger.events import ErrorType
 
 MAX_SUMMARY = 300
 _PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+(?:Error|Exception):\s*|OpenAIException\s*-\s*|Error code: \d+ - )+")
@@ -22,7 +23,7 @@ _KEYLIKE = re.compile(r"\b(?:sk|pk|rk|key|api|AIza)[-_A-Za-z0-9]*[-_][A-Za-z0-9*
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Failure:
-    error_type: str
+    error_type: ErrorType
     summary: str
     http_status: int | None = None
     retryable: bool = False

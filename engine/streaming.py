@@ -58,7 +58,7 @@ async def stream_attempt(engine: Engine, active: Active) -> Outcome:
                     conversation_id=active.conversation_id,
                     attempt_id=active.attempt_id,
                     request_id=request_id,
-                    error_type=failure.error_type,  # type: ignore[arg-type]
+                    error_type=failure.error_type,
                     http_status=failure.http_status,
                     summary=failure.summary,
                     retryable=True,

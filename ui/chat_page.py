@@ -16,9 +16,10 @@ from __future__ import annotations
 import time
 
 from nicegui import background_tasks, ui
+from nicegui.events import KeyEventArguments, ValueChangeEventArguments
 
 from engine.engine import Engine, InputRejected
-from ledger.events import AnyEvent
+from ledger.events import AnyEvent, CancelSource
 from ledger.state import ConversationState
 from ui.audit_panel import AuditPanel
 from ui.context import context
@@ -48,6 +49,9 @@ LIST_KINDS = frozenset({"created", "renamed", "deleted", "submitted", "started",
 
 
 class ChatPage:
+    left: ui.left_drawer
+    right: ui.right_drawer
+
     def __init__(self, engine: Engine, cid: str | None) -> None:
         self.engine = engine
         self.cid = cid
@@ -59,7 +63,7 @@ class ChatPage:
         self.audit_dirty = False
         self.audit_at = 0.0
         self.urgent = False
-        self.leaving: str | None = None
+        self.leaving: CancelSource | None = None
         self.sending = False
         self.stop_guard_until = 0.0
         self.actions = Actions(retry=self.retry, select=self.select, audit=self.open_audit)
@@ -82,7 +86,7 @@ class ChatPage:
         with ui.right_drawer(value=False).props("width=380 breakpoint=800").classes("lc-drawer") as self.right:
             self.audit = AuditPanel(self.engine)
             self.audit.cid = self.cid
-        self.right.on_value_change(lambda e: e.value and self.audit.show(self.cid))
+        self.right.on_value_change(self._audit_toggled)
         with ui.column().classes("lc-main w-full max-w-3xl mx-auto gap-3 px-3 pb-4"):
             for problem in ctx.problems:
                 with ui.card().classes("w-full lc-warning").mark("problem"):
@@ -252,7 +256,11 @@ class ChatPage:
 
     # --- helpers -----------------------------------------------------------------------------------------------
 
-    async def _on_key(self, e) -> None:  # type: ignore[no-untyped-def]
+    def _audit_toggled(self, e: ValueChangeEventArguments[bool | None]) -> None:
+        if e.value:
+            self.audit.show(self.cid)
+
+    async def _on_key(self, e: KeyEventArguments) -> None:
         if e.key == "Escape" and e.action.keydown:
             await self.stop()
 

@@ -39,14 +39,15 @@ class MarkdownBlock(ui.html):
 
 def code_css() -> str:
     """Pygments styles for highlighted code, light and dark (added once per page)."""
-    return HtmlFormatter(nobackground=True).get_style_defs(".codehilite") + HtmlFormatter(
-        nobackground=True, style="github-dark"
-    ).get_style_defs(".body--dark .codehilite")
+    light: str = HtmlFormatter(nobackground=True).get_style_defs(".codehilite")
+    dark: str = HtmlFormatter(nobackground=True, style="github-dark").get_style_defs(".body--dark .codehilite")
+    return light + dark
 
 
 @lru_cache(maxsize=2048)
 def render(content: str) -> str:
-    return str(markdown2.markdown(content, extras=list(EXTRAS), safe_mode="escape"))
+    html: str = markdown2.markdown(content, extras=list(EXTRAS), safe_mode="escape")
+    return html
 
 
 def split_blocks(text: str) -> list[str]:

@@ -32,8 +32,10 @@ class Sidebar:
 
     def refresh(self) -> None:
         convs = self.engine.conversations()
-        signature = tuple((c.conversation_id, c.title, c.live_attempt() is not None) for c in convs)
-        signature += (self.current,)
+        signature: tuple[object, ...] = (
+            self.current,
+            *((c.conversation_id, c.title, c.live_attempt() is not None) for c in convs),
+        )
         if signature == self._signature:
             return
         self._signature = signature
