@@ -89,8 +89,13 @@ class ChatPage:
         self.right.on_value_change(self._audit_toggled)
         with ui.column().classes("lc-main w-full max-w-3xl mx-auto gap-3 px-3 pb-4"):
             for problem in ctx.problems:
-                with ui.card().classes("w-full lc-warning").mark("problem"):
-                    ui.label(problem)
+                with (
+                    ui.card().classes("w-full lc-warning").mark("problem") as card,
+                    ui.row().classes("w-full items-start no-wrap"),
+                ):
+                    ui.icon("warning", color="orange")
+                    ui.label(problem).classes("flex-grow break-words")
+                    ui.button(icon="close", on_click=card.delete).props('flat dense round aria-label="Dismiss"')
             self.empty = ui.column().classes("w-full items-center py-10 lc-meta")
             with self.empty:
                 ui.label("Ask anything.").classes("text-xl")
