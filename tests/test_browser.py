@@ -11,6 +11,7 @@ import json
 import shutil
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -339,26 +340,35 @@ def test_hostile_model_output_is_shown_as_text_and_nothing_executes(
     assert FAKE_KEY not in page.content()
 
 
+@contextmanager
+def streaming_in_its_own_app(browser, upstream: LocalUpstream, data: Path, words: int):  # type: ignore[no-untyped-def]
+    """An app process of its own, a page on it, and an answer streaming with at least `words` words shown."""
+    app = AppProcess(data, upstream.base_url).start()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.goto(app.url)
+        upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
+        send(page, "long story")
+        cid = conversation_id(page)
+        wait_words(page, words)
+        yield app, page, cid
+    finally:
+        context.close()
+        app.kill()
+
+
 def test_killing_the_server_mid_stream_and_restarting_shows_the_answer_interrupted_at_its_prefix(
     browser,
     upstream: LocalUpstream,
     tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
-    data = tmp_path / "data"
-    first = AppProcess(data, upstream.base_url).start()
-    context = browser.new_context()
-    try:
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        page.goto(first.url)
-        upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
-        send(page, "long story")
-        cid = conversation_id(page)
-        wait_words(page, 15)
+    with streaming_in_its_own_app(browser, upstream, tmp_path / "data", 15) as (first, page, cid):
         seen_before = visible_words(page)
         page.wait_for_timeout(400)  # chunks reach the disk within the 250 ms flush interval
         first.kill()
-        second = AppProcess(data, upstream.base_url).start()
+        second = AppProcess(first.data_dir, upstream.base_url).start()
         try:
             page.goto(f"{second.url}/chat/{cid}")
             expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
@@ -369,9 +379,6 @@ def test_killing_the_server_mid_stream_and_restarting_shows_the_answer_interrupt
             assert persisted["status"] == "interrupted" and persisted["text"].split() == words
         finally:
             second.stop()
-    finally:
-        context.close()
-        first.kill()
 
 
 def test_stopping_the_server_mid_stream_keeps_the_partial_as_stopped_by_shutdown(
@@ -379,16 +386,7 @@ def test_stopping_the_server_mid_stream_keeps_the_partial_as_stopped_by_shutdown
     upstream: LocalUpstream,
     tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
-    app = AppProcess(tmp_path / "data", upstream.base_url).start()
-    context = browser.new_context()
-    try:
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        page.goto(app.url)
-        upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
-        send(page, "long story")
-        cid = conversation_id(page)
-        wait_words(page, 10)
+    with streaming_in_its_own_app(browser, upstream, tmp_path / "data", 10) as (app, _page, cid):
         started = time.monotonic()
         app.stop()  # SIGTERM: a graceful shutdown
         # uvicorn shuts down gracefully, then re-raises SIGTERM: -15 is the normal exit status here
@@ -397,12 +395,6 @@ def test_stopping_the_server_mid_stream_keeps_the_partial_as_stopped_by_shutdown
         kinds = [e["kind"] for e in events]
         assert [e["source"] for e in events if e["kind"] == "cancel_requested"] == ["shutdown"]
         assert "upstream_closed" in kinds and kinds[-1] == "persisted"
-        persisted = events[-1]
-        assert (
-            persisted["status"] == "interrupted"
-            and persisted["text"].split() == WORDS[: len(persisted["text"].split())]
-        )
+        kept = events[-1]["text"].split()
+        assert events[-1]["status"] == "interrupted" and kept and kept == WORDS[: len(kept)]
         assert upstream.records[-1].disconnected_at is not None and not upstream.records[-1].finished
-    finally:
-        context.close()
-        app.kill()

@@ -66,6 +66,7 @@ class ChatPage:
         self.leaving: CancelSource | None = None
         self.sending = False
         self.stop_guard_until = 0.0
+        self.shown_turn: int | None = None
         self.actions = Actions(retry=self.retry, select=self.select, audit=self.open_audit)
 
     def build(self) -> None:
@@ -154,7 +155,10 @@ class ChatPage:
             self.audit.refresh()
 
     def _render(self, conv: ConversationState | None) -> None:
-        streaming = conv is not None and conv.live_attempt() is not None
+        live = conv.live_attempt() if conv is not None else None
+        streaming = live is not None
+        # the turn this page shows streaming: Stop cancels that turn only, never a newer one started elsewhere
+        self.shown_turn = conv.messages[live.message_id].turn if conv is not None and live is not None else None
         self.empty.set_visibility(conv is None or not conv.message_ids)
         if conv is not None:
             last_assistant = next((m for m in reversed(conv.message_ids) if conv.messages[m].role == "assistant"), None)
@@ -226,8 +230,8 @@ class ChatPage:
             self.sending = False
 
     async def stop(self) -> None:
-        if self.cid is not None:
-            await self.engine.cancel(self.cid, "user")
+        if self.cid is not None and self.shown_turn is not None:
+            await self.engine.cancel(self.cid, "user", turn=self.shown_turn)
 
     async def retry(self, message_id: str) -> None:
         if self.cid is None:
