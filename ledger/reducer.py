@@ -59,8 +59,11 @@ def reduce(state: State, event: AnyEvent) -> State:
         conv = ConversationState(conversation_id=event.conversation_id, created_ts=event.ts)
     elif conv.deleted:
         return state
-    new = _apply(conv, event)
-    new = new._replace(last_seq=max(new.last_seq, event.seq), updated_ts=event.ts or new.updated_ts)
+    if type(event) is Chunk and event.attempt_id in conv.attempts:
+        new = _chunk(conv, event)  # the hot path: one replace of the conversation, stamps included
+    else:
+        new = _apply(conv, event)
+        new = new._replace(last_seq=max(new.last_seq, event.seq), updated_ts=event.ts or new.updated_ts)
     return State(conversations={**state.conversations, event.conversation_id: new})
 
 
@@ -206,7 +209,11 @@ def _chunk(conv: ConversationState, event: Chunk) -> ConversationState:
             chunks_rendered=attempt.chunks_rendered + 1,
             last_chunk_seq=event.chunk_seq,
         )
-    return conv._replace(attempts={**conv.attempts, attempt.attempt_id: new})
+    return conv._replace(
+        attempts={**conv.attempts, attempt.attempt_id: new},
+        last_seq=max(conv.last_seq, event.seq),
+        updated_ts=event.ts or conv.updated_ts,
+    )
 
 
 def _closed(attempt: AttemptState, source: str, keep_partial: bool) -> AttemptState:

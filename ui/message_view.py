@@ -61,7 +61,7 @@ class UserMessageView:
             self._metrics = message.metrics
             m = message.metrics
             if m is not None:
-                sent = f"sent {m.sent_at[11:19]} · " if m.sent_at else ""
+                sent = f"sent {m.sent_at[11:19]} UTC · " if m.sent_at else ""
                 self.footer.set_text(f"{sent}{'~' if m.estimated else ''}{m.input_tokens:,} tokens in")
 
 
@@ -228,7 +228,7 @@ def metrics_line(m: TurnMetrics | None) -> str:
     if m.output_ms is not None:
         parts.append(f"{_duration(m.output_ms)} streaming")
     if m.completed_at:
-        parts.append(m.completed_at[11:19])
+        parts.append(f"{m.completed_at[11:19]} UTC")
     line = " · ".join(parts)
     return line + (" (~ estimated)" if m.estimated else "")
 
