@@ -99,7 +99,7 @@ class Engine:
         if not title:
             raise InputRejected("A conversation needs a name.")
         self._require(cid)
-        self._append(Renamed(conversation_id=cid, title=title[:120]))
+        self._append(Renamed(conversation_id=cid, title=_valid_text(title[:120])))
 
     async def submit(self, cid: str, text: str) -> tuple[str, str]:
         """Send a user message; returns (user message id, assistant message id). Raises ``InputRejected``."""
@@ -117,7 +117,7 @@ class Engine:
                 raise InputRejected("An answer is still streaming. Stop it first.")
             turn = conv.turn + 1
             user_id, message_id = new_id("msg"), new_id("msg")
-            self._append(Submitted(conversation_id=cid, message_id=user_id, turn=turn, text=text))
+            self._append(Submitted(conversation_id=cid, message_id=user_id, turn=turn, text=_valid_text(text)))
             self._start(rt, turn, message_id, user_id, "submit")
         return user_id, message_id
 

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import orjson
 from tinydb.storages import Storage
 
 _DECODER = json.JSONDecoder()
@@ -34,17 +35,32 @@ class AtomicJSONStorage(Storage):
     def read(self) -> dict[str, Any] | None:
         if self._data is None and self.path.exists():
             text = self.path.read_text(encoding="utf-8")
-            self._data = json.loads(text) if text.strip() else None
+            self._data = loads(text) if text.strip() else None
         return self._data
 
     def write(self, data: dict[str, Any]) -> None:
-        payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        payload = dumps(data)
         atomic_write(self.path, payload)
         self._data = data
         self.bytes_written = len(payload)
 
     def close(self) -> None:
         self._data = None
+
+
+def dumps(data: Any) -> bytes:
+    """Compact JSON; orjson is ~10x faster than ``json`` (a flush rewrites the whole conversation file)."""
+    try:
+        return orjson.dumps(data)
+    except TypeError:  # e.g. a lone surrogate from a browser: keep it, escaped, rather than lose the write
+        return json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def loads(text: str | bytes) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)  # what ``dumps`` wrote through its fallback, or a real error for the caller
 
 
 def atomic_write(path: Path, payload: bytes) -> None:

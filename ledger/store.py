@@ -29,7 +29,7 @@ from tinydb import TinyDB
 from ledger.documents import from_documents, to_documents
 from ledger.errors import ConversationDeletedError, StoreError, UnknownConversationError
 from ledger.events import FLUSH_AT_ONCE_KINDS, AnyEvent, Deleted, Failed
-from ledger.storage import AtomicJSONStorage, salvage
+from ledger.storage import AtomicJSONStorage, loads, salvage
 
 log = logging.getLogger("ledger.store")
 
@@ -265,7 +265,7 @@ class Store:
     def _load_file(self, cid: str, path: Path) -> list[dict[str, Any]]:
         raw = path.read_bytes()
         try:
-            data = json.loads(raw.decode("utf-8"))
+            data = loads(raw.decode("utf-8"))
             table = data[TABLE]
             return [table[k] for k in sorted(table, key=int)]
         except (ValueError, KeyError, TypeError, AttributeError) as exc:

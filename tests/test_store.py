@@ -139,3 +139,11 @@ def test_writes_after_deleted_are_refused_and_the_file_is_gone(tmp_path: Path) -
     assert "c1" not in reopened.conversation_ids()
     with pytest.raises(ConversationDeletedError):
         reopened.append(Renamed(conversation_id="c1", ts="", title="after restart"))
+
+
+def test_a_lone_surrogate_in_text_is_stored_and_read_back_not_lost(tmp_path: Path) -> None:
+    store = Store.open(tmp_path)
+    weird = Renamed(conversation_id="c1", ts="", title="half an emoji \ud83d and more")
+    written = [store.append(e) for e in [*conversation_events("c1", 1, 3), weird]]
+    store.close()
+    assert Store.open(tmp_path).events("c1") == tuple(written)
