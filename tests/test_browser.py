@@ -341,9 +341,9 @@ def test_hostile_model_output_is_shown_as_text_and_nothing_executes(
 
 
 @contextmanager
-def streaming_in_its_own_app(browser, upstream: LocalUpstream, data: Path, words: int):  # type: ignore[no-untyped-def]
+def streaming_in_its_own_app(browser, upstream: LocalUpstream, data: Path, words: int, *args: str):  # type: ignore[no-untyped-def]
     """An app process of its own, a page on it, and an answer streaming with at least `words` words shown."""
-    app = AppProcess(data, upstream.base_url).start()
+    app = AppProcess(data, upstream.base_url, *args).start()
     context = browser.new_context()
     try:
         page = context.new_page()
@@ -397,4 +397,26 @@ def test_stopping_the_server_mid_stream_keeps_the_partial_as_stopped_by_shutdown
         assert "upstream_closed" in kinds and kinds[-1] == "persisted"
         kept = events[-1]["text"].split()
         assert events[-1]["status"] == "interrupted" and kept and kept == WORDS[: len(kept)]
+        assert upstream.records[-1].disconnected_at is not None and not upstream.records[-1].finished
+
+
+def test_with_the_cancel_policy_leaving_mid_stream_stops_the_answer_and_coming_back_shows_it_stopped(
+    browser,
+    upstream: LocalUpstream,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    with streaming_in_its_own_app(browser, upstream, tmp_path / "data", 8, "--leave-policy", "cancel") as (
+        app,
+        page,
+        cid,
+    ):
+        page.get_by_role("button", name="New chat").click()
+        page.wait_for_url(app.url + "/")
+        wait_until(lambda: any(e["kind"] == "cancelled" for e in app.export(cid)), timeout=8)
+        page.locator(f"[data-conversation='{cid}']").click()
+        expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
+        expect(last_answer(page)).to_contain_text("Stopped: you left the chat")
+        kept = watch_unchanged(page, 1.0)
+        assert kept and kept == WORDS[: len(kept)]
+        assert [e["source"] for e in app.export(cid) if e["kind"] == "cancel_requested"] == ["navigation"]
         assert upstream.records[-1].disconnected_at is not None and not upstream.records[-1].finished
