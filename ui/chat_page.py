@@ -116,7 +116,7 @@ class ChatPage:
             self.input.on("keydown.enter.exact.prevent", self.send)
             self.input.on("keydown.esc", self.stop)
             self.button = ui.button("Send", icon="send", on_click=self.send_or_stop).props("no-caps").mark("send")
-        ui.keyboard(on_key=self._on_key, ignore=[])
+        ui.keyboard(on_key=self._on_key)  # Esc anywhere on the page; inside the message box its own listener stops
         self.unsubscribe = self.engine.subscribe(self.on_event)
         self.client.on_delete(self._on_client_delete)
         ui.timer(FLUSH_SECONDS, self.flush)
