@@ -420,3 +420,25 @@ def test_with_the_cancel_policy_leaving_mid_stream_stops_the_answer_and_coming_b
         assert kept and kept == WORDS[: len(kept)]
         assert [e["source"] for e in app.export(cid) if e["kind"] == "cancel_requested"] == ["navigation"]
         assert upstream.records[-1].disconnected_at is not None and not upstream.records[-1].finished
+
+
+def test_code_blocks_are_highlighted_and_have_a_working_copy_button(
+    browser,
+    app: AppProcess,
+    upstream: LocalUpstream,  # type: ignore[no-untyped-def]
+) -> None:
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    try:
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.goto(app.url)
+        code = "def add(a, b):\n    return a + b"
+        upstream.plan(Behavior(text=f"Here you go:\n\n```python\n{code}\n```\n\nThat is all."))
+        send(page, "show me code")
+        expect(last_answer(page)).to_have_attribute("data-status", "complete")
+        expect(last_answer(page).locator(".codehilite")).to_have_count(1)
+        page.get_by_role("button", name="Copy code").click()
+        expect(page.get_by_role("button", name="Copy code")).to_have_text("Copied")
+        assert page.evaluate("navigator.clipboard.readText()").strip() == code
+    finally:
+        context.close()

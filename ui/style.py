@@ -1,5 +1,6 @@
-"""The page's look: a calm light/dark theme, message bubbles, typing dots, and auto-scroll that follows the
-answer only while the reader is at the bottom (done in the browser: it costs no websocket traffic)."""
+"""The page's look: a calm light/dark theme, message bubbles, typing dots; and two things done in the browser
+because they cost no websocket traffic there: auto-scroll that follows the answer only while the reader is at
+the bottom, and a "Copy code" button on each code block of an answer."""
 
 from __future__ import annotations
 
@@ -31,20 +32,44 @@ CSS = """
   background: var(--lc-muted); animation: lc-blink 1.2s infinite ease-in-out; }
 .lc-typing i:nth-child(2) { animation-delay: .2s; } .lc-typing i:nth-child(3) { animation-delay: .4s; }
 @keyframes lc-blink { 0%, 80%, 100% { opacity: .2; } 40% { opacity: 1; } }
+.lc-assistant pre { position: relative; }
+.lc-copy-code { position: absolute; top: 6px; right: 6px; font-size: 11px; padding: 1px 8px; border-radius: 6px;
+  border: 1px solid var(--lc-border); background: var(--q-dark-page, #fff); color: var(--lc-muted); cursor: pointer; }
+.body--dark .lc-copy-code { background: #1d1d1d; }
 .lc-timeline { border-left: 2px solid var(--lc-border); margin-left: 8px; padding-left: 0; }
 .lc-phase { margin-left: -9px; padding: 3px 0; }
 .lc-phase-icon { background: var(--q-primary); color: white; border-radius: 50%; padding: 2px;
   font-size: 12px !important; }
 """
 
-FOLLOW = """
+BROWSER_SIDE = """
 <script>
 (() => {
+  // Follow the answer while the reader is at the bottom; stop following once they scroll up.
   let pinned = true;
   const near = () => window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
   window.addEventListener('scroll', () => { pinned = near(); }, { passive: true });
-  new MutationObserver(() => { if (pinned) window.scrollTo(0, document.body.scrollHeight); })
-    .observe(document.body, { childList: true, subtree: true, characterData: true });
+  // A "Copy code" button on every finished code block of an answer (added here: no websocket traffic).
+  const addCopyButtons = () => {
+    for (const pre of document.querySelectorAll('.lc-assistant .lc-md pre:not([data-copy])')) {
+      pre.dataset.copy = '1';
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'lc-copy-code';
+      button.textContent = 'Copy';
+      button.setAttribute('aria-label', 'Copy code');
+      button.addEventListener('click', () => {
+        navigator.clipboard.writeText((pre.querySelector('code') || pre).innerText);
+        button.textContent = 'Copied';
+        setTimeout(() => { button.textContent = 'Copy'; }, 1200);
+      });
+      pre.appendChild(button);
+    }
+  };
+  new MutationObserver(() => {
+    addCopyButtons();
+    if (pinned) window.scrollTo(0, document.body.scrollHeight);
+  }).observe(document.body, { childList: true, subtree: true, characterData: true });
 })();
 </script>
 """
@@ -52,4 +77,4 @@ FOLLOW = """
 
 def add_style() -> None:
     ui.add_css(CSS + code_css())
-    ui.add_body_html(FOLLOW)
+    ui.add_body_html(BROWSER_SIDE)
