@@ -34,7 +34,7 @@ CSS = """
 @keyframes lc-blink { 0%, 80%, 100% { opacity: .2; } 40% { opacity: 1; } }
 .lc-assistant pre { position: relative; }
 .lc-copy-code { position: absolute; top: 6px; right: 6px; font-size: 11px; padding: 1px 8px; border-radius: 6px;
-  border: 1px solid var(--lc-border); background: var(--q-dark-page, #fff); color: var(--lc-muted); cursor: pointer; }
+  border: 1px solid var(--lc-border); background: #fff; color: var(--lc-muted); cursor: pointer; }
 .body--dark .lc-copy-code { background: #1d1d1d; }
 .lc-timeline { border-left: 2px solid var(--lc-border); margin-left: 8px; padding-left: 0; }
 .lc-phase { margin-left: -9px; padding: 3px 0; }
