@@ -3,7 +3,8 @@
 Guarantees:
 - ``AtomicJSONStorage.write`` never leaves a half-written file: it writes a temp file in the same folder,
   fsyncs it, renames it over the old one and fsyncs the folder. A failed write leaves the previous file intact.
-- ``read`` parses the file once; later reads return the in-memory copy (this storage is the only writer).
+- ``read`` parses the file once; later reads return the in-memory copy (this storage is the only writer), which
+  only a successful write changes.
 - ``salvage`` reads every complete document of a truncated TinyDB file, in order, and never raises.
 """
 
@@ -36,7 +37,9 @@ class AtomicJSONStorage(Storage):
         if self._data is None and self.path.exists():
             text = self.path.read_text(encoding="utf-8")
             self._data = loads(text) if text.strip() else None
-        return self._data
+        # TinyDB replaces the table inside what it reads, then writes it: hand out a shallow copy, so that a
+        # write that fails leaves the cached data as it was on disk (a retry must not insert twice).
+        return dict(self._data) if self._data is not None else None
 
     def write(self, data: dict[str, Any]) -> None:
         payload = dumps(data)

@@ -147,3 +147,29 @@ def test_a_lone_surrogate_in_text_is_stored_and_read_back_not_lost(tmp_path: Pat
     written = [store.append(e) for e in [*conversation_events("c1", 1, 3), weird]]
     store.close()
     assert Store.open(tmp_path).events("c1") == tuple(written)
+
+
+def test_a_failed_write_is_retried_and_nothing_is_lost_or_doubled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    real_replace, failures = os.replace, {"left": 3}
+
+    def full_disk(src, dst):  # type: ignore[no-untyped-def]
+        if failures["left"] > 0:
+            failures["left"] -= 1
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst)
+
+    store = Store.open(tmp_path, flush_interval=0.02)
+    first = [store.append(e) for e in conversation_events("c1", 1, 5)]
+    store.flush_sync()
+    monkeypatch.setattr(os, "replace", full_disk)
+    second = [store.append(e) for e in conversation_events("c1", 1, 4)[1:]]
+    store.flush_sync(timeout=10)
+    assert failures["left"] == 0 and any("No space left" in p for p in store.problems)
+    store.close()
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert list(Store.open(tmp_path).events("c1")) == first + second
+    assert not list(tmp_path.glob(".conv-*.tmp")), "temp files of failed writes are cleaned up"
