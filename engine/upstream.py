@@ -73,7 +73,6 @@ class RequestRecord:
     received_at: float
     status: int = 200
     chunks_sent: int = 0
-    chunks_after_disconnect: int = 0
     finished: bool = False
     disconnected_at: float | None = None
     closed_at: float | None = None
@@ -152,8 +151,6 @@ class Upstream:
                 yield _sse(_chunk(model, delta))
                 sent += 1
                 record.chunks_sent = sent
-                if record.disconnected_at is not None:
-                    record.chunks_after_disconnect += 1
                 await asyncio.sleep(b.chunk_delay if b.chunk_delay >= 0 else self.chunk_delay)
             yield _sse(_chunk(model, {}, finish_reason="stop"))
             if usage and b.usage:
