@@ -24,6 +24,7 @@ from dataclasses import replace
 from engine.attempt import Active, Broken, CancelOrder, Runtime
 from engine.failures import classify
 from engine.finalize import finalize, recover
+from engine.offline import litellm
 from engine.settings import EngineSettings
 from engine.stamps import new_id, now_iso
 from engine.streaming import stream_attempt
@@ -62,6 +63,7 @@ class InputRejected(StateError):
 
 class Engine:
     def __init__(self, store: Store, settings: EngineSettings) -> None:
+        litellm()  # import it now (4-7 s, once per process), never inside a request's first-chunk timeout
         self.store = store
         self.settings = settings
         self.state: State = replay(store.all_events())
