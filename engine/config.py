@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.settings import check_limits
+
 DEMO_MODEL = "demo"
 
 
@@ -80,8 +82,17 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
 
 
 def _validate(c: AppConfig) -> None:
-    if c.leave_policy not in ("continue", "cancel"):
-        raise ConfigError(f"--leave-policy: {c.leave_policy!r} must be 'continue' or 'cancel'")
+    try:
+        check_limits(
+            model=c.model,
+            first_chunk_timeout=c.first_chunk_timeout,
+            idle_timeout=c.idle_timeout,
+            max_resends=c.max_resends,
+            max_input_chars=c.max_input_chars,
+            leave_policy=c.leave_policy,
+        )
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     if not 1 <= c.port <= 65535:
         raise ConfigError(f"--port: {c.port} is not a port number (1-65535)")
     if c.host != "localhost":
@@ -89,17 +100,8 @@ def _validate(c: AppConfig) -> None:
             ipaddress.ip_address(c.host)
         except ValueError:
             raise ConfigError(f"--host: {c.host!r} is not an IP address") from None
-    for name in ("first_chunk_timeout", "idle_timeout"):
-        if getattr(c, name) <= 0:
-            raise ConfigError(f"--{name.replace('_', '-')}: must be more than 0 seconds")
     if c.demo_chunk_delay < 0:
         raise ConfigError("--demo-chunk-delay: must not be negative")
-    if not 0 <= c.max_resends <= 5:
-        raise ConfigError(f"--max-resends: {c.max_resends} must be between 0 and 5")
-    if c.max_input_chars < 1:
-        raise ConfigError("--max-input-chars: must be at least 1")
-    if not c.model.strip():
-        raise ConfigError("--model: must not be empty")
     if c.api_base and not c.api_base.startswith(("http://", "https://")):
         raise ConfigError(f"--api-base: {c.api_base!r} must start with http:// or https://")
 

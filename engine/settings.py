@@ -36,14 +36,34 @@ class EngineSettings:
         self.validate()
 
     def validate(self) -> None:
-        if not self.provider.model.strip():
-            raise ValueError("--model must not be empty")
-        for name in ("first_chunk_timeout", "idle_timeout"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"--{name.replace('_', '-')} must be more than 0 seconds")
-        if not 0 <= self.max_resends <= 5:
-            raise ValueError("--max-resends must be between 0 and 5")
-        if self.max_input_chars < 1:
-            raise ValueError("--max-input-chars must be at least 1")
-        if self.leave_policy not in ("continue", "cancel"):
-            raise ValueError(f"--leave-policy must be 'continue' or 'cancel', not {self.leave_policy!r}")
+        check_limits(
+            model=self.provider.model,
+            first_chunk_timeout=self.first_chunk_timeout,
+            idle_timeout=self.idle_timeout,
+            max_resends=self.max_resends,
+            max_input_chars=self.max_input_chars,
+            leave_policy=self.leave_policy,
+        )
+
+
+def check_limits(
+    *,
+    model: str,
+    first_chunk_timeout: float,
+    idle_timeout: float,
+    max_resends: int,
+    max_input_chars: int,
+    leave_policy: str,
+) -> None:
+    """The bounds of every engine setting, in one place (the command line reports them with the same words)."""
+    if not model.strip():
+        raise ValueError("--model: must not be empty")
+    for name, value in (("first-chunk-timeout", first_chunk_timeout), ("idle-timeout", idle_timeout)):
+        if value <= 0:
+            raise ValueError(f"--{name}: must be more than 0 seconds")
+    if not 0 <= max_resends <= 5:
+        raise ValueError(f"--max-resends: {max_resends} must be between 0 and 5")
+    if max_input_chars < 1:
+        raise ValueError("--max-input-chars: must be at least 1")
+    if leave_policy not in ("continue", "cancel"):
+        raise ValueError(f"--leave-policy: {leave_policy!r} must be 'continue' or 'cancel'")
