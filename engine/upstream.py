@@ -151,7 +151,7 @@ class Upstream:
                 yield _sse(_chunk(model, delta))
                 sent += 1
                 record.chunks_sent = sent
-                await asyncio.sleep(b.chunk_delay if b.chunk_delay >= 0 else self.chunk_delay)
+                await asyncio.sleep(b.chunk_delay)
             yield _sse(_chunk(model, {}, finish_reason="stop"))
             if usage and b.usage:
                 prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in record.messages)
