@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""Ledger Chat: a browser chat workbench whose streams can be trusted.
+"""Ledger Chat: a browser chat workbench whose streams can be trusted. This file wires the app.
 
     python main.py                       # the app with the offline demo model on http://127.0.0.1:8080
     python main.py --model openai/gpt-4o-mini   # a real model (OPENAI_API_KEY from the environment)
     python main.py export [--data-dir DIR] [--conversation ID] > ledger.jsonl
 
 Every option also reads a LEDGERCHAT_* environment variable (see ``python main.py --help``).
+
+Wiring, in order: settings (``engine.config``) → store (``ledger.store``) → engine (``engine.engine``) → pages
+(``ui.pages``). The engine starts with the app (synchronously, before the first page is served): litellm is
+imported once, the store opened and replayed, attempts a dead process left streaming are finalized. Shutdown
+cancels every stream with source ``shutdown`` before NiceGUI cancels background tasks, then flushes the store.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sys
@@ -18,6 +24,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 from engine.config import AppConfig, ConfigError, load_config  # noqa: E402
+from engine.provider import ProviderConfig  # noqa: E402
+
+log = logging.getLogger("ledger_chat")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,12 +48,10 @@ def main(argv: list[str] | None = None) -> int:
 def run(config: AppConfig) -> None:
     from nicegui import ui
 
-    from ui.app import build
-
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("LiteLLM", "litellm", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    build(config)
+    wire(config)
     print(f"Ledger Chat on http://{config.host}:{config.port} — model: {config.model} — data: {config.data_dir}")
     ui.run(
         host=config.host,
@@ -56,6 +63,58 @@ def run(config: AppConfig) -> None:
         reconnect_timeout=3.0,
         show_welcome_message=False,
     )
+
+
+def wire(config: AppConfig) -> None:
+    """Settings → store → engine → pages, inside NiceGUI's life cycle."""
+    from nicegui import app, background_tasks
+
+    from engine.engine import Engine
+    from engine.offline import litellm
+    from engine.settings import EngineSettings
+    from engine.tokens import warm_up
+    from ledger.store import Store
+    from ui.context import PageContext
+    from ui.pages import register_pages
+
+    provider = provider_config(config)
+    context = PageContext(model_label="demo model (offline)" if config.is_demo else config.model, demo=config.is_demo)
+    if config.is_demo:
+        from demo.endpoint import DemoModel
+
+        app.mount("/demo", DemoModel(chunk_delay=config.demo_chunk_delay, transient_faults=True).app)
+
+    def startup() -> None:
+        litellm()
+        store = Store.open(config.data_dir)
+        settings = EngineSettings(
+            provider=provider, limits=config.limits, spawn=lambda coro, name: background_tasks.create(coro, name=name)
+        )
+        engine = Engine(store, settings)
+        recovered = engine.recover()
+        if recovered:
+            log.warning("finalized %d answer(s) interrupted by the last shutdown", len(recovered))
+        context.problems = list(store.problems)
+        context.engine = engine
+        warm_up(provider.model)
+
+    async def shutdown() -> None:
+        if context.engine is not None:
+            await context.engine.shutdown()
+            await asyncio.to_thread(context.engine.store.close)
+
+    app.on_startup(startup)
+    app.on_shutdown(shutdown)  # registered before NiceGUI's own teardown, which cancels background tasks
+    register_pages(context)
+
+
+def provider_config(config: AppConfig) -> ProviderConfig:
+    if config.is_demo:
+        from demo import PROVIDER_MODEL
+
+        base = config.api_base or f"http://127.0.0.1:{config.port}/demo/v1"
+        return ProviderConfig(model=PROVIDER_MODEL, api_base=base, api_key="demo-needs-no-key")
+    return ProviderConfig(model=config.model, api_base=config.api_base)
 
 
 def export(config: AppConfig) -> int:

@@ -16,11 +16,12 @@ import statistics
 import tempfile
 import time
 
+from demo.endpoint import serve_in_thread
 from engine.engine import Engine
 from engine.offline import litellm
-from engine.upstream import Behavior, Upstream, serve_in_thread
 from ledger.store import Store
-from tests.conftest import make_settings
+from tests.support.engine import make_settings
+from tests.support.upstream import Behavior, ScriptedUpstream
 
 N_CANCELS = 50
 N_CHUNKS = 2000
@@ -31,7 +32,7 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-async def cancel_latency(engine: Engine, upstream: Upstream) -> tuple[list[float], list[float]]:
+async def cancel_latency(engine: Engine, upstream: ScriptedUpstream) -> tuple[list[float], list[float]]:
     engine_ms, upstream_ms = [], []
     cid = engine.create_conversation()
     for n in range(N_CANCELS):
@@ -53,7 +54,7 @@ async def cancel_latency(engine: Engine, upstream: Upstream) -> tuple[list[float
     return engine_ms, upstream_ms
 
 
-async def engine_rate(engine: Engine, upstream: Upstream) -> tuple[float, float]:
+async def engine_rate(engine: Engine, upstream: ScriptedUpstream) -> tuple[float, float]:
     upstream.plan(Behavior(text="t " * N_CHUNKS, chunk_delay=0))
     cid = engine.create_conversation()
     cpu0, t0 = time.process_time(), time.perf_counter()
@@ -66,7 +67,7 @@ async def engine_rate(engine: Engine, upstream: Upstream) -> tuple[float, float]
     return n / wall, cpu * 1000 / n
 
 
-async def bare_rate(base: str, upstream: Upstream) -> tuple[float, float]:
+async def bare_rate(base: str, upstream: ScriptedUpstream) -> tuple[float, float]:
     upstream.plan(Behavior(text="t " * N_CHUNKS, chunk_delay=0))
     cpu0, t0 = time.process_time(), time.perf_counter()
     response = await litellm().acompletion(
@@ -92,7 +93,7 @@ async def bare_rate(base: str, upstream: Upstream) -> tuple[float, float]:
 
 
 async def main() -> None:
-    upstream = Upstream(chunk_delay=0.01)
+    upstream = ScriptedUpstream(chunk_delay=0.01)
     base, stop = serve_in_thread(upstream)
     litellm()
     with tempfile.TemporaryDirectory() as tmp:

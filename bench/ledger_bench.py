@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ledger.reducer import replay
 from ledger.store import Store
-from tests.ledger_helpers import answer_events, conversation_events
+from tests.support.ledger_builders import answer_events, conversation_events
 
 
 def persist_answers(conversations: int, answers: int, chunks: int) -> dict[str, float]:

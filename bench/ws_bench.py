@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.ws_bench
 
-A 500-token answer streamed by the test upstream (10 ms apart, as in DESIGN §7), shown in headless Chromium by
+A 500-token answer streamed by the test upstream (10 ms apart), shown in headless Chromium by
 (a) the real app and (b) ``bench/naive_app.py``, which calls ``set_content(accumulated)`` on every chunk.
 Counts websocket frames and bytes the browser received from Send until the answer is complete.
 """
@@ -15,8 +15,9 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from engine.upstream import Behavior, Upstream, serve_in_thread
-from tests.app_process import CHROMIUM_ARGS, AppProcess
+from demo.endpoint import serve_in_thread
+from tests.support.app_process import CHROMIUM_ARGS, AppProcess
+from tests.support.upstream import Behavior, ScriptedUpstream
 
 TOKENS = 500
 PARAGRAPHS = 8
@@ -28,15 +29,19 @@ def answer_text() -> str:
     return "\n\n".join(" ".join(words[i : i + size]) for i in range(0, TOKENS, size))
 
 
-def measure(url: str, done_selector: str, upstream: Upstream, delay: float) -> tuple[int, int, float]:
+def measure(url: str, done_selector: str, upstream: ScriptedUpstream, delay: float) -> tuple[int, int, float]:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         page = browser.new_page()
         frames: list[int] = []
         counting = {"on": False}
 
-        def on_ws(ws) -> None:  # type: ignore[no-untyped-def]
-            ws.on("framereceived", lambda payload: counting["on"] and frames.append(len(payload)))
+        def on_ws(ws) -> None:
+            def count(payload) -> None:
+                if counting["on"]:
+                    frames.append(len(payload))
+
+            ws.on("framereceived", count)
 
         page.on("websocket", on_ws)
         page.goto(url)
@@ -55,13 +60,13 @@ def measure(url: str, done_selector: str, upstream: Upstream, delay: float) -> t
 
 
 def main() -> None:
-    upstream = Upstream()
+    upstream = ScriptedUpstream()
     base, stop = serve_in_thread(upstream)
     with tempfile.TemporaryDirectory() as tmp:
         ours = AppProcess(Path(tmp) / "data", base).start()
         naive = AppProcess(Path(tmp) / "naive", base, module="bench.naive_app").start()
         try:
-            for delay, label in ((0.01, "10 ms apart (DESIGN §7)"), (1 / 30, "human pace, 30 chunks/s")):
+            for delay, label in ((0.01, "10 ms apart"), (1 / 30, "human pace, 30 chunks/s")):
                 o = measure(ours.url, "[data-status=complete]", upstream, delay)
                 n = measure(naive.url, "text=complete", upstream, delay)
                 print(f"500-token answer, {label}:")

@@ -10,16 +10,10 @@ from pathlib import Path
 
 from playwright.sync_api import expect, sync_playwright
 
-from tests.app_process import CHROMIUM_ARGS, ROOT, AppProcess
+from tests.support.app_process import CHROMIUM_ARGS, ROOT, AppProcess
+from tests.support.browser import send
 
 OUT = ROOT / "docs"
-
-
-def send(page, text: str) -> None:  # type: ignore[no-untyped-def]
-    count = page.locator(".lc-assistant").count()
-    page.get_by_label("Message").fill(text)
-    page.get_by_label("Message").press("Enter")
-    expect(page.locator(".lc-assistant")).to_have_count(count + 1)
 
 
 def main() -> None:

@@ -1,18 +1,32 @@
-"""What the engine holds in memory about the one attempt that is streaming in a conversation.
+"""``AttemptRun``: the one object that owns a running attempt, and the chunk gate every delta passes.
 
-Guarantees: an ``Active`` is created for exactly one attempt, owned by its conversation's ``Runtime`` and never
-inferred from storage; ``outcome`` is set by the stream task when the stream ends on its own, ``cancel`` by the
-one cancel path; whichever is set first decides how the attempt is finalized.
+Guarantees:
+- A run is created for exactly one attempt and never inferred from storage. It writes to the ledger only through
+  the narrow ``append`` callable it was given and reads its conversation only through ``view``: it never sees
+  the engine, the store or another conversation.
+- ``receive`` is the chunk gate: a delta is recorded as a rendered ``chunk`` when ``ledger.stale.stale_reason``
+  allows it, otherwise as a ``stale_chunk`` with the reason; either way it gets the next per-attempt chunk_seq.
+- ``outcome`` is set by the stream task when the stream ends on its own, ``cancel`` by the one cancel path;
+  whichever is set first decides how the attempt is finalized (``settled``).
+- Delivered text is kept as pieces and joined when read: receiving is linear in the answer's length.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from engine.failures import Failure
-from ledger.events import CancelSource, Usage
+from engine.text import valid_text
+from ledger.events import AnyEvent, Block, CancelSource, Chunk, StaleChunk, Usage
+from ledger.stale import stale_reason
+from ledger.state import ConversationState
+
+Append = Callable[[AnyEvent], AnyEvent]
+View = Callable[[], ConversationState | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,48 +44,92 @@ class Broken:
 Outcome = Completed | Broken
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class CancelOrder:
     source: CancelSource
     keep_partial: bool
     t0: float = field(default_factory=time.monotonic)
 
 
-@dataclass(slots=True)
-class Active:
+@dataclass(kw_only=True, slots=True)
+class AttemptRun:
     conversation_id: str
     turn: int
     message_id: str
     user_message_id: str
     attempt_id: str
     model: str
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
+    context_ids: tuple[str, ...]
+    append: Append = field(repr=False)
+    view: View = field(repr=False)
     task: asyncio.Task[None] | None = None
     request_id: str | None = None
     next_chunk_seq: int = 0
     chunk_count: int = 0
     delivered_chars: int = 0
-    output_text: str = ""
     sent_at: str | None = None
     sent_mono: float | None = None
     first_chunk_mono: float | None = None
     last_chunk_mono: float | None = None
-    context_ids: tuple[str, ...] = ()
     close_t0: float | None = None
     outcome: Outcome | None = None
     cancel: CancelOrder | None = None
+    _pieces: list[str] = field(default_factory=list)
+
+    def receive(self, text: str, block: Block) -> bool:
+        """The chunk gate: record a rendered chunk, or a stale one. Returns whether it was rendered."""
+        conv = self.view()
+        if conv is None:  # deleted: the store refuses every write, and nothing is shown
+            return False
+        seq = self.next_chunk_seq
+        self.next_chunk_seq += 1
+        why = stale_reason(conv, self.attempt_id, seq)
+        if why is not None:
+            self.append(
+                StaleChunk(
+                    conversation_id=self.conversation_id,
+                    attempt_id=self.attempt_id,
+                    request_id=self.request_id or "",
+                    chunk_seq=seq,
+                    why=why,
+                    chars=len(text),
+                )
+            )
+            return False
+        text = valid_text(text)
+        self.append(
+            Chunk(
+                conversation_id=self.conversation_id,
+                attempt_id=self.attempt_id,
+                request_id=self.request_id or "",
+                chunk_seq=seq,
+                text=text,
+                block=block,
+            )
+        )
+        now = time.monotonic()
+        self.first_chunk_mono = self.first_chunk_mono or now
+        self.last_chunk_mono = now
+        self.chunk_count += 1
+        if block == "text":
+            self.delivered_chars += len(text)
+            self._pieces.append(text)
+        return True
 
     @property
     def settled(self) -> bool:
         """The attempt's end is decided (by the stream or by a cancel): nobody else may decide it."""
         return self.outcome is not None or self.cancel is not None
 
+    @property
+    def output_text(self) -> str:
+        """The text delivered so far (joined once per read, not per chunk)."""
+        if len(self._pieces) > 1:
+            self._pieces[:] = ["".join(self._pieces)]
+        return self._pieces[0] if self._pieces else ""
 
-@dataclass(slots=True)
-class Runtime:
-    """Per-conversation: the lock that serializes cancel/finalize, the turn counter, the active attempt."""
-
-    conversation_id: str
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    active: Active | None = None
-    viewers: set[str] = field(default_factory=set)
+    def order_cancel(self, source: CancelSource, keep_partial: bool) -> CancelOrder:
+        self.cancel = CancelOrder(source=source, keep_partial=keep_partial)
+        self.close_t0 = self.cancel.t0
+        return self.cancel

@@ -1,21 +1,25 @@
 """Command-line and environment configuration (every option also as a ``LEDGERCHAT_*`` variable).
 
 Guarantees: ``load_config(argv, environ)`` returns a validated ``AppConfig`` or raises ``ConfigError`` with one
-line naming the bad value; command-line options win over environment variables; API keys are read from the
-provider's usual environment variables by litellm and never stored here.
+line naming the bad value; command-line options win over environment variables; the engine's limits and their
+defaults are ``engine.settings.Limits`` (written once, read here); API keys are read from the provider's usual
+environment variables by litellm and never stored here.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import ipaddress
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from engine.settings import check_limits
+from engine.settings import Limits
 
 DEMO_MODEL = "demo"
+_LIMITS = Limits()
 
 
 class ConfigError(ValueError):
@@ -30,11 +34,7 @@ class AppConfig:
     data_dir: Path = Path("data")
     host: str = "127.0.0.1"
     port: int = 8080
-    leave_policy: str = "continue"
-    first_chunk_timeout: float = 60.0
-    idle_timeout: float = 30.0
-    max_resends: int = 2
-    max_input_chars: int = 32_000
+    limits: Limits = field(default_factory=Limits)
     demo_chunk_delay: float = 1 / 30
     conversation: str | None = None
     show: bool = False
@@ -43,56 +43,56 @@ class AppConfig:
     def is_demo(self) -> bool:
         return self.model == DEMO_MODEL
 
+    @property
+    def leave_policy(self) -> str:
+        return self.limits.leave_policy
 
-_OPTIONS: tuple[tuple[str, type, str], ...] = (
+
+_APP_OPTIONS: tuple[tuple[str, type, str], ...] = (
     ("model", str, "any litellm model string (provider key from its usual env variable); 'demo' = offline demo"),
     ("api_base", str, "base URL of an OpenAI-compatible endpoint (e.g. a local server)"),
     ("data_dir", Path, "folder for the ledger files (default ./data)"),
     ("host", str, "interface to bind (default 127.0.0.1)"),
     ("port", int, "port (default 8080)"),
-    ("leave_policy", str, "what leaving a streaming chat does: continue (default) or cancel"),
-    ("first_chunk_timeout", float, "seconds to wait for the first chunk (default 60)"),
-    ("idle_timeout", float, "seconds to wait between chunks (default 30)"),
-    ("max_resends", int, "automatic re-sends before the first chunk (default 2)"),
-    ("max_input_chars", int, "longest message accepted (default 32000)"),
     ("demo_chunk_delay", float, "seconds between demo-model chunks (default 0.033)"),
+)
+_LIMIT_OPTIONS: tuple[tuple[str, type, str], ...] = (
+    ("leave_policy", str, f"what leaving a streaming chat does: continue or cancel (default {_LIMITS.leave_policy})"),
+    ("first_chunk_timeout", float, f"seconds to wait for the first chunk (default {_LIMITS.first_chunk_timeout:g})"),
+    ("idle_timeout", float, f"seconds to wait between chunks (default {_LIMITS.idle_timeout:g})"),
+    ("max_resends", int, f"automatic re-sends before the first chunk (default {_LIMITS.max_resends})"),
+    ("max_input_chars", int, f"longest message accepted (default {_LIMITS.max_input_chars})"),
 )
 
 
 def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
-    parser = _parser()
-    args = parser.parse_args(list(argv))
-    values: dict[str, object] = {"command": args.command or "run"}
-    for name, kind, _ in _OPTIONS:
-        raw = getattr(args, name, None)
-        if raw is None:
-            raw = environ.get(f"LEDGERCHAT_{name.upper()}")
-        if raw is None or raw == "":
-            continue
-        try:
-            values[name] = kind(raw)
-        except ValueError:
-            raise ConfigError(f"--{name.replace('_', '-')}: {raw!r} is not a valid {kind.__name__}") from None
+    args = _parser().parse_args(list(argv))
+    app: dict[str, Any] = {"command": args.command or "run", "show": bool(getattr(args, "show", False))}
+    limits: dict[str, Any] = {}
+    for options, target in ((_APP_OPTIONS, app), (_LIMIT_OPTIONS, limits)):
+        for name, kind, _ in options:
+            raw = getattr(args, name, None)
+            if raw is None:
+                raw = environ.get(f"LEDGERCHAT_{name.upper()}")
+            if raw is None or raw == "":
+                continue
+            try:
+                target[name] = kind(raw)
+            except ValueError:
+                raise ConfigError(f"--{name.replace('_', '-')}: {raw!r} is not a valid {kind.__name__}") from None
     if args.command == "export":
-        values["conversation"] = getattr(args, "conversation", None)
-    values["show"] = bool(getattr(args, "show", False))
-    config = AppConfig(**values)  # type: ignore[arg-type]
+        app["conversation"] = getattr(args, "conversation", None)
+    try:
+        config = AppConfig(**app, limits=dataclasses.replace(_LIMITS, **limits))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     _validate(config)
     return config
 
 
 def _validate(c: AppConfig) -> None:
-    try:
-        check_limits(
-            model=c.model,
-            first_chunk_timeout=c.first_chunk_timeout,
-            idle_timeout=c.idle_timeout,
-            max_resends=c.max_resends,
-            max_input_chars=c.max_input_chars,
-            leave_policy=c.leave_policy,
-        )
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
+    if not c.model.strip():
+        raise ConfigError("--model: must not be empty")
     if not 1 <= c.port <= 65535:
         raise ConfigError(f"--port: {c.port} is not a port number (1-65535)")
     if c.host != "localhost":
@@ -119,6 +119,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_options(parser: argparse.ArgumentParser, only: tuple[str, ...] | None = None) -> None:
-    for name, _, help_text in _OPTIONS:
+    for name, _, help_text in _APP_OPTIONS + _LIMIT_OPTIONS:
         if only is None or name in only:
             parser.add_argument(f"--{name.replace('_', '-')}", dest=name, default=argparse.SUPPRESS, help=help_text)

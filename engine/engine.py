@@ -7,8 +7,8 @@ Guarantees:
   cancels the stream task and awaits it (the task closes the HTTP stream in its ``finally`` and records
   ``upstream_closed``), then finalizes. A per-conversation lock serializes cancel and finalize; a cancel issued
   for an older turn does nothing.
-- Chunks pass one gate (``receive_chunk``): rendered only while their attempt is the current, streaming attempt;
-  otherwise recorded as ``stale_chunk``.
+- Each running attempt is owned by an ``AttemptRun`` that appends through the narrow ``_append`` callable it is
+  given; its chunk gate applies the ledger's one stale rule (``ledger.stale``).
 - Deleting awaits a discard-cancel first; afterwards the store refuses any write for that conversation.
 """
 
@@ -17,33 +17,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
-from engine.attempt import Active, Broken, CancelOrder, Runtime
+from engine.attempt import AttemptRun, Broken
 from engine.failures import classify
 from engine.finalize import finalize, recover
 from engine.offline import litellm
 from engine.settings import EngineSettings
 from engine.stamps import new_id, now_iso
 from engine.streaming import stream_attempt
+from engine.text import valid_text
 from ledger.errors import StateError
 from ledger.events import (
     AnyEvent,
     Attached,
-    Block,
     CancelRequested,
     CancelSource,
-    Chunk,
     Created,
     Deleted,
     Detached,
     Renamed,
     Retrying,
     Selected,
-    StaleChunk,
-    StaleWhy,
     Started,
     Submitted,
     Trigger,
@@ -59,6 +55,16 @@ Listener = Callable[[AnyEvent], None]
 
 class InputRejected(StateError):
     """The user's input cannot be sent as it is; the message says why (the text is not lost)."""
+
+
+@dataclass(slots=True)
+class Runtime:
+    """Per conversation: the lock that serializes cancel/finalize, the running attempt, the viewers."""
+
+    conversation_id: str
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    active: AttemptRun | None = None
+    viewers: set[str] = field(default_factory=set)
 
 
 class Engine:
@@ -85,6 +91,19 @@ class Engine:
         rt = self._runtimes.get(cid)
         return bool(rt and rt.active)
 
+    def active_run(self, cid: str) -> AttemptRun | None:
+        """The attempt running in this conversation, if any."""
+        rt = self._runtimes.get(cid)
+        return rt.active if rt else None
+
+    def events(self, cid: str) -> tuple[AnyEvent, ...]:
+        """The conversation's ledger, in seq order (for the audit panel and export)."""
+        return self.store.events(cid)
+
+    async def flush(self) -> None:
+        """Return once everything appended so far is on disk."""
+        await self.store.flush()
+
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
@@ -101,16 +120,16 @@ class Engine:
         if not title:
             raise InputRejected("A conversation needs a name.")
         self._require(cid)
-        self._append(Renamed(conversation_id=cid, title=_valid_text(title[:120])))
+        self._append(Renamed(conversation_id=cid, title=valid_text(title[:120])))
 
     async def submit(self, cid: str, text: str) -> tuple[str, str]:
         """Send a user message; returns (user message id, assistant message id). Raises ``InputRejected``."""
         if not text.strip():
             raise InputRejected("Type a message first.")
-        if len(text) > self.settings.max_input_chars:
+        limit = self.settings.limits.max_input_chars
+        if len(text) > limit:
             raise InputRejected(
-                f"This message has {len(text):,} characters; the limit is {self.settings.max_input_chars:,}. "
-                "Shorten it and send again."
+                f"This message has {len(text):,} characters; the limit is {limit:,}. Shorten it and send again."
             )
         rt = self._runtime(cid)
         async with rt.lock:
@@ -119,7 +138,7 @@ class Engine:
                 raise InputRejected("An answer is still streaming. Stop it first.")
             turn = conv.turn + 1
             user_id, message_id = new_id("msg"), new_id("msg")
-            self._append(Submitted(conversation_id=cid, message_id=user_id, turn=turn, text=_valid_text(text)))
+            self._append(Submitted(conversation_id=cid, message_id=user_id, turn=turn, text=valid_text(text)))
             self._start(rt, turn, message_id, user_id, "submit")
         return user_id, message_id
 
@@ -173,8 +192,7 @@ class Engine:
             active = rt.active
             if active is None or active.settled or (turn is not None and turn != active.turn):
                 return False
-            active.cancel = CancelOrder(source=source, keep_partial=keep_partial)
-            active.close_t0 = active.cancel.t0
+            active.order_cancel(source, keep_partial)
             self._append(
                 CancelRequested(
                     conversation_id=cid,
@@ -189,7 +207,7 @@ class Engine:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-            finalize(self, active)
+            finalize(active)
             rt.active = None
             return True
 
@@ -212,9 +230,9 @@ class Engine:
 
     def recover(self) -> list[str]:
         """At start-up: finalize every attempt a dead process left streaming, as interrupted (source restart)."""
-        return recover(self)
+        return recover(lambda: self.state, self._append)
 
-    # --- viewers (DESIGN §6) -----------------------------------------------------------------------------------
+    # --- viewers: leaving and coming back (docs/architecture.md) ------------------------------------------------
 
     async def viewer_joined(self, cid: str, viewer: str) -> None:
         rt = self._runtime(cid)
@@ -232,7 +250,7 @@ class Engine:
         if rt.viewers or rt.active is None or self.conversation(cid) is None:
             return
         self._append(Detached(conversation_id=cid, attempt_id=rt.active.attempt_id))
-        if self.settings.leave_policy == "cancel":
+        if self.settings.limits.leave_policy == "cancel":
             await self.cancel(cid, source, turn=rt.active.turn)
 
     # --- internals ---------------------------------------------------------------------------------------------
@@ -240,6 +258,7 @@ class Engine:
     def _start(
         self, rt: Runtime, turn: int, message_id: str, user_id: str, trigger: Trigger, attempt_id: str | None = None
     ) -> None:
+        """Record ``started`` and spawn the stream task of a new ``AttemptRun`` (under the conversation's lock)."""
         cid = rt.conversation_id
         attempt_id = attempt_id or new_id("att")
         self._append(
@@ -254,7 +273,7 @@ class Engine:
             )
         )
         history = model_history(self.state.conversations[cid], until_message_id=message_id)
-        active = Active(
+        run = AttemptRun(
             conversation_id=cid,
             turn=turn,
             message_id=message_id,
@@ -262,71 +281,28 @@ class Engine:
             attempt_id=attempt_id,
             model=self.settings.provider.model,
             messages=as_messages(history),
+            context_ids=tuple(e.message_id for e in history),
+            append=self._append,
+            view=lambda: self.conversation(cid),
         )
-        active.context_ids = tuple(e.message_id for e in history)
-        rt.active = active
-        active.task = self.settings.spawn(self._run(rt, active), f"attempt {attempt_id}")
+        rt.active = run
+        run.task = self.settings.spawn(self._run(rt, run), f"attempt {attempt_id}")
 
-    async def _run(self, rt: Runtime, active: Active) -> None:
+    async def _run(self, rt: Runtime, run: AttemptRun) -> None:
         try:
-            outcome = await stream_attempt(self, active)
+            outcome = await stream_attempt(run, self.settings)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a bug must end the attempt readably, not leave a spinner
             log.exception("stream task failed")
-            outcome = Broken(classify(exc), active.request_id)
-        if active.settled:
+            outcome = Broken(classify(exc), run.request_id)
+        if run.settled:
             return
-        active.outcome = outcome
+        run.outcome = outcome
         async with rt.lock:
-            if rt.active is active:
-                finalize(self, active)
+            if rt.active is run:
+                finalize(run)
                 rt.active = None
-
-    def receive_chunk(self, active: Active, text: str, block: Block) -> bool:
-        """The chunk gate: append a rendered chunk, or a stale one. Returns whether it was rendered."""
-        cid = active.conversation_id
-        conv = self.conversation(cid)
-        if conv is None:
-            return False
-        attempt = conv.attempts.get(active.attempt_id)
-        message = conv.messages.get(active.message_id)
-        current = message is not None and message.current_attempt_id == active.attempt_id
-        if attempt is None or not current or attempt.status != "streaming" or active.settled:
-            why: StaleWhy = "superseded" if not current else "closing" if attempt and attempt.is_live else "closed"
-            self._append(
-                StaleChunk(
-                    conversation_id=cid,
-                    attempt_id=active.attempt_id,
-                    request_id=active.request_id or "",
-                    chunk_seq=active.next_chunk_seq,
-                    why=why,
-                    chars=len(text),
-                )
-            )
-            active.next_chunk_seq += 1
-            return False
-        text = _valid_text(text)
-        self._append(
-            Chunk(
-                conversation_id=cid,
-                attempt_id=active.attempt_id,
-                request_id=active.request_id or "",
-                chunk_seq=active.next_chunk_seq,
-                text=text,
-                block=block,
-            )
-        )
-        now = time.monotonic()
-        if active.first_chunk_mono is None:
-            active.first_chunk_mono = now
-        active.last_chunk_mono = now
-        active.next_chunk_seq += 1
-        active.chunk_count += 1
-        if block == "text":
-            active.delivered_chars += len(text)
-            active.output_text += text
-        return True
 
     def _append(self, event: AnyEvent) -> AnyEvent:
         event = self.store.append(replace(event, ts=event.ts or now_iso()))
@@ -349,12 +325,3 @@ class Engine:
         if conv is None:
             raise InputRejected("This conversation no longer exists.")
         return conv
-
-
-def _valid_text(text: str) -> str:
-    """Model output may carry lone surrogates (from JSON escapes); keep it storable as UTF-8."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")

@@ -12,28 +12,26 @@ Guarantees:
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable
+from typing import cast
 
-from engine.attempt import Active, Broken, Completed
+from engine.attempt import Append, AttemptRun, Broken, Completed
 from engine.stamps import now_iso
 from engine.tokens import count_messages, count_text
 from ledger.events import Cancelled, Done, Failed, FinalStatus, Persisted, Recovered, TurnMetrics, Usage
-from ledger.state import TERMINAL_STATUSES, AttemptStatus
-
-if TYPE_CHECKING:
-    from engine.engine import Engine
+from ledger.state import TERMINAL_STATUSES, AttemptStatus, State
 
 
-def finalize(engine: Engine, active: Active) -> None:
+def finalize(active: AttemptRun) -> None:
     """Record how the attempt ended (cancelled, done or failed), then its final form with the turn metrics."""
     cid, aid = active.conversation_id, active.attempt_id
-    if engine.conversation(cid) is None:
+    if active.view() is None:
         return
     now_mono = time.monotonic()
     outcome = active.outcome
     usage = None
     if active.cancel is not None and not isinstance(outcome, Broken):
-        engine._append(
+        active.append(
             Cancelled(
                 conversation_id=cid,
                 attempt_id=aid,
@@ -45,7 +43,7 @@ def finalize(engine: Engine, active: Active) -> None:
         )
     elif isinstance(outcome, Completed):
         usage = outcome.usage
-        engine._append(
+        active.append(
             Done(
                 conversation_id=cid,
                 attempt_id=aid,
@@ -56,7 +54,7 @@ def finalize(engine: Engine, active: Active) -> None:
         )
     elif isinstance(outcome, Broken):
         f = outcome.failure
-        engine._append(
+        active.append(
             Failed(
                 conversation_id=cid,
                 attempt_id=aid,
@@ -67,9 +65,11 @@ def finalize(engine: Engine, active: Active) -> None:
                 retryable=f.retryable,
             )
         )
-    attempt = engine.state.conversations[cid].attempts[aid]
+    conv = active.view()
+    assert conv is not None, "a conversation is only deleted after its attempt was finalized"
+    attempt = conv.attempts[aid]
     metrics = turn_metrics(active, usage, now_mono)
-    engine._append(
+    active.append(
         Persisted(
             conversation_id=cid,
             attempt_id=aid,
@@ -81,7 +81,7 @@ def finalize(engine: Engine, active: Active) -> None:
     )
 
 
-def turn_metrics(active: Active, usage: Usage | None, now_mono: float) -> TurnMetrics:
+def turn_metrics(active: AttemptRun, usage: Usage | None, now_mono: float) -> TurnMetrics:
     """Wait and output durations from the engine's clock; tokens reported by the provider, else estimated."""
     first, last = active.first_chunk_mono, active.last_chunk_mono
     wait = (first - active.sent_mono) * 1000 if first and active.sent_mono else None
@@ -111,22 +111,22 @@ def final_status(status: AttemptStatus) -> FinalStatus:
     return cast(FinalStatus, status)
 
 
-def recover(engine: Engine) -> list[str]:
-    """Append ``recovered`` + ``persisted`` for every attempt still live after replay (a process died)."""
+def recover(state: Callable[[], State], append: Append) -> list[str]:
+    """Append ``recovered`` + ``persisted`` for every attempt still live in ``state()`` (a process died)."""
     recovered = []
-    for conv in list(engine.state.conversations.values()):
+    for conv in list(state().conversations.values()):
         if conv.deleted:
             continue
         for attempt in list(conv.attempts.values()):
             if not attempt.is_live:
                 continue
             cid = conv.conversation_id
-            engine._append(Recovered(conversation_id=cid, attempt_id=attempt.attempt_id))
-            after = engine.state.conversations[cid].attempts[attempt.attempt_id]
+            append(Recovered(conversation_id=cid, attempt_id=attempt.attempt_id))
+            after = state().conversations[cid].attempts[attempt.attempt_id]
             metrics = TurnMetrics(
                 completed_at=now_iso(), output_tokens=count_text(attempt.model, after.text), estimated=True
             )
-            engine._append(
+            append(
                 Persisted(
                     conversation_id=cid,
                     attempt_id=attempt.attempt_id,

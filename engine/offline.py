@@ -1,4 +1,4 @@
-"""Imports litellm once, offline: no cost-map download, no tokenizer fetch (DESIGN §7).
+"""Imports litellm once, offline: no cost-map download, no tokenizer fetch (docs/architecture.md).
 
 Guarantees: ``litellm()`` returns the module, importing it on first use only, with
 ``LITELLM_LOCAL_MODEL_COST_MAP=True`` and ``LITELLM_OFFLINE_MODE=true`` set before the import, and litellm's

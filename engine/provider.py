@@ -2,7 +2,7 @@
 
 Guarantees:
 - ``max_retries=0`` and ``num_retries=0``: litellm and the OpenAI SDK never re-send on their own, so every
-  HTTP request the engine makes has its own request_id (DESIGN §7).
+  HTTP request the engine makes has its own request_id (docs/architecture.md, facts about the stack).
 - Usage is requested (``stream_options.include_usage``) and read from the final chunk when the provider sends it.
 - ``ProviderStream.aclose()`` closes the HTTP stream; callers call it in a ``finally`` on every path.
 - Only text deltas and reasoning deltas come out, as ``Delta``; empty deltas are skipped.

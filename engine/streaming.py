@@ -14,49 +14,47 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
 
-from engine.attempt import Active, Broken, Completed, Outcome
+from engine.attempt import AttemptRun, Broken, Completed, Outcome
 from engine.failures import StreamStalled, classify
 from engine.provider import ProviderStream, open_stream
+from engine.settings import EngineSettings
 from engine.stamps import new_id, now_iso
 from ledger.events import CancelRequested, Failed, RequestSent, Retrying, UpstreamClosed
 
-if TYPE_CHECKING:
-    from engine.engine import Engine
 
-
-async def stream_attempt(engine: Engine, active: Active) -> Outcome:
-    settings = engine.settings
+async def stream_attempt(run: AttemptRun, settings: EngineSettings) -> Outcome:
+    """Run the attempt's requests until one streams to its end, fails for good, or the task is cancelled."""
+    limits = settings.limits
     request_id = new_id("req")
-    for resend in range(settings.max_resends + 1):
-        active.request_id = request_id
-        engine._append(
+    for resend in range(limits.max_resends + 1):
+        run.request_id = request_id
+        run.append(
             RequestSent(
-                conversation_id=active.conversation_id,
-                attempt_id=active.attempt_id,
+                conversation_id=run.conversation_id,
+                attempt_id=run.attempt_id,
                 request_id=request_id,
                 model=settings.provider.model,
                 params=settings.provider.public_params(),
-                context_message_ids=active.context_ids,
+                context_message_ids=run.context_ids,
             )
         )
-        active.sent_at, active.sent_mono = active.sent_at or now_iso(), time.monotonic()
+        run.sent_at, run.sent_mono = run.sent_at or now_iso(), time.monotonic()
         try:
-            return await _one_request(engine, active)
+            return await _one_request(run, settings)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - every provider error is classified, none escapes
             failure = classify(exc)
             if isinstance(exc, StreamStalled | TimeoutError):
                 return Broken(failure, request_id)
-            if not (failure.retryable and active.chunk_count == 0 and resend < settings.max_resends):
+            if not (failure.retryable and run.chunk_count == 0 and resend < limits.max_resends):
                 return Broken(failure, request_id)
             next_id = new_id("req")
-            engine._append(
+            run.append(
                 Failed(
-                    conversation_id=active.conversation_id,
-                    attempt_id=active.attempt_id,
+                    conversation_id=run.conversation_id,
+                    attempt_id=run.attempt_id,
                     request_id=request_id,
                     error_type=failure.error_type,
                     http_status=failure.http_status,
@@ -65,67 +63,67 @@ async def stream_attempt(engine: Engine, active: Active) -> Outcome:
                     will_retry=True,
                 )
             )
-            engine._append(
+            run.append(
                 Retrying(
-                    conversation_id=active.conversation_id,
-                    message_id=active.message_id,
-                    previous_attempt_id=active.attempt_id,
-                    attempt_id=active.attempt_id,
+                    conversation_id=run.conversation_id,
+                    message_id=run.message_id,
+                    previous_attempt_id=run.attempt_id,
+                    attempt_id=run.attempt_id,
                     why="auto",
                     previous_request_id=request_id,
                     request_id=next_id,
                 )
             )
-            await asyncio.sleep(settings.resend_backoff * (2**resend))
+            await asyncio.sleep(limits.resend_backoff * (2**resend))
             request_id = next_id
     raise AssertionError("unreachable: the last try returns")  # pragma: no cover
 
 
-async def _one_request(engine: Engine, active: Active) -> Outcome:
-    settings = engine.settings
+async def _one_request(run: AttemptRun, settings: EngineSettings) -> Outcome:
+    limits = settings.limits
     stream: ProviderStream | None = None
     finished = False
     try:
         try:
-            async with asyncio.timeout(settings.first_chunk_timeout):
-                stream = await open_stream(settings.provider, active.messages)
+            async with asyncio.timeout(limits.first_chunk_timeout):
+                stream = await open_stream(settings.provider, run.messages)
                 delta = await anext(stream, None)
         except TimeoutError:
-            _timed_out(engine, active)
-            raise StreamStalled(settings.first_chunk_timeout, first=True) from None
+            _timed_out(run)
+            raise StreamStalled(limits.first_chunk_timeout, first=True) from None
         while delta is not None:
-            engine.receive_chunk(active, delta.text, delta.block)
+            run.receive(delta.text, delta.block)
             try:
-                async with asyncio.timeout(settings.idle_timeout):
+                async with asyncio.timeout(limits.idle_timeout):
                     delta = await anext(stream, None)
             except TimeoutError:
-                _timed_out(engine, active)
-                raise StreamStalled(settings.idle_timeout, first=False) from None
+                _timed_out(run)
+                raise StreamStalled(limits.idle_timeout, first=False) from None
         finished = True
         return Completed(stream.finish_reason, stream.usage)
     finally:
         if stream is not None:
             await stream.aclose()
-        if not finished and active.close_t0 is not None:
-            ms = round((time.monotonic() - active.close_t0) * 1000, 2)
-            engine._append(
+        if not finished and run.close_t0 is not None:
+            ms = round((time.monotonic() - run.close_t0) * 1000, 2)
+            run.append(
                 UpstreamClosed(
-                    conversation_id=active.conversation_id,
-                    attempt_id=active.attempt_id,
-                    request_id=active.request_id or "",
+                    conversation_id=run.conversation_id,
+                    attempt_id=run.attempt_id,
+                    request_id=run.request_id or "",
                     close_ms=ms,
                 )
             )
 
 
-def _timed_out(engine: Engine, active: Active) -> None:
-    active.close_t0 = time.monotonic()
-    engine._append(
+def _timed_out(run: AttemptRun) -> None:
+    run.close_t0 = time.monotonic()
+    run.append(
         CancelRequested(
-            conversation_id=active.conversation_id,
-            attempt_id=active.attempt_id,
+            conversation_id=run.conversation_id,
+            attempt_id=run.attempt_id,
             source="timeout",
             keep_partial=True,
-            turn=active.turn,
+            turn=run.turn,
         )
     )

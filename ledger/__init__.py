@@ -1,4 +1,4 @@
 """Ledger Chat's domain and storage: events, the pure reducer, projections and the TinyDB store.
 
-This package imports neither NiceGUI nor litellm (DESIGN §0).
+This package imports neither NiceGUI nor litellm (docs/architecture.md).
 """

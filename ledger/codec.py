@@ -1,7 +1,7 @@
 """One codec between events and plain dicts: the JSON Lines export format and the store's document format.
 
 Guarantees:
-- ``to_dict(e)`` gives ``{"seq", "ts", "kind", "conversation_id", ...fields}`` with DESIGN §3 field names;
+- ``to_dict(e)`` gives ``{"seq", "ts", "kind", "conversation_id", ...fields}`` with the field names of docs/ledger.md;
   tuples become lists, ``Param`` tuples become an object, nested values become objects.
 - ``from_dict(to_dict(e)) == e`` for every event.
 - ``from_dict`` rejects an unknown kind, a missing required field, an unknown field or a value of the wrong

@@ -1,4 +1,4 @@
-"""The ledger's vocabulary: one frozen dataclass per event kind (DESIGN §3).
+"""The ledger's vocabulary: one frozen dataclass per event kind (see docs/ledger.md).
 
 Guarantees:
 - Events are immutable values; every field is a str, int, float, bool, None, a tuple, or one of the small
@@ -18,12 +18,12 @@ CancelSource = Literal["user", "navigation", "disconnect", "delete", "timeout", 
 ErrorType = Literal[
     "rate_limit", "auth", "server", "timeout", "connection", "malformed_stream", "bad_request", "unknown"
 ]
-StaleWhy = Literal["closing", "closed", "superseded"]
+StaleWhy = Literal["closing", "closed", "superseded", "out_of_order"]
 Trigger = Literal["submit", "retry"]
 Block = Literal["text", "reasoning"]
 FinalStatus = Literal["complete", "interrupted", "failed", "empty"]
 
-#: Cancel sources whose delivered prefix stays in the model history (DESIGN §4).
+#: Cancel sources whose delivered prefix stays in the model history (docs/ledger.md).
 PARTIAL_KEEPING_SOURCES: frozenset[str] = frozenset({"user", "navigation", "disconnect", "shutdown", "restart"})
 
 

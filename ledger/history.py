@@ -1,4 +1,4 @@
-"""Model history: the messages the next request sends, projected from the state (DESIGN §4).
+"""Model history: the messages the next request sends, projected from the state (docs/ledger.md, model history).
 
 Guarantees, per turn in order:
 - the user message is always sent;

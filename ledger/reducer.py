@@ -2,8 +2,8 @@
 
 Guarantees:
 - No clock reads, no id generation, no I/O: the same events always give the same state.
-- Stale rule (DESIGN §4): a chunk is rendered only when its attempt is the current attempt of its message and
-  that attempt is still streaming (not closing, not closed); every other chunk is counted as stale.
+- Stale rule (``ledger.stale``): a chunk is rendered only when its attempt is the current attempt of its message
+  and that attempt is still streaming (not closing, not closed); every other chunk is counted as stale.
 - Chunk accounting: for every attempt, chunks_received == chunks_rendered + stale_chunks, and its text is the
   concatenation of its rendered chunks in chunk_seq order.
 - Terminal attempt statuses (complete, interrupted, failed, empty) never change again.
@@ -38,6 +38,7 @@ from ledger.events import (
     Submitted,
     UpstreamClosed,
 )
+from ledger.stale import stale_reason
 from ledger.state import (
     EMPTY_STATE,
     TERMINAL_STATUSES,
@@ -191,9 +192,7 @@ def _chunk(conv: ConversationState, event: Chunk) -> ConversationState:
     attempt = conv.attempts.get(event.attempt_id)
     if attempt is None:
         return conv._replace(orphan_chunks=conv.orphan_chunks + 1)
-    message = conv.messages[attempt.message_id]
-    in_order = attempt.last_chunk_seq is None or event.chunk_seq > attempt.last_chunk_seq
-    if attempt.status != "streaming" or message.current_attempt_id != attempt.attempt_id or not in_order:
+    if stale_reason(conv, attempt.attempt_id, event.chunk_seq) is not None:
         new = attempt._replace(chunks_received=attempt.chunks_received + 1, stale_chunks=attempt.stale_chunks + 1)
     elif event.block == "reasoning":
         new = attempt._replace(

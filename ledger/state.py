@@ -53,7 +53,7 @@ class AttemptState(NamedTuple):
 
     @property
     def in_history(self) -> bool:
-        """Whether this attempt's text enters the model history when it is the selected one (DESIGN §4)."""
+        """Whether this attempt's text enters the model history when it is the selected one (docs/ledger.md)."""
         if self.status == "complete":
             return True
         return self.status == "interrupted" and self.keep_partial and bool(self.text)

@@ -19,7 +19,8 @@ from ledger.events import (
     UpstreamClosed,
     Usage,
 )
-from tests.ledger_helpers import ts
+from tests.support.ledger_builders import ts
+from ui.format import phase_detail, phase_label
 
 C = "c"
 
@@ -52,19 +53,22 @@ def test_a_stopped_attempt_shows_first_chunk_chunks_stale_cancel_source_and_upst
     assert a.first_chunk_ms == 248.0
     assert (a.cancel_source, a.upstream_close_ms, a.status) == ("user", 1.5, "interrupted")
     assert a.metrics is not None and a.metrics.estimated and a.duration_ms == 402.0
-    names = [p.name for p in a.phases]
-    assert names == [
+    kinds = [p.kind for p in a.phases]
+    assert kinds == [
         "submitted",
         "started",
-        "request sent",
-        "first chunk",
+        "request_sent",
+        "first_chunk",
         "chunks",
-        "cancel requested",
-        "upstream closed",
+        "cancel_requested",
+        "upstream_closed",
         "cancelled",
         "persisted",
     ]
-    assert next(p for p in a.phases if p.name == "chunks").detail == "7 chunks, last seq 6"
+    chunks = next(p for p in a.phases if p.kind == "chunks")
+    assert (chunks.count, chunks.last_seq) == (7, 6)
+    assert phase_detail(chunks) == "7 chunks, last seq 6"
+    assert [phase_label(p) for p in a.phases][2:4] == ["request sent", "first chunk"]
 
 
 def test_an_automatic_resend_shows_two_requests_the_failure_and_the_reported_tokens() -> None:
@@ -109,4 +113,4 @@ def test_an_automatic_resend_shows_two_requests_the_failure_and_the_reported_tok
     assert a.retries == 1 and a.error_type is None
     assert a.first_chunk_ms == 100.0 and a.requests[1].first_chunk_ms == 100.0
     assert a.usage == Usage(input_tokens=10, output_tokens=1)
-    assert "done" in [p.name for p in a.phases] and "request failed" in [p.name for p in a.phases]
+    assert "done" in [p.kind for p in a.phases] and "request_failed" in [p.kind for p in a.phases]

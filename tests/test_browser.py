@@ -1,8 +1,8 @@
 """End-to-end: the real app process, headless Chromium (Debian's, via Playwright), the real test upstream.
 
-One test per scenario of DESIGN §8. Each asserts only what a person sees in the browser, or what the upstream's
-request log and the ledger export (``main.py export``) prove. Waits are for conditions, never fixed sleeps;
-"nothing more appears" is watched for a full second.
+One test per release scenario (docs/architecture.md). Each asserts only what a person sees in the browser, or what
+the upstream's request log and the ledger export (``main.py export``) prove. Waits are for conditions, never fixed
+sleeps; "nothing more appears" is watched for a full second.
 """
 
 from __future__ import annotations
@@ -16,18 +16,25 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Page, expect, sync_playwright
 
-from engine.upstream import HOSTILE, Behavior
-from tests.app_process import CHROMIUM_ARGS, FAKE_KEY, AppProcess
-from tests.conftest import LocalUpstream
+from tests.support.app_process import CHROMIUM_ARGS, FAKE_KEY, AppProcess
+from tests.support.browser import (
+    conversation_id,
+    last_answer,
+    open_audit,
+    send,
+    visible_words,
+    wait_words,
+    watch_unchanged,
+)
+from tests.support.upstream import HOSTILE, Behavior, ScriptedUpstream
+from tests.support.waiting import nothing_more_for_blocking, wait_until_blocking
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed (tasks.py installs it)"),
 ]
-playwright_sync = pytest.importorskip("playwright.sync_api")
-Page = playwright_sync.Page
-expect = playwright_sync.expect
 
 WORDS = [f"w{n}" for n in range(600)]
 STORY = " ".join(WORDS)
@@ -37,7 +44,7 @@ STORY = " ".join(WORDS)
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory, upstream_server: LocalUpstream) -> Iterator[AppProcess]:
+def app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream) -> Iterator[AppProcess]:
     process = AppProcess(tmp_path_factory.mktemp("e2e") / "data", upstream_server.base_url, "--idle-timeout", "3")
     process.start()
     yield process
@@ -46,20 +53,20 @@ def app(tmp_path_factory: pytest.TempPathFactory, upstream_server: LocalUpstream
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    with playwright_sync.sync_playwright() as p:
+    with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
 
 
 @pytest.fixture
-def open_page(browser, app: AppProcess) -> Iterator[Callable[..., Page]]:  # type: ignore[no-untyped-def]
+def open_page(browser, app: AppProcess) -> Iterator[Callable[..., Page]]:
     contexts = []
 
     def open_(path: str = "/", target: AppProcess | None = None) -> Page:
         context = browser.new_context(viewport={"width": 1200, "height": 900})
         contexts.append(context)
-        page = context.new_page()
+        page: Page = context.new_page()
         page.set_default_timeout(15_000)
         page.goto((target or app).url + path)
         expect(page.get_by_label("Message")).to_be_visible()
@@ -70,73 +77,17 @@ def open_page(browser, app: AppProcess) -> Iterator[Callable[..., Page]]:  # typ
         context.close()
 
 
-# --- helpers -----------------------------------------------------------------------------------------------------
-
-
-def send(page: Page, text: str) -> None:
-    """Type and press Enter; return once the new answer's element is on the page (so `last_answer` is it)."""
-    answers = page.locator(".lc-assistant").count()
-    box = page.get_by_label("Message")
-    box.fill(text)
-    box.press("Enter")
-    expect(page.locator(".lc-assistant")).to_have_count(answers + 1)
-
-
-def last_answer(page: Page):  # type: ignore[no-untyped-def]
-    return page.locator(".lc-assistant").last
-
-
-def visible_words(page: Page) -> list[str]:
-    answer = page.locator(".lc-assistant .lc-body").last
-    return answer.inner_text().split() if answer.count() else []
-
-
-def wait_words(page: Page, at_least: int) -> None:
-    page.wait_for_function(
-        "n => { const b = [...document.querySelectorAll('.lc-assistant .lc-body')].pop();"
-        " return b && b.innerText.split(/\\s+/).filter(Boolean).length >= n; }",
-        arg=at_least,
-    )
-
-
-def watch_unchanged(page: Page, seconds: float = 1.0) -> list[str]:
-    """Sample the last answer every 50 ms for `seconds`; fail if a single word is added."""
-    first = visible_words(page)
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        page.wait_for_timeout(50)
-        assert visible_words(page) == first, "text changed after it should have stopped"
-    return first
-
-
-def conversation_id(page: Page) -> str:
-    page.wait_for_url("**/chat/*")
-    return page.url.rsplit("/", 1)[-1]
-
-
-def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
-
-
-def open_audit(page: Page) -> None:
-    page.get_by_role("button", name="Audit panel").click()
-    expect(page.locator("[data-testid=audit-panel], .lc-audit-card").first).to_be_visible()
-
-
 # --- scenarios ---------------------------------------------------------------------------------------------------
 
 
 def test_stop_right_after_sending_shows_no_ghost_text_and_leaves_retry_and_input_usable(
     open_page,
-    upstream: LocalUpstream,  # type: ignore[no-untyped-def]
+    upstream: ScriptedUpstream,
 ) -> None:
     page = open_page()
     upstream.plan(Behavior(text="GHOST " * 40, first_delay=1.5))
     send(page, "hello there")
-    wait_until(lambda: len(upstream.records) == 1)
+    wait_until_blocking(lambda: len(upstream.records) == 1)
     page.get_by_role("button", name="Stop").click()
     expect(last_answer(page)).to_have_attribute("data-status", "empty")
     expect(last_answer(page)).to_contain_text("Stopped before any text")
@@ -153,8 +104,8 @@ def test_stop_right_after_sending_shows_no_ghost_text_and_leaves_retry_and_input
 
 def test_stop_mid_stream_keeps_exactly_what_was_seen_and_the_follow_up_carries_it(
     open_page,
-    upstream: LocalUpstream,
-    app: AppProcess,  # type: ignore[no-untyped-def]
+    upstream: ScriptedUpstream,
+    app: AppProcess,
 ) -> None:
     page = open_page()
     upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
@@ -182,7 +133,7 @@ def test_stop_mid_stream_keeps_exactly_what_was_seen_and_the_follow_up_carries_i
 
 def test_retry_right_after_stop_shows_only_the_new_tokens_and_both_attempts_stay_browsable(
     open_page,
-    upstream: LocalUpstream,  # type: ignore[no-untyped-def]
+    upstream: ScriptedUpstream,
 ) -> None:
     page = open_page()
     upstream.plan(Behavior(text="OLD " * 300, chunk_delay=0.02), Behavior(text="NEW " * 60, chunk_delay=0.01))
@@ -203,7 +154,7 @@ def test_retry_right_after_stop_shows_only_the_new_tokens_and_both_attempts_stay
 
 def test_an_old_request_answering_late_never_reaches_the_screen_and_the_audit_shows_it(
     open_page,
-    upstream: LocalUpstream,  # type: ignore[no-untyped-def]
+    upstream: ScriptedUpstream,
 ) -> None:
     page = open_page()
     upstream.plan(
@@ -211,12 +162,12 @@ def test_an_old_request_answering_late_never_reaches_the_screen_and_the_audit_sh
         Behavior(text="FRESH " * 20, chunk_delay=0.01),
     )
     send(page, "slow one")
-    wait_until(lambda: len(upstream.records) == 1)
+    wait_until_blocking(lambda: len(upstream.records) == 1)
     started = upstream.records[0].received_at
     page.get_by_role("button", name="Stop").click()
     page.get_by_role("button", name="Retry").click()
     expect(last_answer(page)).to_have_attribute("data-status", "complete")
-    wait_until(lambda: time.monotonic() > started + 2.0, timeout=5)  # the old request's answer time has passed
+    wait_until_blocking(lambda: time.monotonic() > started + 2.0, timeout=5)  # the old request's answer time has passed
     watch_unchanged(page, 1.0)
     expect(page.get_by_text("LATEOLD")).to_have_count(0)
     assert visible_words(page) == ["FRESH"] * 20
@@ -232,7 +183,7 @@ def test_an_old_request_answering_late_never_reaches_the_screen_and_the_audit_sh
 
 def test_a_network_drop_shows_a_readable_error_keeps_the_partial_and_retry_and_resend_work(
     open_page,
-    upstream: LocalUpstream,  # type: ignore[no-untyped-def]
+    upstream: ScriptedUpstream,
 ) -> None:
     page = open_page()
     upstream.plan(Behavior(text="PARTIAL " * 80, drop_after=8, chunk_delay=0.01), Behavior(text="recovered answer"))
@@ -259,8 +210,8 @@ def test_a_network_drop_shows_a_readable_error_keeps_the_partial_and_retry_and_r
 
 def test_leaving_and_coming_back_mid_stream_shows_everything_so_far_then_the_rest(
     open_page,
-    upstream: LocalUpstream,
-    app: AppProcess,  # type: ignore[no-untyped-def]
+    upstream: ScriptedUpstream,
+    app: AppProcess,
 ) -> None:
     page = open_page()
     upstream.plan(Behavior(text=STORY, chunk_delay=0.015))
@@ -269,7 +220,7 @@ def test_leaving_and_coming_back_mid_stream_shows_everything_so_far_then_the_res
     wait_words(page, 10)
     page.get_by_role("button", name="New chat").click()
     page.wait_for_url(app.url + "/")
-    wait_until(lambda: any(e["kind"] == "detached" for e in app.export(cid)), timeout=8)
+    wait_until_blocking(lambda: any(e["kind"] == "detached" for e in app.export(cid)), timeout=8)
     page.locator(f"[data-conversation='{cid}']").click()
     page.wait_for_url(f"**/chat/{cid}")
     words = visible_words(page)
@@ -285,8 +236,8 @@ def test_leaving_and_coming_back_mid_stream_shows_everything_so_far_then_the_res
 
 def test_deleting_a_chat_while_it_streams_removes_it_closes_upstream_and_writes_nothing_after(
     open_page,
-    upstream: LocalUpstream,
-    app: AppProcess,  # type: ignore[no-untyped-def]
+    upstream: ScriptedUpstream,
+    app: AppProcess,
 ) -> None:
     page = open_page()
     upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
@@ -297,9 +248,9 @@ def test_deleting_a_chat_while_it_streams_removes_it_closes_upstream_and_writes_
     item.get_by_role("button", name="Delete").click()
     page.get_by_role("dialog").get_by_role("button", name="Delete").click()
     expect(page.locator(f"[data-conversation='{cid}']")).to_have_count(0)
-    wait_until(lambda: upstream.records[-1].disconnected_at is not None, timeout=5)
+    wait_until_blocking(lambda: upstream.records[-1].disconnected_at is not None, timeout=5)
     sent = upstream.records[-1].chunks_sent
-    time.sleep(0.5)
+    nothing_more_for_blocking(0.5)
     assert upstream.records[-1].chunks_sent == sent and not upstream.records[-1].finished
     assert not (app.data_dir / f"conv-{cid}.json").exists()
     assert all(e["conversation_id"] != cid for e in app.export())
@@ -307,7 +258,7 @@ def test_deleting_a_chat_while_it_streams_removes_it_closes_upstream_and_writes_
 
 def test_two_tabs_on_one_chat_show_the_same_stream_and_stop_in_one_stops_both(
     open_page,
-    upstream: LocalUpstream,  # type: ignore[no-untyped-def]
+    upstream: ScriptedUpstream,
 ) -> None:
     first = open_page()
     upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
@@ -324,7 +275,7 @@ def test_two_tabs_on_one_chat_show_the_same_stream_and_stop_in_one_stops_both(
 
 def test_hostile_model_output_is_shown_as_text_and_nothing_executes(
     open_page,
-    upstream: LocalUpstream,  # type: ignore[no-untyped-def]
+    upstream: ScriptedUpstream,
 ) -> None:
     page = open_page()
     upstream.plan(Behavior(text=HOSTILE))
@@ -342,7 +293,7 @@ def test_hostile_model_output_is_shown_as_text_and_nothing_executes(
 
 
 @contextmanager
-def streaming_in_its_own_app(browser, upstream: LocalUpstream, data: Path, words: int, *args: str):  # type: ignore[no-untyped-def]
+def streaming_in_its_own_app(browser, upstream: ScriptedUpstream, data: Path, words: int, *args: str):
     """An app process of its own, a page on it, and an answer streaming with at least `words` words shown."""
     app = AppProcess(data, upstream.base_url, *args).start()
     context = browser.new_context()
@@ -362,8 +313,8 @@ def streaming_in_its_own_app(browser, upstream: LocalUpstream, data: Path, words
 
 def test_killing_the_server_mid_stream_and_restarting_shows_the_answer_interrupted_at_its_prefix(
     browser,
-    upstream: LocalUpstream,
-    tmp_path: Path,  # type: ignore[no-untyped-def]
+    upstream: ScriptedUpstream,
+    tmp_path: Path,
 ) -> None:
     with streaming_in_its_own_app(browser, upstream, tmp_path / "data", 15) as (first, page, cid):
         seen_before = visible_words(page)
@@ -384,8 +335,8 @@ def test_killing_the_server_mid_stream_and_restarting_shows_the_answer_interrupt
 
 def test_stopping_the_server_mid_stream_keeps_the_partial_as_stopped_by_shutdown(
     browser,
-    upstream: LocalUpstream,
-    tmp_path: Path,  # type: ignore[no-untyped-def]
+    upstream: ScriptedUpstream,
+    tmp_path: Path,
 ) -> None:
     with streaming_in_its_own_app(browser, upstream, tmp_path / "data", 10) as (app, _page, cid):
         started = time.monotonic()
@@ -403,8 +354,8 @@ def test_stopping_the_server_mid_stream_keeps_the_partial_as_stopped_by_shutdown
 
 def test_with_the_cancel_policy_leaving_mid_stream_stops_the_answer_and_coming_back_shows_it_stopped(
     browser,
-    upstream: LocalUpstream,
-    tmp_path: Path,  # type: ignore[no-untyped-def]
+    upstream: ScriptedUpstream,
+    tmp_path: Path,
 ) -> None:
     with streaming_in_its_own_app(browser, upstream, tmp_path / "data", 8, "--leave-policy", "cancel") as (
         app,
@@ -413,7 +364,7 @@ def test_with_the_cancel_policy_leaving_mid_stream_stops_the_answer_and_coming_b
     ):
         page.get_by_role("button", name="New chat").click()
         page.wait_for_url(app.url + "/")
-        wait_until(lambda: any(e["kind"] == "cancelled" for e in app.export(cid)), timeout=8)
+        wait_until_blocking(lambda: any(e["kind"] == "cancelled" for e in app.export(cid)), timeout=8)
         page.locator(f"[data-conversation='{cid}']").click()
         expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
         expect(last_answer(page)).to_contain_text("Stopped: you left the chat")
@@ -426,7 +377,7 @@ def test_with_the_cancel_policy_leaving_mid_stream_stops_the_answer_and_coming_b
 def test_code_blocks_are_highlighted_and_have_a_working_copy_button(
     browser,
     app: AppProcess,
-    upstream: LocalUpstream,  # type: ignore[no-untyped-def]
+    upstream: ScriptedUpstream,
 ) -> None:
     context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
     try:

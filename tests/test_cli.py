@@ -13,7 +13,7 @@ import pytest
 from engine.config import ConfigError, load_config
 from ledger.codec import from_dict
 from ledger.store import Store
-from tests.ledger_helpers import conversation_events
+from tests.support.ledger_builders import conversation_events
 
 ROOT = Path(__file__).resolve().parent.parent
 

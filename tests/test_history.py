@@ -1,4 +1,4 @@
-"""Model history rules (DESIGN §4): what the next request sends after complete, stopped, failed and retried turns."""
+"""Model history rules (docs/ledger.md): what the next request sends after complete, stopped, failed, retried turns."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class Turns:
         self.events: list[AnyEvent] = []
         self.turn = 0
 
-    def add(self, event_cls, **fields) -> None:  # type: ignore[no-untyped-def]
+    def add(self, event_cls, **fields) -> None:
         self.events.append(event_cls(seq=len(self.events) + 1, ts="", conversation_id=C, **fields))
 
     def ask(self, text: str) -> tuple[str, str]:

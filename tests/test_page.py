@@ -1,8 +1,7 @@
-"""The chat page with NiceGUI's simulated user, against the real test upstream (DESIGN §8 scenarios 1-7, 9, 10)."""
+"""The chat page with NiceGUI's simulated user, against the real test upstream (the release scenarios)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -12,9 +11,9 @@ import pytest
 from nicegui import ui
 from nicegui.testing import User
 
-from engine.upstream import HOSTILE, Behavior
-from tests.conftest import LocalUpstream
-from tests.page_helpers import answer_html, answers, button, click, elements, engine, last_answer, send, until
+from tests.support.page import answer_html, answers, button, click, elements, engine, last_answer, send
+from tests.support.upstream import HOSTILE, Behavior, ScriptedUpstream
+from tests.support.waiting import nothing_more_for, wait_until
 
 pytest_plugins = ["nicegui.testing.user_plugin"]
 FAKE_KEY = "sk-test-page-0123456789abcdef"
@@ -22,7 +21,7 @@ WORDS = " ".join(f"w{n}" for n in range(300))
 
 
 @pytest.fixture
-def app_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, upstream: LocalUpstream) -> LocalUpstream:
+def app_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, upstream: ScriptedUpstream) -> ScriptedUpstream:
     monkeypatch.setenv("LEDGERCHAT_MODEL", "openai/test-model")
     monkeypatch.setenv("LEDGERCHAT_API_BASE", upstream.base_url)
     monkeypatch.setenv("LEDGERCHAT_DATA_DIR", str(tmp_path / "data"))
@@ -32,9 +31,15 @@ def app_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, upstream: LocalUpst
 
 
 @pytest.fixture
-async def chat(app_env: LocalUpstream, user: User) -> User:
+async def chat(app_env: ScriptedUpstream, user: User) -> User:
     await user.open("/")
     return user
+
+
+def answer_text_in_ledger(cid: str) -> str:
+    conv = engine().conversation(cid)
+    assert conv is not None
+    return conv.attempts[conv.messages[conv.message_ids[-1]].current_attempt_id or ""].text
 
 
 def cid_of(user: User) -> str:
@@ -43,14 +48,14 @@ def cid_of(user: User) -> str:
 
 
 async def test_stop_right_after_sending_leaves_no_ghost_text_and_input_usable(
-    chat: User, upstream: LocalUpstream
+    chat: User, upstream: ScriptedUpstream
 ) -> None:
     upstream.plan(Behavior(text="GHOST " * 30, first_delay=1.5))
     await send(chat, "hello")
-    await until(lambda: len(upstream.records) == 1)
+    await wait_until(lambda: len(upstream.records) == 1)
     await click(chat, "Stop")
-    await until(lambda: last_answer(chat).status == "empty")
-    await asyncio.sleep(1.8)  # past the upstream's first chunk: nothing may appear
+    await wait_until(lambda: last_answer(chat).status == "empty")
+    await nothing_more_for(1.8)  # past the upstream's first chunk: nothing may appear
     seen = last_answer(chat)
     assert "GHOST" not in seen.text and seen.status == "empty"
     assert any("Stopped before any text" in m for m in seen.markers)
@@ -58,121 +63,124 @@ async def test_stop_right_after_sending_leaves_no_ghost_text_and_input_usable(
     button(chat, "Send")
     upstream.plan(Behavior(text="fine"))
     await send(chat, "next question")
-    await until(lambda: last_answer(chat).status == "complete")
+    await wait_until(lambda: last_answer(chat).status == "complete")
     assert [m["role"] for m in upstream.records[-1].messages] == ["user", "user"]
 
 
 async def test_stop_mid_stream_keeps_the_visible_text_and_sends_exactly_it_next(
-    chat: User, upstream: LocalUpstream
+    chat: User, upstream: ScriptedUpstream
 ) -> None:
     upstream.plan(Behavior(text=WORDS, chunk_delay=0.02))
     await send(chat, "count")
-    await until(lambda: len(last_answer(chat).text.split()) >= 8)
+    await wait_until(lambda: len(last_answer(chat).text.split()) >= 8)
     await click(chat, "Stop")
-    await until(lambda: last_answer(chat).status == "interrupted")
+    await wait_until(lambda: last_answer(chat).status == "interrupted")
     visible = last_answer(chat).text
-    await asyncio.sleep(1.0)
+    await nothing_more_for(1.0)
     assert last_answer(chat).text == visible, "text changed after Stop"
     assert any(m == "Stopped" for m in last_answer(chat).markers)
     assert upstream.records[-1].disconnected_at is not None and not upstream.records[-1].finished
     upstream.plan(Behavior(text="sure"))
     await send(chat, "expand on point 2")
-    await until(lambda: last_answer(chat).status == "complete")
+    await wait_until(lambda: last_answer(chat).status == "complete")
     assert upstream.records[-1].messages[1] == {"role": "assistant", "content": visible}
 
 
 async def test_retry_right_after_stop_shows_only_new_tokens_and_keeps_old_attempt_browsable(
-    chat: User, upstream: LocalUpstream
+    chat: User, upstream: ScriptedUpstream
 ) -> None:
     upstream.plan(Behavior(text="OLD " * 200, chunk_delay=0.02), Behavior(text="NEW " * 40, chunk_delay=0.005))
     await send(chat, "hi")
-    await until(lambda: "OLD" in last_answer(chat).text)
+    await wait_until(lambda: "OLD" in last_answer(chat).text)
     await click(chat, "Stop")
-    await until(lambda: last_answer(chat).status == "interrupted")
+    await wait_until(lambda: last_answer(chat).status == "interrupted")
     await click(chat, "Retry")
-    await until(lambda: last_answer(chat).status == "complete" and last_answer(chat).attempt == "2/2")
+    await wait_until(lambda: last_answer(chat).status == "complete" and last_answer(chat).attempt == "2/2")
     assert "OLD" not in last_answer(chat).text and last_answer(chat).text.split() == ["NEW"] * 40
     chat.find(marker="attempt-prev").click()
-    await until(lambda: last_answer(chat).attempt == "1/2")
+    await wait_until(lambda: last_answer(chat).attempt == "1/2")
     assert last_answer(chat).status == "interrupted" and "NEW" not in last_answer(chat).text
 
 
 async def test_a_late_chunk_from_an_old_request_is_not_rendered_and_shows_as_stale_in_the_audit(
-    chat: User, upstream: LocalUpstream
+    chat: User, upstream: ScriptedUpstream
 ) -> None:
     upstream.plan(Behavior(text="OLD " * 200, chunk_delay=0.02), Behavior(text="NEW " * 10))
     await send(chat, "hi")
-    await until(lambda: "OLD" in last_answer(chat).text)
+    await wait_until(lambda: "OLD" in last_answer(chat).text)
     cid = cid_of(chat)
-    old = engine()._runtimes[cid].active
+    old = engine().active_run(cid)
     await click(chat, "Stop")
-    await until(lambda: last_answer(chat).status == "interrupted")
+    await wait_until(lambda: last_answer(chat).status == "interrupted")
     await click(chat, "Retry")
-    await until(lambda: last_answer(chat).status == "complete")
+    await wait_until(lambda: last_answer(chat).status == "complete")
     assert old is not None
-    engine().receive_chunk(old, "LATE TOKEN", "text")  # the old request's chunk reaches the one chunk gate late
-    await asyncio.sleep(0.3)
+    old.receive("LATE TOKEN", "text")  # the old request's chunk reaches the one chunk gate late
+    await nothing_more_for(0.3)
     assert all("LATE" not in a.text for a in answers(chat))
     chat.find(marker="audit-toggle").click()
-    await until(lambda: any(re.search(r"(^|\D)1 stale", str(e.text)) for e in elements(chat, marker="audit-counters")))
+    await wait_until(
+        lambda: any(re.search(r"(^|\D)1 stale", str(e.text)) for e in elements(chat, marker="audit-counters"))
+    )
 
 
 async def test_network_drop_shows_a_readable_error_keeps_partial_and_retry_works(
-    chat: User, upstream: LocalUpstream
+    chat: User, upstream: ScriptedUpstream
 ) -> None:
     upstream.plan(Behavior(text="PARTIAL " * 50, drop_after=6, chunk_delay=0.01), Behavior(text="recovered answer"))
     await send(chat, "hi")
-    await until(lambda: last_answer(chat).status == "failed")
+    await wait_until(lambda: last_answer(chat).status == "failed")
     seen = last_answer(chat)
     assert "PARTIAL" in seen.text
     assert "Connection lost" in seen.markers and "not in context" in seen.markers
     assert not any("Traceback" in m or "litellm." in m for m in seen.markers)
     await click(chat, "Retry")
-    await until(lambda: last_answer(chat).status == "complete")
+    await wait_until(lambda: last_answer(chat).status == "complete")
     assert last_answer(chat).text == "recovered answer"
     upstream.plan(Behavior(text="ok"))
     await send(chat, "follow up")
-    await until(lambda: last_answer(chat).status == "complete" and last_answer(chat).text == "ok")
+    await wait_until(lambda: last_answer(chat).status == "complete" and last_answer(chat).text == "ok")
     assert "PARTIAL" not in json.dumps(upstream.records[-1].messages)
 
 
 async def test_leaving_and_coming_back_mid_stream_shows_the_whole_text_then_the_rest(
-    chat: User, upstream: LocalUpstream
+    chat: User, upstream: ScriptedUpstream
 ) -> None:
     upstream.plan(Behavior(text=WORDS, chunk_delay=0.01))
     await send(chat, "long answer please")
-    await until(lambda: len(last_answer(chat).text.split()) >= 20)
+    await wait_until(lambda: len(last_answer(chat).text.split()) >= 20)
     cid = cid_of(chat)
+    shown = len(last_answer(chat).text.split())
     await chat.open("/")
-    await asyncio.sleep(0.2)
+    await wait_until(lambda: answer_text_in_ledger(cid).count(" ") > shown + 5, what="the stream going on while away")
     await chat.open(f"/chat/{cid}")
     first_seen = last_answer(chat).text
     assert first_seen.startswith("w0 w1 w2") and len(first_seen.split()) >= 20
-    await until(lambda: last_answer(chat).status == "complete", timeout=15)
+    await wait_until(lambda: last_answer(chat).status == "complete", timeout=15)
     assert last_answer(chat).text == WORDS
     assert "cancel_requested" not in [e.KIND for e in engine().store.events(cid)]
 
 
 async def test_deleting_a_chat_while_it_streams_removes_it_and_closes_upstream(
-    chat: User, upstream: LocalUpstream, tmp_path: Path
+    chat: User, upstream: ScriptedUpstream, tmp_path: Path
 ) -> None:
     upstream.plan(Behavior(text=WORDS, chunk_delay=0.02))
     await send(chat, "stream then delete")
-    await until(lambda: len(last_answer(chat).text.split()) >= 3)
+    await wait_until(lambda: len(last_answer(chat).text.split()) >= 3)
     cid = cid_of(chat)
     chat.find(marker="delete").click()
-    await until(lambda: bool(elements(chat, marker="confirm-delete")))
+    await wait_until(lambda: bool(elements(chat, marker="confirm-delete")))
     chat.find(marker="confirm-delete").click()
-    await until(lambda: engine().conversation(cid) is None)
-    await until(lambda: upstream.records[-1].disconnected_at is not None)
-    await asyncio.sleep(0.3)
+    await wait_until(lambda: engine().conversation(cid) is None)
+    await wait_until(lambda: upstream.records[-1].disconnected_at is not None)
+    await nothing_more_for(0.3)
     assert not upstream.records[-1].finished
     await engine().store.flush()
     assert not (tmp_path / "data" / f"conv-{cid}.json").exists()
 
 
 async def test_two_tabs_on_one_chat_stream_the_same_text_and_stop_in_one_stops_both(
-    app_env: LocalUpstream, create_user: Callable[[], User]
+    app_env: ScriptedUpstream, create_user: Callable[[], User]
 ) -> None:
     upstream = app_env
     first, second = create_user(), create_user()
@@ -181,20 +189,19 @@ async def test_two_tabs_on_one_chat_stream_the_same_text_and_stop_in_one_stops_b
     await send(first, "shared")
     cid = cid_of(first)
     await second.open(f"/chat/{cid}")
-    await until(lambda: len(last_answer(second).text.split()) >= 5)
+    await wait_until(lambda: len(last_answer(second).text.split()) >= 5)
     await click(second, "Stop")
-    await until(lambda: last_answer(first).status == "interrupted" and last_answer(second).status == "interrupted")
-    await asyncio.sleep(0.2)
-    assert last_answer(first).text == last_answer(second).text
+    await wait_until(lambda: last_answer(first).status == "interrupted" and last_answer(second).status == "interrupted")
+    await wait_until(lambda: last_answer(first).text == last_answer(second).text, what="both tabs showing one text")
     assert upstream.records[-1].disconnected_at is not None
 
 
 async def test_hostile_model_output_is_shown_as_text_with_no_script_or_javascript_links(
-    chat: User, upstream: LocalUpstream
+    chat: User, upstream: ScriptedUpstream
 ) -> None:
     upstream.plan(Behavior(text=HOSTILE))
     await send(chat, "say something nasty")
-    await until(lambda: last_answer(chat).status == "complete")
+    await wait_until(lambda: last_answer(chat).status == "complete")
     html = answer_html(chat)
     assert "&lt;script&gt;" in html and "<script" not in html
     assert "javascript:" not in html.replace('&lt;a href="javascript:', "")
@@ -202,23 +209,23 @@ async def test_hostile_model_output_is_shown_as_text_with_no_script_or_javascrip
 
 
 async def test_empty_input_does_nothing_and_an_overlong_message_stays_in_the_box(
-    chat: User, upstream: LocalUpstream
+    chat: User, upstream: ScriptedUpstream
 ) -> None:
     chat.find("Message").trigger("keydown.enter.exact.prevent")
-    await asyncio.sleep(0.1)
-    assert upstream.records == [] and answers(chat) == []
+    await nothing_more_for(0.1)
+    assert not upstream.records and answers(chat) == []
     long_text = "x" * 32_001
     chat.find("Message").type(long_text)
     chat.find("Message").trigger("keydown.enter.exact.prevent")
     await chat.should_see("the limit is 32,000")
     assert chat.find("Message").elements.pop().value == long_text
-    assert upstream.records == []
+    assert not upstream.records
 
 
-async def test_the_api_key_never_reaches_the_page_or_the_ledger(chat: User, upstream: LocalUpstream) -> None:
+async def test_the_api_key_never_reaches_the_page_or_the_ledger(chat: User, upstream: ScriptedUpstream) -> None:
     upstream.plan(Behavior(status=401))
     await send(chat, "hi")
-    await until(lambda: last_answer(chat).status == "failed")
+    await wait_until(lambda: last_answer(chat).status == "failed")
     cid = cid_of(chat)
     ledger = "".join(json.dumps(e.__repr__()) for e in engine().store.events(cid))
     page = json.dumps([str(el._props) + str(getattr(el, "text", "")) for el in chat.client.elements.values()])
@@ -226,20 +233,22 @@ async def test_the_api_key_never_reaches_the_page_or_the_ledger(chat: User, upst
     assert "Not authorized (HTTP 401)" in last_answer(chat).markers
 
 
-async def test_double_clicking_send_sends_one_message_and_does_not_stop_it(chat: User, upstream: LocalUpstream) -> None:
+async def test_double_clicking_send_sends_one_message_and_does_not_stop_it(
+    chat: User, upstream: ScriptedUpstream
+) -> None:
     upstream.plan(Behavior(text="one whole answer", chunk_delay=0.05))
     chat.find("Message").type("only once")
     chat.find("Message").trigger("keydown.enter.exact.prevent")
     chat.find(marker="send").click()  # the second click of a double click lands on what is now "Stop"
     chat.find(marker="send").click()
-    await until(lambda: bool(answers(chat)) and last_answer(chat).status in ("complete", "interrupted", "empty"))
+    await wait_until(lambda: bool(answers(chat)) and last_answer(chat).status in ("complete", "interrupted", "empty"))
     assert last_answer(chat).status == "complete" and last_answer(chat).text == "one whole answer"
     assert len(upstream.records) == 1 and len(answers(chat)) == 1
     assert len(elements(chat, marker="user-message")) == 1
 
 
 @pytest.fixture
-def damaged_data(app_env: LocalUpstream, tmp_path: Path) -> Path:
+def damaged_data(app_env: ScriptedUpstream, tmp_path: Path) -> Path:
     data = tmp_path / "data"
     data.mkdir(parents=True, exist_ok=True)
     (data / "conv-broken.json").write_text('{"events": {"1": {"seq": 1, "ts": "", "kind": "created", "title": "Sav')
@@ -247,34 +256,34 @@ def damaged_data(app_env: LocalUpstream, tmp_path: Path) -> Path:
 
 
 async def test_a_damaged_ledger_file_is_reported_on_the_page_and_the_app_still_works(
-    damaged_data: Path, user: User, upstream: LocalUpstream
+    damaged_data: Path, user: User, upstream: ScriptedUpstream
 ) -> None:
     await user.open("/")
     await user.should_see("its file was damaged")
     assert list(damaged_data.glob("conv-broken.json.corrupt-*")), "the damaged original must be kept"
     upstream.plan(Behavior(text="still fine"))
     await send(user, "hello")
-    await until(lambda: last_answer(user).status == "complete")
+    await wait_until(lambda: last_answer(user).status == "complete")
 
 
-async def test_esc_stops_the_answer_and_enter_never_does(chat: User, upstream: LocalUpstream) -> None:
+async def test_esc_stops_the_answer_and_enter_never_does(chat: User, upstream: ScriptedUpstream) -> None:
     upstream.plan(Behavior(text=WORDS, chunk_delay=0.02))
     await send(chat, "count")
-    await until(lambda: len(last_answer(chat).text.split()) >= 3)
+    await wait_until(lambda: len(last_answer(chat).text.split()) >= 3)
     chat.find("Message").type("typed while it streams")
     chat.find("Message").trigger("keydown.enter.exact.prevent")
     await chat.should_see("An answer is still streaming")
     assert last_answer(chat).status == "streaming"
     assert chat.find("Message").elements.pop().value == "typed while it streams"
     chat.find("Message").trigger("keydown.esc")
-    await until(lambda: last_answer(chat).status == "interrupted")
+    await wait_until(lambda: last_answer(chat).status == "interrupted")
     assert len(upstream.records) == 1
 
 
-async def test_rename_and_export_from_the_page(chat: User, upstream: LocalUpstream) -> None:
+async def test_rename_and_export_from_the_page(chat: User, upstream: ScriptedUpstream) -> None:
     upstream.plan(Behavior(text="exported answer"))
     await send(chat, "first question")
-    await until(lambda: last_answer(chat).status == "complete")
+    await wait_until(lambda: last_answer(chat).status == "complete")
     chat.find(marker="rename").click()
     chat.find("Name").clear().type("My renamed chat")
     chat.find(kind=ui.button, content="Save").click()

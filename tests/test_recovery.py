@@ -1,4 +1,4 @@
-"""A process killed mid-stream comes back with the answer interrupted at its persisted prefix (DESIGN §8.8)."""
+"""A process killed mid-stream comes back with the answer interrupted at its persisted prefix (release scenario 8)."""
 
 from __future__ import annotations
 
@@ -9,21 +9,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.upstream import Behavior
 from ledger.events import Chunk
-from tests.conftest import EngineFactory, LocalUpstream
+from tests.support.engine import EngineFactory, current_attempt
+from tests.support.upstream import Behavior, ScriptedUpstream
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 async def test_a_process_killed_mid_stream_comes_back_interrupted_with_its_persisted_prefix(
-    engines: EngineFactory, upstream: LocalUpstream, tmp_path: Path
+    engines: EngineFactory, upstream: ScriptedUpstream, tmp_path: Path
 ) -> None:
     data = tmp_path / "crash"
     story = " ".join(f"word{n}" for n in range(400))
     upstream.plan(Behavior(text=story, chunk_delay=0.01))
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.crash_child", str(data), upstream.base_url],
+        [sys.executable, "-m", "tests.support.crash_child", str(data), upstream.base_url],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -44,18 +44,9 @@ async def test_a_process_killed_mid_stream_comes_back_interrupted_with_its_persi
     engine = engines(data)
     stored_chunks = [e for e in engine.store.events(cid) if isinstance(e, Chunk)]
     assert len(stored_chunks) >= 20
-    assert (
-        engine.conversation(cid)
-        .attempts[  # type: ignore[union-attr]
-            engine.conversation(cid).messages[message_id].current_attempt_id  # type: ignore[union-attr]
-        ]
-        .status
-        == "streaming"
-    )
+    assert current_attempt(engine, cid, message_id).status == "streaming"
     recovered = engine.recover()
-    conv = engine.conversation(cid)
-    assert conv is not None
-    attempt = conv.attempts[conv.messages[message_id].current_attempt_id]  # type: ignore[index]
+    attempt = current_attempt(engine, cid, message_id)
     assert recovered == [attempt.attempt_id]
     assert attempt.status == "interrupted" and attempt.cancel_source == "restart"
     assert attempt.text == "".join(c.text for c in stored_chunks) and story.startswith(attempt.text)

@@ -1,4 +1,4 @@
-"""The reducer's invariants over random interleavings (DESIGN §4), checked with hypothesis."""
+"""The reducer's invariants over random interleavings (docs/ledger.md, rules), checked with hypothesis."""
 
 from __future__ import annotations
 

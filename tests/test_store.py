@@ -12,10 +12,10 @@ from ledger.errors import ConversationDeletedError
 from ledger.events import Chunk, Deleted, Renamed
 from ledger.reducer import replay
 from ledger.store import Store
-from tests.ledger_helpers import conversation_events
+from tests.support.ledger_builders import conversation_events
 
 
-def fill(store: Store, events) -> list:  # type: ignore[no-untyped-def]
+def fill(store: Store, events) -> list:
     return [store.append(e) for e in events]
 
 
@@ -156,7 +156,7 @@ def test_a_failed_write_is_retried_and_nothing_is_lost_or_doubled(
 
     real_replace, failures = os.replace, {"left": 3}
 
-    def full_disk(src, dst):  # type: ignore[no-untyped-def]
+    def full_disk(src, dst):
         if failures["left"] > 0:
             failures["left"] -= 1
             raise OSError(28, "No space left on device")

@@ -10,20 +10,22 @@ from __future__ import annotations
 from nicegui import ui
 
 from engine.engine import Engine
-from ledger.audit import AttemptAudit, audit
+from ledger.audit import AttemptAudit, PhaseKind, audit
 from ledger.codec import to_jsonl
+from ui.format import audit_counters, audit_heading, clock, phase_detail, phase_label
+from ui.message_view import TimeLabel
 
-ICONS = {
+ICONS: dict[PhaseKind, str] = {
     "submitted": "send",
     "started": "play_arrow",
-    "request sent": "north_east",
-    "first chunk": "south_west",
+    "request_sent": "north_east",
+    "first_chunk": "south_west",
     "chunks": "view_stream",
-    "cancel requested": "stop_circle",
-    "upstream closed": "link_off",
+    "cancel_requested": "stop_circle",
+    "upstream_closed": "link_off",
     "cancelled": "block",
     "failed": "error",
-    "request failed": "report",
+    "request_failed": "report",
     "retrying": "refresh",
     "done": "check_circle",
     "persisted": "save",
@@ -62,7 +64,7 @@ class AuditPanel:
             self.timeline_box.clear()
             self._signature = ()
             return
-        audits = audit(self.engine.store.events(self.cid))
+        audits = audit(self.engine.events(self.cid))
         if self.scope.value == "message" and self.message_id:
             audits = [a for a in audits if a.message_id == self.message_id]
         signature = tuple((a.attempt_id, len(a.phases)) for a in audits)
@@ -73,7 +75,7 @@ class AuditPanel:
             for a in audits:
                 label = self._counters.get(a.attempt_id)
                 if label is not None:
-                    label.set_text(_counter_text(a))
+                    label.set_text(audit_counters(a))
 
     def _rebuild(self, audits: list[AttemptAudit]) -> None:
         self.timeline_box.clear()
@@ -83,46 +85,23 @@ class AuditPanel:
                 ui.label("Nothing yet: send a message and its timeline appears here.").classes("lc-meta")
             for a in audits:
                 with ui.card().classes("w-full lc-audit-card").props("flat bordered").mark("audit-attempt"):
-                    ui.label(f"Turn {a.turn} · attempt {a.number} · {a.model}").classes("font-medium")
-                    self._counters[a.attempt_id] = ui.label(_counter_text(a)).classes("lc-meta").mark("audit-counters")
+                    ui.label(audit_heading(a)).classes("font-medium")
+                    self._counters[a.attempt_id] = ui.label(audit_counters(a)).classes("lc-meta").mark("audit-counters")
                     with ui.column().classes("lc-timeline w-full gap-0").mark("audit-timeline"):
                         for phase in a.phases:
                             with ui.row().classes("lc-phase items-start no-wrap gap-2 w-full"):
-                                ui.icon(ICONS.get(phase.name, "circle"), size="xs").classes("lc-phase-icon")
+                                ui.icon(ICONS[phase.kind], size="xs").classes("lc-phase-icon")
                                 with ui.column().classes("gap-0"):
                                     with ui.row().classes("items-baseline gap-2"):
-                                        ui.label(phase.name).classes("font-medium text-sm")
-                                        ui.label(phase.ts[11:23]).classes("lc-meta font-mono")
-                                    if phase.detail:
-                                        ui.label(phase.detail).classes("lc-meta break-all")
+                                        ui.label(phase_label(phase)).classes("font-medium text-sm")
+                                        TimeLabel(clock(phase.ts, millis=True)).classes("font-mono")
+                                    detail = phase_detail(phase)
+                                    if detail:
+                                        ui.label(detail).classes("lc-meta break-words")
 
     def export(self) -> None:
         if self.cid is None:
             ui.notify("Open a conversation to export its ledger.")
             return
-        content = "".join(to_jsonl(self.engine.store.events(self.cid))).encode("utf-8")
+        content = "".join(to_jsonl(self.engine.events(self.cid))).encode("utf-8")
         ui.download.content(content, f"ledger-{self.cid}.jsonl", media_type="application/x-ndjson")
-
-
-def _counter_text(a: AttemptAudit) -> str:
-    parts = [f"status {a.status}", f"{a.chunk_count} chunks"]
-    if a.last_chunk_seq is not None:
-        parts.append(f"last seq {a.last_chunk_seq}")
-    parts.append(f"{a.stale_chunks} stale")
-    if len(a.requests) > 1:
-        parts.append(f"{len(a.requests)} requests")
-    if a.cancel_source:
-        parts.append(f"cancel: {a.cancel_source}")
-    if a.upstream_close_ms is not None:
-        parts.append(f"closed +{a.upstream_close_ms:.1f} ms")
-    if a.error_type:
-        parts.append(f"error: {a.error_type}")
-    m = a.metrics
-    if m is not None:
-        mark = "~" if m.estimated else ""
-        parts.append(f"{mark}{m.input_tokens} in / {mark}{m.output_tokens} out")
-    if a.first_chunk_ms is not None:
-        parts.append(f"first chunk {a.first_chunk_ms:.0f} ms")
-    if a.duration_ms is not None:
-        parts.append(f"{a.duration_ms / 1000:.1f} s")
-    return " · ".join(parts)

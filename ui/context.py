@@ -1,21 +1,21 @@
-"""What the pages share in one process: the engine, the configuration, start-up problems.
+"""What the pages of one process share: the engine (once started), how to name the model, start-up problems.
 
-Guarantees: pages never touch TinyDB or litellm; they read ``engine.state`` and call engine operations only.
-``CONTEXT`` is set once by ``ui.app.build`` and filled at start-up.
+Guarantees: pages never touch a store or litellm; they read the engine's state and call its operations only.
+``main.py`` builds one ``PageContext``, hands it to ``ui.pages.register_pages`` and fills in the engine at
+start-up, before the first page is served. ``current()`` returns it (tests read the engine through it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.config import AppConfig
 from engine.engine import Engine
 
 
 @dataclass
-class AppContext:
-    config: AppConfig
+class PageContext:
     model_label: str
+    demo: bool = False
     engine: Engine | None = None
     problems: list[str] = field(default_factory=list)
 
@@ -25,10 +25,14 @@ class AppContext:
         return self.engine
 
 
-CONTEXT: AppContext | None = None
+_CURRENT: list[PageContext] = []
 
 
-def context() -> AppContext:
-    if CONTEXT is None:
-        raise RuntimeError("ui.app.build() was not called")
-    return CONTEXT
+def install(context: PageContext) -> None:
+    _CURRENT[:] = [context]
+
+
+def current() -> PageContext:
+    if not _CURRENT:
+        raise RuntimeError("ui.pages.register_pages() was not called")
+    return _CURRENT[0]

@@ -18,6 +18,7 @@ from nicegui import ui
 
 from ledger.events import TurnMetrics
 from ledger.state import AttemptState, ConversationState, MessageState
+from ui.format import Clock, clock, error_title, metrics_line, stopped_text, user_line
 from ui.safe_markdown import MarkdownBlock, split_blocks
 
 DOM_STATUS = {
@@ -27,14 +28,6 @@ DOM_STATUS = {
     "interrupted": "interrupted",
     "failed": "failed",
     "empty": "empty",
-}
-CAUSES = {
-    "navigation": "you left the chat",
-    "disconnect": "the page was closed",
-    "shutdown": "the server stopped",
-    "restart": "the server restarted",
-    "timeout": "the provider stopped answering",
-    "delete": "deleted",
 }
 
 
@@ -47,22 +40,38 @@ class Actions:
         self.retry, self.select, self.audit = retry, select, audit
 
 
+class TimeLabel(ui.label):
+    """A moment, shown in the browser's local time zone (the page's script rewrites the UTC fallback)."""
+
+    def __init__(self, value: Clock | None = None, prefix: str = "") -> None:
+        super().__init__("")
+        self.prefix = prefix
+        self.classes("lc-meta lc-time")
+        self.show(value)
+
+    def show(self, value: Clock | None) -> None:
+        self.props["data-lc-time"] = value.iso if value else ""
+        self.props["data-lc-prefix"] = self.prefix
+        self.set_text(f"{self.prefix}{value.text}" if value else "")
+        self.set_visibility(value is not None)
+
+
 class UserMessageView:
     def __init__(self, message: MessageState) -> None:
         self.message_id = message.message_id
         with ui.column().classes("lc-user self-end items-end gap-0 max-w-[85%]").mark("user-message") as self.root:
             ui.label(message.text).classes("lc-bubble whitespace-pre-wrap break-words")
-            self.footer = ui.label("").classes("lc-meta")
+            with ui.row().classes("gap-1 items-baseline"):
+                self.sent = TimeLabel(prefix="sent ")
+                self.footer = ui.label("").classes("lc-meta")
         self._metrics: TurnMetrics | None = None
         self.update(message)
 
     def update(self, message: MessageState) -> None:
         if message.metrics != self._metrics:
-            self._metrics = message.metrics
-            m = message.metrics
-            if m is not None:
-                sent = f"sent {m.sent_at[11:19]} UTC · " if m.sent_at else ""
-                self.footer.set_text(f"{sent}{'~' if m.estimated else ''}{m.input_tokens:,} tokens in")
+            self._metrics = m = message.metrics
+            self.sent.show(clock(m.sent_at) if m is not None and m.sent_at else None)
+            self.footer.set_text(("· " if m is not None and m.sent_at else "") + user_line(m))
 
 
 class AssistantMessageView:
@@ -92,7 +101,9 @@ class AssistantMessageView:
                 '<span class="lc-typing" aria-label="Answer streaming"><i></i><i></i><i></i></span>', sanitize=False
             )
             self.status_row = ui.row().classes("items-center gap-2 lc-meta")
-            self.footer = ui.label("").classes("lc-meta")
+            with ui.row().classes("gap-1 items-baseline"):
+                self.footer = ui.label("").classes("lc-meta")
+                self.completed = TimeLabel(prefix="· ")
         self.switcher.set_visibility(False)
         self.reasoning_box.set_visibility(False)
         self._attempt_id: str | None = None
@@ -163,24 +174,19 @@ class AssistantMessageView:
         if footer != self._footer:
             self._footer = footer
             self.footer.set_text(footer)
+            m = attempt.metrics
+            self.completed.show(clock(m.completed_at) if m is not None and m.completed_at else None)
 
     def _build_status_row(self, attempt: AttemptState, is_last: bool) -> None:
         self.status_row.clear()
         with self.status_row:
             if attempt.status == "closing":
                 ui.label("Stopping…")
-            elif attempt.status == "interrupted":
-                cause = CAUSES.get(attempt.cancel_source or "")
-                ui.label(f"Stopped: {cause}" if cause else "Stopped").classes("lc-chip lc-stopped").mark(
-                    "stopped-marker"
-                )
-            elif attempt.status == "empty":
-                cause = CAUSES.get(attempt.cancel_source or "")
-                text = "Stopped before any text" + (f" ({cause})" if cause else "")
-                ui.label(text).classes("lc-chip lc-stopped").mark("stopped-marker")
+            elif attempt.status in ("interrupted", "empty"):
+                ui.label(stopped_text(attempt)).classes("lc-chip lc-stopped").mark("stopped-marker")
             elif attempt.status == "failed":
                 with ui.column().classes("gap-0 lc-error").mark("error"):
-                    ui.label(_error_title(attempt)).classes("font-medium")
+                    ui.label(error_title(attempt)).classes("font-medium")
                     ui.label(attempt.error_summary or "The answer failed.").classes("break-words")
                 if attempt.text:
                     ui.label("not in context").classes("lc-chip").tooltip(
@@ -214,38 +220,3 @@ class AssistantMessageView:
         index = message.attempt_ids.index(self._attempt_id or message.attempt_ids[-1]) + delta
         if 0 <= index < len(message.attempt_ids):
             self.actions.select(self.message_id, message.attempt_ids[index])
-
-
-def metrics_line(m: TurnMetrics | None) -> str:
-    if m is None:
-        return ""
-    mark = "~" if m.estimated else ""
-    parts = [f"{mark}{m.input_tokens:,} in · {mark}{m.output_tokens:,} out"]
-    if m.cached_tokens:
-        parts.append(f"{m.cached_tokens:,} cached")
-    if m.wait_ms is not None:
-        parts.append(f"first chunk {_duration(m.wait_ms)}")
-    if m.output_ms is not None:
-        parts.append(f"{_duration(m.output_ms)} streaming")
-    if m.completed_at:
-        parts.append(f"{m.completed_at[11:19]} UTC")
-    line = " · ".join(parts)
-    return line + (" (~ estimated)" if m.estimated else "")
-
-
-def _duration(ms: float) -> str:
-    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
-
-
-def _error_title(attempt: AttemptState) -> str:
-    titles = {
-        "rate_limit": "Rate limited",
-        "auth": "Not authorized",
-        "server": "Provider error",
-        "timeout": "Timed out",
-        "connection": "Connection lost",
-        "malformed_stream": "Broken stream",
-        "bad_request": "Request rejected",
-    }
-    title = titles.get(attempt.error_type or "", "Failed")
-    return f"{title} (HTTP {attempt.http_status})" if attempt.http_status else title

@@ -1,6 +1,7 @@
 """The page's look: a calm light/dark theme, message bubbles, typing dots; and two things done in the browser
 because they cost no websocket traffic there: auto-scroll that follows the answer only while the reader is at
-the bottom, and a "Copy code" button on each code block of an answer."""
+the bottom, a "Copy code" button on each code block of an answer, and times shown in the browser's time zone
+(elements with ``data-lc-time``, see ``ui.message_view.TimeLabel``)."""
 
 from __future__ import annotations
 
@@ -66,8 +67,23 @@ BROWSER_SIDE = """
       pre.appendChild(button);
     }
   };
+  // Times arrive as UTC fallbacks with the instant in data-lc-time: show them in the browser's own time zone.
+  const localTimes = () => {
+    for (const el of document.querySelectorAll('[data-lc-time]')) {
+      const iso = el.dataset.lcTime;
+      if (!iso) continue;
+      const when = new Date(iso);
+      if (isNaN(when)) continue;
+      const millis = el.textContent.includes('.');
+      const opts = { hour: '2-digit', minute: '2-digit', second: '2-digit' };
+      if (millis) opts.fractionalSecondDigits = 3;
+      const text = (el.dataset.lcPrefix || '') + when.toLocaleTimeString(undefined, opts);
+      if (el.textContent !== text) { el.textContent = text; el.title = when.toLocaleString(); }
+    }
+  };
   new MutationObserver(() => {
     addCopyButtons();
+    localTimes();
     if (pinned) window.scrollTo(0, document.body.scrollHeight);
   }).observe(document.body, { childList: true, subtree: true, characterData: true });
 })();

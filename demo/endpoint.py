@@ -1,14 +1,17 @@
-"""A small OpenAI-compatible chat-completions endpoint that streams over SSE, with fault injection.
+"""The demo model: a small OpenAI-compatible chat-completions endpoint that streams over SSE, with fault tags.
 
-It is the offline demo model (mounted into the app) and the test upstream (run by the tests on a free port).
+The app mounts it at ``/demo`` (the offline demo model); the tests' scripted upstream extends it.
 
 Guarantees:
 - ``POST /v1/chat/completions`` with ``stream: true`` answers with OpenAI-style SSE chunks at a human pace
   (default 30 chunks/s), a final chunk with ``finish_reason`` and, when ``stream_options.include_usage`` is set,
   a usage chunk, then ``data: [DONE]``.
-- Each request follows a ``Behavior``: the next one queued with ``plan()``, else one chosen from directives in the
-  last user message (``#slow #drop #stall #429 #500 #401 #malformed #html #long``), else a demo answer.
-- ``records`` logs every request: its messages, chunks sent, and whether and when the client disconnected.
+- Each request follows a ``Behavior`` chosen by ``choose``: here from tags in the last user message
+  (``#slow #drop #stall #429 #500 #401 #malformed #html #long``), else a demo answer.
+- A request body over ``MAX_BODY_BYTES`` gets 413 and a body that is not a JSON object 400; ``records`` keeps
+  only the last ``MAX_RECORDS`` requests (their messages, chunks sent, when the client disconnected).
+- Importing this module changes nothing: the log filter that hides injected drops is installed by
+  ``DemoModel()`` and ``serve_in_thread``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ import logging
 import re
 import threading
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from engine.demo_text import demo_answer
+from demo.answers import demo_answer
 
 HOSTILE = (
     'Here is some **markup**: <script>window.__pwned = true</script> <img src=x onerror="window.__pwned=true"> '
@@ -47,7 +49,16 @@ class _HideInjectedDrops(logging.Filter):
         return not (record.exc_info and isinstance(record.exc_info[1], InjectedDrop))
 
 
-logging.getLogger("uvicorn.error").addFilter(_HideInjectedDrops())
+_FILTER = _HideInjectedDrops()
+MAX_BODY_BYTES = 4_000_000
+MAX_RECORDS = 200
+
+
+def hide_injected_drops() -> None:
+    """Keep uvicorn's log free of the tracebacks of drops injected on purpose (idempotent)."""
+    logger = logging.getLogger("uvicorn.error")
+    if _FILTER not in logger.filters:
+        logger.addFilter(_FILTER)
 
 
 @dataclass
@@ -79,42 +90,49 @@ class RequestRecord:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-class Upstream:
-    """The ASGI app plus its plan of behaviours and its request log (thread-safe)."""
+class DemoModel:
+    """The ASGI app, how it picks a behaviour per request, and a bounded request log (thread-safe)."""
+
+    max_records: int | None = MAX_RECORDS
 
     def __init__(self, *, chunk_delay: float = 1 / 30, transient_faults: bool = False) -> None:
         self.chunk_delay = chunk_delay
         self.transient_faults = transient_faults
         self.records: list[RequestRecord] = []
-        self._plan: deque[Behavior] = deque()
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
+        self._numbered = 0
         self._seen: dict[str, int] = {}
         self.app = Starlette(routes=[Route("/v1/chat/completions", self._completions, methods=["POST"])])
+        hide_injected_drops()
 
-    def plan(self, *behaviors: Behavior) -> None:
-        """Queue behaviours for the next requests, in order."""
-        with self._lock:
-            self._plan.extend(behaviors)
-
-    def reset(self) -> None:
-        with self._lock:
-            self._plan.clear()
-            self.records.clear()
-            self._seen.clear()
+    def choose(self, messages: list[dict[str, Any]]) -> Behavior:
+        """The behaviour of the next request (called under ``lock``): from the tags in the last user message."""
+        return self._from_directives(messages)
 
     async def _completions(self, request: Request) -> Response:
-        body = await request.json()
+        raw = await request.body()
+        if len(raw) > MAX_BODY_BYTES:
+            return _error(413)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            return _error(400)
         messages = body.get("messages") or []
-        with self._lock:
+        with self.lock:
+            self._numbered += 1
             record = RequestRecord(
-                number=len(self.records) + 1,
+                number=self._numbered,
                 messages=messages,
                 model=str(body.get("model")),
                 received_at=time.monotonic(),
                 headers={k.lower(): v for k, v in request.headers.items() if k.lower() != "authorization"},
             )
             self.records.append(record)
-            behavior = self._plan.popleft() if self._plan else self._from_directives(messages)
+            if self.max_records is not None and len(self.records) > self.max_records:
+                del self.records[: len(self.records) - self.max_records]
+            behavior = self.choose(messages)
         if behavior.first_delay and behavior.status:
             await asyncio.sleep(behavior.first_delay)
         if behavior.status:
@@ -181,6 +199,8 @@ class Upstream:
         prompt = _last_user(messages)
         tags = set(re.findall(r"#(\w+)", prompt))
         key = f"{len(messages)}:{prompt}"
+        if len(self._seen) > MAX_RECORDS:
+            self._seen.clear()
         seen = self._seen[key] = self._seen.get(key, 0) + 1
         b = Behavior(chunk_delay=self.chunk_delay)
         if "html" in tags:
@@ -232,6 +252,8 @@ _ERRORS = {
     401: ("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"),
     429: ("Rate limit reached for requests. Please try again in 1s.", "requests", "rate_limit_exceeded"),
     500: ("The server had an error while processing your request.", "server_error", None),
+    400: ("The request body must be a JSON object.", "invalid_request_error", None),
+    413: ("The request body is too large.", "invalid_request_error", None),
 }
 
 
@@ -240,12 +262,13 @@ def _error(status: int) -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": kind, "code": code}}, status_code=status)
 
 
-def serve_in_thread(upstream: Upstream, host: str = "127.0.0.1") -> tuple[str, Callable[[], None]]:
+def serve_in_thread(upstream: DemoModel, host: str = "127.0.0.1") -> tuple[str, Callable[[], None]]:
     """Run the upstream on a free port in a thread of its own; return its /v1 base URL and a stop function."""
     import socket
 
     import uvicorn
 
+    hide_injected_drops()
     sock = socket.socket()
     sock.bind((host, 0))
     port = sock.getsockname()[1]

@@ -7,7 +7,7 @@ import sys
 
 from engine.engine import Engine
 from ledger.store import Store
-from tests.conftest import make_settings
+from tests.support.engine import current_attempt, make_settings
 
 
 async def main(data_dir: str, base_url: str) -> None:
@@ -15,8 +15,7 @@ async def main(data_dir: str, base_url: str) -> None:
     cid = engine.create_conversation()
     _, message_id = await engine.submit(cid, "tell me a long story")
     while True:
-        conv = engine.conversation(cid)
-        attempt = conv.attempts[conv.messages[message_id].current_attempt_id]
+        attempt = current_attempt(engine, cid, message_id)
         if attempt.chunks_rendered >= 20:
             await engine.store.flush()
             print(f"STREAMING {cid} {message_id}", flush=True)
@@ -24,8 +23,8 @@ async def main(data_dir: str, base_url: str) -> None:
         if not attempt.is_live:
             print(f"ENDED {attempt.status} {attempt.error_summary}", flush=True)
             return
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(3600)
+        await asyncio.sleep(0.01)  # the poll interval of a condition wait, not a synchronization sleep
+    await asyncio.sleep(3600)  # stream on until the test kills this process
 
 
 if __name__ == "__main__":

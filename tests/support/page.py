@@ -1,15 +1,16 @@
-"""Helpers for NiceGUI ``user``-fixture tests: what the simulated user sees, read from the page's elements."""
+"""NiceGUI ``user``-fixture tests: what the simulated user sees (read from the page's elements), and ``send``."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
+from typing import Any
 
 from nicegui import ui
 from nicegui.testing import User
 
-import ui.context as app_context
 from engine.engine import Engine
+from tests.support.waiting import wait_until
+from ui.context import current
 from ui.safe_markdown import MarkdownBlock
 
 
@@ -22,11 +23,11 @@ class SeenAnswer:
 
 
 def engine() -> Engine:
-    assert app_context.CONTEXT is not None and app_context.CONTEXT.engine is not None
-    return app_context.CONTEXT.engine
+    """The engine of the app under test (started by NiceGUI's test runner through ``main.py``)."""
+    return current().require_engine()
 
 
-def elements(user: User, **query) -> list[ui.element]:  # type: ignore[no-untyped-def]
+def elements(user: User, **query: Any) -> list[ui.element]:
     """The elements matching a query, in page order, or [] (``user.find`` asserts that something matches)."""
     try:
         return sorted(user.find(**query).elements, key=lambda e: e.id)
@@ -64,7 +65,7 @@ def last_answer(user: User) -> SeenAnswer:
     return found[-1]
 
 
-def button(user: User, name: str):  # type: ignore[no-untyped-def]
+def button(user: User, name: str) -> Any:
     """The visible button with that accessible name (asserting it exists), ready to ``.click()``."""
     matches = [b for b in elements(user, kind=ui.button, content=name) if b.visible]
     assert matches, f"no visible button {name!r}"
@@ -73,16 +74,12 @@ def button(user: User, name: str):  # type: ignore[no-untyped-def]
 
 async def click(user: User, name: str, timeout: float = 5.0) -> None:
     """Click the button with that name as a person would: once it is visible and enabled."""
-    await until(lambda: any(b.visible and b.enabled for b in elements(user, kind=ui.button, content=name)), timeout)
+    await wait_until(
+        lambda: any(b.visible and b.enabled for b in elements(user, kind=ui.button, content=name)),
+        timeout,
+        f"button {name!r} enabled",
+    )
     user.find(kind=ui.button, content=name).click()
-
-
-async def until(condition, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.01)
 
 
 async def send(user: User, text: str) -> None:
@@ -90,4 +87,4 @@ async def send(user: User, text: str) -> None:
     before = len(elements(user, marker="assistant-message"))
     user.find("Message").type(text)
     user.find("Message").trigger("keydown.enter.exact.prevent")
-    await until(lambda: len(elements(user, marker="assistant-message")) > before, timeout=5)
+    await wait_until(lambda: len(elements(user, marker="assistant-message")) > before, 5, "the new answer's element")

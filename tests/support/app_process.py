@@ -10,7 +10,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FAKE_KEY = "sk-e2e-fake-key-0123456789abcdef"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -68,7 +68,7 @@ class AppProcess:
                     if response.status == 200:
                         return self
             except OSError:
-                time.sleep(0.1)
+                time.sleep(0.1)  # the poll interval of a condition wait (the app answering), not a sync sleep
         raise RuntimeError(f"app did not start in {timeout} s: {self.log.read_text()[-2000:]}")
 
     def kill(self) -> None:

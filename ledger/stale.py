@@ -1,0 +1,27 @@
+"""The stale rule, written once: whether a chunk for an attempt may be rendered, and if not, why.
+
+Guarantees: pure (no clock, no I/O). A chunk is rendered only when its attempt exists, is the current attempt of
+its message, is still streaming (not closing, not closed) and the chunk comes after the last rendered one. The
+reducer applies it to every recorded chunk; the engine's chunk gate applies it before recording, so a chunk the
+gate renders is rendered again by any replay.
+"""
+
+from __future__ import annotations
+
+from ledger.events import StaleWhy
+from ledger.state import ConversationState
+
+
+def stale_reason(conv: ConversationState, attempt_id: str, chunk_seq: int | None = None) -> StaleWhy | None:
+    """``None`` when a chunk of ``attempt_id`` (numbered ``chunk_seq``) is rendered; else why it is stale."""
+    attempt = conv.attempts.get(attempt_id)
+    if attempt is None:
+        return "closed"
+    message = conv.messages.get(attempt.message_id)
+    if message is None or message.current_attempt_id != attempt_id:
+        return "superseded"
+    if attempt.status != "streaming":
+        return "closing" if attempt.is_live else "closed"
+    if chunk_seq is not None and attempt.last_chunk_seq is not None and chunk_seq <= attempt.last_chunk_seq:
+        return "out_of_order"
+    return None

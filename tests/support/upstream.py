@@ -1,0 +1,54 @@
+"""The tests' scripted upstream: the demo endpoint plus a queue of planned behaviours and a full request log.
+
+Guarantees: ``plan(*behaviors)`` decides the next requests in order; with nothing planned a request follows the
+demo model's tags (faults every time, not only on the first try); ``records`` keeps every request since the last
+``reset()``. It runs on its own port (``serve``), like any provider.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from typing import Any
+
+from demo.endpoint import HOSTILE, Behavior, DemoModel, RequestRecord, serve_in_thread
+
+__all__ = ["HOSTILE", "Behavior", "RequestRecord", "ScriptedUpstream", "serve"]
+
+
+class ScriptedUpstream(DemoModel):
+    max_records = None  # a test reads every request it caused
+    base_url: str = ""
+
+    def __init__(self, *, chunk_delay: float = 0.01) -> None:
+        super().__init__(chunk_delay=chunk_delay, transient_faults=False)
+        self._plan: deque[Behavior] = deque()
+
+    def plan(self, *behaviors: Behavior) -> None:
+        """Queue behaviours for the next requests, in order."""
+        with self.lock:
+            self._plan.extend(behaviors)
+
+    def reset(self) -> None:
+        with self.lock:
+            self._plan.clear()
+            self.records.clear()
+
+    def choose(self, messages: list[dict[str, Any]]) -> Behavior:
+        return self._plan.popleft() if self._plan else super().choose(messages)
+
+    @property
+    def last(self) -> RequestRecord:
+        assert self.records, "the upstream received no request"
+        return self.records[-1]
+
+
+def serve(chunk_delay: float = 0.01) -> Iterator[ScriptedUpstream]:
+    """A scripted upstream on a free 127.0.0.1 port for the duration of a fixture."""
+    server = ScriptedUpstream(chunk_delay=chunk_delay)
+    base, stop = serve_in_thread(server)
+    server.base_url = base
+    try:
+        yield server
+    finally:
+        stop()

@@ -1,0 +1,49 @@
+"""Waiting in tests: on a condition (an event in the ledger, a DOM state, a counter), never a fixed sleep.
+
+``wait_until`` (async) and ``wait_until_blocking`` (for the synchronous browser and process tests) poll a
+condition and fail with what was awaited; ``nothing_more_for`` / ``nothing_more_for_blocking`` are the one named
+"nothing more appears" window: the caller asserts afterwards that nothing changed during it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+POLL = 0.005
+
+
+async def wait_until(condition: Callable[[], T], timeout: float = 10.0, what: str = "condition") -> T:
+    """Return the condition's first truthy value; fail after ``timeout`` seconds naming ``what``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if loop.time() > deadline:
+            raise AssertionError(f"{what} not met within {timeout} s")
+        await asyncio.sleep(POLL)  # the poll interval of a condition wait, not a synchronization sleep
+
+
+def wait_until_blocking(condition: Callable[[], T], timeout: float = 10.0, what: str = "condition") -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not met within {timeout} s")
+        time.sleep(POLL * 4)  # the poll interval of a condition wait, not a synchronization sleep
+
+
+async def nothing_more_for(seconds: float) -> None:
+    """A named "nothing more appears" window: the caller checks afterwards that nothing changed."""
+    await asyncio.sleep(seconds)  # "nothing more appears" window
+
+
+def nothing_more_for_blocking(seconds: float) -> None:
+    time.sleep(seconds)  # "nothing more appears" window

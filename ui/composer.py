@@ -1,0 +1,86 @@
+"""The message box and its Send/Stop button.
+
+Guarantees: Enter sends (never stops), Shift+Enter adds a line, Esc stops; the button reads Send, or Stop while
+the shown answer streams; after a send it is disabled for ``STOP_GUARD_SECONDS`` so that a double click on Send
+can never stop what it just sent; empty input does nothing; a message over the limit, or one the engine rejects,
+stays in the box with a clear notice; a second send while one is being submitted is ignored.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+from nicegui import ui
+
+STOP_GUARD_SECONDS = 0.3  # Stop stays disabled this long after Send: a double click never stops
+
+
+class Composer:
+    def __init__(
+        self,
+        *,
+        submit: Callable[[str], Awaitable[str | None]],
+        stop: Callable[[], Awaitable[None]],
+        streaming: Callable[[], bool],
+        max_chars: int,
+    ) -> None:
+        """``submit(text)`` returns None when sent, else the reason it was refused."""
+        self.submit, self.stop, self.streaming, self.max_chars = submit, stop, streaming, max_chars
+        self.sending = False
+        self.stop_guard_until = 0.0
+        with ui.row().classes("w-full max-w-3xl mx-auto items-end gap-2 no-wrap"):
+            self.input = (
+                ui.textarea(label="Message", placeholder="Message (Enter to send, Shift+Enter for a new line)")
+                .props("autogrow outlined dense autofocus maxlength=200000")
+                .classes("flex-grow")
+                .mark("message-input")
+            )
+            self.input.on("keydown.enter.exact.prevent", self.send)
+            self.input.on("keydown.esc", self.stop)
+            self.button = ui.button("Send", icon="send", on_click=self.send_or_stop).props("no-caps").mark("send")
+
+    def show_streaming(self, streaming: bool) -> None:
+        label = "Stop" if streaming else "Send"
+        if self.button.text != label:
+            self.button.set_text(label)
+            self.button.props(f"icon={'stop' if streaming else 'send'} color={'negative' if streaming else 'primary'}")
+
+    def disable(self) -> None:
+        self.input.disable()
+        self.button.disable()
+
+    async def send_or_stop(self) -> None:
+        if self.streaming():
+            if time.monotonic() < self.stop_guard_until:
+                return  # a click sent before the browser saw the button disabled: the tail of a double click
+            await self.stop()
+        else:
+            await self.send()
+
+    async def send(self) -> None:
+        text = self.input.value or ""
+        if self.sending or not text.strip():
+            return
+        if len(text) > self.max_chars:
+            ui.notify(
+                f"This message has {len(text):,} characters; the limit is {self.max_chars:,}. Shorten it and send "
+                "again (your text is still in the box).",
+                type="warning",
+                multi_line=True,
+            )
+            return
+        self.sending = True
+        self.button.disable()  # until STOP_GUARD_SECONDS after the submit: a double click never reaches Stop
+        try:
+            self.input.value = ""
+            refused = await self.submit(text)
+            if refused is None:
+                self.stop_guard_until = time.monotonic() + STOP_GUARD_SECONDS
+                ui.timer(STOP_GUARD_SECONDS, self.button.enable, once=True)
+            else:
+                self.input.value = text
+                self.button.enable()
+                ui.notify(refused, type="warning")
+        finally:
+            self.sending = False

@@ -1,0 +1,171 @@
+"""Every word and unit the page shows for a number, a time or a ledger value, made in this one place.
+
+Guarantees: pure functions of typed values (no NiceGUI, no clock); tokens read "~N in · ~N out" wherever they
+appear ("~" when counted locally); durations "N ms" under a second, "N.N s" above; times are given as
+``Clock`` values (the UTC fallback text plus the ISO instant) that the browser turns into its local time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ledger.audit import AttemptAudit, Phase, PhaseKind
+from ledger.events import TurnMetrics, Usage
+from ledger.state import AttemptState
+
+PHASE_LABELS: dict[PhaseKind, str] = {
+    "submitted": "submitted",
+    "started": "started",
+    "request_sent": "request sent",
+    "first_chunk": "first chunk",
+    "chunks": "chunks",
+    "cancel_requested": "cancel requested",
+    "upstream_closed": "upstream closed",
+    "cancelled": "cancelled",
+    "recovered": "recovered",
+    "request_failed": "request failed",
+    "failed": "failed",
+    "retrying": "retrying",
+    "done": "done",
+    "persisted": "persisted",
+}
+CAUSES = {
+    "navigation": "you left the chat",
+    "disconnect": "the page was closed",
+    "shutdown": "the server stopped",
+    "restart": "the server restarted",
+    "timeout": "the provider stopped answering",
+    "delete": "deleted",
+}
+ERROR_TITLES = {
+    "rate_limit": "Rate limited",
+    "auth": "Not authorized",
+    "server": "Provider error",
+    "timeout": "Timed out",
+    "connection": "Connection lost",
+    "malformed_stream": "Broken stream",
+    "bad_request": "Request rejected",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """A moment to show: ``text`` until the browser rewrites it in its own time zone from ``iso``."""
+
+    iso: str
+    text: str
+
+
+def clock(iso: str, *, millis: bool = False) -> Clock:
+    """The UTC fallback ("15:44:03 UTC"); the page's script shows the browser's local time instead."""
+    end = 23 if millis else 19
+    return Clock(iso=iso, text=f"{iso[11:end]} UTC" if len(iso) >= end else iso)
+
+
+def duration(ms: float) -> str:
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+def tokens(input_tokens: int, output_tokens: int, estimated: bool) -> str:
+    mark = "~" if estimated else ""
+    return f"{mark}{input_tokens:,} in · {mark}{output_tokens:,} out"
+
+
+def usage_tokens(usage: Usage | None) -> str:
+    return "" if usage is None else tokens(usage.input_tokens, usage.output_tokens, usage.estimated)
+
+
+def metrics_line(m: TurnMetrics | None) -> str:
+    """The footer of an answer: tokens, cache, time to first chunk, streaming time (the time is shown apart)."""
+    if m is None:
+        return ""
+    parts = [tokens(m.input_tokens, m.output_tokens, m.estimated)]
+    if m.cached_tokens:
+        parts.append(f"{m.cached_tokens:,} cached")
+    if m.wait_ms is not None:
+        parts.append(f"first chunk {duration(m.wait_ms)}")
+    if m.output_ms is not None:
+        parts.append(f"{duration(m.output_ms)} streaming")
+    line = " · ".join(parts)
+    return line + (" (~ estimated)" if m.estimated else "")
+
+
+def user_line(m: TurnMetrics | None) -> str:
+    if m is None:
+        return ""
+    return f"{'~' if m.estimated else ''}{m.input_tokens:,} tokens in"
+
+
+def error_title(attempt: AttemptState) -> str:
+    title = ERROR_TITLES.get(attempt.error_type or "", "Failed")
+    return f"{title} (HTTP {attempt.http_status})" if attempt.http_status else title
+
+
+def stopped_text(attempt: AttemptState) -> str:
+    cause = CAUSES.get(attempt.cancel_source or "")
+    if attempt.status == "empty":
+        return "Stopped before any text" + (f" ({cause})" if cause else "")
+    return f"Stopped: {cause}" if cause else "Stopped"
+
+
+def phase_label(phase: Phase) -> str:
+    return PHASE_LABELS[phase.kind]
+
+
+def phase_detail(p: Phase) -> str:
+    """The second line of a timeline entry."""
+    error = f"{p.error_type}{f' HTTP {p.http_status}' if p.http_status else ''}: {p.summary}"
+    match p.kind:
+        case "started":
+            return f"attempt {p.number} ({p.source})"
+        case "request_sent":
+            return p.model or ""
+        case "first_chunk":
+            return f"+{p.ms:.0f} ms" if p.ms is not None else ""
+        case "chunks":
+            return f"{p.count} chunks, last seq {p.last_seq}"
+        case "cancel_requested":
+            return p.source or ""
+        case "upstream_closed":
+            return f"+{p.ms:.1f} ms after cancel" if p.ms is not None else ""
+        case "cancelled":
+            return f"{p.count} chars kept"
+        case "recovered":
+            return "interrupted by a restart"
+        case "request_failed" | "failed":
+            return error
+        case "retrying":
+            return "automatic re-send" if p.source == "auto" else "by the user"
+        case "done":
+            return f"{p.finish_reason}{', ' + usage_tokens(p.usage) if p.usage else ''}"
+        case "persisted":
+            return f"{p.status}{', ' + usage_tokens(p.usage) if p.usage else ''}"
+        case "submitted":
+            return ""
+
+
+def audit_heading(a: AttemptAudit) -> str:
+    return f"Turn {a.turn} · attempt {a.number} · {a.model}"
+
+
+def audit_counters(a: AttemptAudit) -> str:
+    """The live counters line of an attempt in the audit panel."""
+    parts = [f"status {a.status}", f"{a.chunk_count} chunks"]
+    if a.last_chunk_seq is not None:
+        parts.append(f"last seq {a.last_chunk_seq}")
+    parts.append(f"{a.stale_chunks} stale")
+    if len(a.requests) > 1:
+        parts.append(f"{len(a.requests)} requests")
+    if a.cancel_source:
+        parts.append(f"cancel: {a.cancel_source}")
+    if a.upstream_close_ms is not None:
+        parts.append(f"closed +{a.upstream_close_ms:.1f} ms")
+    if a.error_type:
+        parts.append(f"error: {a.error_type}")
+    if a.metrics is not None:
+        parts.append(tokens(a.metrics.input_tokens, a.metrics.output_tokens, a.metrics.estimated))
+    if a.first_chunk_ms is not None:
+        parts.append(f"first chunk {duration(a.first_chunk_ms)}")
+    if a.duration_ms is not None:
+        parts.append(f"{a.duration_ms / 1000:.1f} s")
+    return " · ".join(parts)

@@ -1,0 +1,31 @@
+"""The app's pages: ``/`` (a new chat) and ``/chat/{id}``, each a ``ChatPage`` over the engine it is given.
+
+Guarantees: pages are registered inside ``register_pages`` (NiceGUI's test runner re-imports page modules), read
+the engine from the ``PageContext`` they were given, and never import litellm or a store. An unknown or deleted
+conversation id shows the empty page with a notice and the URL is set back to ``/``.
+"""
+
+from __future__ import annotations
+
+from nicegui import ui
+
+from ui.chat_page import ChatPage
+from ui.context import PageContext, install
+
+
+def register_pages(context: PageContext) -> None:
+    install(context)
+
+    @ui.page("/")
+    def index() -> None:
+        ChatPage(context, None).build()
+
+    @ui.page("/chat/{cid}")
+    def chat(cid: str) -> None:
+        engine = context.require_engine()
+        if engine.conversation(cid) is None:
+            ui.notify("That conversation does not exist (it may have been deleted).", type="warning")
+            ChatPage(context, None).build()
+            ui.navigate.history.replace("/")
+            return
+        ChatPage(context, cid).build()

@@ -1,0 +1,77 @@
+"""The page's refresh scheduler: engine events in, coalesced re-renders out.
+
+Guarantees: an event only marks what it touches as dirty (the chat, the conversation list, the audit panel);
+the chat is re-rendered at most every ``FLUSH_SECONDS`` while streaming, and at once for events that start or
+end something (``FLUSH_NOW``); the audit panel, which folds the whole ledger, at most every ``AUDIT_SECONDS``
+unless the event was urgent. ``flushes`` counts renders, so tests can wait on it instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from ledger.events import AnyEvent
+
+FLUSH_SECONDS = 0.1  # coalesce streaming updates to at most ~10 per second
+AUDIT_SECONDS = 0.5  # the audit panel folds the whole ledger: at most twice a second while streaming
+FLUSH_NOW = frozenset(
+    {
+        "submitted",
+        "started",
+        "cancel_requested",
+        "cancelled",
+        "failed",
+        "done",
+        "persisted",
+        "selected",
+        "recovered",
+        "retrying",
+        "deleted",
+    }
+)
+LIST_KINDS = frozenset({"created", "renamed", "deleted", "submitted", "started", "persisted"})
+
+
+class RefreshScheduler:
+    def __init__(
+        self,
+        *,
+        conversation: Callable[[], str | None],
+        render_chat: Callable[[], None],
+        render_list: Callable[[], None],
+        render_audit: Callable[[], None],
+        audit_open: Callable[[], bool],
+    ) -> None:
+        self.conversation = conversation
+        self.render_chat, self.render_list, self.render_audit = render_chat, render_list, render_audit
+        self.audit_open = audit_open
+        self.chat_dirty, self.list_dirty, self.audit_dirty, self.urgent = True, False, False, False
+        self.audit_at = 0.0
+        self.flushes = 0
+
+    def on_event(self, event: AnyEvent) -> None:
+        if event.KIND in LIST_KINDS:
+            self.list_dirty = True
+        if event.conversation_id != self.conversation():
+            return
+        self.chat_dirty = self.audit_dirty = True
+        if event.KIND in FLUSH_NOW:
+            self.urgent = True
+            self.flush()
+
+    def flush(self) -> None:
+        """Render what is dirty (called by the page's timer every ``FLUSH_SECONDS`` and for urgent events)."""
+        if self.list_dirty:
+            self.list_dirty = False
+            self.render_list()
+        if not self.chat_dirty:
+            return
+        self.chat_dirty = False
+        urgent, self.urgent = self.urgent, False
+        self.render_chat()
+        self.flushes += 1
+        now = time.monotonic()
+        if self.audit_dirty and self.audit_open() and (urgent or now - self.audit_at >= AUDIT_SECONDS):
+            self.audit_dirty, self.audit_at = False, now
+            self.render_audit()
