@@ -31,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from demo.agent import PlannedCall, history_problem, tool_move
 from demo.answers import demo_answer
 
 HOSTILE = (
@@ -74,6 +75,7 @@ class Behavior:
     stall_after: int | None = None
     reasoning: str | None = None
     usage: bool = True
+    tool_calls: list[PlannedCall] = field(default_factory=list)
 
 
 @dataclass
@@ -88,6 +90,7 @@ class RequestRecord:
     disconnected_at: float | None = None
     closed_at: float | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    tools: list[str] = field(default_factory=list)
 
 
 class DemoModel:
@@ -105,8 +108,12 @@ class DemoModel:
         self.app = Starlette(routes=[Route("/v1/chat/completions", self._completions, methods=["POST"])])
         hide_injected_drops()
 
-    def choose(self, messages: list[dict[str, Any]]) -> Behavior:
-        """The behaviour of the next request (called under ``lock``): from the tags in the last user message."""
+    def choose(self, messages: list[dict[str, Any]], tools: list[str]) -> Behavior:
+        """The behaviour of the next request (called under ``lock``): a tool move when tools are offered and the
+        question calls for them, else from the tags in the last user message."""
+        move = tool_move(messages, set(tools)) if tools else None
+        if move is not None:
+            return Behavior(text=move[0], tool_calls=move[1], chunk_delay=self.chunk_delay)
         return self._from_directives(messages)
 
     async def _completions(self, request: Request) -> Response:
@@ -120,6 +127,7 @@ class DemoModel:
         if not isinstance(body, dict):
             return _error(400)
         messages = body.get("messages") or []
+        tools = [str((t.get("function") or {}).get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
         with self.lock:
             self._numbered += 1
             record = RequestRecord(
@@ -128,11 +136,16 @@ class DemoModel:
                 model=str(body.get("model")),
                 received_at=time.monotonic(),
                 headers={k.lower(): v for k, v in request.headers.items() if k.lower() != "authorization"},
+                tools=tools,
             )
             self.records.append(record)
             if self.max_records is not None and len(self.records) > self.max_records:
                 del self.records[: len(self.records) - self.max_records]
-            behavior = self.choose(messages)
+            problem = history_problem(messages) if isinstance(messages, list) else "messages must be a list"
+            behavior = Behavior(status=400) if problem else self.choose(messages, tools)
+        if problem:
+            record.status = 400
+            return _error(400, problem)
         if behavior.first_delay and behavior.status:
             await asyncio.sleep(behavior.first_delay)
         if behavior.status:
@@ -149,7 +162,7 @@ class DemoModel:
     async def _stream(
         self, record: RequestRecord, b: Behavior, text: str, usage: bool, model: str
     ) -> AsyncIterator[str]:
-        pieces = re.findall(r"\s*\S+\s*", text) or [text]
+        pieces = re.findall(r"\s*\S+\s*", text) or ([] if b.tool_calls else [text])
         sent = 0
         try:
             if b.first_delay:
@@ -170,7 +183,13 @@ class DemoModel:
                 sent += 1
                 record.chunks_sent = sent
                 await asyncio.sleep(b.chunk_delay)
-            yield _sse(_chunk(model, {}, finish_reason="stop"))
+            for index, call in enumerate(b.tool_calls):
+                async for piece in _call_pieces(model, index, call):
+                    yield piece
+                    sent += 1
+                    record.chunks_sent = sent
+                    await asyncio.sleep(b.chunk_delay)
+            yield _sse(_chunk(model, {}, finish_reason="tool_calls" if b.tool_calls else "stop"))
             if usage and b.usage:
                 prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in record.messages)
                 yield _sse(
@@ -257,8 +276,24 @@ _ERRORS = {
 }
 
 
-def _error(status: int) -> JSONResponse:
-    message, kind, code = _ERRORS.get(status, (f"HTTP {status}", "error", None))
+async def _call_pieces(model: str, index: int, call: PlannedCall) -> AsyncIterator[str]:
+    """A tool call as OpenAI streams it: id and name first, then the arguments string in pieces."""
+    first = {
+        "index": index,
+        "id": call.call_id or f"call_{index}",
+        "type": "function",
+        "function": {"name": call.name, "arguments": ""},
+    }
+    yield _sse(_chunk(model, {"tool_calls": [first]}))
+    size = max(1, -(-len(call.arguments) // max(call.pieces, 1)))
+    for start in range(0, len(call.arguments), size):
+        piece = {"index": index, "function": {"arguments": call.arguments[start : start + size]}}
+        yield _sse(_chunk(model, {"tool_calls": [piece]}))
+
+
+def _error(status: int, message: str | None = None) -> JSONResponse:
+    default, kind, code = _ERRORS.get(status, (f"HTTP {status}", "error", None))
+    message = message or default
     return JSONResponse({"error": {"message": message, "type": kind, "code": code}}, status_code=status)
 
 

@@ -9,6 +9,10 @@ Guarantees:
 - ``outcome`` is set by the stream task when the stream ends on its own, ``cancel`` by the one cancel path;
   whichever is set first decides how the attempt is finalized (``settled``).
 - Delivered text is kept as pieces and joined when read: receiving is linear in the answer's length.
+- Tool calls are assembled from their streamed pieces by index; a call's first piece is recorded at once
+  (``tool_call_started``: the page shows the call being written), the whole call only when its step has finished
+  streaming (``tool_call``), so a Stop mid-step never leaves a half-written call to run. A piece that arrives when
+  the attempt may not render is recorded as a stale chunk (block ``tool_call``).
 """
 
 from __future__ import annotations
@@ -20,9 +24,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.failures import Failure
+from engine.provider import ToolPiece
 from engine.text import valid_text
-from ledger.events import AnyEvent, Block, CancelSource, Chunk, StaleChunk, Usage
-from ledger.stale import stale_reason
+from ledger.events import (
+    AnyEvent,
+    Block,
+    CancelSource,
+    Chunk,
+    StaleChunk,
+    StaleToolResult,
+    StepStarted,
+    ToolCalled,
+    ToolCallStarted,
+    ToolResult,
+    ToolStatus,
+    Usage,
+)
+from ledger.stale import stale_reason, tool_result_stale_reason
 from ledger.state import ConversationState
 
 Append = Callable[[AnyEvent], AnyEvent]
@@ -42,6 +60,22 @@ class Broken:
 
 
 Outcome = Completed | Broken
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCall:
+    """A complete tool call of the step that just finished, as recorded in ``tool_call``."""
+
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(slots=True)
+class _Writing:
+    call_id: str
+    name: str
+    pieces: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +109,83 @@ class AttemptRun:
     close_t0: float | None = None
     outcome: Outcome | None = None
     cancel: CancelOrder | None = None
+    step: int = 0
+    step_chunks: int = 0
+    step_inputs: list[list[dict[str, Any]]] = field(default_factory=list)
+    step_usage: list[Usage | None] = field(default_factory=list)
+    tool_seconds: float = 0.0
+    approvals: dict[str, asyncio.Future[bool]] = field(default_factory=dict)
+    answered: set[str] = field(default_factory=set)
     _pieces: list[str] = field(default_factory=list)
+    _writing: dict[int, _Writing] = field(default_factory=dict)
+
+    def begin_step(self, number: int) -> None:
+        """Record ``step_started``; the step's requests send ``messages`` as they are now."""
+        self.step, self.step_chunks, self._writing = number, 0, {}
+        self.step_inputs.append(self.messages)
+        self.append(StepStarted(conversation_id=self.conversation_id, attempt_id=self.attempt_id, step=number))
+
+    def receive_piece(self, piece: ToolPiece) -> bool:
+        """A piece of a tool call being written. Returns whether it was taken (not stale)."""
+        conv = self.view()
+        if conv is None:
+            return False
+        why = stale_reason(conv, self.attempt_id)
+        if why is not None:
+            seq = self.next_chunk_seq
+            self.next_chunk_seq += 1
+            self.append(
+                StaleChunk(
+                    conversation_id=self.conversation_id,
+                    attempt_id=self.attempt_id,
+                    request_id=self.request_id or "",
+                    chunk_seq=seq,
+                    why=why,
+                    chars=len(piece.arguments),
+                    block="tool_call",
+                )
+            )
+            return False
+        self.step_chunks += 1
+        writing = self._writing.get(piece.index)
+        if writing is None:
+            call_id = piece.call_id or f"call_{self.attempt_id[-12:]}_{self.step}_{piece.index}"
+            writing = self._writing[piece.index] = _Writing(call_id=call_id, name=piece.name or "unnamed_tool")
+            self.append(
+                ToolCallStarted(
+                    conversation_id=self.conversation_id,
+                    attempt_id=self.attempt_id,
+                    step=self.step,
+                    call_id=call_id,
+                    name=writing.name,
+                    index=piece.index,
+                )
+            )
+        writing.pieces.append(piece.arguments)
+        return True
+
+    def complete_calls(self, server_of: Callable[[str], str | None]) -> list[PendingCall]:
+        """Record ``tool_call`` for every call the finished step wrote, in index order, and return them."""
+        calls = []
+        for index in sorted(self._writing):
+            writing = self._writing[index]
+            call = PendingCall(
+                call_id=writing.call_id, name=writing.name, arguments=valid_text("".join(writing.pieces))
+            )
+            self.append(
+                ToolCalled(
+                    conversation_id=self.conversation_id,
+                    attempt_id=self.attempt_id,
+                    step=self.step,
+                    call_id=call.call_id,
+                    name=call.name,
+                    arguments=call.arguments,
+                    server=server_of(call.name),
+                )
+            )
+            calls.append(call)
+        self._writing = {}
+        return calls
 
     def receive(self, text: str, block: Block) -> bool:
         """The chunk gate: record a rendered chunk, or a stale one. Returns whether it was rendered."""
@@ -112,9 +222,37 @@ class AttemptRun:
         self.first_chunk_mono = self.first_chunk_mono or now
         self.last_chunk_mono = now
         self.chunk_count += 1
+        self.step_chunks += 1
         if block == "text":
             self.delivered_chars += len(text)
             self._pieces.append(text)
+        return True
+
+    def record_result(self, call_id: str, status: ToolStatus, content: str, duration_ms: float | None) -> bool:
+        """The tool-result gate: record the call's one result, or a stale one. Returns whether it counted."""
+        conv = self.view()
+        if conv is None:
+            return False
+        content = valid_text(content)
+        why = tool_result_stale_reason(conv, self.attempt_id, call_id)
+        cid, aid = self.conversation_id, self.attempt_id
+        if why is not None:
+            self.append(
+                StaleToolResult(conversation_id=cid, attempt_id=aid, call_id=call_id, why=why, size=len(content))
+            )
+            return False
+        self.append(
+            ToolResult(
+                conversation_id=cid,
+                attempt_id=aid,
+                call_id=call_id,
+                status=status,
+                content=content,
+                size=len(content),
+                duration_ms=duration_ms,
+            )
+        )
+        self.answered.add(call_id)
         return True
 
     @property

@@ -26,8 +26,9 @@ from engine.finalize import finalize, recover
 from engine.offline import litellm
 from engine.settings import EngineSettings
 from engine.stamps import new_id, now_iso
-from engine.streaming import stream_attempt
 from engine.text import valid_text
+from engine.tools import ServerHealth, ToolHub
+from engine.turn import run_turn
 from ledger.errors import StateError
 from ledger.events import (
     AnyEvent,
@@ -68,10 +69,11 @@ class Runtime:
 
 
 class Engine:
-    def __init__(self, store: Store, settings: EngineSettings) -> None:
+    def __init__(self, store: Store, settings: EngineSettings, tools: ToolHub | None = None) -> None:
         litellm()  # import it now (4-7 s, once per process), never inside a request's first-chunk timeout
         self.store = store
         self.settings = settings
+        self.tools = tools
         self.state: State = replay(store.all_events())
         self._runtimes: dict[str, Runtime] = {}
         self._listeners: list[Listener] = []
@@ -99,6 +101,18 @@ class Engine:
     def events(self, cid: str) -> tuple[AnyEvent, ...]:
         """The conversation's ledger, in seq order (for the audit panel and export)."""
         return self.store.events(cid)
+
+    def tool_health(self) -> tuple[ServerHealth, ...]:
+        """The configured tool servers: their state, tools and any problem, in words a person can read."""
+        return self.tools.health() if self.tools is not None else ()
+
+    def decide_tool(self, cid: str, call_id: str, run_it: bool) -> None:
+        """The user's Run (``run_it``) or Skip for a tool call that waits for approval."""
+        run = self.active_run(cid)
+        future = run.approvals.get(call_id) if run is not None else None
+        if future is None or future.done():
+            raise InputRejected("That tool call is no longer waiting for a decision.")
+        future.set_result(run_it)
 
     async def flush(self) -> None:
         """Return once everything appended so far is on disk."""
@@ -272,7 +286,11 @@ class Engine:
                 trigger=trigger,
             )
         )
-        history = model_history(self.state.conversations[cid], until_message_id=message_id)
+        history = model_history(
+            self.state.conversations[cid],
+            until_message_id=message_id,
+            tool_result_chars=self.settings.limits.tool_result_chars,
+        )
         run = AttemptRun(
             conversation_id=cid,
             turn=turn,
@@ -290,7 +308,7 @@ class Engine:
 
     async def _run(self, rt: Runtime, run: AttemptRun) -> None:
         try:
-            outcome = await stream_attempt(run, self.settings)
+            outcome = await run_turn(run, self.settings, self.tools)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a bug must end the attempt readably, not leave a spinner

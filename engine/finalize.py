@@ -18,8 +18,18 @@ from typing import cast
 from engine.attempt import Append, AttemptRun, Broken, Completed
 from engine.stamps import now_iso
 from engine.tokens import count_messages, count_text
-from ledger.events import Cancelled, Done, Failed, FinalStatus, Persisted, Recovered, TurnMetrics, Usage
-from ledger.state import TERMINAL_STATUSES, AttemptStatus, State
+from ledger.events import (
+    Cancelled,
+    Done,
+    Failed,
+    FinalStatus,
+    Persisted,
+    Recovered,
+    ToolResult,
+    TurnMetrics,
+    Usage,
+)
+from ledger.state import TERMINAL_STATUSES, AttemptState, AttemptStatus, State
 
 
 def finalize(active: AttemptRun) -> None:
@@ -87,8 +97,9 @@ def turn_metrics(active: AttemptRun, usage: Usage | None, now_mono: float) -> Tu
     wait = (first - active.sent_mono) * 1000 if first and active.sent_mono else None
     output = ((last or now_mono) - first) * 1000 if first else None
     if usage is None or usage.estimated:
+        inputs = active.step_inputs or [active.messages]
         usage = Usage(
-            input_tokens=count_messages(active.model, active.messages),
+            input_tokens=sum(count_messages(active.model, messages) for messages in inputs),
             output_tokens=count_text(active.model, active.output_text),
             estimated=True,
         )
@@ -101,6 +112,8 @@ def turn_metrics(active: AttemptRun, usage: Usage | None, now_mono: float) -> Tu
         output_tokens=usage.output_tokens,
         cached_tokens=usage.cached_tokens,
         estimated=usage.estimated,
+        steps=max(active.step, 1),
+        tool_ms=round(active.tool_seconds * 1000, 1) if active.tool_seconds else None,
     )
 
 
@@ -121,6 +134,7 @@ def recover(state: Callable[[], State], append: Append) -> list[str]:
             if not attempt.is_live:
                 continue
             cid = conv.conversation_id
+            _answer_open_calls(cid, attempt, append)
             append(Recovered(conversation_id=cid, attempt_id=attempt.attempt_id))
             after = state().conversations[cid].attempts[attempt.attempt_id]
             metrics = TurnMetrics(
@@ -138,6 +152,28 @@ def recover(state: Callable[[], State], append: Append) -> list[str]:
             )
             recovered.append(attempt.attempt_id)
     return recovered
+
+
+RESTARTED = "Cancelled: the app stopped while this tool was running; its outcome is unknown."
+NOT_RUN_RESTART = "Not run: the app stopped before this call was dispatched."
+
+
+def _answer_open_calls(cid: str, attempt: AttemptState, append: Append) -> None:
+    """Every complete tool call of a dead process's attempt gets its one result (a half-written one is omitted)."""
+    for call in attempt.tool_calls.values():
+        if call.answered or call.phase == "streaming":
+            continue
+        running = call.phase == "running"
+        append(
+            ToolResult(
+                conversation_id=cid,
+                attempt_id=attempt.attempt_id,
+                call_id=call.call_id,
+                status="cancelled" if running else "not_run",
+                content=RESTARTED if running else NOT_RUN_RESTART,
+                size=len(RESTARTED if running else NOT_RUN_RESTART),
+            )
+        )
 
 
 def _round(value: float | None) -> float | None:

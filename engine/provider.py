@@ -5,7 +5,9 @@ Guarantees:
   HTTP request the engine makes has its own request_id (docs/architecture.md, facts about the stack).
 - Usage is requested (``stream_options.include_usage``) and read from the final chunk when the provider sends it.
 - ``ProviderStream.aclose()`` closes the HTTP stream; callers call it in a ``finally`` on every path.
-- Only text deltas and reasoning deltas come out, as ``Delta``; empty deltas are skipped.
+- Text and reasoning deltas come out as ``Delta``, pieces of streamed tool calls as ``ToolPiece`` (grouped by
+  ``index``: the id and name come only with a call's first piece); empty deltas are skipped.
+- Tools are offered with ``tools=`` only when there are any.
 """
 
 from __future__ import annotations
@@ -22,6 +24,16 @@ from ledger.events import Param, Usage
 class Delta:
     text: str
     block: Literal["text", "reasoning"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPiece:
+    """A piece of a tool call the model is writing: ``call_id`` and ``name`` only on a call's first piece."""
+
+    index: int
+    arguments: str = ""
+    call_id: str | None = None
+    name: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,14 +65,17 @@ class ProviderStream:
     def __init__(self, response: Any) -> None:
         self._response = response
         self._iter: AsyncIterator[Any] = response.__aiter__()
+        self._queued: list[Delta | ToolPiece] = []
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
 
     def __aiter__(self) -> ProviderStream:
         return self
 
-    async def __anext__(self) -> Delta:
+    async def __anext__(self) -> Delta | ToolPiece:
         while True:
+            if self._queued:
+                return self._queued.pop(0)
             chunk = await self._iter.__anext__()
             usage = getattr(chunk, "usage", None)
             if usage is not None and getattr(usage, "completion_tokens", None) is not None:
@@ -77,17 +92,31 @@ class ProviderStream:
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
             delta = choice.delta
+            if delta is None:
+                continue
             reasoning = getattr(delta, "reasoning_content", None)
             if reasoning:
-                return Delta(reasoning, "reasoning")
-            if delta is not None and delta.content:
-                return Delta(delta.content)
+                self._queued.append(Delta(reasoning, "reasoning"))
+            if delta.content:
+                self._queued.append(Delta(delta.content))
+            for call in getattr(delta, "tool_calls", None) or []:
+                function = getattr(call, "function", None)
+                self._queued.append(
+                    ToolPiece(
+                        index=int(getattr(call, "index", 0) or 0),
+                        arguments=getattr(function, "arguments", None) or "",
+                        call_id=getattr(call, "id", None) or None,
+                        name=getattr(function, "name", None) or None,
+                    )
+                )
 
     async def aclose(self) -> None:
         await self._response.aclose()
 
 
-async def open_stream(config: ProviderConfig, messages: list[dict[str, str]]) -> ProviderStream:
+async def open_stream(
+    config: ProviderConfig, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> ProviderStream:
     """Send the request; raise litellm's exception for errors the provider reports before streaming."""
     kwargs: dict[str, Any] = {
         "model": config.model,
@@ -106,5 +135,7 @@ async def open_stream(config: ProviderConfig, messages: list[dict[str, str]]) ->
         kwargs["temperature"] = config.temperature
     if config.max_tokens is not None:
         kwargs["max_tokens"] = config.max_tokens
+    if tools:
+        kwargs["tools"] = tools
     response = await litellm().acompletion(**kwargs)
     return ProviderStream(response)

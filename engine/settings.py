@@ -1,4 +1,5 @@
-"""Engine settings: the provider, the limits (timeouts, re-sends, input size, leave policy), how tasks start.
+"""Engine settings: the provider, the limits (timeouts, re-sends, input size, leave policy, agent steps and tool
+calls), how tasks start.
 
 Guarantees: ``Limits`` holds the one set of defaults (the command line reads them from here) and validates
 itself when built, raising ``ValueError`` whose message starts with the option's name; ``spawn`` is the single
@@ -33,6 +34,9 @@ class Limits:
     resend_backoff: float = 0.5
     max_input_chars: int = 32_000
     leave_policy: LeavePolicy = "continue"
+    max_steps: int = 8
+    tool_grace: float = 3.0
+    tool_result_chars: int = 20_000
 
     def __post_init__(self) -> None:
         for name, value in (("first-chunk-timeout", self.first_chunk_timeout), ("idle-timeout", self.idle_timeout)):
@@ -46,6 +50,12 @@ class Limits:
             raise ValueError("--max-input-chars: must be at least 1")
         if self.leave_policy not in ("continue", "cancel"):
             raise ValueError(f"--leave-policy: {self.leave_policy!r} must be 'continue' or 'cancel'")
+        if not 1 <= self.max_steps <= 100:
+            raise ValueError(f"--max-steps: {self.max_steps} must be between 1 and 100")
+        if not 0 <= self.tool_grace <= 60:
+            raise ValueError(f"--tool-grace: {self.tool_grace:g} must be between 0 and 60 seconds")
+        if self.tool_result_chars < 100:
+            raise ValueError("--tool-result-chars: must be at least 100")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,11 +1,11 @@
-"""The stream task of one attempt: requests, automatic re-sends before the first chunk, timeouts, closing.
+"""One step's model call: requests, automatic re-sends before the step's first chunk, timeouts, closing.
 
 Guarantees:
 - Every HTTP stream is closed in a ``finally`` (``aclose``), whether the answer completed, failed, timed out or
   the task was cancelled; when it was closed early, ``upstream_closed`` records the milliseconds since the
   cancel (or timeout) was decided.
-- A retryable failure before the first chunk is re-sent (new request_id, same attempt) after a backoff, at most
-  ``max_resends`` times; after text was delivered nothing is ever re-sent.
+- A retryable failure before the step's first chunk is re-sent (new request_id, same attempt) after a backoff, at
+  most ``max_resends`` times; after the step delivered anything nothing is ever re-sent.
 - A first-chunk or idle timeout goes through the same path as a cancel (``cancel_requested`` with source
   ``timeout``, stream closed) and ends the attempt as failed with error_type ``timeout``.
 """
@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from engine.attempt import AttemptRun, Broken, Completed, Outcome
 from engine.failures import StreamStalled, classify
-from engine.provider import ProviderStream, open_stream
+from engine.provider import ProviderStream, ToolPiece, open_stream
 from engine.settings import EngineSettings
 from engine.stamps import new_id, now_iso
 from ledger.events import CancelRequested, Failed, RequestSent, Retrying, UpstreamClosed
 
 
-async def stream_attempt(run: AttemptRun, settings: EngineSettings) -> Outcome:
-    """Run the attempt's requests until one streams to its end, fails for good, or the task is cancelled."""
+async def stream_step(run: AttemptRun, settings: EngineSettings, tools: list[dict[str, Any]]) -> Outcome:
+    """Run the step's requests until one streams to its end, fails for good, or the task is cancelled."""
     limits = settings.limits
     request_id = new_id("req")
     for resend in range(limits.max_resends + 1):
@@ -41,14 +42,14 @@ async def stream_attempt(run: AttemptRun, settings: EngineSettings) -> Outcome:
         )
         run.sent_at, run.sent_mono = run.sent_at or now_iso(), time.monotonic()
         try:
-            return await _one_request(run, settings)
+            return await _one_request(run, settings, tools)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - every provider error is classified, none escapes
             failure = classify(exc)
             if isinstance(exc, StreamStalled | TimeoutError):
                 return Broken(failure, request_id)
-            if not (failure.retryable and run.chunk_count == 0 and resend < limits.max_resends):
+            if not (failure.retryable and run.step_chunks == 0 and resend < limits.max_resends):
                 return Broken(failure, request_id)
             next_id = new_id("req")
             run.append(
@@ -79,20 +80,23 @@ async def stream_attempt(run: AttemptRun, settings: EngineSettings) -> Outcome:
     raise AssertionError("unreachable: the last try returns")  # pragma: no cover
 
 
-async def _one_request(run: AttemptRun, settings: EngineSettings) -> Outcome:
+async def _one_request(run: AttemptRun, settings: EngineSettings, tools: list[dict[str, Any]]) -> Outcome:
     limits = settings.limits
     stream: ProviderStream | None = None
     finished = False
     try:
         try:
             async with asyncio.timeout(limits.first_chunk_timeout):
-                stream = await open_stream(settings.provider, run.messages)
+                stream = await open_stream(settings.provider, run.messages, tools)
                 delta = await anext(stream, None)
         except TimeoutError:
             _timed_out(run)
             raise StreamStalled(limits.first_chunk_timeout, first=True) from None
         while delta is not None:
-            run.receive(delta.text, delta.block)
+            if isinstance(delta, ToolPiece):
+                run.receive_piece(delta)
+            else:
+                run.receive(delta.text, delta.block)
             try:
                 async with asyncio.timeout(limits.idle_timeout):
                     delta = await anext(stream, None)

@@ -25,8 +25,15 @@ from ledger.events import (
     RequestSent,
     Retrying,
     StaleChunk,
+    StaleToolResult,
     Started,
+    StepFinished,
+    StepStarted,
     Submitted,
+    ToolAwaitingApproval,
+    ToolCalled,
+    ToolDispatched,
+    ToolResult,
     TurnMetrics,
     UpstreamClosed,
     Usage,
@@ -47,6 +54,13 @@ PhaseKind = Literal[
     "retrying",
     "done",
     "persisted",
+    "step_started",
+    "step_finished",
+    "tool_call",
+    "tool_awaiting_approval",
+    "tool_dispatched",
+    "tool_result",
+    "stale_tool_result",
 ]
 
 
@@ -68,6 +82,9 @@ class Phase:
     finish_reason: str | None = None
     status: str | None = None
     usage: Usage | None = None
+    step: int | None = None
+    name: str | None = None  # the tool's name
+    call_id: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -110,6 +127,9 @@ class AttemptAudit:
     metrics: TurnMetrics | None = None
     first_chunk_ms: float | None = None
     duration_ms: float | None = None
+    steps: int = 0
+    tool_calls: int = 0
+    stale_tool_results: int = 0
     phases: tuple[Phase, ...] = ()
 
 
@@ -200,6 +220,35 @@ def _fold(a: _Attempt, requests: dict[str, _Request], event: AnyEvent) -> None:
             usage = Usage(input_tokens=m.input_tokens, output_tokens=m.output_tokens, estimated=m.estimated)
             has_tokens = m.input_tokens or m.output_tokens
             a.add("persisted", event.ts, status=event.status, usage=usage if has_tokens else None)
+        case StepStarted():
+            a.steps = max(a.steps, event.step)
+            if event.step > 1:
+                a.add("step_started", event.ts, step=event.step)
+        case StepFinished():
+            a.add("step_finished", event.ts, step=event.step, finish_reason=event.finish_reason, usage=event.usage)
+        case ToolCalled():
+            a.tool_calls += 1
+            a.names[event.call_id] = event.name
+            a.add("tool_call", event.ts, step=event.step, name=event.name, call_id=event.call_id)
+        case ToolAwaitingApproval():
+            a.add("tool_awaiting_approval", event.ts, name=a.names.get(event.call_id), call_id=event.call_id)
+        case ToolDispatched():
+            name = a.names.get(event.call_id)
+            a.add("tool_dispatched", event.ts, name=name, call_id=event.call_id, model=event.server)
+        case ToolResult():
+            name = a.names.get(event.call_id)
+            a.add(
+                "tool_result",
+                event.ts,
+                name=name,
+                call_id=event.call_id,
+                status=event.status,
+                ms=event.duration_ms,
+                count=event.size,
+            )
+        case StaleToolResult():
+            a.stale_tool_results += 1
+            a.add("stale_tool_result", event.ts, call_id=event.call_id, source=event.why)
         case _:
             pass
 
@@ -259,6 +308,10 @@ class _Attempt:
     status: str = "streaming"
     metrics: TurnMetrics | None = None
     ended_ts: str | None = None
+    steps: int = 0
+    tool_calls: int = 0
+    stale_tool_results: int = 0
+    names: dict[str, str] = field(default_factory=dict)
     phases: list[Phase] = field(default_factory=list)
 
     def add(self, kind: PhaseKind, ts: str, **values: Any) -> None:

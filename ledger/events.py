@@ -16,9 +16,11 @@ from typing import ClassVar, Literal
 
 CancelSource = Literal["user", "navigation", "disconnect", "delete", "timeout", "shutdown"]
 ErrorType = Literal[
-    "rate_limit", "auth", "server", "timeout", "connection", "malformed_stream", "bad_request", "unknown"
+    "rate_limit", "auth", "server", "timeout", "connection", "malformed_stream", "bad_request", "step_limit", "unknown"
 ]
 StaleWhy = Literal["closing", "closed", "superseded", "out_of_order"]
+StaleBlock = Literal["text", "reasoning", "tool_call", "tool_result"]
+ToolStatus = Literal["ok", "error", "cancelled", "not_run", "declined"]
 Trigger = Literal["submit", "retry"]
 Block = Literal["text", "reasoning"]
 FinalStatus = Literal["complete", "interrupted", "failed", "empty"]
@@ -39,7 +41,10 @@ class Usage:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TurnMetrics:
-    """What a turn cost and how it felt: copied onto the assistant and the user message of the turn."""
+    """What a turn cost and how it felt: copied onto the assistant and the user message of the turn.
+
+    Tokens add up over the steps of an agent turn; ``wait_ms`` is the first step's time to first chunk;
+    ``tool_ms`` the time spent running tools."""
 
     sent_at: str | None = None
     wait_ms: float | None = None
@@ -49,6 +54,8 @@ class TurnMetrics:
     output_tokens: int = 0
     cached_tokens: int = 0
     estimated: bool = False
+    steps: int = 1
+    tool_ms: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -128,6 +135,7 @@ class StaleChunk(Event):
     chunk_seq: int
     why: StaleWhy
     chars: int = 0
+    block: StaleBlock = "text"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -230,6 +238,103 @@ class Deleted(Event):
     KIND: ClassVar[str] = "deleted"
 
 
+# --- agent turns: steps and tool calls ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StepStarted(Event):
+    """A model call of an agent attempt begins (step 1 is the first request of every attempt)."""
+
+    KIND: ClassVar[str] = "step_started"
+    attempt_id: str
+    step: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StepFinished(Event):
+    """A step's stream ended on its own: with tool calls to run (``tool_calls``) or with the answer."""
+
+    KIND: ClassVar[str] = "step_finished"
+    attempt_id: str
+    step: int
+    finish_reason: str | None = None
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallStarted(Event):
+    """The model began writing a tool call (its first streamed piece: id and name)."""
+
+    KIND: ClassVar[str] = "tool_call_started"
+    attempt_id: str
+    step: int
+    call_id: str
+    name: str
+    index: int = 0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCalled(Event):
+    """A tool call is complete (its step finished streaming): it will be answered by exactly one ``tool_result``."""
+
+    KIND: ClassVar[str] = "tool_call"
+    attempt_id: str
+    step: int
+    call_id: str
+    name: str
+    arguments: str
+    server: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolAwaitingApproval(Event):
+    KIND: ClassVar[str] = "tool_awaiting_approval"
+    attempt_id: str
+    call_id: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolDispatched(Event):
+    KIND: ClassVar[str] = "tool_dispatched"
+    attempt_id: str
+    call_id: str
+    server: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolProgress(Event):
+    KIND: ClassVar[str] = "tool_progress"
+    attempt_id: str
+    call_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolResult(Event):
+    """The one result of a tool call: its full content (the model history may get a shortened copy)."""
+
+    KIND: ClassVar[str] = "tool_result"
+    attempt_id: str
+    call_id: str
+    status: ToolStatus
+    content: str
+    size: int = 0
+    duration_ms: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StaleToolResult(Event):
+    """A tool result that arrived for an attempt that had ended or been superseded: recorded, never shown."""
+
+    KIND: ClassVar[str] = "stale_tool_result"
+    attempt_id: str
+    call_id: str
+    why: StaleWhy
+    size: int = 0
+
+
 AnyEvent = (
     Created
     | Renamed
@@ -250,6 +355,15 @@ AnyEvent = (
     | Detached
     | Attached
     | Deleted
+    | StepStarted
+    | StepFinished
+    | ToolCallStarted
+    | ToolCalled
+    | ToolAwaitingApproval
+    | ToolDispatched
+    | ToolProgress
+    | ToolResult
+    | StaleToolResult
 )
 
 EVENT_CLASSES: tuple[type[Event], ...] = (
@@ -272,10 +386,32 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     Detached,
     Attached,
     Deleted,
+    StepStarted,
+    StepFinished,
+    ToolCallStarted,
+    ToolCalled,
+    ToolAwaitingApproval,
+    ToolDispatched,
+    ToolProgress,
+    ToolResult,
+    StaleToolResult,
 )
 
 #: Events the store writes at once instead of within its flush interval: the end of an attempt, and changes a
 #: person would be upset to lose (a sent message, a new, renamed or deleted conversation, a chosen attempt).
 FLUSH_AT_ONCE_KINDS: frozenset[str] = frozenset(
-    {"cancelled", "done", "persisted", "deleted", "recovered", "submitted", "created", "renamed", "selected"}
+    {
+        "cancelled",
+        "done",
+        "persisted",
+        "deleted",
+        "recovered",
+        "submitted",
+        "created",
+        "renamed",
+        "selected",
+        "tool_call",
+        "tool_dispatched",
+        "tool_result",
+    }
 )

@@ -2,33 +2,57 @@
 
 Guarantees, per turn in order:
 - the user message is always sent;
-- the assistant message contributes the text of its *selected* attempt when that attempt completed, or was
-  interrupted by a partial-keeping cancel (user, navigation, disconnect, shutdown, restart) with a non-empty
-  prefix: exactly the text that was rendered;
+- the assistant message contributes its *selected* attempt when that attempt completed, or was interrupted by a
+  partial-keeping cancel (user, navigation, disconnect, shutdown, restart): for each step, the text that was
+  rendered, and when the step's tool calls were answered, one assistant message with those calls followed by
+  **exactly one tool message per tool_call_id**; tool calls without a result (a step stopped while the model was
+  still writing them) are omitted, never invented;
 - an empty interruption, a failed attempt, a discarded one (delete) or one still streaming contributes nothing;
-- reasoning blocks are never sent back (they are shown to the user only).
+- reasoning blocks are never sent back (they are shown to the user only);
+- a tool result longer than ``tool_result_chars`` is cut, with a note saying so (the ledger keeps all of it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from ledger.state import ConversationState
+from ledger.state import AttemptState, ConversationState, ToolCallState
+
+TOOL_RESULT_CHARS = 20_000
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallRef:
+    call_id: str
+    name: str
+    arguments: str
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class HistoryEntry:
-    role: Literal["user", "assistant"]
-    content: str
+    role: Literal["user", "assistant", "tool"]
+    content: str | None
     message_id: str
     attempt_id: str | None = None
+    tool_calls: tuple[ToolCallRef, ...] = ()
+    tool_call_id: str | None = None
 
-    def as_message(self) -> dict[str, str]:
-        return {"role": self.role, "content": self.content}
+    def as_message(self) -> dict[str, Any]:
+        if self.role == "tool":
+            return {"role": "tool", "tool_call_id": self.tool_call_id, "content": self.content or ""}
+        message: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.call_id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        return message
 
 
-def model_history(conv: ConversationState, *, until_message_id: str | None = None) -> tuple[HistoryEntry, ...]:
+def model_history(
+    conv: ConversationState, *, until_message_id: str | None = None, tool_result_chars: int = TOOL_RESULT_CHARS
+) -> tuple[HistoryEntry, ...]:
     """The history for the next request; with ``until_message_id``, only what came before that message."""
     entries: list[HistoryEntry] = []
     for message_id in conv.message_ids:
@@ -41,14 +65,44 @@ def model_history(conv: ConversationState, *, until_message_id: str | None = Non
         attempt_id = message.selected_attempt_id
         attempt = conv.attempts.get(attempt_id) if attempt_id else None
         if attempt is not None and attempt.in_history:
-            entries.append(
-                HistoryEntry(
-                    role="assistant", content=attempt.text, message_id=message_id, attempt_id=attempt.attempt_id
-                )
-            )
+            entries += attempt_entries(attempt, tool_result_chars)
     return tuple(entries)
 
 
-def as_messages(entries: tuple[HistoryEntry, ...]) -> list[dict[str, str]]:
+def attempt_entries(attempt: AttemptState, tool_result_chars: int = TOOL_RESULT_CHARS) -> list[HistoryEntry]:
+    """What one attempt contributes: per step its text, and its answered tool calls with their results."""
+    entries: list[HistoryEntry] = []
+    mid, aid = attempt.message_id, attempt.attempt_id
+    for index in range(max(len(attempt.steps), 1)):
+        text = attempt.step_text(index)
+        calls = [c for c in attempt.step_calls(index) if c.answered]
+        if calls:
+            refs = tuple(ToolCallRef(call_id=c.call_id, name=c.name, arguments=c.arguments) for c in calls)
+            entries.append(
+                HistoryEntry(role="assistant", content=text or None, tool_calls=refs, message_id=mid, attempt_id=aid)
+            )
+            entries += [
+                HistoryEntry(
+                    role="tool",
+                    content=_capped(c, tool_result_chars),
+                    tool_call_id=c.call_id,
+                    message_id=mid,
+                    attempt_id=aid,
+                )
+                for c in calls
+            ]
+        elif text:
+            entries.append(HistoryEntry(role="assistant", content=text, message_id=mid, attempt_id=aid))
+    return entries
+
+
+def as_messages(entries: tuple[HistoryEntry, ...]) -> list[dict[str, Any]]:
     """The OpenAI-style message list for a request."""
     return [entry.as_message() for entry in entries]
+
+
+def _capped(call: ToolCallState, limit: int) -> str:
+    content = call.content
+    if len(content) <= limit:
+        return content
+    return f"{content[:limit]}\n[… {len(content) - limit:,} more characters cut; the full result is in the ledger]"

@@ -34,11 +34,20 @@ from ledger.events import (
     Retrying,
     Selected,
     StaleChunk,
+    StaleToolResult,
     Started,
+    StepFinished,
+    StepStarted,
     Submitted,
+    ToolAwaitingApproval,
+    ToolCalled,
+    ToolCallStarted,
+    ToolDispatched,
+    ToolProgress,
+    ToolResult,
     UpstreamClosed,
 )
-from ledger.stale import stale_reason
+from ledger.stale import stale_reason, tool_result_stale_reason
 from ledger.state import (
     EMPTY_STATE,
     TERMINAL_STATUSES,
@@ -47,6 +56,8 @@ from ledger.state import (
     ConversationState,
     MessageState,
     State,
+    StepState,
+    ToolCallState,
 )
 
 TITLE_CHARS = 60
@@ -130,6 +141,36 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
             )
         case Retrying() | UpstreamClosed():
             return conv
+        case StepStarted():
+            return _update_live(conv, event.attempt_id, lambda a: _step_started(a, event))
+        case StepFinished():
+            return _update_live(conv, event.attempt_id, lambda a: _step_finished(a, event))
+        case ToolCallStarted():
+            return _tool_call_started(conv, event)
+        case ToolCalled():
+            return _update_live(conv, event.attempt_id, lambda a: _tool_called(a, event))
+        case ToolAwaitingApproval():
+            return _update_call(conv, event.attempt_id, event.call_id, lambda c: c._replace(phase="waiting"))
+        case ToolDispatched():
+            return _update_call(
+                conv,
+                event.attempt_id,
+                event.call_id,
+                lambda c: c._replace(phase="running", server=event.server, dispatched_ts=event.ts),
+            )
+        case ToolProgress():
+            return _update_call(
+                conv,
+                event.attempt_id,
+                event.call_id,
+                lambda c: c._replace(progress=event.progress, total=event.total, progress_message=event.message),
+            )
+        case ToolResult():
+            return _tool_result(conv, event)
+        case StaleToolResult():
+            return _update_attempt(
+                conv, event.attempt_id, lambda a: a._replace(stale_tool_results=a.stale_tool_results + 1)
+            )
         case _:
             assert_never(event)
 
@@ -216,7 +257,7 @@ def _chunk(conv: ConversationState, event: Chunk) -> ConversationState:
 
 
 def _closed(attempt: AttemptState, source: str, keep_partial: bool) -> AttemptState:
-    has_text = bool(attempt.text or attempt.reasoning)
+    has_text = bool(attempt.text or attempt.reasoning) or any(c.answered for c in attempt.tool_calls.values())
     keeps = keep_partial and source in PARTIAL_KEEPING_SOURCES
     status: AttemptStatus = "interrupted" if has_text and keeps else "empty"
     return attempt._replace(status=status, cancel_source=source, keep_partial=keeps)
@@ -275,6 +316,87 @@ def _update_live(conv: ConversationState, attempt_id: str, change: _Change) -> C
     if attempt is None or attempt.status in TERMINAL_STATUSES:
         return conv
     return conv._replace(attempts={**conv.attempts, attempt_id: change(attempt)})
+
+
+def _step_started(attempt: AttemptState, event: StepStarted) -> AttemptState:
+    if attempt.steps and attempt.steps[-1].number >= event.step:
+        return attempt
+    step = StepState(number=event.step, text_start=len(attempt.text), reasoning_start=len(attempt.reasoning))
+    return attempt._replace(steps=(*attempt.steps, step))
+
+
+def _step_finished(attempt: AttemptState, event: StepFinished) -> AttemptState:
+    steps = tuple(
+        s._replace(finished=True, finish_reason=event.finish_reason, usage=event.usage) if s.number == event.step else s
+        for s in attempt.steps
+    )
+    return attempt._replace(steps=steps)
+
+
+def _tool_call_started(conv: ConversationState, event: ToolCallStarted) -> ConversationState:
+    if stale_reason(conv, event.attempt_id) is not None:
+        return conv
+    attempt = conv.attempts[event.attempt_id]
+    if event.call_id in attempt.tool_calls:
+        return conv
+    call = ToolCallState(call_id=event.call_id, name=event.name, step=event.step, position=event.index)
+    return _with_call(conv, _in_step(attempt, event.step, event.call_id), call)
+
+
+def _tool_called(attempt: AttemptState, event: ToolCalled) -> AttemptState:
+    old = attempt.tool_calls.get(event.call_id)
+    if old is not None and old.phase != "streaming":
+        return attempt
+    call = ToolCallState(
+        call_id=event.call_id,
+        name=event.name,
+        step=event.step,
+        position=old.position if old else len(attempt.tool_calls),
+        arguments=event.arguments,
+        server=event.server,
+        phase="ready",
+    )
+    attempt = _in_step(attempt, event.step, event.call_id)
+    return attempt._replace(tool_calls={**attempt.tool_calls, call.call_id: call})
+
+
+def _tool_result(conv: ConversationState, event: ToolResult) -> ConversationState:
+    if tool_result_stale_reason(conv, event.attempt_id, event.call_id) is not None:
+        return _update_attempt(
+            conv, event.attempt_id, lambda a: a._replace(stale_tool_results=a.stale_tool_results + 1)
+        )
+    attempt = conv.attempts[event.attempt_id]
+    call = attempt.tool_calls[event.call_id]._replace(
+        status=event.status, content=event.content, size=event.size, duration_ms=event.duration_ms
+    )
+    return _with_call(conv, attempt, call)
+
+
+def _in_step(attempt: AttemptState, step: int, call_id: str) -> AttemptState:
+    """The attempt with ``call_id`` listed in its step ``step`` (added once)."""
+    steps = attempt.steps or (StepState(number=1),)
+    steps = tuple(
+        s._replace(call_ids=(*s.call_ids, call_id)) if s.number == step and call_id not in s.call_ids else s
+        for s in steps
+    )
+    return attempt._replace(steps=steps)
+
+
+def _with_call(conv: ConversationState, attempt: AttemptState, call: ToolCallState) -> ConversationState:
+    attempt = attempt._replace(tool_calls={**attempt.tool_calls, call.call_id: call})
+    return conv._replace(attempts={**conv.attempts, attempt.attempt_id: attempt})
+
+
+def _update_call(
+    conv: ConversationState, attempt_id: str, call_id: str, change: Callable[[ToolCallState], ToolCallState]
+) -> ConversationState:
+    attempt = conv.attempts.get(attempt_id)
+    if attempt is None or attempt.status in TERMINAL_STATUSES:
+        return conv
+    call = attempt.tool_calls.get(call_id)
+    if call is None or call.answered:
+        return conv
+    return _with_call(conv, attempt, change(call))
 
 
 def _title(text: str) -> str:

@@ -3,7 +3,7 @@
 Guarantees: pure (no clock, no I/O). A chunk is rendered only when its attempt exists, is the current attempt of
 its message, is still streaming (not closing, not closed) and the chunk comes after the last rendered one. The
 reducer applies it to every recorded chunk; the engine's chunk gate applies it before recording, so a chunk the
-gate renders is rendered again by any replay.
+gate renders is rendered again by any replay. ``tool_result_stale_reason`` is the same rule for tool results.
 """
 
 from __future__ import annotations
@@ -23,5 +23,23 @@ def stale_reason(conv: ConversationState, attempt_id: str, chunk_seq: int | None
     if attempt.status != "streaming":
         return "closing" if attempt.is_live else "closed"
     if chunk_seq is not None and attempt.last_chunk_seq is not None and chunk_seq <= attempt.last_chunk_seq:
+        return "out_of_order"
+    return None
+
+
+def tool_result_stale_reason(conv: ConversationState, attempt_id: str, call_id: str) -> StaleWhy | None:
+    """``None`` when a result for ``call_id`` is recorded as the call's one result; else why it is stale.
+
+    Unlike a chunk, a result is still taken while the attempt is closing: a Stop gives in-flight calls their real
+    outcome. Once the attempt has ended, was superseded, or the call already has its result, it is stale."""
+    attempt = conv.attempts.get(attempt_id)
+    if attempt is None or call_id not in attempt.tool_calls:
+        return "closed"
+    message = conv.messages.get(attempt.message_id)
+    if message is None or message.current_attempt_id != attempt_id:
+        return "superseded"
+    if not attempt.is_live:
+        return "closed"
+    if attempt.tool_calls[call_id].answered:
         return "out_of_order"
     return None

@@ -11,13 +11,52 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Literal, NamedTuple
 
-from ledger.events import TurnMetrics, Usage
+from ledger.events import ToolStatus, TurnMetrics, Usage
 
 AttemptStatus = Literal["streaming", "closing", "complete", "interrupted", "failed", "empty"]
+#: Where a tool call is before it has a result: its arguments are streaming, it is complete, it waits for the
+#: user's Run/Skip, or it runs on its server.
+ToolPhase = Literal["streaming", "ready", "waiting", "running"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"complete", "interrupted", "failed", "empty"})
 LIVE_STATUSES: frozenset[str] = frozenset({"streaming", "closing"})
 
 _EMPTY: Mapping[str, object] = MappingProxyType({})
+
+
+class ToolCallState(NamedTuple):
+    """One tool call the model asked for, and its one result once it has it."""
+
+    call_id: str
+    name: str
+    step: int
+    position: int = 0
+    arguments: str = ""
+    server: str | None = None
+    phase: ToolPhase = "streaming"
+    status: ToolStatus | None = None
+    content: str = ""
+    size: int = 0
+    duration_ms: float | None = None
+    progress: float | None = None
+    total: float | None = None
+    progress_message: str | None = None
+    dispatched_ts: str | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.status is not None
+
+
+class StepState(NamedTuple):
+    """One model call of an attempt; its text is ``attempt.text[text_start:next step's text_start]``."""
+
+    number: int
+    text_start: int = 0
+    reasoning_start: int = 0
+    call_ids: tuple[str, ...] = ()
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    finished: bool = False
 
 
 class AttemptState(NamedTuple):
@@ -46,6 +85,9 @@ class AttemptState(NamedTuple):
     usage: Usage | None = None
     metrics: TurnMetrics | None = None
     persisted: bool = False
+    steps: tuple[StepState, ...] = ()
+    tool_calls: Mapping[str, ToolCallState] = _EMPTY  # type: ignore[assignment]
+    stale_tool_results: int = 0
 
     @property
     def is_live(self) -> bool:
@@ -56,7 +98,20 @@ class AttemptState(NamedTuple):
         """Whether this attempt's text enters the model history when it is the selected one (docs/ledger.md)."""
         if self.status == "complete":
             return True
-        return self.status == "interrupted" and self.keep_partial and bool(self.text)
+        if self.status != "interrupted" or not self.keep_partial:
+            return False
+        return bool(self.text) or any(c.answered for c in self.tool_calls.values())
+
+    def step_text(self, index: int) -> str:
+        """The text of ``steps[index]`` (an attempt without steps is one step)."""
+        if not self.steps:
+            return self.text
+        start = self.steps[index].text_start
+        end = self.steps[index + 1].text_start if index + 1 < len(self.steps) else len(self.text)
+        return self.text[start:end]
+
+    def step_calls(self, index: int) -> list[ToolCallState]:
+        return [self.tool_calls[c] for c in self.steps[index].call_ids] if self.steps else []
 
 
 class MessageState(NamedTuple):

@@ -61,7 +61,7 @@ def test_codec_round_trips_every_kind_through_json_lines(event: Event) -> None:
 
 
 def test_every_kind_has_exactly_one_class() -> None:
-    assert len(KIND_TO_CLASS) == len(EVENT_CLASSES) == 19
+    assert len(KIND_TO_CLASS) == len(EVENT_CLASSES) == 28
     assert set(KIND_TO_CLASS) >= {
         "submitted",
         "started",
@@ -79,6 +79,15 @@ def test_every_kind_has_exactly_one_class() -> None:
         "recovered",
         "detached",
         "attached",
+        "step_started",
+        "step_finished",
+        "tool_call_started",
+        "tool_call",
+        "tool_awaiting_approval",
+        "tool_dispatched",
+        "tool_progress",
+        "tool_result",
+        "stale_tool_result",
     }
 
 

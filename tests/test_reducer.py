@@ -7,6 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from demo.agent import history_problem
 from ledger.codec import from_dict, to_dict
 from ledger.events import (
     AnyEvent,
@@ -21,9 +22,16 @@ from ledger.events import (
     Retrying,
     Selected,
     StaleChunk,
+    StaleToolResult,
     Started,
+    StepStarted,
     Submitted,
+    ToolCalled,
+    ToolCallStarted,
+    ToolDispatched,
+    ToolResult,
 )
+from ledger.history import as_messages, model_history
 from ledger.reducer import reduce, replay
 from ledger.state import EMPTY_STATE, TERMINAL_STATUSES, State
 
@@ -44,6 +52,17 @@ steps = st.one_of(
     st.tuples(st.just("persist"), st.integers(0, 7)),
     st.tuples(st.just("recover"), st.integers(0, 7)),
     st.tuples(st.just("select"), st.integers(0, 2), st.integers(0, 7)),
+    st.tuples(st.just("next_step"), st.integers(0, 7)),
+    st.tuples(st.just("call_started"), st.integers(0, 7), st.integers(0, 2)),
+    st.tuples(st.just("call_complete"), st.integers(0, 7), st.integers(0, 2)),
+    st.tuples(st.just("dispatch"), st.integers(0, 7), st.integers(0, 2)),
+    st.tuples(
+        st.just("tool_result"),
+        st.integers(0, 7),
+        st.integers(0, 2),
+        st.sampled_from(["ok", "error", "cancelled", "not_run", "declined"]),
+    ),
+    st.tuples(st.just("stale_result"), st.integers(0, 7), st.integers(0, 2)),
 )
 
 
@@ -52,6 +71,7 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
     events: list[AnyEvent] = []
     attempts: list[tuple[str, str]] = []  # (attempt_id, message_id)
     chunk_seq: dict[str, int] = {}
+    steps_of: dict[str, int] = {}
     turn = 0
 
     def add(event: AnyEvent) -> None:
@@ -126,7 +146,27 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
             add(Recovered(**base, attempt_id=att))
         elif kind == "select":
             add(Selected(**base, message_id=f"m{step[1] + 1}", attempt_id=f"a{step[2]}"))
+        elif kind == "next_step":
+            steps_of[att] = steps_of.get(att, 1) + 1
+            add(StepStarted(**base, attempt_id=att, step=steps_of[att]))
+        elif kind in ("call_started", "call_complete"):
+            call_id, number = f"{att}-s{steps_of.get(att, 1)}-c{step[2]}", steps_of.get(att, 1)
+            if kind == "call_started":
+                add(ToolCallStarted(**base, attempt_id=att, step=number, call_id=call_id, name="t", index=step[2]))
+            else:
+                add(ToolCalled(**base, attempt_id=att, step=number, call_id=call_id, name="t", arguments="{}"))
+        elif kind == "dispatch":
+            add(ToolDispatched(**base, attempt_id=att, call_id=_call(att, steps_of, step[2]), server="s"))
+        elif kind == "tool_result":
+            call_id = _call(att, steps_of, step[2])
+            add(ToolResult(**base, attempt_id=att, call_id=call_id, status=step[3], content=f"<r:{call_id}:{seq}>"))
+        elif kind == "stale_result":
+            add(StaleToolResult(**base, attempt_id=att, call_id=_call(att, steps_of, step[2]), why="closed"))
     return events
+
+
+def _call(att: str, steps_of: dict[str, int], n: int) -> str:
+    return f"{att}-s{steps_of.get(att, 1)}-c{n}"
 
 
 def states_along(events: list[AnyEvent]) -> list[State]:
@@ -227,3 +267,59 @@ def test_failed_request_that_will_be_resent_keeps_the_attempt_streaming() -> Non
     events = build_events([("submit", 0), ("fail", 0, True), ("chunk", 0)])
     attempt = replay(events).conversations[CONV].attempts["a0"]
     assert (attempt.status, attempt.text) == ("streaming", "<a0:0:5>")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(steps, max_size=80))
+def test_the_model_history_answers_every_tool_call_exactly_once_and_never_sends_failed_text(plan: list[tuple]) -> None:
+    events = build_events(plan)
+    conv = replay(events).conversations.get(CONV)
+    if conv is None:
+        return
+    messages = as_messages(model_history(conv))
+    assert history_problem(messages) is None, messages
+    for attempt in conv.attempts.values():
+        if attempt.status == "failed":
+            assert all(attempt.text not in str(m.get("content")) for m in messages if attempt.text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(steps, max_size=80))
+def test_a_tool_call_keeps_its_first_result_and_late_results_only_count_as_stale(plan: list[tuple]) -> None:
+    events = build_events(plan)
+    states = states_along(events)
+    for before, after, event in zip(states, states[1:], events, strict=False):
+        if not isinstance(event, ToolResult):
+            continue
+        conv_before, conv_after = before.conversations.get(CONV), after.conversations.get(CONV)
+        if conv_before is None or conv_after is None or event.attempt_id not in conv_after.attempts:
+            continue
+        old = conv_before.attempts[event.attempt_id].tool_calls.get(event.call_id)
+        new = conv_after.attempts[event.attempt_id].tool_calls.get(event.call_id)
+        if old is not None and old.answered:
+            assert new == old, "a second result replaced the first"
+            assert conv_after.attempts[event.attempt_id].stale_tool_results == (
+                conv_before.attempts[event.attempt_id].stale_tool_results + 1
+            )
+
+
+def test_a_stopped_tool_turn_sends_its_answered_calls_and_omits_the_half_written_one() -> None:
+    events = build_events(
+        [
+            ("submit", 0),
+            ("chunk", 0),
+            ("call_complete", 0, 0),
+            ("tool_result", 0, 0, "ok"),
+            ("next_step", 0),
+            ("chunk", 0),
+            ("call_started", 0, 1),
+            ("cancel", 0, "user"),
+            ("cancelled", 0),
+        ]
+    )
+    conv = replay(events).conversations[CONV]
+    messages = as_messages(model_history(conv))
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert messages[1]["tool_calls"][0]["id"] == "a0-s1-c0" and messages[2]["tool_call_id"] == "a0-s1-c0"
+    assert messages[3] == {"role": "assistant", "content": conv.attempts["a0"].step_text(1)}
+    assert "a0-s2-c1" not in str(messages) and history_problem(messages) is None

@@ -30,6 +30,13 @@ ICONS: dict[PhaseKind, str] = {
     "done": "check_circle",
     "persisted": "save",
     "recovered": "restore",
+    "step_started": "redo",
+    "step_finished": "flag",
+    "tool_call": "build",
+    "tool_awaiting_approval": "pan_tool",
+    "tool_dispatched": "play_circle",
+    "tool_result": "task_alt",
+    "stale_tool_result": "block",
 }
 
 

@@ -28,6 +28,20 @@ PHASE_LABELS: dict[PhaseKind, str] = {
     "retrying": "retrying",
     "done": "done",
     "persisted": "persisted",
+    "step_started": "next step",
+    "step_finished": "step finished",
+    "tool_call": "tool call",
+    "tool_awaiting_approval": "waiting for approval",
+    "tool_dispatched": "tool running",
+    "tool_result": "tool result",
+    "stale_tool_result": "stale tool result",
+}
+TOOL_STATUS_WORDS = {
+    "ok": "done",
+    "error": "error",
+    "cancelled": "cancelled",
+    "not_run": "not run",
+    "declined": "declined",
 }
 CAUSES = {
     "navigation": "you left the chat",
@@ -60,6 +74,12 @@ def clock(iso: str, *, millis: bool = False) -> Clock:
     """The UTC fallback ("15:44:03 UTC"); the page's script shows the browser's local time instead."""
     end = 23 if millis else 19
     return Clock(iso=iso, text=f"{iso[11:end]} UTC" if len(iso) >= end else iso)
+
+
+def size(chars: int) -> str:
+    if chars < 1000:
+        return f"{chars} chars"
+    return f"{chars / 1000:.1f}k chars" if chars < 1_000_000 else f"{chars / 1_000_000:.1f}M chars"
 
 
 def duration(ms: float) -> str:
@@ -142,6 +162,22 @@ def phase_detail(p: Phase) -> str:
             return f"{p.status}{', ' + usage_tokens(p.usage) if p.usage else ''}"
         case "submitted":
             return ""
+        case "step_started":
+            return f"step {p.step}: the model is called again with the tool results"
+        case "step_finished":
+            tail = f", {usage_tokens(p.usage)}" if p.usage else ""
+            return f"step {p.step}: {p.finish_reason or 'stop'}{tail}"
+        case "tool_call":
+            return f"{p.name} (step {p.step})"
+        case "tool_awaiting_approval":
+            return f"{p.name}: Run or Skip"
+        case "tool_dispatched":
+            return f"{p.name} on {p.model}"
+        case "tool_result":
+            took = f" in {duration(p.ms)}" if p.ms is not None else ""
+            return f"{p.name}: {TOOL_STATUS_WORDS.get(p.status or '', p.status)}, {size(p.count or 0)}{took}"
+        case "stale_tool_result":
+            return f"{p.call_id} ({p.source}): not shown"
 
 
 def audit_heading(a: AttemptAudit) -> str:
@@ -160,6 +196,12 @@ def audit_counters(a: AttemptAudit) -> str:
         parts.append(f"cancel: {a.cancel_source}")
     if a.upstream_close_ms is not None:
         parts.append(f"closed +{a.upstream_close_ms:.1f} ms")
+    if a.steps > 1:
+        parts.append(f"{a.steps} steps")
+    if a.tool_calls:
+        parts.append(f"{a.tool_calls} tool call{'s' if a.tool_calls > 1 else ''}")
+    if a.stale_tool_results:
+        parts.append(f"{a.stale_tool_results} stale tool result{'s' if a.stale_tool_results > 1 else ''}")
     if a.error_type:
         parts.append(f"error: {a.error_type}")
     if a.metrics is not None:

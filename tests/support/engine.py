@@ -8,6 +8,7 @@ from typing import Any
 from engine.engine import Engine
 from engine.provider import ProviderConfig
 from engine.settings import EngineSettings, Limits
+from engine.tools import ToolHub
 from ledger.state import AttemptState
 from ledger.store import Store
 from tests.support.upstream import ScriptedUpstream
@@ -29,9 +30,9 @@ class EngineFactory:
         self.tmp_path, self.upstream = tmp_path, upstream
         self.engines: list[Engine] = []
 
-    def __call__(self, data_dir: Path | None = None, **limits: Any) -> Engine:
+    def __call__(self, data_dir: Path | None = None, tools: ToolHub | None = None, **limits: Any) -> Engine:
         store = Store.open(data_dir or self.tmp_path / "data", flush_interval=0.05)
-        engine = Engine(store, make_settings(self.upstream.base_url, **limits))
+        engine = Engine(store, make_settings(self.upstream.base_url, **limits), tools)
         self.engines.append(engine)
         return engine
 
@@ -39,6 +40,8 @@ class EngineFactory:
         for engine in self.engines:
             await engine.shutdown()
             engine.store.close()
+            if engine.tools is not None:
+                await engine.tools.stop()
 
 
 def current_attempt(engine: Engine, cid: str, message_id: str) -> AttemptState:

@@ -11,9 +11,10 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
+from demo.agent import PlannedCall
 from demo.endpoint import HOSTILE, Behavior, DemoModel, RequestRecord, serve_in_thread
 
-__all__ = ["HOSTILE", "Behavior", "RequestRecord", "ScriptedUpstream", "serve"]
+__all__ = ["HOSTILE", "Behavior", "PlannedCall", "RequestRecord", "ScriptedUpstream", "serve"]
 
 
 class ScriptedUpstream(DemoModel):
@@ -34,8 +35,8 @@ class ScriptedUpstream(DemoModel):
             self._plan.clear()
             self.records.clear()
 
-    def choose(self, messages: list[dict[str, Any]]) -> Behavior:
-        return self._plan.popleft() if self._plan else super().choose(messages)
+    def choose(self, messages: list[dict[str, Any]], tools: list[str]) -> Behavior:
+        return self._plan.popleft() if self._plan else super().choose(messages, tools)
 
     @property
     def last(self) -> RequestRecord:

@@ -1,0 +1,73 @@
+"""An attempt as a loop of steps: call the model, run the tools it asked for, call it again with the results.
+
+Guarantees:
+- Each step records ``step_started``, streams one model call (``engine.streaming``), and when the stream ends on
+  its own records ``step_finished`` with that step's usage. A step that wrote no tool call ends the attempt
+  (``Completed``, usage summed over the steps when every step reported it).
+- A step's tool calls are recorded complete only once the step has finished streaming, then run
+  (``engine.tool_runs``); the next step sends the history the ledger gives for this attempt so far
+  (``ledger.history.attempt_entries``): exactly what a later turn will send for it.
+- After ``max_steps`` steps that all asked for tools the attempt ends failed (``step_limit``) with a readable
+  reason.
+"""
+
+from __future__ import annotations
+
+from engine.attempt import AttemptRun, Broken, Completed, Outcome
+from engine.failures import Failure
+from engine.settings import EngineSettings
+from engine.streaming import stream_step
+from engine.tool_runs import run_tools
+from engine.tools import ToolHub
+from ledger.events import StepFinished, Usage
+from ledger.history import as_messages, attempt_entries
+
+
+async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | None) -> Outcome:
+    limits = settings.limits
+    base = run.messages
+    for number in range(1, limits.max_steps + 1):
+        run.begin_step(number)
+        outcome = await stream_step(run, settings, hub.schemas() if hub is not None else [])
+        if isinstance(outcome, Broken):
+            return outcome
+        run.step_usage.append(outcome.usage)
+        run.append(
+            StepFinished(
+                conversation_id=run.conversation_id,
+                attempt_id=run.attempt_id,
+                step=number,
+                finish_reason=outcome.finish_reason,
+                usage=outcome.usage,
+            )
+        )
+        calls = run.complete_calls(lambda name: _server_of(hub, name))
+        if not calls:
+            return Completed(outcome.finish_reason, total_usage(run.step_usage))
+        await run_tools(run, calls, hub, limits)
+        conv = run.view()
+        if conv is None:
+            return Completed(outcome.finish_reason, None)
+        entries = attempt_entries(conv.attempts[run.attempt_id], limits.tool_result_chars)
+        run.messages = [*base, *as_messages(tuple(entries))]
+    failure = Failure(
+        error_type="step_limit",
+        summary=f"The model kept asking for tools; the turn stopped at the step limit ({limits.max_steps} steps).",
+    )
+    return Broken(failure, run.request_id)
+
+
+def total_usage(steps: list[Usage | None]) -> Usage | None:
+    """Tokens over every step, or None when a step's usage is missing (the turn is then counted locally)."""
+    if not steps or any(u is None or u.estimated for u in steps):
+        return None
+    return Usage(
+        input_tokens=sum(u.input_tokens for u in steps if u),
+        output_tokens=sum(u.output_tokens for u in steps if u),
+        cached_tokens=sum(u.cached_tokens for u in steps if u),
+    )
+
+
+def _server_of(hub: ToolHub | None, name: str) -> str | None:
+    resolved = hub.resolve(name) if hub is not None else None
+    return resolved.server if resolved is not None else None

@@ -1,0 +1,39 @@
+"""The bundled demo tool server, started for real over stdio, and what its record file proves."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from engine.tool_config import ServerConfig
+from engine.tools import ToolHub
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def demo_server_config(record: Path, *, confirm: bool = False, name: str = "demo") -> ServerConfig:
+    return ServerConfig(
+        name=name,
+        command=sys.executable,
+        args=("-m", "demo.tools_server"),
+        cwd=str(ROOT),
+        env={"LEDGERCHAT_DEMO_TOOL_RECORD": str(record)},
+        confirm=confirm,
+    )
+
+
+async def demo_hub(tmp_path: Path, *, confirm: bool = False) -> tuple[ToolHub, Path]:
+    """A started hub with the demo server; its record file (what the server's handlers saw)."""
+    record = tmp_path / "tool-record.jsonl"
+    hub = ToolHub((demo_server_config(record, confirm=confirm),), log_dir=tmp_path / "logs")
+    await hub.start()
+    assert hub.health()[0].state == "ready", hub.health()
+    return hub, record
+
+
+def server_record(record: Path) -> list[dict[str, Any]]:
+    if not record.exists():
+        return []
+    return [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
