@@ -25,6 +25,7 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 from engine.config import AppConfig, ConfigError, load_config  # noqa: E402
 from engine.provider import ProviderConfig  # noqa: E402
+from engine.tool_config import ServerConfig, ToolConfigError, load_tool_config  # noqa: E402
 
 log = logging.getLogger("ledger_chat")
 
@@ -38,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
             return export(config)
         if not config.is_demo and not simulated:
             check_model(config)
-    except ConfigError as exc:
+        tool_servers(config)  # a broken tools file stops start-up with one line
+    except (ConfigError, ToolConfigError) as exc:
         print(f"ledger-chat: {exc}", file=sys.stderr)
         return 2
     run(config)
@@ -73,35 +75,42 @@ def wire(config: AppConfig) -> None:
     from engine.offline import litellm
     from engine.settings import EngineSettings
     from engine.tokens import warm_up
+    from engine.tools import ToolHub
     from ledger.store import Store
     from ui.context import PageContext
     from ui.pages import register_pages
 
     provider = provider_config(config)
+    servers = tool_servers(config)
+    hub = ToolHub(servers, log_dir=config.data_dir / "logs") if servers else None
     context = PageContext(model_label="demo model (offline)" if config.is_demo else config.model, demo=config.is_demo)
     if config.is_demo:
         from demo.endpoint import DemoModel
 
         app.mount("/demo", DemoModel(chunk_delay=config.demo_chunk_delay, transient_faults=True).app)
 
-    def startup() -> None:
+    async def startup() -> None:
         litellm()
         store = Store.open(config.data_dir)
         settings = EngineSettings(
             provider=provider, limits=config.limits, spawn=lambda coro, name: background_tasks.create(coro, name=name)
         )
-        engine = Engine(store, settings)
+        engine = Engine(store, settings, hub)
         recovered = engine.recover()
         if recovered:
             log.warning("finalized %d answer(s) interrupted by the last shutdown", len(recovered))
         context.problems = list(store.problems)
         context.engine = engine
         warm_up(provider.model)
+        if hub is not None:
+            await hub.start()  # every server ready or failed (with a readable reason) before the first page
 
     async def shutdown() -> None:
         if context.engine is not None:
             await context.engine.shutdown()
             await asyncio.to_thread(context.engine.store.close)
+        if hub is not None:
+            await hub.stop()
 
     app.on_startup(startup)
     app.on_shutdown(shutdown)  # registered before NiceGUI's own teardown, which cancels background tasks
@@ -115,6 +124,18 @@ def provider_config(config: AppConfig) -> ProviderConfig:
         base = config.api_base or f"http://127.0.0.1:{config.port}/demo/v1"
         return ProviderConfig(model=PROVIDER_MODEL, api_base=base, api_key="demo-needs-no-key")
     return ProviderConfig(model=config.model, api_base=config.api_base)
+
+
+def tool_servers(config: AppConfig) -> tuple[ServerConfig, ...]:
+    """The configured tool servers: the --mcp-config file, else the bundled demo server with the demo model."""
+    if config.no_tools:
+        return ()
+    if config.mcp_config is not None:
+        return load_tool_config(config.mcp_config)
+    if not config.is_demo:
+        return ()
+    root = os.path.dirname(os.path.abspath(__file__))
+    return (ServerConfig(name="demo", command=sys.executable, args=("-m", "demo.tools_server"), cwd=root),)
 
 
 def export(config: AppConfig) -> int:

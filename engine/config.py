@@ -36,6 +36,8 @@ class AppConfig:
     port: int = 8080
     limits: Limits = field(default_factory=Limits)
     demo_chunk_delay: float = 1 / 30
+    mcp_config: Path | None = None
+    no_tools: bool = False
     conversation: str | None = None
     show: bool = False
 
@@ -55,6 +57,11 @@ _APP_OPTIONS: tuple[tuple[str, type, str], ...] = (
     ("host", str, "interface to bind (default 127.0.0.1)"),
     ("port", int, "port (default 8080)"),
     ("demo_chunk_delay", float, "seconds between demo-model chunks (default 0.033)"),
+    (
+        "mcp_config",
+        Path,
+        "JSON file of tool servers in the mcpServers shape (default: the demo tools, demo model only)",
+    ),
 )
 _LIMIT_OPTIONS: tuple[tuple[str, type, str], ...] = (
     ("leave_policy", str, f"what leaving a streaming chat does: continue or cancel (default {_LIMITS.leave_policy})"),
@@ -62,12 +69,19 @@ _LIMIT_OPTIONS: tuple[tuple[str, type, str], ...] = (
     ("idle_timeout", float, f"seconds to wait between chunks (default {_LIMITS.idle_timeout:g})"),
     ("max_resends", int, f"automatic re-sends before the first chunk (default {_LIMITS.max_resends})"),
     ("max_input_chars", int, f"longest message accepted (default {_LIMITS.max_input_chars})"),
+    ("max_steps", int, f"model calls in one agent turn before it stops (default {_LIMITS.max_steps})"),
+    ("tool_grace", float, f"seconds a stopped tool call gets to return (default {_LIMITS.tool_grace:g})"),
+    ("tool_result_chars", int, f"longest tool result sent to the model (default {_LIMITS.tool_result_chars})"),
 )
 
 
 def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
     args = _parser().parse_args(list(argv))
-    app: dict[str, Any] = {"command": args.command or "run", "show": bool(getattr(args, "show", False))}
+    app: dict[str, Any] = {
+        "command": args.command or "run",
+        "show": bool(getattr(args, "show", False)),
+        "no_tools": bool(getattr(args, "no_tools", False)),
+    }
     limits: dict[str, Any] = {}
     for options, target in ((_APP_OPTIONS, app), (_LIMIT_OPTIONS, limits)):
         for name, kind, _ in options:
@@ -111,6 +125,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.set_defaults(command="run")
     _add_options(parser)
     parser.add_argument("--show", action="store_true", help="open a browser tab on start")
+    parser.add_argument("--no-tools", action="store_true", help="start no tool server (not even the demo's)")
     sub = parser.add_subparsers(dest="command")
     export = sub.add_parser("export", help="write the ledger as JSON Lines to stdout")
     export.add_argument("--conversation", help="only this conversation id")

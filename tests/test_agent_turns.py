@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import time
+from functools import partial
 from pathlib import Path
 
 from engine.engine import Engine
@@ -86,8 +87,11 @@ async def test_stop_during_a_slow_tool_tells_the_server_and_answers_the_call_onc
     await wait_until(lambda: "tool_progress" in kinds(engine, cid), what="the tool reporting progress")
     stopped_at = time.time()
     assert await engine.cancel(cid, "user")
-    seen = [r for r in server_record(record) if r["event"] == "slow_task_cancelled"]
-    assert seen and seen[0]["t"] - stopped_at < engine.settings.limits.tool_grace, "the server never saw the cancel"
+    grace = engine.settings.limits.tool_grace
+    seen = await wait_until(
+        lambda: [r for r in server_record(record) if r["event"] == "slow_task_cancelled"], grace, "the server's cancel"
+    )
+    assert seen[0]["t"] - stopped_at < grace
     result = results(engine, cid)["call_slow"]
     assert result.status == "cancelled" and "told to cancel" in result.content
     assert current_attempt(engine, cid, m1).status == "interrupted"
@@ -236,14 +240,13 @@ async def test_with_confirm_run_and_skip_both_leave_a_valid_history(
     ]
     upstream.plan(Behavior(text="", tool_calls=calls), Behavior(text="Done."))
     _, m1 = await engine.submit(cid, "time and sum")
+
+    def waiting(call_id: str) -> bool:
+        call = current_attempt(engine, cid, m1).tool_calls.get(call_id)
+        return call is not None and call.phase == "waiting"
+
     for call_id, decision in (("call_run", True), ("call_skip", False)):
-        await wait_until(
-            lambda call_id=call_id: (
-                current_attempt(engine, cid, m1).tool_calls.get(call_id)
-                and current_attempt(engine, cid, m1).tool_calls[call_id].phase == "waiting"
-            ),
-            what=f"{call_id} waiting for approval",
-        )
+        await wait_until(partial(waiting, call_id), what=f"{call_id} waiting for approval")
         engine.decide_tool(cid, call_id, decision)
     await finished(engine, cid)
     got = results(engine, cid)

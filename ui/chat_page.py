@@ -22,6 +22,7 @@ from ui.message_view import Actions
 from ui.refresh import FLUSH_SECONDS, RefreshScheduler
 from ui.sidebar import Sidebar
 from ui.style import add_style
+from ui.tool_servers import ToolServersPanel
 from ui.transcript import Transcript
 
 
@@ -39,13 +40,15 @@ class ChatPage:
         self._header()
         with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer") as self.left:
             self.sidebar = Sidebar(self.engine, self.cid, self.navigate, self.after_delete)
+            ui.separator().classes("my-2")
+            self.tool_servers = ToolServersPanel(self.engine)
         with ui.right_drawer(value=False).props("width=380 breakpoint=800").classes("lc-drawer") as self.right:
             self.audit = AuditPanel(self.engine)
             self.audit.cid = self.cid
         self.right.on_value_change(self._audit_toggled)
         with ui.column().classes("lc-main w-full max-w-3xl mx-auto gap-3 px-3 pb-4"):
             self._problems()
-            actions = Actions(retry=self.retry, select=self.select, audit=self.open_audit)
+            actions = Actions(retry=self.retry, select=self.select, audit=self.open_audit, decide=self.decide_tool)
             self.transcript = Transcript(actions, demo=self.context.demo)
         with ui.footer().classes("lc-footer"):
             self.composer = Composer(
@@ -58,13 +61,14 @@ class ChatPage:
         self.refresh = RefreshScheduler(
             conversation=lambda: self.cid,
             render_chat=self.render,
-            render_list=self.sidebar.refresh,
+            render_list=self._render_lists,
             render_audit=self.audit.refresh,
             audit_open=lambda: bool(self.right.value),
         )
         self.unsubscribe = self.engine.subscribe(self.refresh.on_event)
         self.client.on_delete(self._on_client_delete)
         ui.timer(FLUSH_SECONDS, self.refresh.flush)
+        ui.timer(1.0, self.tool_servers.refresh)  # server health changes outside any conversation
         self.refresh.flush()
         if self.cid is not None:
             background_tasks.create(self.engine.viewer_joined(self.cid, self.client.id), name="viewer joined")
@@ -101,6 +105,14 @@ class ChatPage:
             return
         try:
             await self.engine.retry(self.cid, message_id)
+        except InputRejected as exc:
+            ui.notify(str(exc), type="warning")
+
+    def decide_tool(self, call_id: str, run_it: bool) -> None:
+        if self.cid is None:
+            return
+        try:
+            self.engine.decide_tool(self.cid, call_id, run_it)
         except InputRejected as exc:
             ui.notify(str(exc), type="warning")
 
@@ -149,6 +161,10 @@ class ChatPage:
                 ui.icon("warning", color="orange")
                 ui.label(problem).classes("flex-grow break-words")
                 ui.button(icon="close", on_click=card.delete).props('flat dense round aria-label="Dismiss"')
+
+    def _render_lists(self) -> None:
+        self.sidebar.refresh()
+        self.tool_servers.refresh()
 
     def _audit_toggled(self, e: ValueChangeEventArguments[bool | None]) -> None:
         if e.value:

@@ -76,6 +76,24 @@ def clock(iso: str, *, millis: bool = False) -> Clock:
     return Clock(iso=iso, text=f"{iso[11:end]} UTC" if len(iso) >= end else iso)
 
 
+TOOL_STATES = {
+    "writing": "the model is writing this call",
+    "queued": "about to run",
+    "waiting": "waiting for your approval",
+    "running": "running",
+    "done": "done",
+    "error": "error",
+    "cancelled": "cancelled",
+    "not_run": "not run",
+    "declined": "declined",
+    "omitted": "not sent: stopped while the model was writing it",
+}
+
+
+def tool_state_words(status: str) -> str:
+    return TOOL_STATES.get(status, status)
+
+
 def size(chars: int) -> str:
     if chars < 1000:
         return f"{chars} chars"

@@ -1,8 +1,9 @@
 """How one message looks: user bubbles, and assistant messages that stream, stop, fail and switch attempts.
 
 Guarantees:
-- An assistant message shows exactly its selected attempt's rendered text (the ledger's projection): finished
-  paragraphs are frozen in their own elements and sent once; only the growing tail is re-sent.
+- An assistant message shows exactly its selected attempt (the ledger's projection): per step its rendered text
+  (finished paragraphs frozen in their own elements and sent once; only the growing tail is re-sent), then a
+  card per tool call of that step (``ui.tool_card``), in stream order.
 - Its element carries ``data-status`` (streaming | complete | interrupted | failed | empty) and ``data-attempt``
   ("2/3"); states are visible: typing dots, a "Stopped" marker naming a cause that was not the user, a readable
   error marked "not in context", "Stopped before any text".
@@ -17,9 +18,10 @@ from typing import Any
 from nicegui import ui
 
 from ledger.events import TurnMetrics
-from ledger.state import AttemptState, ConversationState, MessageState
+from ledger.state import AttemptState, ConversationState, MessageState, ToolCallState
 from ui.format import Clock, clock, error_title, metrics_line, stopped_text, user_line
-from ui.safe_markdown import MarkdownBlock, split_blocks
+from ui.markdown_stream import MarkdownStream
+from ui.tool_card import ToolCard
 
 DOM_STATUS = {
     "streaming": "streaming",
@@ -35,9 +37,33 @@ class Actions:
     """What a message view may ask the page to do."""
 
     def __init__(
-        self, retry: Callable[[str], Awaitable[None]], select: Callable[[str, str], None], audit: Callable[[str], None]
+        self,
+        retry: Callable[[str], Awaitable[None]],
+        select: Callable[[str, str], None],
+        audit: Callable[[str], None],
+        decide: Callable[[str, bool], None],
     ) -> None:
-        self.retry, self.select, self.audit = retry, select, audit
+        self.retry, self.select, self.audit, self.decide = retry, select, audit, decide
+
+
+class StepView:
+    """One step of an answer: its text, then the cards of the tool calls it made (in the order written)."""
+
+    def __init__(self, decide: Callable[[str, bool], None]) -> None:
+        self.decide = decide
+        with ui.column().classes("w-full gap-1") as self.root:
+            self.text = MarkdownStream()
+            self.cards_box = ui.column().classes("w-full gap-1")
+        self.cards: dict[str, ToolCard] = {}
+
+    def update(self, text: str, calls: list[ToolCallState], attempt_live: bool) -> None:
+        self.text.show(text)
+        for call in calls:
+            card = self.cards.get(call.call_id)
+            if card is None:
+                with self.cards_box:
+                    card = self.cards[call.call_id] = ToolCard(call, self.decide)
+            card.update(call, attempt_live)
 
 
 class TimeLabel(ui.label):
@@ -94,9 +120,7 @@ class AssistantMessageView:
             self.reasoning_box = ui.expansion("Reasoning", icon="psychology").classes("lc-reasoning w-full")
             with self.reasoning_box:
                 self.reasoning = ui.label("").classes("whitespace-pre-wrap lc-meta")
-            self.body = ui.column().classes("lc-body w-full gap-0")
-            with self.body:
-                self.tail = MarkdownBlock("")
+            self.body = ui.column().classes("lc-body w-full gap-2")
             self.typing = ui.html(
                 '<span class="lc-typing" aria-label="Answer streaming"><i></i><i></i><i></i></span>', sanitize=False
             )
@@ -107,8 +131,7 @@ class AssistantMessageView:
         self.switcher.set_visibility(False)
         self.reasoning_box.set_visibility(False)
         self._attempt_id: str | None = None
-        self._frozen: list[str] = []
-        self._tail = ""
+        self._steps: list[StepView] = []
         self._reasoning = ""
         self._status_key: tuple[Any, ...] | None = None
         self._footer = ""
@@ -120,7 +143,11 @@ class AssistantMessageView:
         attempt = conv.attempts[message.selected_attempt_id or message.attempt_ids[-1]]
         if attempt.attempt_id != self._attempt_id:
             self._reset(attempt.attempt_id)
-        self._render_text(attempt.text)
+        while len(self._steps) < max(len(attempt.steps), 1):
+            with self.body:
+                self._steps.append(StepView(self.actions.decide))
+        for index, view in enumerate(self._steps):
+            view.update(attempt.step_text(index), attempt.step_calls(index), attempt.is_live)
         if attempt.reasoning != self._reasoning:
             self._reasoning = attempt.reasoning
             self.reasoning.set_text(attempt.reasoning)
@@ -131,30 +158,8 @@ class AssistantMessageView:
 
     def _reset(self, attempt_id: str) -> None:
         self._attempt_id = attempt_id
-        self._frozen, self._tail = [], ""
+        self._steps = []
         self.body.clear()
-        with self.body:
-            self.tail = MarkdownBlock("")
-
-    def _render_text(self, text: str) -> None:
-        blocks = split_blocks(text)
-        finished, tail = blocks[:-1], blocks[-1]
-        if finished[: len(self._frozen)] != self._frozen:
-            self._reset(self._attempt_id or "")
-        fresh = finished[len(self._frozen) :]
-        if fresh:
-            # The growing tail element already holds most of the first finished block: freeze it in place and
-            # start a new tail, so a finished paragraph is never sent again.
-            self.tail.set_markdown(fresh[0])
-            with self.body:
-                for block in fresh[1:]:
-                    MarkdownBlock(block)
-                self.tail = MarkdownBlock("")
-            self._frozen.extend(fresh)
-            self._tail = ""
-        if tail != self._tail:
-            self._tail = tail
-            self.tail.set_markdown(tail)
 
     def _render_status(self, message: MessageState, attempt: AttemptState, is_last: bool) -> None:
         total = len(message.attempt_ids)

@@ -28,6 +28,12 @@ FLUSH_NOW = frozenset(
         "recovered",
         "retrying",
         "deleted",
+        "step_started",
+        "tool_call_started",
+        "tool_call",
+        "tool_awaiting_approval",
+        "tool_dispatched",
+        "tool_result",
     }
 )
 LIST_KINDS = frozenset({"created", "renamed", "deleted", "submitted", "started", "persisted"})

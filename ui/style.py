@@ -39,6 +39,18 @@ CSS = """
 .body--dark .lc-copy-code { background: #1d1d1d; }
 .lc-timeline { border-left: 2px solid var(--lc-border); margin-left: 8px; padding-left: 0; }
 .lc-phase { margin-left: -9px; padding: 3px 0; }
+.lc-tool-card { border: 1px solid var(--lc-border); border-radius: 10px; padding: 6px 10px; margin: 4px 0; }
+.lc-mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; white-space: pre-wrap;
+  overflow-wrap: anywhere; max-height: 320px; overflow: auto; }
+.lc-mono-name { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 13px; }
+.lc-tool-part .q-item { min-height: 28px; padding: 0 4px; font-size: 12px; }
+.lc-tool-done { color: #15803d; } .lc-tool-error { color: #b91c1c; } .lc-tool-running { color: #2563eb; }
+.lc-tool-cancelled, .lc-tool-not_run, .lc-tool-declined, .lc-tool-omitted { color: #b45309; }
+.body--dark .lc-tool-done { color: #86efac; } .body--dark .lc-tool-error { color: #fca5a5; }
+.body--dark .lc-tool-running { color: #93c5fd; }
+.lc-health-ready { color: #16a34a; } .lc-health-failed { color: #dc2626; }
+.lc-health-starting, .lc-health-restarting { color: #d97706; } .lc-health-stopped { color: var(--lc-muted); }
+.lc-error-text { color: #b91c1c; } .body--dark .lc-error-text { color: #fca5a5; }
 .lc-phase-icon { background: var(--q-primary); color: white; border-radius: 50%; padding: 2px;
   font-size: 12px !important; }
 """
@@ -81,6 +93,13 @@ BROWSER_SIDE = """
       if (el.textContent !== text) { el.textContent = text; el.title = when.toLocaleString(); }
     }
   };
+  // A running tool call shows how long it has been running (counted here: no websocket traffic).
+  setInterval(() => {
+    for (const el of document.querySelectorAll('[data-lc-since]')) {
+      const since = new Date(el.dataset.lcSince);
+      if (!isNaN(since)) el.textContent = Math.max(0, Math.round((Date.now() - since) / 1000)) + ' s';
+    }
+  }, 500);
   new MutationObserver(() => {
     addCopyButtons();
     localTimes();

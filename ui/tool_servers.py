@@ -1,0 +1,54 @@
+"""The tool servers panel: each configured server, its state, its tools, and what went wrong in plain words.
+
+Guarantees: a projection of ``Engine.tool_health()``; rebuilt only when that changed (the page checks every
+flush); a server that failed or is restarting says so with the reason; nothing here can start a server.
+"""
+
+from __future__ import annotations
+
+from nicegui import ui
+
+from engine.engine import Engine
+from engine.tools import ServerHealth
+
+STATE_WORDS = {
+    "starting": "starting…",
+    "ready": "ready",
+    "failed": "not available",
+    "restarting": "restarting…",
+    "stopped": "stopped",
+}
+
+
+class ToolServersPanel:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._shown: tuple[ServerHealth, ...] | None = None
+        self.root = ui.column().classes("w-full gap-1 lc-tools").mark("tool-servers")
+        self.refresh()
+
+    def refresh(self) -> None:
+        health = self.engine.tool_health()
+        if health == self._shown:
+            return
+        self._shown = health
+        self.root.clear()
+        self.root.set_visibility(bool(health))
+        with self.root:
+            ui.label("Tools").classes("text-sm font-medium")
+            for server in health:
+                with (
+                    ui.column()
+                    .classes("gap-0 w-full")
+                    .props(f"data-tool-server={server.name} data-state={server.state}")
+                ):
+                    with ui.row().classes("items-center gap-1 no-wrap"):
+                        ui.icon("circle", size="10px").classes(f"lc-health lc-health-{server.state}")
+                        ui.label(server.name).classes("text-sm")
+                        ui.label(STATE_WORDS[server.state]).classes("lc-meta")
+                        if server.confirm:
+                            ui.label("asks first").classes("lc-chip").tooltip("Each call waits for your Run or Skip")
+                    if server.tools:
+                        ui.label(", ".join(server.tools)).classes("lc-meta break-words")
+                    if server.message:
+                        ui.label(server.message).classes("lc-meta lc-error-text break-words")
