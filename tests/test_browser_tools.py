@@ -1,0 +1,105 @@
+"""End-to-end agent turns: the real app with the real demo tool server (stdio MCP), headless Chromium, the
+scripted upstream (which rejects, as OpenAI does, any history where a tool call lacks its one tool message)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect, sync_playwright
+
+from tests.support.app_process import CHROMIUM_ARGS, AppProcess
+from tests.support.browser import last_answer, new_page, send
+from tests.support.tools import demo_server_config, server_record
+from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
+from tests.support.waiting import wait_until_blocking
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed (tasks.py installs it)"),
+]
+
+
+@pytest.fixture(scope="module")
+def record(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("tools") / "record.jsonl"
+
+
+@pytest.fixture(scope="module")
+def app(
+    tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream, record: Path
+) -> Iterator[AppProcess]:
+    folder = tmp_path_factory.mktemp("e2e-tools")
+    server = demo_server_config(record)
+    config = folder / "mcp.json"
+    entry = {"command": server.command, "args": list(server.args), "cwd": server.cwd, "env": server.env}
+    config.write_text(json.dumps({"mcpServers": {"demo": entry}}))
+    process = AppProcess(folder / "data", upstream_server.base_url, "--mcp-config", str(config))
+    process.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: object, app: AppProcess) -> Iterator[Page]:
+    opened = new_page(browser, app.url)
+    yield opened
+    opened.context.close()
+
+
+def card(page: Page, call_id: str):  # a Locator
+    return page.locator(f"[data-tool-call='{call_id}']")
+
+
+def test_the_tool_servers_panel_lists_the_demo_server_ready_with_its_tools(page: Page) -> None:
+    server = page.locator("[data-tool-server='demo']")
+    expect(server).to_have_attribute("data-state", "ready")
+    expect(server).to_contain_text("slow_task")
+
+
+def test_stop_during_a_running_tool_cancels_it_on_the_server_and_the_next_question_is_accepted(
+    page: Page, upstream: ScriptedUpstream, record: Path
+) -> None:
+    upstream.plan(
+        Behavior(text="Starting the job.", tool_calls=[PlannedCall("slow_task", '{"seconds": 8}', "call_b1")])
+    )
+    send(page, "run the slow job")
+    expect(card(page, "call_b1")).to_have_attribute("data-tool-status", "running")
+    expect(card(page, "call_b1")).to_have_attribute("aria-label", "Tool call slow_task: running")
+    page.get_by_role("button", name="Stop").click()
+    expect(card(page, "call_b1")).to_have_attribute("data-tool-status", "cancelled")
+    expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
+    expect(last_answer(page)).to_contain_text("Starting the job.")
+    wait_until_blocking(lambda: any(r["event"] == "slow_task_cancelled" for r in server_record(record)), 5)
+    upstream.plan(Behavior(text="All right."))
+    send(page, "never mind")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    assert upstream.last.status == 200
+    assert [m.get("tool_call_id") for m in upstream.last.messages if m["role"] == "tool"] == ["call_b1"]
+
+
+def test_hostile_tool_output_is_shown_as_text_and_nothing_runs(page: Page, upstream: ScriptedUpstream) -> None:
+    upstream.plan(
+        Behavior(text="", tool_calls=[PlannedCall("web_snippet", "{}", "call_h1")]),
+        Behavior(text="That page looked suspicious."),
+    )
+    send(page, "fetch the snippet")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    expect(card(page, "call_h1")).to_have_attribute("data-tool-status", "done")
+    card(page, "call_h1").get_by_text("Result").click()
+    result = card(page, "call_h1").locator("[data-testid=tool-result], .lc-mono").last
+    expect(result).to_contain_text("<script>window.__pwned=true</script>")
+    expect(result).to_contain_text('<img src=x onerror="window.__pwned=true">')
+    assert page.evaluate("window.__pwned") is None
+    assert card(page, "call_h1").locator("script, img, a[href^='javascript']").count() == 0
