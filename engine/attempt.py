@@ -147,6 +147,7 @@ class AttemptRun:
             )
             return False
         self.step_chunks += 1
+        self.first_chunk_mono = self.first_chunk_mono or time.monotonic()
         writing = self._writing.get(piece.index)
         if writing is None:
             call_id = piece.call_id or f"call_{self.attempt_id[-12:]}_{self.step}_{piece.index}"

@@ -40,7 +40,8 @@ async def stream_step(run: AttemptRun, settings: EngineSettings, tools: list[dic
                 context_message_ids=run.context_ids,
             )
         )
-        run.sent_at, run.sent_mono = run.sent_at or now_iso(), time.monotonic()
+        if run.first_chunk_mono is None:  # the time to first chunk is the first step's (of its last re-send)
+            run.sent_at, run.sent_mono = run.sent_at or now_iso(), time.monotonic()
         try:
             return await _one_request(run, settings, tools)
         except asyncio.CancelledError:

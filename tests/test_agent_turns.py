@@ -137,6 +137,8 @@ async def test_a_two_step_turn_completes_with_tokens_summed_and_replay_equal_to_
     assert second[-1] == {"role": "tool", "tool_call_id": "call_c", "content": "17*23 = 391"}
     steps = [s.usage for s in attempt.steps]
     assert attempt.metrics is not None and attempt.metrics.steps == 2 and not attempt.metrics.estimated
+    assert attempt.metrics.wait_ms is not None and 0 <= attempt.metrics.wait_ms < 2000
+    assert attempt.metrics.tool_ms is not None and attempt.metrics.tool_ms > 0
     assert attempt.metrics.output_tokens == sum(u.output_tokens for u in steps if u)
     assert attempt.metrics.input_tokens == sum(u.input_tokens for u in steps if u) > 0
     (a,) = audit(engine.events(cid))
