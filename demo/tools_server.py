@@ -1,6 +1,7 @@
 """The bundled demo tool server: a stdio MCP server (official ``mcp`` SDK) with a few honest tools.
 
-    python -m demo.tools_server        # speaks MCP on stdin/stdout; the app starts it with the demo model
+    python -m demo.tools_server              # speaks MCP on stdin/stdout; the app starts it with the demo model
+    python -m demo.tools_server --http 9000  # the same tools over streamable HTTP on http://127.0.0.1:9000/mcp
 
 Tools: ``current_time``; ``calculator`` (arithmetic through a small AST walker: no ``eval``); ``search_notes``
 over ``demo/notes.md``; ``slow_task(seconds)``, which reports progress and honours cancellation; ``always_fails``;
@@ -120,4 +121,9 @@ def _evaluate(node: ast.AST) -> float | int:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

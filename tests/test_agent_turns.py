@@ -10,17 +10,23 @@ import json
 import os
 import shutil
 import signal
+import socket
+import subprocess
+import sys
 import time
 from functools import partial
 from pathlib import Path
 
 from engine.engine import Engine
+from engine.tool_config import ServerConfig
+from engine.tools import ToolHub
 from ledger.audit import audit
 from ledger.codec import from_dict, to_dict
 from ledger.events import ToolResult
 from ledger.reducer import replay
+from tests.support.app_process import free_port
 from tests.support.engine import EngineFactory, current_attempt
-from tests.support.tools import demo_hub, server_record
+from tests.support.tools import ROOT, demo_hub, demo_server_config, server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
 
@@ -275,3 +281,46 @@ async def test_a_turn_killed_while_a_tool_ran_comes_back_interrupted_with_a_vali
     assert "app stopped while this tool was running" in attempt.tool_calls["call_k"].content
     sent = await follow_up_is_accepted(engine, cid, upstream)
     assert tool_messages(sent) == ["call_k"]
+
+
+async def test_a_tool_server_that_cannot_start_is_reported_and_its_tools_are_not_offered(
+    engines: EngineFactory, upstream: ScriptedUpstream, tmp_path: Path
+) -> None:
+    broken = ServerConfig(name="broken", command="/nonexistent/tool-server")
+    hub = ToolHub((broken, demo_server_config(tmp_path / "record.jsonl")), log_dir=tmp_path / "logs")
+    await hub.start()
+    health = {h.name: h for h in hub.health()}
+    assert health["broken"].state == "failed" and "not found" in (health["broken"].message or "")
+    assert health["demo"].state == "ready"
+    engine = engines(tools=hub)
+    cid = engine.create_conversation()
+    upstream.plan(Behavior(text="hello"))
+    await engine.submit(cid, "hi")
+    await finished(engine, cid)
+    assert "current_time" in upstream.last.tools and all(not t.startswith("broken") for t in upstream.last.tools)
+
+
+async def test_a_streamable_http_tool_server_works_like_a_stdio_one(tmp_path: Path) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "demo.tools_server", "--http", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        await wait_until(partial(port_open, port), 20, "the HTTP tool server listening")
+        hub = ToolHub((ServerConfig(name="web", url=f"http://127.0.0.1:{port}/mcp"),))
+        await hub.start()
+        assert hub.health()[0].state == "ready" and "calculator" in hub.health()[0].tools
+        outcome = await hub.call("web", "calculator", {"expression": "6*7"}, None)
+        assert (outcome.text, outcome.is_error) == ("6*7 = 42", False)
+        await hub.stop()
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0

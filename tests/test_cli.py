@@ -91,3 +91,23 @@ def test_export_reads_a_damaged_file_without_changing_anything(tmp_path: Path) -
     result = run_main("export", "--data-dir", str(tmp_path))
     assert result.returncode == 0 and "damaged" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("not json", "is not valid JSON"),
+        ('{"servers": {}}', 'expected an object {"mcpServers"'),
+        ('{"mcpServers": {"x": {"command": "a", "url": "http://b"}}}', "server 'x': give either 'command'"),
+        ('{"mcpServers": {"x": {"command": "a", "confirm": "yes"}}}', "server 'x': 'confirm' must be true or false"),
+    ],
+)
+def test_a_broken_tools_file_stops_start_up_with_one_line_naming_the_problem(
+    tmp_path: Path, content: str, needle: str
+) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(content)
+    result = run_main("--mcp-config", str(config), "--port", "18098")
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert needle in line and line.startswith("ledger-chat: --mcp-config")

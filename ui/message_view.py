@@ -206,9 +206,10 @@ class AssistantMessageView:
                     'flat dense round size=sm aria-label="Audit"'
                 ).tooltip("Show this answer in the audit panel")
                 if is_last:
+                    again = "Ask again: a new attempt" + (", tools run again" if attempt.tool_calls else "")
                     ui.button("Retry", icon="refresh", on_click=lambda: self.actions.retry(self.message_id)).props(
                         "flat dense no-caps"
-                    ).mark("retry")
+                    ).mark("retry").tooltip(again)
 
     def _copy(self) -> None:
         conv = self._conv
