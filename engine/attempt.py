@@ -31,8 +31,10 @@ from ledger.events import (
     Block,
     CancelSource,
     Chunk,
+    StaleBlock,
     StaleChunk,
     StaleToolResult,
+    StaleWhy,
     StepStarted,
     ToolCalled,
     ToolCallStarted,
@@ -132,19 +134,8 @@ class AttemptRun:
             return False
         why = stale_reason(conv, self.attempt_id)
         if why is not None:
-            seq = self.next_chunk_seq
+            self._stale(self.next_chunk_seq, why, len(piece.arguments), "tool_call")
             self.next_chunk_seq += 1
-            self.append(
-                StaleChunk(
-                    conversation_id=self.conversation_id,
-                    attempt_id=self.attempt_id,
-                    request_id=self.request_id or "",
-                    chunk_seq=seq,
-                    why=why,
-                    chars=len(piece.arguments),
-                    block="tool_call",
-                )
-            )
             return False
         self.step_chunks += 1
         self.first_chunk_mono = self.first_chunk_mono or time.monotonic()
@@ -197,16 +188,7 @@ class AttemptRun:
         self.next_chunk_seq += 1
         why = stale_reason(conv, self.attempt_id, seq)
         if why is not None:
-            self.append(
-                StaleChunk(
-                    conversation_id=self.conversation_id,
-                    attempt_id=self.attempt_id,
-                    request_id=self.request_id or "",
-                    chunk_seq=seq,
-                    why=why,
-                    chars=len(text),
-                )
-            )
+            self._stale(seq, why, len(text), block)
             return False
         text = valid_text(text)
         self.append(
@@ -255,6 +237,19 @@ class AttemptRun:
         )
         self.answered.add(call_id)
         return True
+
+    def _stale(self, seq: int, why: StaleWhy, chars: int, block: StaleBlock) -> None:
+        self.append(
+            StaleChunk(
+                conversation_id=self.conversation_id,
+                attempt_id=self.attempt_id,
+                request_id=self.request_id or "",
+                chunk_seq=seq,
+                why=why,
+                chars=chars,
+                block=block,
+            )
+        )
 
     @property
     def settled(self) -> bool:

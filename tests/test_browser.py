@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
-from tests.support.app_process import CHROMIUM_ARGS, FAKE_KEY, AppProcess
+from tests.support.app_process import FAKE_KEY, AppProcess
 from tests.support.browser import (
     conversation_id,
     last_answer,
@@ -49,14 +49,6 @@ def app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstr
     process.start()
     yield process
     process.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
