@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from engine.attempt import AttemptRun, Broken
+from engine.branching import branch_events
 from engine.failures import classify
 from engine.finalize import finalize, recover
 from engine.offline import litellm
@@ -33,6 +34,7 @@ from ledger.errors import StateError
 from ledger.events import (
     AnyEvent,
     Attached,
+    Branched,
     CancelRequested,
     CancelSource,
     Created,
@@ -44,11 +46,13 @@ from ledger.events import (
     Started,
     Submitted,
     Trigger,
+    VersionSelected,
 )
 from ledger.history import as_messages, model_history
 from ledger.reducer import reduce, replay
 from ledger.state import ConversationState, State
 from ledger.store import Store
+from ledger.tree import chain_before, selected_path, tip
 
 log = logging.getLogger("ledger_chat.engine")
 Listener = Callable[[AnyEvent], None]
@@ -137,53 +141,77 @@ class Engine:
         self._append(Renamed(conversation_id=cid, title=valid_text(title[:120])))
 
     async def submit(self, cid: str, text: str) -> tuple[str, str]:
-        """Send a user message; returns (user message id, assistant message id). Raises ``InputRejected``."""
-        if not text.strip():
-            raise InputRejected("Type a message first.")
-        limit = self.settings.limits.max_input_chars
-        if len(text) > limit:
-            raise InputRejected(
-                f"This message has {len(text):,} characters; the limit is {limit:,}. Shorten it and send again."
-            )
-        rt = self._runtime(cid)
-        async with rt.lock:
-            conv = self._require(cid)
-            if rt.active is not None:
-                raise InputRejected("An answer is still streaming. Stop it first.")
-            turn = conv.turn + 1
-            user_id, message_id = new_id("msg"), new_id("msg")
-            self._append(Submitted(conversation_id=cid, message_id=user_id, turn=turn, text=valid_text(text)))
-            self._start(rt, turn, message_id, user_id, "submit")
-        return user_id, message_id
+        """Send a user message after the shown path's last answer; returns (user message id, answer id).
+        Raises ``InputRejected`` (the text is not lost: the caller keeps it)."""
+        return await self._send(cid, text, edit_of=None)
+
+    async def edit(self, cid: str, message_id: str, text: str) -> tuple[str, str]:
+        """A new version of a sent user message, with a new answer; what followed the old version stays in its
+        branch. A streaming answer is stopped first (the one cancel path). Returns (user id, answer id)."""
+        message = self._require(cid).messages.get(message_id)
+        if message is None or message.role != "user":
+            raise InputRejected("Only your own messages can be edited.")
+        self._check_text(text)
+        await self.cancel(cid, "user")
+        return await self._send(cid, text, edit_of=message_id)
 
     async def retry(self, cid: str, message_id: str | None = None) -> str:
-        """A new attempt for the last assistant message (stopping the current one first); returns its id."""
+        """A new attempt for an answer (default: the last one shown), stopping a streaming answer first; later
+        turns stay with the old attempt, in their branch. Returns the new attempt's id."""
         conv = self._require(cid)
-        last = next(
-            (conv.messages[m] for m in reversed(conv.message_ids) if conv.messages[m].role == "assistant"), None
-        )
-        if last is None or (message_id is not None and message_id != last.message_id):
-            raise InputRejected("Only the last answer can be retried.")
+        answers = [m for m in selected_path(conv) if conv.messages[m].role == "assistant"]
+        target = message_id or (answers[-1] if answers else None)
+        if target is None or target not in conv.messages or conv.messages[target].role != "assistant":
+            raise InputRejected("There is no answer to retry.")
         await self.cancel(cid, "user")
         rt = self._runtime(cid)
         async with rt.lock:
             conv = self._require(cid)
             if rt.active is not None:
                 raise InputRejected("An answer is still streaming. Stop it first.")
-            message = conv.messages[last.message_id]
-            previous = message.attempt_ids[-1]
+            message = conv.messages[target]
             attempt_id = new_id("att")
             self._append(
                 Retrying(
                     conversation_id=cid,
                     message_id=message.message_id,
-                    previous_attempt_id=previous,
+                    previous_attempt_id=message.selected_attempt_id or message.attempt_ids[-1],
                     attempt_id=attempt_id,
                     why="user",
                 )
             )
             self._start(rt, message.turn, message.message_id, message.user_message_id or "", "retry", attempt_id)
         return attempt_id
+
+    def select_version(self, cid: str, message_id: str) -> None:
+        """Follow another version (the original or an edit) of a user message."""
+        conv = self._require(cid)
+        message = conv.messages.get(message_id)
+        if message is None or message.role != "user":
+            raise InputRejected("That message does not exist.")
+        if conv.live_attempt() is not None:
+            raise InputRejected("Wait for the answer to finish (or stop it) before switching versions.")
+        if conv.chosen.get(message.parent or "") != message_id:
+            self._append(VersionSelected(conversation_id=cid, message_id=message_id))
+
+    def branch(self, cid: str, message_id: str) -> tuple[str, str | None]:
+        """A new chat whose history is the shown branch up to and including ``message_id`` (from a user message:
+        up to its parent, with its text returned as a draft to edit). Returns (new conversation id, draft)."""
+        conv = self._require(cid)
+        message = conv.messages.get(message_id)
+        if message is None:
+            raise InputRejected("That message does not exist.")
+        chain = chain_before(conv, message_id)
+        if message.role == "assistant":
+            chain.append((message_id, message.selected_attempt_id))
+        if any(attempt_id and conv.attempts[attempt_id].is_live for _, attempt_id in chain):
+            raise InputRejected("Wait for the answer to finish (or stop it) before branching from it.")
+        new_cid = new_id("conv")
+        title = f"{conv.title or 'Conversation'} (branch)"[:120]
+        for event in branch_events(conv, chain, new_cid, at=message_id, title=title):
+            self._append(event)
+        self._append(Branched(conversation_id=cid, message_id=message_id, new_conversation_id=new_cid))
+        return new_cid, message.text if message.role == "user" else None
 
     def select_attempt(self, cid: str, message_id: str, attempt_id: str) -> None:
         conv = self._require(cid)
@@ -268,6 +296,39 @@ class Engine:
             await self.cancel(cid, source, turn=rt.active.turn)
 
     # --- internals ---------------------------------------------------------------------------------------------
+
+    async def _send(self, cid: str, text: str, *, edit_of: str | None) -> tuple[str, str]:
+        self._check_text(text)
+        rt = self._runtime(cid)
+        async with rt.lock:
+            conv = self._require(cid)
+            if rt.active is not None:
+                raise InputRejected("An answer is still streaming. Stop it first.")
+            edited = conv.messages.get(edit_of or "")
+            parent = edited.parent if edited is not None else tip(conv)
+            turn = conv.turn + 1
+            user_id, message_id = new_id("msg"), new_id("msg")
+            self._append(
+                Submitted(
+                    conversation_id=cid,
+                    message_id=user_id,
+                    turn=turn,
+                    text=valid_text(text),
+                    parent=parent,
+                    edit_of=edit_of,
+                )
+            )
+            self._start(rt, turn, message_id, user_id, "submit")
+        return user_id, message_id
+
+    def _check_text(self, text: str) -> None:
+        if not text.strip():
+            raise InputRejected("Type a message first.")
+        limit = self.settings.limits.max_input_chars
+        if len(text) > limit:
+            raise InputRejected(
+                f"This message has {len(text):,} characters; the limit is {limit:,}. Shorten it and send again."
+            )
 
     def _start(
         self, rt: Runtime, turn: int, message_id: str, user_id: str, trigger: Trigger, attempt_id: str | None = None

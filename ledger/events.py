@@ -80,6 +80,8 @@ class Event:
 class Created(Event):
     KIND: ClassVar[str] = "created"
     title: str = ""
+    branched_from: str | None = None  # the conversation this one was branched from
+    branched_at: str | None = None  # the message of that conversation it was branched at
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -90,10 +92,15 @@ class Renamed(Event):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Submitted(Event):
+    """A user message. ``parent`` is the attempt (or user message) it follows, ``None`` at the root; an edit is a
+    sibling of ``edit_of``. Ledgers written before messages had parents follow the shown path's last answer."""
+
     KIND: ClassVar[str] = "submitted"
     message_id: str
     turn: int
     text: str
+    parent: str | None = None
+    edit_of: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -212,6 +219,23 @@ class Selected(Event):
     KIND: ClassVar[str] = "selected"
     message_id: str
     attempt_id: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class VersionSelected(Event):
+    """The user chose which version of a user message (an edit, or the original) the conversation follows."""
+
+    KIND: ClassVar[str] = "version_selected"
+    message_id: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Branched(Event):
+    """A new conversation was branched from this one at ``message_id``."""
+
+    KIND: ClassVar[str] = "branched"
+    message_id: str
+    new_conversation_id: str
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -351,6 +375,8 @@ AnyEvent = (
     | Done
     | Persisted
     | Selected
+    | VersionSelected
+    | Branched
     | Recovered
     | Detached
     | Attached
@@ -382,6 +408,8 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     Done,
     Persisted,
     Selected,
+    VersionSelected,
+    Branched,
     Recovered,
     Detached,
     Attached,
@@ -410,6 +438,8 @@ FLUSH_AT_ONCE_KINDS: frozenset[str] = frozenset(
         "created",
         "renamed",
         "selected",
+        "version_selected",
+        "branched",
         "tool_call",
         "tool_dispatched",
         "tool_result",

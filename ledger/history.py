@@ -1,6 +1,6 @@
 """Model history: the messages the next request sends, projected from the state (docs/ledger.md, model history).
 
-Guarantees, per turn in order:
+Guarantees, per turn in order, along one branch of the message tree (``ledger.tree``):
 - the user message is always sent;
 - the assistant message contributes its *selected* attempt when that attempt completed, or was interrupted by a
   partial-keeping cancel (user, navigation, disconnect, shutdown, restart): for each step, the text that was
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ledger.state import AttemptState, ConversationState, ToolCallState
+from ledger.tree import chain_before, selected_path
 
 TOOL_RESULT_CHARS = 20_000
 
@@ -53,16 +54,18 @@ class HistoryEntry:
 def model_history(
     conv: ConversationState, *, until_message_id: str | None = None, tool_result_chars: int = TOOL_RESULT_CHARS
 ) -> tuple[HistoryEntry, ...]:
-    """The history for the next request; with ``until_message_id``, only what came before that message."""
+    """The history for the next request after the shown path's tip; with ``until_message_id``, what came before
+    that message along its own branch (the attempts its ancestors followed)."""
+    if until_message_id is None:
+        chain = [(m, conv.messages[m].selected_attempt_id) for m in selected_path(conv)]
+    else:
+        chain = chain_before(conv, until_message_id)
     entries: list[HistoryEntry] = []
-    for message_id in conv.message_ids:
-        if message_id == until_message_id:
-            break
+    for message_id, attempt_id in chain:
         message = conv.messages[message_id]
         if message.role == "user":
             entries.append(HistoryEntry(role="user", content=message.text, message_id=message_id))
             continue
-        attempt_id = message.selected_attempt_id
         attempt = conv.attempts.get(attempt_id) if attempt_id else None
         if attempt is not None and attempt.in_history:
             entries += attempt_entries(attempt, tool_result_chars)

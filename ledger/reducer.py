@@ -12,13 +12,14 @@ Guarantees:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import assert_never
 
 from ledger.events import (
     PARTIAL_KEEPING_SOURCES,
     AnyEvent,
     Attached,
+    Branched,
     Cancelled,
     CancelRequested,
     Chunk,
@@ -46,8 +47,10 @@ from ledger.events import (
     ToolProgress,
     ToolResult,
     UpstreamClosed,
+    VersionSelected,
 )
-from ledger.stale import stale_reason, tool_result_stale_reason
+from ledger.reduce_agent import step_finished, step_started, tool_call_started, tool_called, tool_result
+from ledger.stale import stale_reason
 from ledger.state import (
     EMPTY_STATE,
     TERMINAL_STATUSES,
@@ -56,12 +59,11 @@ from ledger.state import (
     ConversationState,
     MessageState,
     State,
-    StepState,
-    ToolCallState,
 )
+from ledger.tree import ROOT, tip
+from ledger.updates import update_attempt, update_call, update_live
 
 TITLE_CHARS = 60
-_Change = Callable[[AttemptState], AttemptState]
 
 
 def reduce(state: State, event: AnyEvent) -> State:
@@ -89,7 +91,8 @@ def replay(events: Iterable[AnyEvent], state: State = EMPTY_STATE) -> State:
 def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
     match event:
         case Created():
-            return conv._replace(title=event.title or conv.title, created_ts=event.ts)
+            origin = (event.branched_from, event.branched_at or "") if event.branched_from else conv.branched_from
+            return conv._replace(title=event.title or conv.title, created_ts=event.ts, branched_from=origin)
         case Renamed():
             return conv._replace(title=event.title)
         case Submitted():
@@ -97,32 +100,32 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
         case Started():
             return _started(conv, event)
         case RequestSent():
-            return _update_attempt(
+            return update_attempt(
                 conv, event.attempt_id, lambda a: a._replace(request_ids=(*a.request_ids, event.request_id))
             )
         case Chunk():
             return _chunk(conv, event)
         case StaleChunk():
-            return _update_attempt(
+            return update_attempt(
                 conv,
                 event.attempt_id,
                 lambda a: a._replace(chunks_received=a.chunks_received + 1, stale_chunks=a.stale_chunks + 1),
                 orphan=True,
             )
         case CancelRequested():
-            return _update_live(
+            return update_live(
                 conv,
                 event.attempt_id,
                 lambda a: a._replace(status="closing", cancel_source=event.source, keep_partial=event.keep_partial),
             )
         case Cancelled():
-            return _update_live(conv, event.attempt_id, lambda a: _closed(a, event.source, a.keep_partial))
+            return update_live(conv, event.attempt_id, lambda a: _closed(a, event.source, a.keep_partial))
         case Recovered():
-            return _update_live(conv, event.attempt_id, lambda a: _closed(a, "restart", True))
+            return update_live(conv, event.attempt_id, lambda a: _closed(a, "restart", True))
         case Failed():
             return _failed(conv, event)
         case Done():
-            return _update_live(
+            return update_live(
                 conv,
                 event.attempt_id,
                 lambda a: a._replace(status="complete", finish_reason=event.finish_reason, usage=event.usage),
@@ -131,6 +134,14 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
             return _persisted(conv, event)
         case Selected():
             return _selected(conv, event)
+        case VersionSelected():
+            return _version_selected(conv, event)
+        case Branched():
+            message = conv.messages.get(event.message_id)
+            if message is None:
+                return conv
+            branches = (*message.branches, event.new_conversation_id)
+            return conv._replace(messages={**conv.messages, message.message_id: message._replace(branches=branches)})
         case Detached():
             return conv._replace(detached=True)
         case Attached():
@@ -142,33 +153,33 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
         case Retrying() | UpstreamClosed():
             return conv
         case StepStarted():
-            return _update_live(conv, event.attempt_id, lambda a: _step_started(a, event))
+            return update_live(conv, event.attempt_id, lambda a: step_started(a, event))
         case StepFinished():
-            return _update_live(conv, event.attempt_id, lambda a: _step_finished(a, event))
+            return update_live(conv, event.attempt_id, lambda a: step_finished(a, event))
         case ToolCallStarted():
-            return _tool_call_started(conv, event)
+            return tool_call_started(conv, event)
         case ToolCalled():
-            return _update_live(conv, event.attempt_id, lambda a: _tool_called(a, event))
+            return update_live(conv, event.attempt_id, lambda a: tool_called(a, event))
         case ToolAwaitingApproval():
-            return _update_call(conv, event.attempt_id, event.call_id, lambda c: c._replace(phase="waiting"))
+            return update_call(conv, event.attempt_id, event.call_id, lambda c: c._replace(phase="waiting"))
         case ToolDispatched():
-            return _update_call(
+            return update_call(
                 conv,
                 event.attempt_id,
                 event.call_id,
                 lambda c: c._replace(phase="running", server=event.server, dispatched_ts=event.ts),
             )
         case ToolProgress():
-            return _update_call(
+            return update_call(
                 conv,
                 event.attempt_id,
                 event.call_id,
                 lambda c: c._replace(progress=event.progress, total=event.total, progress_message=event.message),
             )
         case ToolResult():
-            return _tool_result(conv, event)
+            return tool_result(conv, event)
         case StaleToolResult():
-            return _update_attempt(
+            return update_attempt(
                 conv, event.attempt_id, lambda a: a._replace(stale_tool_results=a.stale_tool_results + 1)
             )
         case _:
@@ -178,14 +189,33 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
 def _submitted(conv: ConversationState, event: Submitted) -> ConversationState:
     if event.message_id in conv.messages:
         return conv
-    message = MessageState(message_id=event.message_id, role="user", turn=event.turn, ts=event.ts, text=event.text)
-    title = conv.title or _title(event.text)
+    edited = conv.messages.get(event.edit_of or "")
+    parent = event.parent if event.parent is not None else edited.parent if edited is not None else tip(conv)
+    message = MessageState(
+        message_id=event.message_id,
+        role="user",
+        turn=event.turn,
+        ts=event.ts,
+        text=event.text,
+        parent=parent,
+        edit_of=event.edit_of,
+    )
+    key = parent or ROOT
     return conv._replace(
-        title=title,
+        title=conv.title or _title(event.text),
         turn=max(conv.turn, event.turn),
         message_ids=(*conv.message_ids, event.message_id),
         messages={**conv.messages, event.message_id: message},
+        children={**conv.children, key: (*conv.children.get(key, ()), event.message_id)},
+        chosen={**conv.chosen, key: event.message_id},
     )
+
+
+def _version_selected(conv: ConversationState, event: VersionSelected) -> ConversationState:
+    message = conv.messages.get(event.message_id)
+    if message is None or message.role != "user" or conv.live_attempt() is not None:
+        return conv
+    return conv._replace(chosen={**conv.chosen, message.parent or ROOT: message.message_id})
 
 
 def _started(conv: ConversationState, event: Started) -> ConversationState:
@@ -266,7 +296,7 @@ def _closed(attempt: AttemptState, source: str, keep_partial: bool) -> AttemptSt
 def _failed(conv: ConversationState, event: Failed) -> ConversationState:
     if event.will_retry:
         return conv
-    return _update_live(
+    return update_live(
         conv,
         event.attempt_id,
         lambda a: a._replace(
@@ -300,103 +330,6 @@ def _selected(conv: ConversationState, event: Selected) -> ConversationState:
     return conv._replace(
         messages={**conv.messages, message.message_id: message._replace(selected_attempt_id=event.attempt_id)}
     )
-
-
-def _update_attempt(
-    conv: ConversationState, attempt_id: str, change: _Change, orphan: bool = False
-) -> ConversationState:
-    attempt = conv.attempts.get(attempt_id)
-    if attempt is None:
-        return conv._replace(orphan_chunks=conv.orphan_chunks + 1) if orphan else conv
-    return conv._replace(attempts={**conv.attempts, attempt_id: change(attempt)})
-
-
-def _update_live(conv: ConversationState, attempt_id: str, change: _Change) -> ConversationState:
-    attempt = conv.attempts.get(attempt_id)
-    if attempt is None or attempt.status in TERMINAL_STATUSES:
-        return conv
-    return conv._replace(attempts={**conv.attempts, attempt_id: change(attempt)})
-
-
-def _step_started(attempt: AttemptState, event: StepStarted) -> AttemptState:
-    if attempt.steps and attempt.steps[-1].number >= event.step:
-        return attempt
-    step = StepState(number=event.step, text_start=len(attempt.text), reasoning_start=len(attempt.reasoning))
-    return attempt._replace(steps=(*attempt.steps, step))
-
-
-def _step_finished(attempt: AttemptState, event: StepFinished) -> AttemptState:
-    steps = tuple(
-        s._replace(finished=True, finish_reason=event.finish_reason, usage=event.usage) if s.number == event.step else s
-        for s in attempt.steps
-    )
-    return attempt._replace(steps=steps)
-
-
-def _tool_call_started(conv: ConversationState, event: ToolCallStarted) -> ConversationState:
-    if stale_reason(conv, event.attempt_id) is not None:
-        return conv
-    attempt = conv.attempts[event.attempt_id]
-    if event.call_id in attempt.tool_calls:
-        return conv
-    call = ToolCallState(call_id=event.call_id, name=event.name, step=event.step, position=event.index)
-    return _with_call(conv, _in_step(attempt, event.step, event.call_id), call)
-
-
-def _tool_called(attempt: AttemptState, event: ToolCalled) -> AttemptState:
-    old = attempt.tool_calls.get(event.call_id)
-    if old is not None and old.phase != "streaming":
-        return attempt
-    call = ToolCallState(
-        call_id=event.call_id,
-        name=event.name,
-        step=event.step,
-        position=old.position if old else len(attempt.tool_calls),
-        arguments=event.arguments,
-        server=event.server,
-        phase="ready",
-    )
-    attempt = _in_step(attempt, event.step, event.call_id)
-    return attempt._replace(tool_calls={**attempt.tool_calls, call.call_id: call})
-
-
-def _tool_result(conv: ConversationState, event: ToolResult) -> ConversationState:
-    if tool_result_stale_reason(conv, event.attempt_id, event.call_id) is not None:
-        return _update_attempt(
-            conv, event.attempt_id, lambda a: a._replace(stale_tool_results=a.stale_tool_results + 1)
-        )
-    attempt = conv.attempts[event.attempt_id]
-    call = attempt.tool_calls[event.call_id]._replace(
-        status=event.status, content=event.content, size=event.size, duration_ms=event.duration_ms
-    )
-    return _with_call(conv, attempt, call)
-
-
-def _in_step(attempt: AttemptState, step: int, call_id: str) -> AttemptState:
-    """The attempt with ``call_id`` listed in its step ``step`` (added once)."""
-    steps = attempt.steps or (StepState(number=1),)
-    steps = tuple(
-        s._replace(call_ids=(*s.call_ids, call_id)) if s.number == step and call_id not in s.call_ids else s
-        for s in steps
-    )
-    return attempt._replace(steps=steps)
-
-
-def _with_call(conv: ConversationState, attempt: AttemptState, call: ToolCallState) -> ConversationState:
-    attempt = attempt._replace(tool_calls={**attempt.tool_calls, call.call_id: call})
-    return conv._replace(attempts={**conv.attempts, attempt.attempt_id: attempt})
-
-
-def _update_call(
-    conv: ConversationState, attempt_id: str, call_id: str, change: Callable[[ToolCallState], ToolCallState]
-) -> ConversationState:
-    attempt = conv.attempts.get(attempt_id)
-    if attempt is None or attempt.status in TERMINAL_STATUSES:
-        return conv
-    call = attempt.tool_calls.get(call_id)
-    if call is None or call.answered:
-        return conv
-    return _with_call(conv, attempt, change(call))
 
 
 def _title(text: str) -> str:

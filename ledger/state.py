@@ -128,6 +128,9 @@ class MessageState(NamedTuple):
     current_attempt_id: str | None = None
     selected_attempt_id: str | None = None
     metrics: TurnMetrics | None = None
+    parent: str | None = None  # a user message: the attempt (or user message) it follows; None at the root
+    edit_of: str | None = None
+    branches: tuple[str, ...] = ()  # conversations branched from this message
 
 
 class ConversationState(NamedTuple):
@@ -143,6 +146,9 @@ class ConversationState(NamedTuple):
     messages: Mapping[str, MessageState] = _EMPTY  # type: ignore[assignment]
     attempts: Mapping[str, AttemptState] = _EMPTY  # type: ignore[assignment]
     orphan_chunks: int = 0
+    children: Mapping[str, tuple[str, ...]] = _EMPTY  # type: ignore[assignment]  # parent ("" = root) -> users
+    chosen: Mapping[str, str] = _EMPTY  # type: ignore[assignment]  # parent ("" = root) -> the version followed
+    branched_from: tuple[str, str] | None = None  # (conversation, message) this one was branched from
 
     def live_attempt(self) -> AttemptState | None:
         """The attempt that is streaming or closing, if any (newest first)."""

@@ -1,0 +1,167 @@
+"""Branching to a new chat: the events that re-create one branch of a conversation in a new conversation.
+
+Guarantees: pure (no clock, no ids: the copies keep their original ids and times); the new conversation replays
+to the same messages along that branch: every user message with its parent, and for every answer only the attempt
+the branch followed, with its text per step, its reasoning, its answered tool calls with their results, and its
+end (complete, interrupted at exactly the prefix the model history had, failed, empty) and final form. So the
+model history of the new chat equals the branch's history in the old one.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from ledger.events import (
+    AnyEvent,
+    Block,
+    Cancelled,
+    CancelSource,
+    Chunk,
+    Created,
+    Done,
+    ErrorType,
+    Failed,
+    FinalStatus,
+    Persisted,
+    Recovered,
+    Started,
+    StepStarted,
+    Submitted,
+    ToolCalled,
+    ToolResult,
+    TurnMetrics,
+)
+from ledger.state import AttemptState, ConversationState
+
+COPIED = "copied"
+
+
+def branch_events(
+    conv: ConversationState, chain: list[tuple[str, str | None]], new_cid: str, *, at: str, title: str
+) -> list[AnyEvent]:
+    """``created`` (naming the origin) and the copy of ``chain`` ((message, attempt) pairs, root first)."""
+    events: list[AnyEvent] = [
+        Created(conversation_id=new_cid, title=title, branched_from=conv.conversation_id, branched_at=at)
+    ]
+    parent: str | None = None
+    for message_id, attempt_id in chain:
+        message = conv.messages[message_id]
+        if message.role == "user":
+            events.append(
+                Submitted(
+                    conversation_id=new_cid,
+                    ts=message.ts,
+                    message_id=message_id,
+                    turn=message.turn,
+                    text=message.text,
+                    parent=parent,
+                )
+            )
+            parent = message_id
+        elif attempt_id is not None and attempt_id in conv.attempts:
+            events += _attempt_events(conv.attempts[attempt_id], message.user_message_id or "", message.turn, new_cid)
+            parent = attempt_id
+    return events
+
+
+def _attempt_events(a: AttemptState, user_id: str, turn: int, cid: str) -> list[AnyEvent]:
+    aid = a.attempt_id
+    events: list[AnyEvent] = [
+        Started(
+            conversation_id=cid,
+            attempt_id=aid,
+            ts=a.started_ts,
+            message_id=a.message_id,
+            user_message_id=user_id,
+            turn=turn,
+            model=a.model,
+        )
+    ]
+    seq = 0
+    for index in range(max(len(a.steps), 1)):
+        if a.steps:
+            events.append(StepStarted(conversation_id=cid, attempt_id=aid, ts=a.started_ts, step=a.steps[index].number))
+        pieces: tuple[tuple[str, Block], ...] = ((_reasoning(a, index), "reasoning"), (a.step_text(index), "text"))
+        for text, block in pieces:
+            if text:
+                events.append(
+                    Chunk(
+                        conversation_id=cid,
+                        attempt_id=aid,
+                        ts=a.started_ts,
+                        request_id=COPIED,
+                        chunk_seq=seq,
+                        text=text,
+                        block=block,
+                    )
+                )
+                seq += 1
+        for call in a.step_calls(index):
+            if not call.answered or call.status is None:
+                continue
+            step = a.steps[index].number
+            events.append(
+                ToolCalled(
+                    conversation_id=cid,
+                    attempt_id=aid,
+                    step=step,
+                    call_id=call.call_id,
+                    name=call.name,
+                    arguments=call.arguments,
+                )
+            )
+            events.append(
+                ToolResult(
+                    conversation_id=cid,
+                    attempt_id=aid,
+                    call_id=call.call_id,
+                    status=call.status,
+                    content=call.content,
+                    size=call.size,
+                    duration_ms=call.duration_ms,
+                )
+            )
+    events.append(_end(a, cid))
+    status = cast(FinalStatus, a.status)
+    events.append(
+        Persisted(
+            conversation_id=cid,
+            attempt_id=aid,
+            message_id=a.message_id,
+            status=status,
+            text=a.text,
+            metrics=a.metrics or TurnMetrics(),
+        )
+    )
+    return events
+
+
+def _end(a: AttemptState, cid: str) -> AnyEvent:
+    aid = a.attempt_id
+    if a.status == "complete":
+        return Done(
+            conversation_id=cid, attempt_id=aid, request_id=COPIED, finish_reason=a.finish_reason, usage=a.usage
+        )
+    if a.status == "failed":
+        return Failed(
+            conversation_id=cid,
+            attempt_id=aid,
+            request_id=COPIED,
+            error_type=cast(ErrorType, a.error_type or "unknown"),
+            http_status=a.http_status,
+            summary=a.error_summary or "The answer failed.",
+        )
+    if a.cancel_source == "restart":
+        return Recovered(conversation_id=cid, attempt_id=aid)
+    source = cast(CancelSource, a.cancel_source or "user")
+    return Cancelled(
+        conversation_id=cid, attempt_id=aid, source=source, delivered_chars=len(a.text), chunk_count=a.chunks_rendered
+    )
+
+
+def _reasoning(a: AttemptState, index: int) -> str:
+    if not a.steps:
+        return a.reasoning
+    start = a.steps[index].reasoning_start
+    end = a.steps[index + 1].reasoning_start if index + 1 < len(a.steps) else len(a.reasoning)
+    return a.reasoning[start:end]
