@@ -85,7 +85,7 @@ def test_stop_right_after_sending_shows_no_ghost_text_and_leaves_retry_and_input
     expect(last_answer(page)).to_contain_text("Stopped before any text")
     watch_unchanged(page, 2.0)  # past the moment the upstream would have sent its first chunk
     expect(page.get_by_text("GHOST")).to_have_count(0)
-    expect(page.get_by_role("button", name="Retry")).to_be_enabled()
+    expect(last_answer(page).get_by_role("button", name="Retry")).to_be_enabled()
     expect(page.get_by_role("button", name="Send")).to_be_visible()
     assert upstream.records[0].chunks_sent == 0 and upstream.records[0].disconnected_at is not None
     upstream.plan(Behavior(text="second answer"))
@@ -133,7 +133,7 @@ def test_retry_right_after_stop_shows_only_the_new_tokens_and_both_attempts_stay
     wait_words(page, 5)
     page.get_by_role("button", name="Stop").click()
     expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
-    page.get_by_role("button", name="Retry").click()
+    last_answer(page).get_by_role("button", name="Retry").click()
     expect(last_answer(page)).to_have_attribute("data-status", "complete")
     expect(last_answer(page)).to_have_attribute("data-attempt", "2/2")
     assert visible_words(page) == ["NEW"] * 60
@@ -157,7 +157,7 @@ def test_an_old_request_answering_late_never_reaches_the_screen_and_the_audit_sh
     wait_until_blocking(lambda: len(upstream.records) == 1)
     started = upstream.records[0].received_at
     page.get_by_role("button", name="Stop").click()
-    page.get_by_role("button", name="Retry").click()
+    last_answer(page).get_by_role("button", name="Retry").click()
     expect(last_answer(page)).to_have_attribute("data-status", "complete")
     wait_until_blocking(lambda: time.monotonic() > started + 2.0, timeout=5)  # the old request's answer time has passed
     watch_unchanged(page, 1.0)
@@ -186,7 +186,7 @@ def test_a_network_drop_shows_a_readable_error_keeps_the_partial_and_retry_and_r
     expect(last_answer(page)).to_contain_text("not in context")
     assert "Traceback" not in page.locator("body").inner_text()
     assert visible_words(page) == ["PARTIAL"] * 8
-    page.get_by_role("button", name="Retry").click()
+    last_answer(page).get_by_role("button", name="Retry").click()
     expect(last_answer(page)).to_have_attribute("data-status", "complete")
     assert visible_words(page) == ["recovered", "answer"]
     # A drop before the first chunk is re-sent automatically: two requests, one attempt, one answer.

@@ -13,7 +13,7 @@ from engine.engine import Engine
 from ledger.audit import AttemptAudit, PhaseKind, audit
 from ledger.codec import to_jsonl
 from ui.format import audit_counters, audit_heading, clock, phase_detail, phase_label
-from ui.message_view import TimeLabel
+from ui.widgets import TimeLabel
 
 ICONS: dict[PhaseKind, str] = {
     "submitted": "send",

@@ -18,12 +18,12 @@ from ledger.events import CancelSource
 from ui.audit_panel import AuditPanel
 from ui.composer import Composer
 from ui.context import PageContext
-from ui.message_view import Actions
 from ui.refresh import FLUSH_SECONDS, RefreshScheduler
 from ui.sidebar import Sidebar
 from ui.style import add_style
 from ui.tool_servers import ToolServersPanel
 from ui.transcript import Transcript
+from ui.widgets import Actions
 
 
 class ChatPage:
@@ -48,7 +48,16 @@ class ChatPage:
         self.right.on_value_change(self._audit_toggled)
         with ui.column().classes("lc-main w-full max-w-3xl mx-auto gap-3 px-3 pb-4"):
             self._problems()
-            actions = Actions(retry=self.retry, select=self.select, audit=self.open_audit, decide=self.decide_tool)
+            actions = Actions(
+                retry=self.retry,
+                select=self.select,
+                audit=self.open_audit,
+                decide=self.decide_tool,
+                edit=self.edit,
+                select_version=self.select_version,
+                branch=self.branch,
+                open_chat=lambda cid: self.navigate(f"/chat/{cid}"),
+            )
             self.transcript = Transcript(actions, demo=self.context.demo)
         with ui.footer().classes("lc-footer"):
             self.composer = Composer(
@@ -57,6 +66,8 @@ class ChatPage:
                 streaming=lambda: self.cid is not None and self.engine.is_streaming(self.cid),
                 max_chars=self.engine.settings.limits.max_input_chars,
             )
+            if self.cid is not None and self.cid in self.context.drafts:
+                self.composer.input.value = self.context.drafts.pop(self.cid)
         ui.keyboard(on_key=self._on_key)  # Esc anywhere on the page; inside the message box its own listener stops
         self.refresh = RefreshScheduler(
             conversation=lambda: self.cid,
@@ -107,6 +118,37 @@ class ChatPage:
             await self.engine.retry(self.cid, message_id)
         except InputRejected as exc:
             ui.notify(str(exc), type="warning")
+
+    async def edit(self, message_id: str, text: str) -> bool:
+        """Send an edited version; a refusal is shown and the editor stays open with the text."""
+        if self.cid is None:
+            return False
+        try:
+            await self.engine.edit(self.cid, message_id, text)
+        except InputRejected as exc:
+            ui.notify(str(exc), type="warning")
+            return False
+        return True
+
+    def select_version(self, message_id: str) -> None:
+        if self.cid is None:
+            return
+        try:
+            self.engine.select_version(self.cid, message_id)
+        except InputRejected as exc:
+            ui.notify(str(exc), type="warning")
+
+    def branch(self, message_id: str) -> None:
+        if self.cid is None:
+            return
+        try:
+            new_cid, draft = self.engine.branch(self.cid, message_id)
+        except InputRejected as exc:
+            ui.notify(str(exc), type="warning")
+            return
+        if draft is not None:
+            self.context.drafts[new_cid] = draft
+        self.navigate(f"/chat/{new_cid}")
 
     def decide_tool(self, call_id: str, run_it: bool) -> None:
         if self.cid is None:

@@ -18,6 +18,7 @@ class PageContext:
     demo: bool = False
     engine: Engine | None = None
     problems: list[str] = field(default_factory=list)
+    drafts: dict[str, str] = field(default_factory=dict)  # a branched chat's message box text, taken once
 
     def require_engine(self) -> Engine:
         if self.engine is None:

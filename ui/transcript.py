@@ -1,9 +1,10 @@
-"""The transcript: one view per message of the shown conversation, updated only where the state changed.
+"""The transcript: one view per message of the shown path of the conversation, updated only where it changed.
 
-Guarantees: every message of the conversation has exactly one view, in order; a view is updated only when its
-message, its selected attempt or its "last answer" role changed (a streaming answer touches only its own view);
-``render`` returns the turn this page shows streaming (Stop cancels that turn only, never a newer one started
-elsewhere); a deleted conversation is replaced by one line that says so.
+Guarantees: the messages shown are exactly ``ledger.tree.selected_path`` (the chosen versions and selected
+attempts), in order, one view each; when the path changes (an edit, another version, a retry of an earlier answer)
+the views are rebuilt, otherwise a view is updated only when its message, its attempt or the streaming state
+changed (a streaming answer touches only its own view); ``render`` returns the turn shown streaming (Stop cancels
+that turn only); a branched chat links to where it came from; a deleted conversation shows one line saying so.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ from __future__ import annotations
 from nicegui import ui
 
 from ledger.state import ConversationState
-from ui.message_view import Actions, AssistantMessageView, UserMessageView
+from ledger.tree import selected_path
+from ui.assistant_message import AssistantMessageView
+from ui.user_message import UserMessageView
+from ui.widgets import Actions
 
 DEMO_HINT = (
     "Demo model: add #slow, #drop, #stall, #429, #500, #401, #malformed or #html to a message to watch Stop, "
-    "Retry and the audit panel handle a fault."
+    "Retry and the audit panel handle a fault; ask for the time, or add #tools, to watch tool calls."
 )
 
 
@@ -24,6 +28,9 @@ class Transcript:
         self.actions = actions
         self.views: dict[str, UserMessageView | AssistantMessageView] = {}
         self.seen: dict[str, object] = {}
+        self.path: tuple[str, ...] = ()
+        self.origin = ui.row().classes("w-full items-center gap-1 lc-meta").mark("branched-from")
+        self.origin.set_visibility(False)
         self.empty = ui.column().classes("w-full items-center py-10 lc-meta")
         with self.empty:
             ui.label("Ask anything.").classes("text-xl")
@@ -33,31 +40,37 @@ class Transcript:
 
     def render(self, conv: ConversationState | None) -> int | None:
         """Bring every view up to date with ``conv``; return the turn shown streaming, if any."""
-        self.empty.set_visibility(conv is None or not conv.message_ids)
+        path = selected_path(conv) if conv is not None else ()
+        self.empty.set_visibility(not path)
         if conv is None:
             return None
+        self._origin(conv)
+        if path != self.path:
+            self.path = path
+            self.messages.clear()
+            self.views.clear()
+            self.seen.clear()
         live = conv.live_attempt()
-        last_assistant = next((m for m in reversed(conv.message_ids) if conv.messages[m].role == "assistant"), None)
-        for message_id in conv.message_ids:
+        for message_id in path:
             message = conv.messages[message_id]
             view = self.views.get(message_id)
             if view is None:
                 with self.messages:
-                    view = (
-                        UserMessageView(message)
-                        if message.role == "user"
-                        else AssistantMessageView(message_id, self.actions)
-                    )
+                    if message.role == "user":
+                        view = UserMessageView(message, self.actions)
+                    else:
+                        view = AssistantMessageView(message_id, self.actions)
                 self.views[message_id] = view
-            attempt = conv.attempts.get(message.selected_attempt_id or "")
-            key = (message, attempt, message_id == last_assistant)
+            reply = conv.messages.get(message.reply_id or "")
+            shown = conv.attempts.get((reply or message).selected_attempt_id or "")
+            key = (message, shown, live is not None, conv.children.get(message.parent or "", ()))
             if self.seen.get(message_id) == key:
                 continue
             self.seen[message_id] = key
             if isinstance(view, AssistantMessageView):
-                view.update(conv, is_last=message_id == last_assistant)
+                view.update(conv)
             else:
-                view.update(message)
+                view.update(conv, shown.metrics if shown is not None else None, live is not None)
         return conv.messages[live.message_id].turn if live is not None else None
 
     def show_gone(self) -> None:
@@ -65,3 +78,15 @@ class Transcript:
         self.views.clear()
         with self.messages:
             ui.label("This conversation was deleted.").classes("lc-meta").mark("gone")
+
+    def _origin(self, conv: ConversationState) -> None:
+        if conv.branched_from is None or self.origin.visible:
+            return
+        source = conv.branched_from[0]
+        with self.origin:
+            ui.icon("call_split", size="xs")
+            ui.label("Branched from")
+            ui.button("the original chat", on_click=lambda: self.actions.open_chat(source)).props(
+                "flat dense no-caps size=sm"
+            ).mark("branch-origin")
+        self.origin.set_visibility(True)

@@ -7,6 +7,7 @@ from typing import Any
 
 from nicegui import ui
 from nicegui.testing import User
+from nicegui.testing.user_interaction import UserInteraction
 
 from engine.engine import Engine
 from tests.support.waiting import wait_until
@@ -73,13 +74,14 @@ def button(user: User, name: str) -> Any:
 
 
 async def click(user: User, name: str, timeout: float = 5.0) -> None:
-    """Click the button with that name as a person would: once it is visible and enabled."""
-    await wait_until(
-        lambda: any(b.visible and b.enabled for b in elements(user, kind=ui.button, content=name)),
-        timeout,
-        f"button {name!r} enabled",
-    )
-    user.find(kind=ui.button, content=name).click()
+    """Click the button with that name as a person would: once it is visible and enabled; with several (Retry on
+    every answer), the one furthest down the page (the newest)."""
+
+    def ready() -> list[ui.element]:
+        return [b for b in elements(user, kind=ui.button, content=name) if b.visible and b.enabled]
+
+    found = await wait_until(ready, timeout, f"button {name!r} enabled")
+    UserInteraction(user, {found[-1]}, name).click()
 
 
 async def send(user: User, text: str) -> None:

@@ -1,0 +1,70 @@
+"""Small parts the message views share: actions a view may ask for, the ‹ n/m › switcher, local times.
+
+Guarantees: every button has an accessible name and a marker; a switcher's arrows are disabled (and look it) at
+either end and while ``locked``; times are sent as a UTC fallback with the instant, which the page's script
+shows in the browser's time zone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from nicegui import ui
+
+from ui.format import Clock
+
+
+@dataclass(frozen=True)
+class Actions:
+    """What a message view may ask the page to do (each goes through the engine)."""
+
+    retry: Callable[[str], Awaitable[None]]
+    select: Callable[[str, str], None]
+    audit: Callable[[str], None]
+    decide: Callable[[str, bool], None]
+    edit: Callable[[str, str], Awaitable[bool]]
+    select_version: Callable[[str], None]
+    branch: Callable[[str], None]
+    open_chat: Callable[[str], None]
+
+
+class Switcher:
+    """‹ n/m ›: step through versions; ``on_step(delta)`` is called with -1 or +1."""
+
+    def __init__(self, what: str, marker: str, on_step: Callable[[int], None]) -> None:
+        with ui.row().classes("items-center gap-1 lc-meta lc-switcher") as self.root:
+            self.prev = (
+                ui.button(icon="chevron_left", on_click=lambda: on_step(-1))
+                .props(f'flat dense round size=sm aria-label="Previous {what}"')
+                .mark(f"{marker}-prev")
+            )
+            self.label = ui.label("").mark(f"{marker}-label")
+            self.next = (
+                ui.button(icon="chevron_right", on_click=lambda: on_step(1))
+                .props(f'flat dense round size=sm aria-label="Next {what}"')
+                .mark(f"{marker}-next")
+            )
+        self.root.set_visibility(False)
+
+    def show(self, number: int, total: int, *, locked: bool = False) -> None:
+        self.root.set_visibility(total > 1)
+        self.label.set_text(f"{number}/{total}")
+        self.prev.set_enabled(number > 1 and not locked)
+        self.next.set_enabled(number < total and not locked)
+
+
+class TimeLabel(ui.label):
+    """A moment, shown in the browser's local time zone (the page's script rewrites the UTC fallback)."""
+
+    def __init__(self, value: Clock | None = None, prefix: str = "") -> None:
+        super().__init__("")
+        self.prefix = prefix
+        self.classes("lc-meta lc-time")
+        self.show(value)
+
+    def show(self, value: Clock | None) -> None:
+        self.props["data-lc-time"] = value.iso if value else ""
+        self.props["data-lc-prefix"] = self.prefix
+        self.set_text(f"{self.prefix}{value.text}" if value else "")
+        self.set_visibility(value is not None)
