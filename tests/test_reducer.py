@@ -30,10 +30,12 @@ from ledger.events import (
     ToolCallStarted,
     ToolDispatched,
     ToolResult,
+    VersionSelected,
 )
 from ledger.history import as_messages, model_history
 from ledger.reducer import reduce, replay
 from ledger.state import EMPTY_STATE, TERMINAL_STATUSES, State
+from ledger.tree import selected_path
 
 CONV = "c1"
 MARK = re.compile(r"<(a\d+):(\d+):\d+>")
@@ -63,6 +65,8 @@ steps = st.one_of(
         st.sampled_from(["ok", "error", "cancelled", "not_run", "declined"]),
     ),
     st.tuples(st.just("stale_result"), st.integers(0, 7), st.integers(0, 2)),
+    st.tuples(st.just("edit"), st.integers(0, 7)),
+    st.tuples(st.just("select_version"), st.integers(0, 7)),
 )
 
 
@@ -72,6 +76,7 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
     attempts: list[tuple[str, str]] = []  # (attempt_id, message_id)
     chunk_seq: dict[str, int] = {}
     steps_of: dict[str, int] = {}
+    users: list[str] = []
     turn = 0
 
     def add(event: AnyEvent) -> None:
@@ -82,10 +87,14 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
         seq = len(events) + 1
         ts = f"2026-11-30T08:00:{seq % 60:02d}.000+00:00"
         base = {"seq": seq, "ts": ts, "conversation_id": CONV}
-        if kind == "submit":
+        if kind in ("submit", "edit"):
+            edit_of = users[step[1] % len(users)] if kind == "edit" and users else None
+            if kind == "edit" and edit_of is None:
+                continue
             turn += 1
             user, msg, att = f"u{turn}", f"m{turn}", f"a{len(attempts)}"
-            add(Submitted(**base, message_id=user, turn=turn, text=f"question {turn}"))
+            users.append(user)
+            add(Submitted(**base, message_id=user, turn=turn, text=f"question {turn}", edit_of=edit_of))
             add(
                 Started(
                     **base | {"seq": seq + 1},
@@ -146,6 +155,8 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
             add(Recovered(**base, attempt_id=att))
         elif kind == "select":
             add(Selected(**base, message_id=f"m{step[1] + 1}", attempt_id=f"a{step[2]}"))
+        elif kind == "select_version":
+            add(VersionSelected(**base, message_id=users[step[1] % len(users)]))
         elif kind == "next_step":
             steps_of[att] = steps_of.get(att, 1) + 1
             add(StepStarted(**base, attempt_id=att, step=steps_of[att]))
@@ -281,6 +292,14 @@ def test_the_model_history_answers_every_tool_call_exactly_once_and_never_sends_
     for attempt in conv.attempts.values():
         if attempt.status == "failed":
             assert all(attempt.text not in str(m.get("content")) for m in messages if attempt.text)
+    sent = "".join(str(m.get("content")) for m in messages)
+    for message_id in selected_path(conv):
+        message = conv.messages[message_id]
+        shown = conv.attempts.get(message.selected_attempt_id or "")
+        if shown is not None and shown.status == "interrupted" and shown.keep_partial and shown.text:
+            assert shown.text in sent, "an interrupted prefix the user saw is missing from the history"
+        if message.role == "user":
+            assert message.text in sent
 
 
 @settings(max_examples=300, deadline=None)

@@ -1,8 +1,9 @@
 """A user message: its text, when it was sent and its tokens, and what a person can do with it.
 
 Guarantees: the text is shown as plain text (never markup); Copy, Edit and Branch are buttons with those names;
-Edit opens the text in place and Save sends it as a new version with a new answer (what followed the old version
-stays in its branch), Cancel or Esc leaves everything as it was, and a refused edit keeps the box open with the
+Edit opens the text in place (also while a later answer streams: Save stops it first) and Save sends it as a new
+version with a new answer (what followed the old version stays in its branch), Cancel or Esc leaves everything as
+it was, and a refused edit keeps the box open with the
 text; versions are browsable with ‹ n/m › (``data-version``); the turn stats are those of the answer shown below
 it (the attempt the reader sees), not of a later retry.
 """
@@ -57,7 +58,6 @@ class UserMessageView:
         self.switcher.show(number, len(self._versions), locked=live)
         self.sent.show(clock(metrics.sent_at) if metrics is not None and metrics.sent_at else None)
         self.footer.set_text(("· " if metrics is not None and metrics.sent_at else "") + user_line(metrics))
-        self.tools.set_visibility(not live)
 
     def _open_editor(self) -> None:
         self.editor.clear()

@@ -1,0 +1,112 @@
+"""End-to-end edit, regenerate and branch: the real app, headless Chromium, the scripted upstream."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.support.app_process import AppProcess
+from tests.support.browser import conversation_id, last_answer, new_page, send, visible_words, wait_words
+from tests.support.upstream import Behavior, ScriptedUpstream
+from tests.support.waiting import wait_until_blocking
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed (tasks.py installs it)"),
+]
+STORY = " ".join(f"w{n}" for n in range(600))
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream) -> Iterator[AppProcess]:
+    process = AppProcess(tmp_path_factory.mktemp("e2e-branches") / "data", upstream_server.base_url)
+    process.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def page(browser: object, app: AppProcess) -> Iterator[Page]:
+    opened = new_page(browser, app.url)
+    yield opened
+    opened.context.close()
+
+
+def answer(page: Page, n: int):  # the n-th answer shown (0-based), a Locator
+    return page.locator(".lc-assistant").nth(n)
+
+
+def ask(page: Page, upstream: ScriptedUpstream, text: str, reply: str) -> None:
+    upstream.plan(Behavior(text=reply, chunk_delay=0.0))
+    send(page, text)
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+
+
+def test_editing_a_message_while_a_later_answer_streams_stops_it_and_the_edit_is_answered(
+    page: Page, upstream: ScriptedUpstream
+) -> None:
+    ask(page, upstream, "first question", "first answer")
+    upstream.plan(Behavior(text=STORY, chunk_delay=0.02), Behavior(text="answer to the edit", chunk_delay=0.0))
+    send(page, "second question")
+    wait_words(page, 5)
+    first = page.locator(".lc-user").first
+    first.get_by_role("button", name="Edit").click()
+    box = first.get_by_label("Edit message")
+    box.fill("first question, edited")
+    first.get_by_role("button", name="Save").click()
+    expect(page.locator(".lc-assistant")).to_have_count(1)
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    assert visible_words(page) == ["answer", "to", "the", "edit"]
+    wait_until_blocking(lambda: upstream.records[-2].disconnected_at is not None, 5)
+    assert upstream.last.messages == [{"role": "user", "content": "first question, edited"}]
+    expect(page.locator(".lc-user").first).to_have_attribute("data-version", "2/2")
+    page.get_by_role("button", name="Previous version").click()
+    expect(page.locator(".lc-user")).to_have_count(2)
+    expect(answer(page, 1)).to_have_attribute("data-status", "interrupted")
+    expect(page.locator(".lc-user").first).to_contain_text("first question")
+
+
+def test_regenerating_a_middle_answer_makes_a_branch_and_both_branches_can_be_browsed(
+    page: Page, upstream: ScriptedUpstream
+) -> None:
+    for n in (1, 2, 3):
+        ask(page, upstream, f"question {n}", f"answer {n}")
+    upstream.plan(Behavior(text="answer 2 again", chunk_delay=0.0))
+    answer(page, 1).get_by_role("button", name="Retry").click()
+    expect(page.locator(".lc-assistant")).to_have_count(2)
+    expect(answer(page, 1)).to_have_attribute("data-attempt", "2/2")
+    expect(answer(page, 1)).to_have_attribute("data-status", "complete")
+    expect(answer(page, 1)).to_contain_text("answer 2 again")
+    assert [m["content"] for m in upstream.last.messages] == ["question 1", "answer 1", "question 2"]
+    answer(page, 1).get_by_role("button", name="Previous attempt").click()
+    expect(page.locator(".lc-assistant")).to_have_count(3)
+    expect(answer(page, 1)).to_contain_text("answer 2")
+    expect(answer(page, 2)).to_contain_text("answer 3")
+    answer(page, 1).get_by_role("button", name="Next attempt").click()
+    expect(page.locator(".lc-assistant")).to_have_count(2)
+
+
+def test_branching_from_a_stopped_answer_opens_a_new_chat_that_continues_from_what_was_seen(
+    page: Page, upstream: ScriptedUpstream
+) -> None:
+    upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
+    send(page, "tell me a story")
+    source = conversation_id(page)
+    wait_words(page, 6)
+    page.get_by_role("button", name="Stop").click()
+    expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
+    seen = visible_words(page)
+    last_answer(page).get_by_role("button", name="Branch").click()
+    page.wait_for_url(lambda url: "/chat/" in url and source not in url)
+    expect(page.locator("[data-testid=branched-from], .lc-meta").filter(has_text="Branched from").first).to_be_visible()
+    assert visible_words(page) == seen
+    upstream.plan(Behavior(text="continuing", chunk_delay=0.0))
+    send(page, "go on from there")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    assert upstream.last.messages[1]["role"] == "assistant"
+    assert upstream.last.messages[1]["content"].rstrip() == " ".join(seen)  # what was seen, to the last word
+    page.goto(page.url.rsplit("/chat/", 1)[0] + f"/chat/{source}")
+    expect(page.get_by_role("button", name="Branched into a new chat")).to_be_visible()
