@@ -64,6 +64,8 @@ def run(config: AppConfig) -> None:
         show=config.show,
         reconnect_timeout=3.0,
         show_welcome_message=False,
+        dark=None,  # follow the system until the reader picks a theme (remembered in the browser)
+        language="en-US",
     )
 
 
@@ -84,7 +86,7 @@ def wire(config: AppConfig) -> None:
     servers = tool_servers(config)
     hub = ToolHub(servers, log_dir=config.data_dir / "logs") if servers else None
     context = PageContext(model_label="demo model (offline)" if config.is_demo else config.model, demo=config.is_demo)
-    if config.is_demo:
+    if config.is_demo or "demo" in config.models:
         from demo.endpoint import DemoModel
 
         app.mount("/demo", DemoModel(chunk_delay=config.demo_chunk_delay, transient_faults=True).app)
@@ -93,7 +95,10 @@ def wire(config: AppConfig) -> None:
         litellm()
         store = Store.open(config.data_dir)
         settings = EngineSettings(
-            provider=provider, limits=config.limits, spawn=lambda coro, name: background_tasks.create(coro, name=name)
+            provider=provider,
+            limits=config.limits,
+            spawn=lambda coro, name: background_tasks.create(coro, name=name),
+            others=tuple(provider_config(config, model) for model in config.models),
         )
         engine = Engine(store, settings, hub)
         recovered = engine.recover()
@@ -117,13 +122,15 @@ def wire(config: AppConfig) -> None:
     register_pages(context)
 
 
-def provider_config(config: AppConfig) -> ProviderConfig:
-    if config.is_demo:
+def provider_config(config: AppConfig, model: str | None = None) -> ProviderConfig:
+    """How to call ``model`` (default: ``--model``); 'demo' is the built-in demo endpoint on this server."""
+    model = model or config.model
+    if model == "demo":
         from demo import PROVIDER_MODEL
 
-        base = config.api_base or f"http://127.0.0.1:{config.port}/demo/v1"
+        base = (config.api_base if config.is_demo else None) or f"http://127.0.0.1:{config.port}/demo/v1"
         return ProviderConfig(model=PROVIDER_MODEL, api_base=base, api_key="demo-needs-no-key")
-    return ProviderConfig(model=config.model, api_base=config.api_base)
+    return ProviderConfig(model=model, api_base=config.api_base)
 
 
 def tool_servers(config: AppConfig) -> tuple[ServerConfig, ...]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.failures import Failure
-from engine.provider import ToolPiece
+from engine.provider import ProviderConfig, ToolPiece
 from engine.text import valid_text
 from ledger.events import (
     AnyEvent,
@@ -97,6 +97,7 @@ class AttemptRun:
     model: str
     messages: list[dict[str, Any]]
     context_ids: tuple[str, ...]
+    provider: ProviderConfig
     append: Append = field(repr=False)
     view: View = field(repr=False)
     task: asyncio.Task[None] | None = None

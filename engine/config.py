@@ -37,6 +37,7 @@ class AppConfig:
     limits: Limits = field(default_factory=Limits)
     demo_chunk_delay: float = 1 / 30
     mcp_config: Path | None = None
+    models: tuple[str, ...] = ()
     no_tools: bool = False
     conversation: str | None = None
     show: bool = False
@@ -57,6 +58,7 @@ _APP_OPTIONS: tuple[tuple[str, type, str], ...] = (
     ("host", str, "interface to bind (default 127.0.0.1)"),
     ("port", int, "port (default 8080)"),
     ("demo_chunk_delay", float, "seconds between demo-model chunks (default 0.033)"),
+    ("models", str, "more litellm model strings a chat may pick, comma-separated ('demo' = the demo model)"),
     (
         "mcp_config",
         Path,
@@ -96,6 +98,8 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
                 raise ConfigError(f"--{name.replace('_', '-')}: {raw!r} is not a valid {kind.__name__}") from None
     if args.command == "export":
         app["conversation"] = getattr(args, "conversation", None)
+    if "models" in app:
+        app["models"] = tuple(dict.fromkeys(m.strip() for m in str(app["models"]).split(",") if m.strip()))
     try:
         config = AppConfig(**app, limits=dataclasses.replace(_LIMITS, **limits))
     except ValueError as exc:

@@ -25,6 +25,7 @@ from engine.branching import branch_events
 from engine.failures import classify
 from engine.finalize import finalize, recover
 from engine.offline import litellm
+from engine.provider import ProviderConfig
 from engine.settings import EngineSettings
 from engine.stamps import new_id, now_iso
 from engine.text import valid_text
@@ -50,6 +51,7 @@ from ledger.events import (
 )
 from ledger.history import as_messages, model_history
 from ledger.reducer import reduce, replay
+from ledger.search import Hit, search
 from ledger.state import ConversationState, State
 from ledger.store import Store
 from ledger.tree import chain_before, selected_path, tip
@@ -92,6 +94,10 @@ class Engine:
         """Live conversations, newest activity first."""
         convs = [c for c in self.state.conversations.values() if not c.deleted]
         return sorted(convs, key=lambda c: (c.updated_ts, c.created_ts), reverse=True)
+
+    def search(self, query: str, limit: int = 20) -> list[Hit]:
+        """Chats whose title, or a line of a message shown, has every word of ``query`` (newest first)."""
+        return search(self.conversations(), query, limit)
 
     def is_streaming(self, cid: str) -> bool:
         rt = self._runtimes.get(cid)
@@ -140,22 +146,23 @@ class Engine:
         self._require(cid)
         self._append(Renamed(conversation_id=cid, title=valid_text(title[:120])))
 
-    async def submit(self, cid: str, text: str) -> tuple[str, str]:
-        """Send a user message after the shown path's last answer; returns (user message id, answer id).
-        Raises ``InputRejected`` (the text is not lost: the caller keeps it)."""
-        return await self._send(cid, text, edit_of=None)
+    async def submit(self, cid: str, text: str, model: str | None = None) -> tuple[str, str]:
+        """Send a user message after the shown path's last answer (answered by ``model``, default the app's);
+        returns (user message id, answer id). Raises ``InputRejected`` (the caller keeps the text)."""
+        return await self._send(cid, text, edit_of=None, model=model)
 
-    async def edit(self, cid: str, message_id: str, text: str) -> tuple[str, str]:
+    async def edit(self, cid: str, message_id: str, text: str, model: str | None = None) -> tuple[str, str]:
         """A new version of a sent user message, with a new answer; what followed the old version stays in its
         branch. A streaming answer is stopped first (the one cancel path). Returns (user id, answer id)."""
         message = self._require(cid).messages.get(message_id)
         if message is None or message.role != "user":
             raise InputRejected("Only your own messages can be edited.")
         self._check_text(text)
+        self._provider(model)
         await self.cancel(cid, "user")
-        return await self._send(cid, text, edit_of=message_id)
+        return await self._send(cid, text, edit_of=message_id, model=model)
 
-    async def retry(self, cid: str, message_id: str | None = None) -> str:
+    async def retry(self, cid: str, message_id: str | None = None, model: str | None = None) -> str:
         """A new attempt for an answer (default: the last one shown), stopping a streaming answer first; later
         turns stay with the old attempt, in their branch. Returns the new attempt's id."""
         conv = self._require(cid)
@@ -163,6 +170,7 @@ class Engine:
         target = message_id or (answers[-1] if answers else None)
         if target is None or target not in conv.messages or conv.messages[target].role != "assistant":
             raise InputRejected("There is no answer to retry.")
+        self._provider(model)
         await self.cancel(cid, "user")
         rt = self._runtime(cid)
         async with rt.lock:
@@ -180,7 +188,7 @@ class Engine:
                     why="user",
                 )
             )
-            self._start(rt, message.turn, message.message_id, message.user_message_id or "", "retry", attempt_id)
+            self._start(rt, message.turn, message.message_id, message.user_message_id or "", "retry", attempt_id, model)
         return attempt_id
 
     def select_version(self, cid: str, message_id: str) -> None:
@@ -297,8 +305,9 @@ class Engine:
 
     # --- internals ---------------------------------------------------------------------------------------------
 
-    async def _send(self, cid: str, text: str, *, edit_of: str | None) -> tuple[str, str]:
+    async def _send(self, cid: str, text: str, *, edit_of: str | None, model: str | None) -> tuple[str, str]:
         self._check_text(text)
+        self._provider(model)
         rt = self._runtime(cid)
         async with rt.lock:
             conv = self._require(cid)
@@ -318,7 +327,7 @@ class Engine:
                     edit_of=edit_of,
                 )
             )
-            self._start(rt, turn, message_id, user_id, "submit")
+            self._start(rt, turn, message_id, user_id, "submit", model=model)
         return user_id, message_id
 
     def _check_text(self, text: str) -> None:
@@ -330,12 +339,26 @@ class Engine:
                 f"This message has {len(text):,} characters; the limit is {limit:,}. Shorten it and send again."
             )
 
+    def _provider(self, model: str | None) -> ProviderConfig:
+        provider = self.settings.provider_for(model)
+        if provider is None:
+            raise InputRejected(f"The model {model!r} is not one this app offers.")
+        return provider
+
     def _start(
-        self, rt: Runtime, turn: int, message_id: str, user_id: str, trigger: Trigger, attempt_id: str | None = None
+        self,
+        rt: Runtime,
+        turn: int,
+        message_id: str,
+        user_id: str,
+        trigger: Trigger,
+        attempt_id: str | None = None,
+        model: str | None = None,
     ) -> None:
         """Record ``started`` and spawn the stream task of a new ``AttemptRun`` (under the conversation's lock)."""
         cid = rt.conversation_id
         attempt_id = attempt_id or new_id("att")
+        provider = self._provider(model)
         self._append(
             Started(
                 conversation_id=cid,
@@ -343,7 +366,7 @@ class Engine:
                 message_id=message_id,
                 user_message_id=user_id,
                 turn=turn,
-                model=self.settings.provider.model,
+                model=provider.model,
                 trigger=trigger,
             )
         )
@@ -358,7 +381,8 @@ class Engine:
             message_id=message_id,
             user_message_id=user_id,
             attempt_id=attempt_id,
-            model=self.settings.provider.model,
+            model=provider.model,
+            provider=provider,
             messages=as_messages(history),
             context_ids=tuple(e.message_id for e in history),
             append=self._append,

@@ -60,10 +60,24 @@ class Limits:
 
 @dataclass(frozen=True, kw_only=True)
 class EngineSettings:
+    """``provider`` is the default model; ``others`` the further models a chat may pick (``--models``)."""
+
     provider: ProviderConfig
     limits: Limits = field(default_factory=Limits)
     spawn: Spawner = field(default=asyncio_spawn, repr=False)
+    others: tuple[ProviderConfig, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.provider.model.strip():
             raise ValueError("--model: must not be empty")
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The model strings a chat may use, the default first (each once)."""
+        return tuple(dict.fromkeys(p.model for p in (self.provider, *self.others)))
+
+    def provider_for(self, model: str | None) -> ProviderConfig | None:
+        """How to call ``model`` (the default when None); None when it is not one of ``models``."""
+        if model is None:
+            return self.provider
+        return next((p for p in (self.provider, *self.others) if p.model == model), None)

@@ -35,8 +35,8 @@ async def stream_step(run: AttemptRun, settings: EngineSettings, tools: list[dic
                 conversation_id=run.conversation_id,
                 attempt_id=run.attempt_id,
                 request_id=request_id,
-                model=settings.provider.model,
-                params=settings.provider.public_params(),
+                model=run.provider.model,
+                params=run.provider.public_params(),
                 context_message_ids=run.context_ids,
             )
         )
@@ -88,7 +88,7 @@ async def _one_request(run: AttemptRun, settings: EngineSettings, tools: list[di
     try:
         try:
             async with asyncio.timeout(limits.first_chunk_timeout):
-                stream = await open_stream(settings.provider, run.messages, tools)
+                stream = await open_stream(run.provider, run.messages, tools)
                 delta = await anext(stream, None)
         except TimeoutError:
             _timed_out(run)

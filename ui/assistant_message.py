@@ -15,12 +15,13 @@ Guarantees:
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from nicegui import ui
 
 from ledger.state import AttemptState, ConversationState, MessageState, ToolCallState
-from ui.format import clock, error_title, metrics_line, stopped_text
+from ui.format import clock, error_title, metrics_line, model_label, stopped_text
 from ui.markdown_stream import MarkdownStream
 from ui.tool_card import ToolCard
 from ui.widgets import Actions, Switcher, TimeLabel
@@ -66,7 +67,9 @@ class AssistantMessageView:
                 self.reasoning = ui.label("").classes("whitespace-pre-wrap lc-meta")
             self.body = ui.column().classes("lc-body w-full gap-2")
             self.typing = ui.html(
-                '<span class="lc-typing" aria-label="Answer streaming"><i></i><i></i><i></i></span>', sanitize=False
+                '<span class="lc-typing" role="img" aria-label="Answer streaming"><i></i><i></i><i></i></span>'
+                ' <span class="lc-waiting"></span>',
+                sanitize=False,
             )
             self.status_row = ui.row().classes("items-center gap-2 lc-meta")
             with ui.row().classes("gap-1 items-baseline"):
@@ -95,6 +98,8 @@ class AssistantMessageView:
             self._reasoning = attempt.reasoning
             self.reasoning.set_text(attempt.reasoning)
             self.reasoning_box.set_visibility(bool(attempt.reasoning))
+        if attempt.is_live:
+            self.root.props["data-last-activity"] = datetime.now(UTC).isoformat(timespec="milliseconds")
         self._render_status(message, attempt)
 
     # --- parts -------------------------------------------------------------------------------------------------
@@ -116,7 +121,7 @@ class AssistantMessageView:
             self.typing.set_visibility(attempt.is_live)
             self.switcher.show(number, total, locked=live)
             self._build_status_row(message, attempt, live)
-        footer = metrics_line(attempt.metrics)
+        footer = " · ".join(p for p in (model_label(attempt.model), metrics_line(attempt.metrics)) if p)
         if footer != self._footer:
             self._footer = footer
             self.footer.set_text(footer)
@@ -150,9 +155,21 @@ class AssistantMessageView:
                     'flat dense round size=sm aria-label="Branch"'
                 ).mark("branch").tooltip("Branch from here: a new chat with the conversation up to this answer")
                 again = "Ask again: a new attempt" + (", tools run again" if attempt.tool_calls else "")
-                ui.button("Retry", icon="refresh", on_click=lambda: self.actions.retry(self.message_id)).props(
+                ui.button("Retry", icon="refresh", on_click=lambda: self.actions.retry(self.message_id, None)).props(
                     "flat dense no-caps"
                 ).mark("retry").tooltip(again)
+                if len(self.actions.models) > 1:
+                    with (
+                        ui.button(icon="expand_more")
+                        .props('flat dense round size=sm aria-label="Retry with another model"')
+                        .mark("retry-with"),
+                        ui.menu(),
+                    ):
+                        for model in self.actions.models:
+                            ui.menu_item(
+                                f"Retry with {model_label(model)}",
+                                on_click=lambda model=model: self.actions.retry(self.message_id, model),
+                            )
             for new_cid in message.branches:
                 ui.button("Branched into a new chat", icon="call_split").props("flat dense no-caps size=sm").on_click(
                     lambda cid=new_cid: self.actions.open_chat(cid)

@@ -15,9 +15,11 @@ from nicegui.events import KeyEventArguments, ValueChangeEventArguments
 
 from engine.engine import InputRejected
 from ledger.events import CancelSource
+from ledger.state import ConversationState
 from ui.audit_panel import AuditPanel
 from ui.composer import Composer
 from ui.context import PageContext
+from ui.format import announcement, model_label
 from ui.refresh import FLUSH_SECONDS, RefreshScheduler
 from ui.sidebar import Sidebar
 from ui.style import add_style
@@ -34,6 +36,9 @@ class ChatPage:
         self.client = ui.context.client
         self.leaving: CancelSource | None = None
         self.shown_turn: int | None = None
+        self.model = self._model_of(cid)
+        self.title = "Ledger Chat"
+        self.live_was: str | None = None
 
     def build(self) -> None:
         add_style()
@@ -46,6 +51,7 @@ class ChatPage:
             self.audit = AuditPanel(self.engine)
             self.audit.cid = self.cid
         self.right.on_value_change(self._audit_toggled)
+        self.announcer = ui.label("").classes("lc-sr-only").props("role=status aria-live=polite").mark("announcer")
         with ui.column().classes("lc-main w-full max-w-3xl mx-auto gap-3 px-3 pb-4"):
             self._problems()
             actions = Actions(
@@ -57,6 +63,7 @@ class ChatPage:
                 select_version=self.select_version,
                 branch=self.branch,
                 open_chat=lambda cid: self.navigate(f"/chat/{cid}"),
+                models=self.engine.settings.models,
             )
             self.transcript = Transcript(actions, demo=self.context.demo)
         with ui.footer().classes("lc-footer"):
@@ -92,6 +99,12 @@ class ChatPage:
             return
         self.shown_turn = self.transcript.render(conv)
         self.composer.show_streaming(self.shown_turn is not None)
+        if conv is not None:
+            self._announce(conv)
+            title = f"{conv.title or 'New conversation'} · Ledger Chat"
+            if title != self.title:
+                self.title = title
+                ui.page_title(title)
 
     # --- user actions ------------------------------------------------------------------------------------------
 
@@ -102,7 +115,7 @@ class ChatPage:
                 self.sidebar.current = self.audit.cid = self.cid
                 ui.navigate.history.replace(f"/chat/{self.cid}")
                 await self.engine.viewer_joined(self.cid, self.client.id)
-            await self.engine.submit(self.cid, text)
+            await self.engine.submit(self.cid, text, model=self.model)
         except InputRejected as exc:
             return str(exc)
         return None
@@ -111,11 +124,11 @@ class ChatPage:
         if self.cid is not None and self.shown_turn is not None:
             await self.engine.cancel(self.cid, "user", turn=self.shown_turn)
 
-    async def retry(self, message_id: str) -> None:
+    async def retry(self, message_id: str, model: str | None = None) -> None:
         if self.cid is None:
             return
         try:
-            await self.engine.retry(self.cid, message_id)
+            await self.engine.retry(self.cid, message_id, model=model or self.model)
         except InputRejected as exc:
             ui.notify(str(exc), type="warning")
 
@@ -124,7 +137,7 @@ class ChatPage:
         if self.cid is None:
             return False
         try:
-            await self.engine.edit(self.cid, message_id, text)
+            await self.engine.edit(self.cid, message_id, text, model=self.model)
         except InputRejected as exc:
             ui.notify(str(exc), type="warning")
             return False
@@ -183,13 +196,22 @@ class ChatPage:
     # --- parts and helpers -------------------------------------------------------------------------------------
 
     def _header(self) -> None:
-        dark = ui.dark_mode()
-        with ui.header().classes("lc-header items-center gap-2 px-3 py-1"):
+        with ui.header().classes("lc-header items-center gap-2 px-3 py-1 no-wrap"):
             ui.button(icon="menu", on_click=lambda: self.left.toggle()).props('flat round dense aria-label="Chats"')
-            ui.label("Ledger Chat").classes("text-lg font-medium")
-            ui.label(self.context.model_label).classes("lc-model-badge").mark("model-label")
+            ui.label("Ledger Chat").classes("text-lg font-medium gt-xs")
+            models = self.engine.settings.models
+            if len(models) > 1:
+                picker = ui.select(
+                    {m: model_label(m) for m in models}, value=self.model, on_change=self._model_changed
+                ).props('dense dark borderless options-dense aria-label="Model for the next answer"')
+                picker.classes("lc-model-picker").mark("model-picker")
+            else:
+                ui.label(self.context.model_label).classes("lc-model-badge").mark("model-label")
             ui.space()
-            ui.button(icon="dark_mode", on_click=dark.toggle).props('flat round dense aria-label="Dark mode"')
+            with ui.button().props('flat round dense aria-label="Switch between light and dark"') as theme:
+                ui.icon("dark_mode").classes("lc-when-light")
+                ui.icon("light_mode").classes("lc-when-dark")
+            theme.on("click", js_handler="() => window.lcTheme && window.lcTheme.toggle()")
             ui.button(icon="timeline", on_click=lambda: self.right.toggle()).props(
                 'flat round dense aria-label="Audit panel"'
             ).mark("audit-toggle")
@@ -203,6 +225,33 @@ class ChatPage:
                 ui.icon("warning", color="orange")
                 ui.label(problem).classes("flex-grow break-words")
                 ui.button(icon="close", on_click=card.delete).props('flat dense round aria-label="Dismiss"')
+
+    def _model_of(self, cid: str | None) -> str:
+        """The model this chat answered with last (if still offered), else the app's default."""
+        conv = self.engine.conversation(cid) if cid else None
+        models = self.engine.settings.models
+        if conv is not None:
+            last = max(conv.attempts.values(), key=lambda a: a.started_ts, default=None)
+            if last is not None and last.model in models:
+                return last.model
+        return models[0]
+
+    def _model_changed(self, e: ValueChangeEventArguments[str]) -> None:
+        if e.value in self.engine.settings.models:
+            self.model = e.value
+
+    def _announce(self, conv: ConversationState) -> None:
+        """Tell a screen reader once when an answer ends (never per token)."""
+        live = conv.live_attempt()
+        if live is not None:
+            self.live_was = live.attempt_id
+            return
+        if self.live_was is None:
+            return
+        ended = conv.attempts.get(self.live_was)
+        self.live_was = None
+        if ended is not None:
+            self.announcer.set_text(announcement(ended))
 
     def _render_lists(self) -> None:
         self.sidebar.refresh()

@@ -32,8 +32,8 @@ class Composer:
         with ui.row().classes("w-full max-w-3xl mx-auto items-end gap-2 no-wrap"):
             self.input = (
                 ui.textarea(label="Message", placeholder="Message (Enter to send, Shift+Enter for a new line)")
-                .props("autogrow outlined dense autofocus maxlength=200000")
-                .classes("flex-grow")
+                .props("autogrow outlined dense autofocus maxlength=200000 for=lc-message-box")
+                .classes("flex-grow lc-composer")
                 .mark("message-input")
             )
             self.input.on("keydown.enter.exact.prevent", self.send)

@@ -8,6 +8,7 @@ appear ("~" when counted locally); durations "N ms" under a second, "N.N s" abov
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date, datetime
 
 from ledger.audit import AttemptAudit, Phase, PhaseKind
 from ledger.events import TurnMetrics, Usage
@@ -94,10 +95,44 @@ def tool_state_words(status: str) -> str:
     return TOOL_STATES.get(status, status)
 
 
+def announcement(attempt: AttemptState) -> str:
+    """What a screen reader hears once when an answer ends."""
+    if attempt.status == "complete":
+        return "Answer complete."
+    if attempt.status in ("interrupted", "empty"):
+        return stopped_text(attempt) + "."
+    if attempt.status == "failed":
+        return f"{error_title(attempt)}: {attempt.error_summary or 'the answer failed.'}"
+    return ""
+
+
+def model_label(model: str) -> str:
+    """How a model is named on the page: the litellm string, the demo model by its purpose."""
+    return "demo model (offline)" if model == "openai/ledger-demo" else model
+
+
 def size(chars: int) -> str:
     if chars < 1000:
         return f"{chars} chars"
     return f"{chars / 1000:.1f}k chars" if chars < 1_000_000 else f"{chars / 1_000_000:.1f}M chars"
+
+
+def day_group(iso: str, today: date) -> str:
+    """Today, Yesterday, Previous 7 days, Previous 30 days, or the month (dates in UTC)."""
+    try:
+        day = datetime.fromisoformat(iso).date()
+    except ValueError:
+        return "Older"
+    days = (today - day).days
+    if days <= 0:
+        return "Today"
+    if days == 1:
+        return "Yesterday"
+    if days < 7:
+        return "Previous 7 days"
+    if days < 30:
+        return "Previous 30 days"
+    return day.strftime("%B %Y")
 
 
 def duration(ms: float) -> str:

@@ -11,10 +11,12 @@ from nicegui import ui
 
 from ui.chat_page import ChatPage
 from ui.context import PageContext, install
+from ui.style import serve_static
 
 
 def register_pages(context: PageContext) -> None:
     install(context)
+    serve_static()
 
     @ui.page("/")
     def index() -> None:

@@ -7,10 +7,13 @@ ended), never per chunk; every action goes through the engine.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import UTC, date, datetime
 
 from nicegui import ui
 
 from engine.engine import Engine, InputRejected
+from ui.format import day_group
+from ui.search import SearchDialog
 
 
 class Sidebar:
@@ -23,12 +26,21 @@ class Sidebar:
     ) -> None:
         self.engine, self.current, self.navigate, self.on_deleted = engine, current, navigate, on_deleted
         self._signature: tuple[object, ...] = ()
+        self.search = SearchDialog(engine, lambda cid: self.navigate(f"/chat/{cid}"))
         with ui.column().classes("w-full gap-1") as self.root:
-            ui.button("New chat", icon="add", on_click=lambda: self.navigate("/")).props("unelevated no-caps").classes(
-                "w-full"
-            ).mark("new-chat")
+            with ui.column().classes("w-full gap-1 lc-sidebar-top"):
+                ui.button("New chat", icon="add", on_click=lambda: self.navigate("/")).props(
+                    "unelevated no-caps"
+                ).classes("w-full").mark("new-chat")
+                ui.button("Search chats", icon="search", on_click=self.search.open).props(
+                    'outline no-caps data-lc-search aria-label="Search chats (Ctrl+K)"'
+                ).classes("w-full").mark("search-chats")
             self.list = ui.list().props("dense separator").classes("w-full").mark("conversation-list")
         self.refresh()
+
+    @property
+    def today(self) -> date:
+        return datetime.now(UTC).date()
 
     def refresh(self) -> None:
         convs = self.engine.conversations()
@@ -42,9 +54,16 @@ class Sidebar:
         self.list.clear()
         with self.list:
             if not convs:
-                ui.label("No conversations yet.").classes("lc-meta p-2")
+                with ui.item():
+                    ui.item_label("No conversations yet.").classes("lc-meta")
+            group = ""
             for conv in convs:
                 cid = conv.conversation_id
+                when = day_group(conv.updated_ts or conv.created_ts, self.today)
+                if when != group:
+                    group = when
+                    with ui.item().classes("lc-group-item").props("dense"):
+                        ui.item_label(when).classes("lc-group")
                 active = "lc-current" if cid == self.current else ""
                 with (
                     ui.item(on_click=lambda cid=cid: self.navigate(f"/chat/{cid}"))
@@ -53,7 +72,8 @@ class Sidebar:
                     .props(f'data-conversation="{cid}"')
                 ):
                     with ui.item_section():
-                        ui.item_label(conv.title or "New conversation").classes("ellipsis")
+                        title = conv.title or "New conversation"
+                        ui.item_label(title).classes("lc-title").props["title"] = title
                     with ui.item_section().props("side"), ui.row().classes("items-center gap-0 no-wrap"):
                         if conv.live_attempt() is not None:
                             ui.icon("fiber_manual_record", color="green", size="xs").tooltip("Streaming").mark(

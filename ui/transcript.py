@@ -37,6 +37,7 @@ class Transcript:
             if demo:
                 ui.label(DEMO_HINT).classes("text-center")
         self.messages = ui.column().classes("w-full gap-4").mark("messages")
+        self.messages.props('role=log aria-live=off aria-label="Conversation"')
 
     def render(self, conv: ConversationState | None) -> int | None:
         """Bring every view up to date with ``conv``; return the turn shown streaming, if any."""

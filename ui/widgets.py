@@ -19,7 +19,7 @@ from ui.format import Clock
 class Actions:
     """What a message view may ask the page to do (each goes through the engine)."""
 
-    retry: Callable[[str], Awaitable[None]]
+    retry: Callable[[str, str | None], Awaitable[None]]
     select: Callable[[str, str], None]
     audit: Callable[[str], None]
     decide: Callable[[str, bool], None]
@@ -27,6 +27,7 @@ class Actions:
     select_version: Callable[[str], None]
     branch: Callable[[str], None]
     open_chat: Callable[[str], None]
+    models: tuple[str, ...] = ()
 
 
 class Switcher:

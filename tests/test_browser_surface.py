@@ -1,0 +1,180 @@
+"""The chat surface in a real browser at phone and desktop sizes: layout, scrolling, finding, choosing a model,
+theme, and an automated accessibility check (axe-core, pinned through the axe-playwright-python package)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from importlib import resources
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.support.app_process import AppProcess
+from tests.support.browser import last_answer, new_page, send
+from tests.support.upstream import Behavior, ScriptedUpstream
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed (tasks.py installs it)"),
+]
+PHONE, DESKTOP = (390, 844), (1280, 800)
+CODE = "```python\n" + "value = " + " + ".join(f"item_{n}" for n in range(80)) + "\n```"
+URL = "https://example.invalid/" + "a" * 300
+TABLE = (
+    "| "
+    + " | ".join(f"column {n}" for n in range(14))
+    + " |\n|"
+    + "---|" * 14
+    + "\n| "
+    + " | ".join(f"value {n}" for n in range(14))
+    + " |"
+)
+WIDE = f"Here is code:\n\n{CODE}\n\nA link: {URL}\n\n{TABLE}\n\nDone."
+LONG = "\n\n".join(f"Paragraph {n}: " + "words " * 60 for n in range(12))
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream) -> Iterator[AppProcess]:
+    data = tmp_path_factory.mktemp("e2e-surface") / "data"
+    process = AppProcess(data, upstream_server.base_url, "--models", "openai/other-model")
+    process.start()
+    yield process
+    process.stop()
+
+
+def open_at(browser: object, app: AppProcess, size: tuple[int, int]) -> Page:
+    return new_page(browser, app.url, width=size[0], height=size[1])
+
+
+def answered(page: Page, upstream: ScriptedUpstream, question: str, text: str) -> None:
+    upstream.plan(Behavior(text=text, chunk_delay=0.0))
+    send(page, question)
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+
+
+def no_sideways_scroll(page: Page) -> None:
+    width = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert width <= 0, f"the page is {width} px wider than the window"
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_code_long_urls_and_wide_tables_never_widen_the_page(
+    browser: object, app: AppProcess, upstream: ScriptedUpstream, size: tuple[int, int]
+) -> None:
+    page = open_at(browser, app, size)
+    answered(page, upstream, "x" * 400, WIDE)
+    no_sideways_scroll(page)
+    box = page.get_by_role("button", name="Send").bounding_box()
+    assert box is not None and box["x"] + box["width"] <= size[0], "Send is off-screen"
+    page.context.close()
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_the_message_box_stops_growing_at_a_third_of_the_window(
+    browser: object, app: AppProcess, size: tuple[int, int]
+) -> None:
+    page = open_at(browser, app, size)
+    page.get_by_label("Message").fill("\n".join(f"line {n}" for n in range(200)))
+    sizes = page.evaluate(
+        "(() => { const t = document.querySelector('.lc-composer textarea');"
+        " return [t.getBoundingClientRect().height, t.scrollHeight, window.innerHeight]; })()"
+    )
+    height, content, window = sizes
+    assert height <= window * 0.36 and content > height
+    page.context.close()
+
+
+def test_sending_while_scrolled_up_brings_the_new_message_into_view_and_jump_shows_the_latest(
+    browser: object, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    page = open_at(browser, app, DESKTOP)
+    for n in range(3):
+        answered(page, upstream, f"question {n}", LONG)
+    page.evaluate("window.scrollTo(0, 0)")
+    jump = page.get_by_role("button", name="Jump to latest")
+    expect(jump).to_be_visible()
+    jump.click()
+    page.wait_for_function("window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 90")
+    expect(jump).to_be_hidden()
+    page.evaluate("window.scrollTo(0, 0)")
+    upstream.plan(Behavior(text=LONG, chunk_delay=0.01))
+    send(page, "the newest question")
+    expect(page.locator(".lc-user").last).to_be_in_viewport()
+    page.context.close()
+
+
+def test_search_finds_a_word_that_appears_only_inside_an_answer(
+    browser: object, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    page = open_at(browser, app, DESKTOP)
+    answered(page, upstream, "tell me about animals", "The rare zebracorn lives in the north.")
+    page.keyboard.press("Control+k")
+    box = page.get_by_label("Search chats", exact=True)
+    expect(box).to_be_visible()
+    box.fill("zebracorn")
+    hit = page.locator("[data-testid=search-hit], .q-dialog .q-btn").filter(has_text="zebracorn").first
+    expect(hit).to_contain_text("The rare zebracorn lives in the north.")
+    cid = page.url.rsplit("/", 1)[-1]
+    page.goto(app.url)
+    page.keyboard.press("Control+k")
+    page.get_by_label("Search chats", exact=True).fill("zebracorn")
+    expect(page.locator(".q-dialog").filter(has_text="zebracorn").first).to_be_visible()
+    page.get_by_label("Search chats", exact=True).press("Enter")
+    page.wait_for_url(f"**/chat/{cid}")
+    page.context.close()
+
+
+def test_the_model_picker_chooses_the_model_of_the_next_answer_and_each_answer_names_its_model(
+    browser: object, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    page = open_at(browser, app, DESKTOP)
+    answered(page, upstream, "first", "from the default model")
+    assert upstream.last.model == "test-model"
+    expect(last_answer(page)).to_contain_text("openai/test-model")
+    page.get_by_label("Model for the next answer").click()
+    page.get_by_role("option", name="openai/other-model").click()
+    answered(page, upstream, "second", "from the other model")
+    assert upstream.last.model == "other-model"
+    expect(last_answer(page)).to_contain_text("openai/other-model")
+    page.context.close()
+
+
+def test_the_chosen_theme_survives_a_reload(browser: object, app: AppProcess) -> None:
+    page = open_at(browser, app, DESKTOP)
+    dark = page.evaluate("document.body.classList.contains('body--dark')")
+    page.get_by_role("button", name="Switch between light and dark").click()
+    page.wait_for_function("d => document.body.classList.contains('body--dark') !== d", arg=dark)
+    page.reload()
+    expect(page.get_by_label("Message")).to_be_visible()
+    page.wait_for_function("d => document.body.classList.contains('body--dark') !== d", arg=dark)
+    page.context.close()
+
+
+def axe_problems(page: Page) -> list[str]:
+    source = resources.files("axe_playwright_python").joinpath("axe.min.js").read_text(encoding="utf-8")
+    page.evaluate(source)
+    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes']][:3]}"
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_no_serious_accessibility_problems_on_the_empty_page_an_answer_an_error_and_the_audit_panel(
+    browser: object, app: AppProcess, upstream: ScriptedUpstream, size: tuple[int, int]
+) -> None:
+    page = open_at(browser, app, size)
+    assert axe_problems(page) == [], "empty page"
+    answered(page, upstream, "hello", "Hello! **Bold** and `code`.\n\n- one\n- two")
+    assert axe_problems(page) == [], "an answer"
+    upstream.plan(Behavior(status=401))
+    send(page, "fail please")
+    expect(last_answer(page)).to_have_attribute("data-status", "failed")
+    assert axe_problems(page) == [], "an error"
+    page.get_by_role("button", name="Audit panel").click()
+    expect(page.locator(".lc-audit-card").first).to_be_visible()
+    assert axe_problems(page) == [], "the audit panel"
+    page.context.close()

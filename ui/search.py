@@ -1,0 +1,60 @@
+"""Search across chats: a dialog (Ctrl/Cmd+K, or the Search button) over titles and message text.
+
+Guarantees: results update as you type (each with the chat's title and the matching line, as text); Enter opens
+the first result, a click opens any; Esc closes; the button and the input have accessible names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from nicegui import ui
+
+from engine.engine import Engine
+from ledger.search import Hit
+
+
+class SearchDialog:
+    def __init__(self, engine: Engine, open_chat: Callable[[str], None]) -> None:
+        self.engine, self.open_chat = engine, open_chat
+        self.hits: list[Hit] = []
+        with ui.dialog() as self.dialog, ui.card().classes("w-full max-w-xl").mark("search-dialog"):
+            self.box = (
+                ui.input(placeholder="Search titles and messages", on_change=lambda e: self.show(e.value or ""))
+                .props('autofocus outlined dense clearable aria-label="Search chats"')
+                .classes("w-full")
+                .mark("search-input")
+            )
+            self.box.on("keydown.enter", self._open_first)
+            self.results = ui.column().classes("w-full gap-1").mark("search-results")
+
+    def open(self) -> None:
+        self.box.value = ""
+        self.show("")
+        self.dialog.open()
+
+    def show(self, query: str) -> None:
+        self.hits = self.engine.search(query)
+        self.results.clear()
+        with self.results:
+            if query.strip() and not self.hits:
+                ui.label("Nothing found.").classes("lc-meta")
+            for hit in self.hits:
+                with (
+                    ui.button(on_click=lambda cid=hit.conversation_id: self._go(cid))
+                    .props("flat no-caps align=left")
+                    .classes("w-full")
+                    .mark("search-hit"),
+                    ui.column().classes("gap-0 items-start w-full"),
+                ):
+                    ui.label(hit.title).classes("font-medium text-left")
+                    if hit.line != hit.title:
+                        ui.label(hit.line).classes("lc-meta text-left break-words")
+
+    def _open_first(self) -> None:
+        if self.hits:
+            self._go(self.hits[0].conversation_id)
+
+    def _go(self, cid: str) -> None:
+        self.dialog.close()
+        self.open_chat(cid)
