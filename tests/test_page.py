@@ -193,7 +193,7 @@ async def test_two_tabs_on_one_chat_stream_the_same_text_and_stop_in_one_stops_b
     await click(second, "Stop")
     await wait_until(lambda: last_answer(first).status == "interrupted" and last_answer(second).status == "interrupted")
     await wait_until(lambda: last_answer(first).text == last_answer(second).text, what="both tabs showing one text")
-    assert upstream.records[-1].disconnected_at is not None
+    await wait_until(lambda: upstream.records[-1].disconnected_at is not None, what="the upstream seeing the close")
 
 
 async def test_hostile_model_output_is_shown_as_text_with_no_script_or_javascript_links(
