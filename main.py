@@ -27,6 +27,7 @@ from engine.config import AppConfig, ConfigError, load_config  # noqa: E402
 from engine.provider import ProviderConfig  # noqa: E402
 
 log = logging.getLogger("ledger_chat")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,7 +49,11 @@ def main(argv: list[str] | None = None) -> int:
 def run(config: AppConfig) -> None:
     from nicegui import ui
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from engine.redaction import RedactingFormatter
+
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(RedactingFormatter(LOG_FORMAT))  # no credential from --api-base or an error in a log
     for noisy in ("LiteLLM", "litellm", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     wire(config)
@@ -121,6 +126,9 @@ def export(config: AppConfig) -> int:
     from ledger.codec import to_jsonl
     from ledger.store import Store
 
+    if not config.data_dir.is_dir():
+        print(f"ledger-chat: no data folder at {config.data_dir} (--data-dir)", file=sys.stderr)
+        return 1
     store = Store.open(config.data_dir, read_only=True)
     for problem in store.problems:
         print(f"ledger-chat: {problem}", file=sys.stderr)
@@ -131,7 +139,10 @@ def export(config: AppConfig) -> int:
         events = list(store.events(config.conversation))
     else:
         events = store.all_events()
-    sys.stdout.writelines(to_jsonl(events))
+    out = sys.stdout.buffer
+    for line in to_jsonl(events):
+        out.write(line.encode("utf-8"))
+    out.flush()
     return 0
 
 

@@ -27,7 +27,7 @@ from engine.offline import litellm
 from engine.settings import EngineSettings
 from engine.stamps import new_id, now_iso
 from engine.streaming import stream_attempt
-from engine.text import valid_text
+from engine.text import valid_text, visible_title
 from ledger.errors import StateError
 from ledger.events import (
     AnyEvent,
@@ -116,7 +116,7 @@ class Engine:
         return cid
 
     def rename(self, cid: str, title: str) -> None:
-        title = " ".join(title.split())
+        title = visible_title(title)
         if not title:
             raise InputRejected("A conversation needs a name.")
         self._require(cid)

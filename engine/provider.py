@@ -6,6 +6,8 @@ Guarantees:
 - Usage is requested (``stream_options.include_usage``) and read from the final chunk when the provider sends it.
 - ``ProviderStream.aclose()`` closes the HTTP stream; callers call it in a ``finally`` on every path.
 - Only text deltas and reasoning deltas come out, as ``Delta``; empty deltas are skipped.
+- ``public_params`` never holds a secret: no key, no headers, and ``api_base`` with its credentials redacted
+  (``user:password@`` and secret query values); the real URL is used for the requests only.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from engine.offline import litellm
+from engine.redaction import redact_url
 from ledger.events import Param, Usage
 
 
@@ -39,7 +42,7 @@ class ProviderConfig:
         """Request parameters safe to record: never the key, never headers."""
         params: list[Param] = [Param(name="stream", value=True)]
         if self.api_base:
-            params.append(Param(name="api_base", value=self.api_base))
+            params.append(Param(name="api_base", value=redact_url(self.api_base)))
         if self.temperature is not None:
             params.append(Param(name="temperature", value=self.temperature))
         if self.max_tokens is not None:
