@@ -8,9 +8,11 @@
 Every option also reads a LEDGERCHAT_* environment variable (see ``python main.py --help``).
 
 Wiring, in order: settings (``engine.config``) → store (``ledger.store``) → engine (``engine.engine``) → pages
-(``ui.pages``). The engine starts with the app (synchronously, before the first page is served): litellm is
-imported once, the store opened and replayed, attempts a dead process left streaming are finalized. Shutdown
-cancels every stream with source ``shutdown`` before NiceGUI cancels background tasks, then flushes the store.
+(``ui.pages``). The store is opened (and its folder locked) before the server starts: a second process on the
+same ``--data-dir`` exits with one line naming the first. The engine starts with the app (synchronously, before
+the first page is served): litellm is imported once, attempts a dead process left streaming are finalized.
+Shutdown cancels every stream with source ``shutdown`` before NiceGUI cancels background tasks, then flushes and
+closes the store.
 """
 
 from __future__ import annotations
@@ -19,12 +21,16 @@ import asyncio
 import logging
 import os
 import sys
+from typing import TYPE_CHECKING
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 from engine.config import AppConfig, ConfigError, load_config  # noqa: E402
 from engine.provider import ProviderConfig  # noqa: E402
+
+if TYPE_CHECKING:
+    from ledger.store import Store
 
 log = logging.getLogger("ledger_chat")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -42,21 +48,27 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"ledger-chat: {exc}", file=sys.stderr)
         return 2
-    run(config)
-    return 0
+    return run(config)
 
 
-def run(config: AppConfig) -> None:
+def run(config: AppConfig) -> int:
     from nicegui import ui
 
     from engine.redaction import RedactingFormatter
+    from ledger.errors import DataDirInUseError
+    from ledger.store import Store
 
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     for handler in logging.getLogger().handlers:
         handler.setFormatter(RedactingFormatter(LOG_FORMAT))  # no credential from --api-base or an error in a log
     for noisy in ("LiteLLM", "litellm", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    wire(config)
+    try:
+        store = Store.open(config.data_dir)
+    except DataDirInUseError as exc:
+        print(f"ledger-chat: {exc}", file=sys.stderr)
+        return 1
+    wire(config, store)
     print(f"Ledger Chat on http://{config.host}:{config.port} — model: {config.model} — data: {config.data_dir}")
     ui.run(
         host=config.host,
@@ -68,17 +80,17 @@ def run(config: AppConfig) -> None:
         reconnect_timeout=3.0,
         show_welcome_message=False,
     )
+    return 0
 
 
-def wire(config: AppConfig) -> None:
-    """Settings → store → engine → pages, inside NiceGUI's life cycle."""
+def wire(config: AppConfig, store: Store) -> None:
+    """Settings → engine → pages, inside NiceGUI's life cycle, over an open store."""
     from nicegui import app, background_tasks
 
     from engine.engine import Engine
     from engine.offline import litellm
     from engine.settings import EngineSettings
     from engine.tokens import warm_up
-    from ledger.store import Store
     from ui.context import PageContext
     from ui.pages import register_pages
 
@@ -91,7 +103,6 @@ def wire(config: AppConfig) -> None:
 
     def startup() -> None:
         litellm()
-        store = Store.open(config.data_dir)
         settings = EngineSettings(
             provider=provider, limits=config.limits, spawn=lambda coro, name: background_tasks.create(coro, name=name)
         )
@@ -99,14 +110,13 @@ def wire(config: AppConfig) -> None:
         recovered = engine.recover()
         if recovered:
             log.warning("finalized %d answer(s) interrupted by the last shutdown", len(recovered))
-        context.problems = list(store.problems)
         context.engine = engine
         warm_up(provider.model)
 
     async def shutdown() -> None:
         if context.engine is not None:
             await context.engine.shutdown()
-            await asyncio.to_thread(context.engine.store.close)
+        await asyncio.to_thread(store.close)
 
     app.on_startup(startup)
     app.on_shutdown(shutdown)  # registered before NiceGUI's own teardown, which cancels background tasks

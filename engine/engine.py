@@ -10,6 +10,8 @@ Guarantees:
 - Each running attempt is owned by an ``AttemptRun`` that appends through the narrow ``_append`` callable it is
   given; its chunk gate applies the ledger's one stale rule (``ledger.stale``).
 - Deleting awaits a discard-cancel first; afterwards the store refuses any write for that conversation.
+- While the store cannot save (``health().saving_fails``), nothing new is started: creating a conversation,
+  Send and Retry raise ``InputRejected`` with the reason; what is already running goes on, kept in memory.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from ledger.events import (
     Submitted,
     Trigger,
 )
+from ledger.health import StoreHealth
 from ledger.history import as_messages, model_history
 from ledger.reducer import reduce, replay
 from ledger.state import ConversationState, State
@@ -100,9 +103,13 @@ class Engine:
         """The conversation's ledger, in seq order (for the audit panel and export)."""
         return self.store.events(cid)
 
-    async def flush(self) -> None:
-        """Return once everything appended so far is on disk."""
-        await self.store.flush()
+    async def flush(self) -> bool:
+        """Wait until everything appended so far is on disk; False if saving failed meanwhile."""
+        return await self.store.flush()
+
+    def health(self) -> StoreHealth:
+        """Whether saving works (and why not), and every problem found in the data folder; read live."""
+        return self.store.health()
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
@@ -111,6 +118,7 @@ class Engine:
     # --- operations --------------------------------------------------------------------------------------------
 
     def create_conversation(self, title: str = "") -> str:
+        self._require_saving()
         cid = new_id("conv")
         self._append(Created(conversation_id=cid, title=title.strip()))
         return cid
@@ -131,6 +139,7 @@ class Engine:
             raise InputRejected(
                 f"This message has {len(text):,} characters; the limit is {limit:,}. Shorten it and send again."
             )
+        self._require_saving()
         rt = self._runtime(cid)
         async with rt.lock:
             conv = self._require(cid)
@@ -150,6 +159,7 @@ class Engine:
         )
         if last is None or (message_id is not None and message_id != last.message_id):
             raise InputRejected("Only the last answer can be retried.")
+        self._require_saving()
         await self.cancel(cid, "user")
         rt = self._runtime(cid)
         async with rt.lock:
@@ -221,12 +231,13 @@ class Engine:
                 return
             self._append(Deleted(conversation_id=cid))
             self._runtimes.pop(cid, None)
-        await self.store.flush()
+        await self.store.flush()  # False while saving fails: the deletion stays in memory, retried, on the banner
 
     async def shutdown(self) -> None:
         """Cancel every stream, keeping partials, and write everything to disk."""
         await asyncio.gather(*(self.cancel(cid, "shutdown") for cid in list(self._runtimes)))
-        await self.store.flush()
+        if not await self.store.flush():
+            log.error("shutting down with %d event(s) not yet saved", self.store.health().unsaved)
 
     def recover(self) -> list[str]:
         """At start-up: finalize every attempt a dead process left streaming, as interrupted (source restart)."""
@@ -319,6 +330,14 @@ class Engine:
         if rt is None:
             rt = self._runtimes[cid] = Runtime(conversation_id=cid)
         return rt
+
+    def _require_saving(self) -> None:
+        reason = self.store.health().saving_fails
+        if reason is not None:
+            raise InputRejected(
+                f"Saving fails: {reason}. Nothing new is sent until it works again, so that no answer is lost "
+                "(your text stays in the box)."
+            )
 
     def _require(self, cid: str) -> ConversationState:
         conv = self.conversation(cid)

@@ -18,6 +18,7 @@ from ledger.events import CancelSource
 from ui.audit_panel import AuditPanel
 from ui.composer import Composer
 from ui.context import PageContext
+from ui.health_banner import HealthBanner
 from ui.message_view import Actions
 from ui.refresh import FLUSH_SECONDS, RefreshScheduler
 from ui.sidebar import Sidebar
@@ -44,7 +45,7 @@ class ChatPage:
             self.audit.cid = self.cid
         self.right.on_value_change(self._audit_toggled)
         with ui.column().classes("lc-main w-full max-w-3xl mx-auto gap-3 px-3 pb-4"):
-            self._problems()
+            HealthBanner(self.engine)
             actions = Actions(retry=self.retry, select=self.select, audit=self.open_audit)
             self.transcript = Transcript(actions, demo=self.context.demo)
         with ui.footer().classes("lc-footer"):
@@ -139,16 +140,6 @@ class ChatPage:
             ui.button(icon="timeline", on_click=lambda: self.right.toggle()).props(
                 'flat round dense aria-label="Audit panel"'
             ).mark("audit-toggle")
-
-    def _problems(self) -> None:
-        for problem in self.context.problems:
-            with (
-                ui.card().classes("w-full lc-warning").mark("problem") as card,
-                ui.row().classes("w-full items-start no-wrap"),
-            ):
-                ui.icon("warning", color="orange")
-                ui.label(problem).classes("flex-grow break-words")
-                ui.button(icon="close", on_click=card.delete).props('flat dense round aria-label="Dismiss"')
 
     def _audit_toggled(self, e: ValueChangeEventArguments[bool | None]) -> None:
         if e.value:

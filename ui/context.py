@@ -1,4 +1,4 @@
-"""What the pages of one process share: the engine (once started), how to name the model, start-up problems.
+"""What the pages of one process share: the engine (once started) and how to name the model.
 
 Guarantees: pages never touch a store or litellm; they read the engine's state and call its operations only.
 ``main.py`` builds one ``PageContext``, hands it to ``ui.pages.register_pages`` and fills in the engine at
@@ -7,7 +7,7 @@ start-up, before the first page is served. ``current()`` returns it (tests read 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from engine.engine import Engine
 
@@ -17,7 +17,6 @@ class PageContext:
     model_label: str
     demo: bool = False
     engine: Engine | None = None
-    problems: list[str] = field(default_factory=list)
 
     def require_engine(self) -> Engine:
         if self.engine is None:

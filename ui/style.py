@@ -25,6 +25,7 @@ CSS = """
 .lc-error { color: #b91c1c; border-left: 3px solid #dc2626; padding-left: 8px; }
 .body--dark .lc-error { color: #fca5a5; }
 .lc-warning { background: #fef3c7; color: #78350f; }
+.lc-danger { background: #fee2e2; color: #7f1d1d; border-left: 4px solid #dc2626; }
 .lc-current { background: rgba(99, 102, 241, .12); border-radius: 8px; }
 .lc-footer { background: transparent; backdrop-filter: blur(6px); border-top: 1px solid var(--lc-border); }
 .body--light .lc-footer { background: rgba(255,255,255,.92); }
