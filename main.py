@@ -8,11 +8,11 @@
 Every option also reads a LEDGERCHAT_* environment variable (see ``python main.py --help``).
 
 Wiring, in order: settings (``engine.config``) → store (``ledger.store``) → engine (``engine.engine``) → pages
-(``ui.pages``). The store is opened (and its folder locked) before the server starts: a second process on the
-same ``--data-dir`` exits with one line naming the first. The engine starts with the app (synchronously, before
-the first page is served): litellm is imported once, attempts a dead process left streaming are finalized.
-Shutdown cancels every stream with source ``shutdown`` before NiceGUI cancels background tasks, then flushes and
-closes the store.
+(``ui.pages``), all behind the front door (``ui.guard``: Host, Origin, token, security headers). The store is
+opened (and its folder locked) before the server starts: a second process on the same ``--data-dir`` exits with
+one line naming the first. The engine starts with the app (synchronously, before the first page is served):
+litellm is imported once, attempts a dead process left streaming are finalized. Shutdown cancels every stream
+with source ``shutdown`` before NiceGUI cancels background tasks, then flushes and closes the store.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ def run(config: AppConfig) -> int:
     from engine.redaction import RedactingFormatter
     from ledger.errors import DataDirInUseError
     from ledger.store import Store
+    from ui.access import new_token
 
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     for handler in logging.getLogger().handlers:
@@ -68,8 +69,14 @@ def run(config: AppConfig) -> int:
     except DataDirInUseError as exc:
         print(f"ledger-chat: {exc}", file=sys.stderr)
         return 1
-    wire(config, store)
-    print(f"Ledger Chat on http://{config.host}:{config.port} — model: {config.model} — data: {config.data_dir}")
+    token = (config.token or new_token()) if config.needs_token else None
+    wire(config, store, token)
+    where = f"http://{config.url_host}:{config.port}"
+    if token and not config.token:
+        where += f" — open {config.local_url}/?token={token}"
+    elif token:
+        where += " (access token required)"
+    print(f"Ledger Chat on {where} — model: {config.model} — data: {config.data_dir}", flush=True)
     ui.run(
         host=config.host,
         port=config.port,
@@ -83,18 +90,22 @@ def run(config: AppConfig) -> int:
     return 0
 
 
-def wire(config: AppConfig, store: Store) -> None:
-    """Settings → engine → pages, inside NiceGUI's life cycle, over an open store."""
+def wire(config: AppConfig, store: Store, token: str | None = None) -> None:
+    """Front door → settings → engine → pages, inside NiceGUI's life cycle, over an open store."""
     from nicegui import app, background_tasks
 
     from engine.engine import Engine
     from engine.offline import litellm
     from engine.settings import EngineSettings
     from engine.tokens import warm_up
+    from ui.access import AccessPolicy
     from ui.context import PageContext
+    from ui.guard import Guard
     from ui.pages import register_pages
 
-    provider = provider_config(config)
+    policy = AccessPolicy.for_bind(config.host, config.port, token=token, allowed_hosts=config.allowed_hosts)
+    app.add_middleware(Guard, policy=policy)
+    provider = provider_config(config, token)
     context = PageContext(model_label="demo model (offline)" if config.is_demo else config.model, demo=config.is_demo)
     if config.is_demo:
         from demo.endpoint import DemoModel
@@ -123,12 +134,12 @@ def wire(config: AppConfig, store: Store) -> None:
     register_pages(context)
 
 
-def provider_config(config: AppConfig) -> ProviderConfig:
+def provider_config(config: AppConfig, token: str | None = None) -> ProviderConfig:
     if config.is_demo:
         from demo import PROVIDER_MODEL
 
-        base = config.api_base or f"http://127.0.0.1:{config.port}/demo/v1"
-        return ProviderConfig(model=PROVIDER_MODEL, api_base=base, api_key="demo-needs-no-key")
+        base = config.api_base or f"{config.local_url}/demo/v1"  # through the front door, with the token as key
+        return ProviderConfig(model=PROVIDER_MODEL, api_base=base, api_key=token or "demo-needs-no-key")
     return ProviderConfig(model=config.model, api_base=config.api_base)
 
 

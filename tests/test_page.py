@@ -27,6 +27,7 @@ def app_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, upstream: ScriptedU
     monkeypatch.setenv("LEDGERCHAT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("LEDGERCHAT_IDLE_TIMEOUT", "1.0")
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("LEDGERCHAT_ALLOWED_HOSTS", "test")  # the simulated user's requests name host "test"
     return upstream
 
 
