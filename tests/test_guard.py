@@ -139,3 +139,18 @@ def test_the_demo_model_answers_through_the_front_door_on_an_ipv6_loopback_bind(
         assert http.post("/demo/v1/chat/completions", content=b"not json").status_code == 400
         huge = http.post("/demo/v1/chat/completions", content=b"x" * 5_000_000)
         assert huge.status_code == 413
+
+
+def test_a_token_given_on_a_loopback_bind_is_required_there_too_and_never_printed(tmp_path: Path) -> None:
+    token = "given-token-" + "t" * 20
+    app = AppProcess(tmp_path / "data", None, "--token", token).start()
+    try:
+        with client(app) as http:
+            assert http.get("/").status_code == 401
+            assert http.get("/", headers={"authorization": f"Bearer {token}"}).status_code == 200
+            assert http.get(f"/?token={token}x").status_code == 401
+        line = next(x for x in app.log.read_text().splitlines() if x.startswith("Ledger Chat on "))
+        assert line.startswith(f"Ledger Chat on http://127.0.0.1:{app.port} (access token required) — model: demo")
+        assert token not in app.log.read_text()
+    finally:
+        app.stop()
