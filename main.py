@@ -8,9 +8,11 @@
 Every option also reads a LEDGERCHAT_* environment variable (see ``python main.py --help``).
 
 Wiring, in order: settings (``engine.config``) → store (``ledger.store``) → engine (``engine.engine``) → pages
-(``ui.pages``). The engine starts with the app (synchronously, before the first page is served): litellm is
-imported once, the store opened and replayed, attempts a dead process left streaming are finalized. Shutdown
-cancels every stream with source ``shutdown`` before NiceGUI cancels background tasks, then flushes the store.
+(``ui.pages``), all behind the front door (``ui.guard``: Host, Origin, token, security headers). The store is
+opened (and its folder locked) before the server starts: a second process on the same ``--data-dir`` exits with
+one line naming the first. The engine starts with the app (synchronously, before the first page is served):
+litellm is imported once, attempts a dead process left streaming are finalized. Shutdown cancels every stream
+with source ``shutdown`` before NiceGUI cancels background tasks, then flushes and closes the store.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import asyncio
 import logging
 import os
 import sys
+from typing import TYPE_CHECKING
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
@@ -27,7 +30,11 @@ from engine.config import AppConfig, ConfigError, load_config  # noqa: E402
 from engine.provider import ProviderConfig  # noqa: E402
 from engine.tool_config import ServerConfig, ToolConfigError, load_tool_config  # noqa: E402
 
+if TYPE_CHECKING:
+    from ledger.store import Store
+
 log = logging.getLogger("ledger_chat")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,18 +50,35 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, ToolConfigError) as exc:
         print(f"ledger-chat: {exc}", file=sys.stderr)
         return 2
-    run(config)
-    return 0
+    return run(config)
 
 
-def run(config: AppConfig) -> None:
+def run(config: AppConfig) -> int:
     from nicegui import ui
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from engine.redaction import RedactingFormatter
+    from ledger.errors import DataDirInUseError
+    from ledger.store import Store
+    from ui.access import new_token
+
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(RedactingFormatter(LOG_FORMAT))  # no credential from --api-base or an error in a log
     for noisy in ("LiteLLM", "litellm", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    wire(config)
-    print(f"Ledger Chat on http://{config.host}:{config.port} — model: {config.model} — data: {config.data_dir}")
+    try:
+        store = Store.open(config.data_dir)
+    except DataDirInUseError as exc:
+        print(f"ledger-chat: {exc}", file=sys.stderr)
+        return 1
+    token = (config.token or new_token()) if config.needs_token else None
+    wire(config, store, token)
+    where = f"http://{config.url_host}:{config.port}"
+    if token and not config.token:
+        where += f" — open {config.local_url}/?token={token}"
+    elif token:
+        where += " (access token required)"
+    print(f"Ledger Chat on {where} — model: {config.model} — data: {config.data_dir}", flush=True)
     ui.run(
         host=config.host,
         port=config.port,
@@ -67,10 +91,11 @@ def run(config: AppConfig) -> None:
         dark=None,  # follow the system until the reader picks a theme (remembered in the browser)
         language="en-US",
     )
+    return 0
 
 
-def wire(config: AppConfig) -> None:
-    """Settings → store → engine → pages, inside NiceGUI's life cycle."""
+def wire(config: AppConfig, store: Store, token: str | None = None) -> None:
+    """Front door → settings → engine → pages, inside NiceGUI's life cycle, over an open store."""
     from nicegui import app, background_tasks
 
     from engine.engine import Engine
@@ -78,11 +103,14 @@ def wire(config: AppConfig) -> None:
     from engine.settings import EngineSettings
     from engine.tokens import warm_up
     from engine.tools import ToolHub
-    from ledger.store import Store
+    from ui.access import AccessPolicy
     from ui.context import PageContext
+    from ui.guard import Guard
     from ui.pages import register_pages
 
-    provider = provider_config(config)
+    policy = AccessPolicy.for_bind(config.host, config.port, token=token, allowed_hosts=config.allowed_hosts)
+    app.add_middleware(Guard, policy=policy)
+    provider = provider_config(config, token=token)
     servers = tool_servers(config)
     hub = ToolHub(servers, log_dir=config.data_dir / "logs") if servers else None
     context = PageContext(model_label="demo model (offline)" if config.is_demo else config.model, demo=config.is_demo)
@@ -93,18 +121,16 @@ def wire(config: AppConfig) -> None:
 
     async def startup() -> None:
         litellm()
-        store = Store.open(config.data_dir)
         settings = EngineSettings(
             provider=provider,
             limits=config.limits,
             spawn=lambda coro, name: background_tasks.create(coro, name=name),
-            others=tuple(provider_config(config, model) for model in config.models),
+            others=tuple(provider_config(config, model, token) for model in config.models),
         )
         engine = Engine(store, settings, hub)
         recovered = engine.recover()
         if recovered:
             log.warning("finalized %d answer(s) interrupted by the last shutdown", len(recovered))
-        context.problems = list(store.problems)
         context.engine = engine
         warm_up(provider.model)
         if hub is not None:
@@ -113,7 +139,7 @@ def wire(config: AppConfig) -> None:
     async def shutdown() -> None:
         if context.engine is not None:
             await context.engine.shutdown()
-            await asyncio.to_thread(context.engine.store.close)
+        await asyncio.to_thread(store.close)
         if hub is not None:
             await hub.stop()
 
@@ -122,14 +148,15 @@ def wire(config: AppConfig) -> None:
     register_pages(context)
 
 
-def provider_config(config: AppConfig, model: str | None = None) -> ProviderConfig:
-    """How to call ``model`` (default: ``--model``); 'demo' is the built-in demo endpoint on this server."""
+def provider_config(config: AppConfig, model: str | None = None, token: str | None = None) -> ProviderConfig:
+    """How to call ``model`` (default: ``--model``); 'demo' is the built-in demo endpoint on this server, reached
+    through the front door with the access token as its key."""
     model = model or config.model
     if model == "demo":
         from demo import PROVIDER_MODEL
 
-        base = (config.api_base if config.is_demo else None) or f"http://127.0.0.1:{config.port}/demo/v1"
-        return ProviderConfig(model=PROVIDER_MODEL, api_base=base, api_key="demo-needs-no-key")
+        base = (config.api_base if config.is_demo else None) or f"{config.local_url}/demo/v1"
+        return ProviderConfig(model=PROVIDER_MODEL, api_base=base, api_key=token or "demo-needs-no-key")
     return ProviderConfig(model=model, api_base=config.api_base)
 
 
@@ -149,6 +176,9 @@ def export(config: AppConfig) -> int:
     from ledger.codec import to_jsonl
     from ledger.store import Store
 
+    if not config.data_dir.is_dir():
+        print(f"ledger-chat: no data folder at {config.data_dir} (--data-dir)", file=sys.stderr)
+        return 1
     store = Store.open(config.data_dir, read_only=True)
     for problem in store.problems:
         print(f"ledger-chat: {problem}", file=sys.stderr)
@@ -159,7 +189,10 @@ def export(config: AppConfig) -> int:
         events = list(store.events(config.conversation))
     else:
         events = store.all_events()
-    sys.stdout.writelines(to_jsonl(events))
+    out = sys.stdout.buffer
+    for line in to_jsonl(events):
+        out.write(line.encode("utf-8"))
+    out.flush()
     return 0
 
 

@@ -32,7 +32,7 @@ def persist_answers(conversations: int, answers: int, chunks: int) -> dict[str, 
             for event in answer_events(cid, n + 1, chunks, start_ms=n * 10_000):
                 store.append(event)
                 total += 1
-            store.flush_sync()
+            assert store.flush_sync(), "a write failed: the figures would not mean anything"
         wall = time.perf_counter() - started
         store.close()
         size = sum(p.stat().st_size for p in Path(tmp).glob("conv-*.json"))
@@ -54,13 +54,13 @@ def flush_cost(background_events: int, target: str = "small") -> float:
             answers = background_events // 202
             for event in conversation_events("big", answers, 200):
                 store.append(event)
-            store.flush_sync()
+            assert store.flush_sync(), "a write failed: the figures would not mean anything"
         times = []
         for n in range(40):
             before = store.stats.write_seconds
             for event in answer_events(target, 10_000 + n, 20):
                 store.append(event)
-            store.flush_sync()
+            assert store.flush_sync(), "a write failed: the figures would not mean anything"
             times.append((store.stats.write_seconds - before) * 1000)
         store.close()
         return statistics.median(times)

@@ -8,8 +8,10 @@ Guarantees:
   a usage chunk, then ``data: [DONE]``.
 - Each request follows a ``Behavior`` chosen by ``choose``: here from tags in the last user message
   (``#slow #drop #stall #429 #500 #401 #malformed #html #long``), else a demo answer.
-- A request body over ``MAX_BODY_BYTES`` gets 413 and a body that is not a JSON object 400; ``records`` keeps
-  only the last ``MAX_RECORDS`` requests (their messages, chunks sent, when the client disconnected).
+- A request body over ``MAX_BODY_BYTES`` gets 413 without being read into memory (a declared length is refused
+  at once, a streamed one as soon as it passes the limit) and a body that is not a JSON object 400; ``records``
+  keeps only the last ``MAX_RECORDS`` requests (their messages, chunks sent, when the client disconnected), and
+  the per-prompt fault counters at most ``MAX_RECORDS`` prompts: memory stays bounded however long it runs.
 - Importing this module changes nothing: the log filter that hides injected drops is installed by
   ``DemoModel()`` and ``serve_in_thread``.
 """
@@ -52,7 +54,7 @@ class _HideInjectedDrops(logging.Filter):
 
 _FILTER = _HideInjectedDrops()
 MAX_BODY_BYTES = 4_000_000
-MAX_RECORDS = 200
+MAX_RECORDS = 50
 
 
 def hide_injected_drops() -> None:
@@ -117,8 +119,8 @@ class DemoModel:
         return self._from_directives(messages)
 
     async def _completions(self, request: Request) -> Response:
-        raw = await request.body()
-        if len(raw) > MAX_BODY_BYTES:
+        raw = await _read_limited(request)
+        if raw is None:
             return _error(413)
         try:
             body = json.loads(raw)
@@ -243,6 +245,19 @@ class DemoModel:
         if "malformed" in tags and (not self.transient_faults or seen <= 1):
             b.malformed_after = 10
         return b
+
+
+async def _read_limited(request: Request) -> bytes | None:
+    """The body, or None as soon as it is known to be over ``MAX_BODY_BYTES`` (declared or received)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return None
+    body = bytearray()
+    async for piece in request.stream():
+        body += piece
+        if len(body) > MAX_BODY_BYTES:
+            return None
+    return bytes(body)
 
 
 def _last_user(messages: list[dict[str, Any]]) -> str:

@@ -4,6 +4,10 @@ Guarantees: ``load_config(argv, environ)`` returns a validated ``AppConfig`` or 
 line naming the bad value; command-line options win over environment variables; the engine's limits and their
 defaults are ``engine.settings.Limits`` (written once, read here); API keys are read from the provider's usual
 environment variables by litellm and never stored here.
+
+Access: a loopback bind (the default) needs no token unless ``--token`` (or ``LEDGERCHAT_TOKEN``) asks for one;
+any other bind always needs one (``needs_token``), and ``--no-token`` there refuses to start. ``--token`` alone
+asks for a generated token; a given token is at least ``MIN_TOKEN_CHARS`` long and never shown in ``repr``.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from typing import Any
 from engine.settings import Limits
 
 DEMO_MODEL = "demo"
+MIN_TOKEN_CHARS = 16
+GENERATE = ""  # ``--token`` without a value: generate one at start-up
 _LIMITS = Limits()
 
 
@@ -41,6 +47,9 @@ class AppConfig:
     no_tools: bool = False
     conversation: str | None = None
     show: bool = False
+    token: str | None = field(default=None, repr=False)
+    no_token: bool = False
+    allowed_hosts: tuple[str, ...] = ()
 
     @property
     def is_demo(self) -> bool:
@@ -49,6 +58,35 @@ class AppConfig:
     @property
     def leave_policy(self) -> str:
         return self.limits.leave_policy
+
+    @property
+    def is_loopback(self) -> bool:
+        return is_loopback(self.host)
+
+    @property
+    def needs_token(self) -> bool:
+        return self.token is not None or not self.is_loopback
+
+    @property
+    def url_host(self) -> str:
+        """The bound host as it goes into a URL (IPv6 in brackets)."""
+        return f"[{self.host}]" if ":" in self.host else self.host
+
+    @property
+    def local_url(self) -> str:
+        """A URL of this server that works from this machine (a wildcard bind is reached on loopback)."""
+        host = {"0.0.0.0": "127.0.0.1", "::": "[::1]", "localhost": "127.0.0.1"}.get(self.host, self.url_host)
+        return f"http://{host}:{self.port}"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` serves this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 _APP_OPTIONS: tuple[tuple[str, type, str], ...] = (
@@ -98,6 +136,8 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
                 raise ConfigError(f"--{name.replace('_', '-')}: {raw!r} is not a valid {kind.__name__}") from None
     if args.command == "export":
         app["conversation"] = getattr(args, "conversation", None)
+    else:
+        app.update(_access(args, environ))
     if "models" in app:
         app["models"] = tuple(dict.fromkeys(m.strip() for m in str(app["models"]).split(",") if m.strip()))
     try:
@@ -122,6 +162,28 @@ def _validate(c: AppConfig) -> None:
         raise ConfigError("--demo-chunk-delay: must not be negative")
     if c.api_base and not c.api_base.startswith(("http://", "https://")):
         raise ConfigError(f"--api-base: {c.api_base!r} must start with http:// or https://")
+    if c.no_token and c.token is not None:
+        raise ConfigError("--no-token: cannot be used together with --token")
+    if c.no_token and not c.is_loopback:
+        raise ConfigError(
+            f"--no-token: refusing to serve {c.host} without a token; anyone who can reach it could read every "
+            "conversation and spend the model key (bind 127.0.0.1, or drop --no-token)"
+        )
+    if c.token and (len(c.token) < MIN_TOKEN_CHARS or not c.token.isprintable() or " " in c.token):
+        raise ConfigError(f"--token: must be at least {MIN_TOKEN_CHARS} printable characters without spaces")
+
+
+def _access(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, Any]:
+    token = getattr(args, "token", None)
+    if token is None:
+        token = environ.get("LEDGERCHAT_TOKEN") or None
+    no_token = bool(getattr(args, "no_token", False)) or environ.get("LEDGERCHAT_NO_TOKEN", "") in ("1", "true")
+    hosts = getattr(args, "allowed_hosts", None) or environ.get("LEDGERCHAT_ALLOWED_HOSTS", "")
+    return {
+        "token": token,
+        "no_token": no_token,
+        "allowed_hosts": tuple(h.strip().lower() for h in hosts.split(",") if h.strip()),
+    }
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -130,6 +192,21 @@ def _parser() -> argparse.ArgumentParser:
     _add_options(parser)
     parser.add_argument("--show", action="store_true", help="open a browser tab on start")
     parser.add_argument("--no-tools", action="store_true", help="start no tool server (not even the demo's)")
+    parser.add_argument(
+        "--token",
+        nargs="?",
+        const=GENERATE,
+        default=argparse.SUPPRESS,
+        help="require this access token (alone: generate one); always on for a non-loopback --host",
+    )
+    parser.add_argument(
+        "--no-token", action="store_true", default=argparse.SUPPRESS, help="no token (loopback binds only)"
+    )
+    parser.add_argument(
+        "--allowed-hosts",
+        default=argparse.SUPPRESS,
+        help="comma-separated extra names the browser may use for this server (Host header), e.g. chat.example.org",
+    )
     sub = parser.add_subparsers(dest="command")
     export = sub.add_parser("export", help="write the ledger as JSON Lines to stdout")
     export.add_argument("--conversation", help="only this conversation id")

@@ -10,6 +10,8 @@ Guarantees:
 - Each running attempt is owned by an ``AttemptRun`` that appends through the narrow ``_append`` callable it is
   given; its chunk gate applies the ledger's one stale rule (``ledger.stale``).
 - Deleting awaits a discard-cancel first; afterwards the store refuses any write for that conversation.
+- While the store cannot save (``health().saving_fails``), nothing new is started: creating a conversation,
+  Send and Retry raise ``InputRejected`` with the reason; what is already running goes on, kept in memory.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from engine.offline import litellm
 from engine.provider import ProviderConfig
 from engine.settings import EngineSettings
 from engine.stamps import new_id, now_iso
-from engine.text import valid_text
+from engine.text import valid_text, visible_title
 from engine.tools import ServerHealth, ToolHub
 from engine.turn import run_turn
 from ledger.errors import StateError
@@ -49,6 +51,7 @@ from ledger.events import (
     Trigger,
     VersionSelected,
 )
+from ledger.health import StoreHealth
 from ledger.history import as_messages, model_history
 from ledger.reducer import reduce, replay
 from ledger.search import Hit, search
@@ -124,9 +127,13 @@ class Engine:
             raise InputRejected("That tool call is no longer waiting for a decision.")
         future.set_result(run_it)
 
-    async def flush(self) -> None:
-        """Return once everything appended so far is on disk."""
-        await self.store.flush()
+    async def flush(self) -> bool:
+        """Wait until everything appended so far is on disk; False if saving failed meanwhile."""
+        return await self.store.flush()
+
+    def health(self) -> StoreHealth:
+        """Whether saving works (and why not), and every problem found in the data folder; read live."""
+        return self.store.health()
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
@@ -135,12 +142,13 @@ class Engine:
     # --- operations --------------------------------------------------------------------------------------------
 
     def create_conversation(self, title: str = "") -> str:
+        self._require_saving()
         cid = new_id("conv")
         self._append(Created(conversation_id=cid, title=title.strip()))
         return cid
 
     def rename(self, cid: str, title: str) -> None:
-        title = " ".join(title.split())
+        title = visible_title(title)
         if not title:
             raise InputRejected("A conversation needs a name.")
         self._require(cid)
@@ -171,6 +179,7 @@ class Engine:
         if target is None or target not in conv.messages or conv.messages[target].role != "assistant":
             raise InputRejected("There is no answer to retry.")
         self._provider(model)
+        self._require_saving()
         await self.cancel(cid, "user")
         rt = self._runtime(cid)
         async with rt.lock:
@@ -271,12 +280,13 @@ class Engine:
                 return
             self._append(Deleted(conversation_id=cid))
             self._runtimes.pop(cid, None)
-        await self.store.flush()
+        await self.store.flush()  # False while saving fails: the deletion stays in memory, retried, on the banner
 
     async def shutdown(self) -> None:
         """Cancel every stream, keeping partials, and write everything to disk."""
         await asyncio.gather(*(self.cancel(cid, "shutdown") for cid in list(self._runtimes)))
-        await self.store.flush()
+        if not await self.store.flush():
+            log.error("shutting down with %d event(s) not yet saved", self.store.health().unsaved)
 
     def recover(self) -> list[str]:
         """At start-up: finalize every attempt a dead process left streaming, as interrupted (source restart)."""
@@ -308,6 +318,7 @@ class Engine:
     async def _send(self, cid: str, text: str, *, edit_of: str | None, model: str | None) -> tuple[str, str]:
         self._check_text(text)
         self._provider(model)
+        self._require_saving()
         rt = self._runtime(cid)
         async with rt.lock:
             conv = self._require(cid)
@@ -422,6 +433,14 @@ class Engine:
         if rt is None:
             rt = self._runtimes[cid] = Runtime(conversation_id=cid)
         return rt
+
+    def _require_saving(self) -> None:
+        reason = self.store.health().saving_fails
+        if reason is not None:
+            raise InputRejected(
+                f"Saving fails: {reason}. Nothing new is sent until it works again, so that no answer is lost "
+                "(your text stays in the box)."
+            )
 
     def _require(self, cid: str) -> ConversationState:
         conv = self.conversation(cid)

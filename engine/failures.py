@@ -1,7 +1,7 @@
 """Every provider exception mapped, in one place, to what the ledger's ``failed`` event records.
 
 Guarantees: ``classify`` never raises; its summary is one readable line (no traceback, no litellm prefixes,
-at most 300 characters) with API keys and bearer tokens redacted; ``retryable`` is true only for errors that
+at most 300 characters) with credentials redacted (``engine.redaction``); ``retryable`` is true only for errors that
 may pass on a re-send (rate limit, server error, connection, timeout).
 """
 
@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from dataclasses import dataclass
 
 from engine.offline import litellm
+from engine.redaction import redact
 from ledger.events import ErrorType
 
 MAX_SUMMARY = 300
 _PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+(?:Error|Exception):\s*|OpenAIException\s*-\s*|Error code: \d+ - )+")
-_KEYLIKE = re.compile(r"\b(?:sk|pk|rk|key|api|AIza)[-_A-Za-z0-9]*[-_][A-Za-z0-9*_\-]{8,}|Bearer\s+\S+", re.IGNORECASE)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -100,14 +99,6 @@ def _classify(exc: BaseException) -> Failure:
     if isinstance(exc, json.JSONDecodeError):
         return Failure(error_type="malformed_stream", summary=f"The provider sent a malformed stream: {text}")
     return Failure(error_type="unknown", http_status=status, summary=f"Unexpected error ({type(exc).__name__}): {text}")
-
-
-def redact(text: str) -> str:
-    """Remove anything that looks like a credential, and the values of *_API_KEY environment variables."""
-    for name, value in os.environ.items():
-        if value and len(value) >= 8 and ("KEY" in name or "TOKEN" in name or "SECRET" in name):
-            text = text.replace(value, "[redacted]")
-    return _KEYLIKE.sub("[redacted]", text)
 
 
 def _clean(exc: BaseException) -> str:

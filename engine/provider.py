@@ -8,6 +8,8 @@ Guarantees:
 - Text and reasoning deltas come out as ``Delta``, pieces of streamed tool calls as ``ToolPiece`` (grouped by
   ``index``: the id and name come only with a call's first piece); empty deltas are skipped.
 - Tools are offered with ``tools=`` only when there are any.
+- ``public_params`` never holds a secret: no key, no headers, and ``api_base`` with its credentials redacted
+  (``user:password@`` and secret query values); the real URL is used for the requests only.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from engine.offline import litellm
+from engine.redaction import redact_url
 from ledger.events import Param, Usage
 
 
@@ -51,7 +54,7 @@ class ProviderConfig:
         """Request parameters safe to record: never the key, never headers."""
         params: list[Param] = [Param(name="stream", value=True)]
         if self.api_base:
-            params.append(Param(name="api_base", value=self.api_base))
+            params.append(Param(name="api_base", value=redact_url(self.api_base)))
         if self.temperature is not None:
             params.append(Param(name="temperature", value=self.temperature))
         if self.max_tokens is not None:

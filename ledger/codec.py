@@ -4,6 +4,7 @@ Guarantees:
 - ``to_dict(e)`` gives ``{"seq", "ts", "kind", "conversation_id", ...fields}`` with the field names of docs/ledger.md;
   tuples become lists, ``Param`` tuples become an object, nested values become objects.
 - ``from_dict(to_dict(e)) == e`` for every event.
+- ``dumps_line`` is valid UTF-8 JSON for any event, even one carrying a lone surrogate (written as a JSON escape).
 - ``from_dict`` rejects an unknown kind, a missing required field, an unknown field or a value of the wrong
   type with a ``CodecError`` whose message names the kind and the field.
 """
@@ -48,8 +49,13 @@ def from_dict(data: dict[str, Any]) -> AnyEvent:
 
 
 def dumps_line(event: Event) -> str:
-    """One JSON Lines line (no newline) for an event."""
-    return json.dumps(to_dict(event), ensure_ascii=False, separators=(",", ":"))
+    """One JSON Lines line (no newline) for an event; always encodable as UTF-8 (a lone surrogate is escaped)."""
+    line = json.dumps(to_dict(event), ensure_ascii=False, separators=(",", ":"))
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(to_dict(event), ensure_ascii=True, separators=(",", ":"))
+    return line
 
 
 def to_jsonl(events: Iterable[Event]) -> Iterator[str]:

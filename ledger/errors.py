@@ -6,7 +6,8 @@ Callers catch ``LedgerError`` to handle anything the ledger refuses; the subclas
      ├── CodecError                  an event dict that cannot be decoded (unknown kind, missing or bad field)
      ├── StoreError                  the store could not do what was asked
      │    ├── ConversationDeletedError   a write for a conversation that was deleted
-     │    └── UnknownConversationError   a read or write for a conversation the store never saw
+     │    ├── UnknownConversationError   a read or write for a conversation the store never saw
+     │    └── DataDirInUseError          another process holds the data folder's lock (one writer per folder)
      └── StateError                  an operation that the current state does not allow
 """
 
@@ -39,6 +40,18 @@ class UnknownConversationError(StoreError):
     def __init__(self, conversation_id: str) -> None:
         super().__init__(f"no conversation {conversation_id}")
         self.conversation_id = conversation_id
+
+
+class DataDirInUseError(StoreError):
+    """Another process holds the data folder's lock; nothing was read or written. ``pid`` names it when known."""
+
+    def __init__(self, folder: object, pid: int | None) -> None:
+        holder = f"process {pid}" if pid is not None else "a process whose id could not be read"
+        super().__init__(
+            f"the data folder {folder} is in use by another Ledger Chat ({holder}); "
+            "stop that one first or choose another --data-dir"
+        )
+        self.pid = pid
 
 
 class StateError(LedgerError):

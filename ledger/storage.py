@@ -99,7 +99,7 @@ def salvage(text: str) -> tuple[str | None, list[dict[str, Any]]]:
             if not isinstance(key, str) or text[pos : pos + 1] != ":":
                 break
             doc, pos = _DECODER.raw_decode(text, _skip_space(text, pos + 1))
-        except (json.JSONDecodeError, IndexError):
+        except (json.JSONDecodeError, IndexError, RecursionError):
             break
         if not isinstance(doc, dict):
             break

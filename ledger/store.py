@@ -1,40 +1,42 @@
-"""The event store: one TinyDB file per conversation, an index of conversations, one writer thread.
+"""The event store: one TinyDB file per conversation, an index of conversations, one writer thread, one process.
 
 Guarantees:
+- ``Store.open`` takes the data folder's lock (``ledger.lock``) before it reads or writes anything there; a second
+  writer raises ``DataDirInUseError`` naming the holder. ``read_only`` stores (export) take no lock, write nothing.
+- Opening never fails on what it finds in the folder (``ledger.opening``): damage is kept aside and reported in
+  ``health().problems``. A folder that cannot be written (read-only, no permission) opens too, with saving
+  reported as failing from the start.
 - ``append`` assigns the next ``seq`` of the conversation and returns at once (it never touches the disk);
   events become readable through ``events()`` immediately and durable within ``flush_interval`` (250 ms), or
   at once for events that end something (``is_urgent``). A crash loses at most the last unflushed batch.
 - All disk writes happen on one writer thread, off the event loop; each write replaces a whole file atomically
   (``ledger.storage``), and costs in proportion to that conversation's size, not to all history.
+- Saving fails loudly: the first failed write sets ``health().saving_fails`` (a readable reason); events are kept
+  in memory and retried with exponential backoff (``flush_interval`` doubling up to ``MAX_BACKOFF``); one log line
+  and one counted problem per distinct failure; the first successful write clears it.
+- ``flush_sync`` returns whether everything appended before the call is on disk (False after a failed write or
+  the timeout); ``close`` tries for a bounded time and returns how many events could not be saved.
 - A deleted conversation refuses every later write (``ConversationDeletedError``); its file is removed and a
   tombstone kept in the index, so the refusal survives a restart.
-- Opening never fails on a damaged file: the bad file is kept aside as ``*.corrupt-<time>``, every complete
-  event before the damage is loaded, and a readable line is added to ``problems`` (and to the log).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 import time
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from tinydb import TinyDB
-
-from ledger.documents import from_documents, to_documents
-from ledger.errors import ConversationDeletedError, StoreError, UnknownConversationError
+from ledger.errors import ConversationDeletedError, DataDirInUseError, StoreError, UnknownConversationError
 from ledger.events import FLUSH_AT_ONCE_KINDS, AnyEvent, Deleted, Failed
-from ledger.storage import AtomicJSONStorage, loads, salvage
+from ledger.files import FolderFiles
+from ledger.health import ProblemLog, StoreHealth, describe_os_error
+from ledger.opening import read_folder
 
 log = logging.getLogger("ledger.store")
-
-TABLE = "events"
-INDEX_FILE = "index.json"
+MAX_BACKOFF = 2.0  # seconds between retries of a failing write, at most
 
 
 def is_urgent(event: AnyEvent) -> bool:
@@ -56,30 +58,32 @@ class Store:
     def __init__(self, data_dir: str | Path, *, flush_interval: float = 0.25, read_only: bool = False) -> None:
         self.data_dir = Path(data_dir)
         self.read_only = read_only
-        if not read_only:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
         self.flush_interval = flush_interval
-        self.problems: list[str] = []
         self.stats = StoreStats()
+        self._log = ProblemLog(log)
         self._cond = threading.Condition()
         self._events: dict[str, list[AnyEvent]] = {}
         self._deleted: set[str] = set()
         self._pending: dict[str, list[AnyEvent]] = {}
         self._pending_since: float | None = None
         self._urgent = False
-        self._appended = 0
-        self._written = 0
+        self._appended = self._saved = self._written = 0
         self._closing = False
-        self._write_error: str | None = None
-        self._dbs: dict[str, TinyDB] = {}
-        self._index = TinyDB(self.data_dir / INDEX_FILE, storage=AtomicJSONStorage)
+        self._close_deadline = 0.0
+        self._saving_error: str | None = None
+        self._failed_tries = self._failures_total = 0
+        self._retry_at: float | None = None
+        self._files = FolderFiles(self.data_dir)
         self._writer = threading.Thread(target=self._write_loop, name="ledger-store-writer", daemon=True)
 
     @classmethod
     def open(cls, data_dir: str | Path, *, flush_interval: float = 0.25, read_only: bool = False) -> Store:
-        """Load every conversation; with ``read_only`` nothing is written, moved or started (for export)."""
+        """Lock the folder and load every conversation; ``read_only`` takes no lock and changes nothing (export)."""
         store = cls(data_dir, flush_interval=flush_interval, read_only=read_only)
-        store._load()
+        writable = not read_only and store._take_folder()
+        folder = read_folder(store.data_dir, writable=writable, report=store._log.report)
+        store._deleted, store._events = folder.deleted, folder.events
+        store._files.load(folder)
         if not read_only:
             store._writer.start()
         return store
@@ -102,6 +106,21 @@ class Store:
 
     def is_deleted(self, conversation_id: str) -> bool:
         return conversation_id in self._deleted
+
+    def health(self) -> StoreHealth:
+        """Whether saving works (and why not), events held only in memory, and every distinct problem."""
+        with self._cond:
+            return StoreHealth(
+                saving_fails=self._saving_error,
+                unsaved=self._appended - self._saved,
+                failed_tries=self._failed_tries,
+                problems=self._log.problems(),
+            )
+
+    @property
+    def problems(self) -> list[str]:
+        """The readable line of every distinct problem (damage found when opening, a live saving failure)."""
+        return self._log.messages()
 
     # --- writing ---------------------------------------------------------------------------------------------
 
@@ -127,172 +146,137 @@ class Store:
             self._cond.notify_all()
         return event
 
-    def flush_sync(self, timeout: float | None = 30.0) -> None:
-        """Block until every event appended so far is on disk."""
+    def flush_sync(self, timeout: float | None = 30.0) -> bool:
+        """Wait until every event appended so far is on disk: True then; False if a write failed meanwhile or
+        ``timeout`` passed (the events stay in memory and are retried)."""
         if self.read_only:
-            return
+            return True
         with self._cond:
-            target = self._appended
+            target, failures = self._appended, self._failures_total
             self._urgent = True
             self._cond.notify_all()
-            self._cond.wait_for(lambda: self._written >= target or not self._writer.is_alive(), timeout=timeout)
+            self._cond.wait_for(
+                lambda: self._written >= target or self._failures_total > failures or not self._writer.is_alive(),
+                timeout=timeout,
+            )
+            return self._written >= target
 
-    async def flush(self) -> None:
-        await asyncio.to_thread(self.flush_sync)
+    async def flush(self) -> bool:
+        return await asyncio.to_thread(self.flush_sync)
 
-    def close(self) -> None:
-        """Write what is pending and stop the writer."""
+    def close(self, timeout: float = 10.0) -> int:
+        """Write what is pending, trying for at most ``timeout`` seconds, stop the writer and release the folder.
+        Returns how many events could not be saved (0 when everything is on disk)."""
         if self.read_only:
-            return
-        self.flush_sync()
+            return 0
         with self._cond:
-            self._closing = True
+            self._closing, self._urgent, self._retry_at = True, True, None
+            self._close_deadline = time.monotonic() + timeout
             self._cond.notify_all()
-        self._writer.join(timeout=10)
+        if self._writer.is_alive():
+            self._writer.join(timeout=timeout + 1.0)
+        with self._cond:
+            unsaved, reason = self._appended - self._saved, self._saving_error
+        if unsaved:
+            log.error("%d event(s) could not be saved before closing: %s", unsaved, reason or "the writer hung")
+        self._files.release()
+        return unsaved
 
     # --- the writer thread -----------------------------------------------------------------------------------
 
     def _write_loop(self) -> None:
+        tries_while_closing = 0
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: self._pending or self._closing)
-                while not self._urgent and not self._closing and self._pending_since is not None:
-                    left = self.flush_interval - (time.monotonic() - self._pending_since)
-                    if left <= 0:
-                        break
-                    self._cond.wait(timeout=left)
-                if not self._pending and self._closing:
+                self._cond.wait_for(lambda: self._pending or self._closing or self._retry_at is not None)
+                self._wait_for_batch()
+                self._wait_for_retry()
+                done = not self._pending and (self._retry_at is None or self._closing)
+                late = tries_while_closing > 0 and time.monotonic() >= self._close_deadline
+                if self._closing and (done or late):
                     return
+                tries_while_closing += self._closing
                 batch, self._pending = self._pending, {}
                 self._pending_since, self._urgent = None, False
                 target = self._appended
-            failed = self._write_batch(batch)
+            saved, failed, error = self._write_batch(batch)
             with self._cond:
-                if failed:
+                self._saved += saved
+                if error is None:
+                    self._written = max(self._written, target)
+                    self._saving_works()
+                else:
                     for cid, events in failed.items():
                         self._pending[cid] = events + self._pending.get(cid, [])
-                    self._pending_since = time.monotonic()
-                    self._cond.notify_all()
-                else:
-                    self._written = target
-                    self._cond.notify_all()
-            if failed:
-                time.sleep(self.flush_interval)
+                    self._saving_failed(error)
+                self._cond.notify_all()
 
-    def _write_batch(self, batch: dict[str, list[AnyEvent]]) -> dict[str, list[AnyEvent]]:
-        failed: dict[str, list[AnyEvent]] = {}
+    def _wait_for_batch(self) -> None:
+        """Let a batch gather for ``flush_interval``, unless something urgent came or the store is closing."""
+        while not self._urgent and not self._closing and self._pending_since is not None:
+            left = self.flush_interval - (time.monotonic() - self._pending_since)
+            if left <= 0:
+                return
+            self._cond.wait(timeout=left)
+
+    def _wait_for_retry(self) -> None:
+        """After a failed write, wait out the backoff (new events do not cut it short; closing bounds it)."""
+        while self._retry_at is not None:
+            until = min(self._retry_at, self._close_deadline) if self._closing else self._retry_at
+            left = until - time.monotonic()
+            if left <= 0:
+                return
+            self._cond.wait(timeout=left)
+
+    def _saving_failed(self, error: BaseException) -> None:
+        key, reason = describe_os_error(error)
+        self._saving_error = reason
+        self._failed_tries += 1
+        self._failures_total += 1
+        self._retry_at = time.monotonic() + min(self.flush_interval * 2 ** min(self._failed_tries - 1, 16), MAX_BACKOFF)
+        self._urgent = True
+        self._log.report(
+            f"saving:{key}",
+            f"Saving fails: {reason}. New events are kept in memory and saved as soon as writing works again.",
+            kind="saving",
+        )
+
+    def _saving_works(self) -> None:
+        if self._saving_error is not None:
+            self._log.clear_saving(f"saving works again after {self._failed_tries} failed tries")
+        self._saving_error, self._failed_tries, self._retry_at = None, 0, None
+
+    def _write_batch(
+        self, batch: dict[str, list[AnyEvent]]
+    ) -> tuple[int, dict[str, list[AnyEvent]], BaseException | None]:
+        """Write each conversation's events: (events saved, events that failed per conversation, the first error)."""
+        saved, failed, first = 0, {}, None
         for cid, events in batch.items():
             started = time.perf_counter()
             try:
-                if isinstance(events[-1], Deleted):
-                    self._remove(cid)
-                else:
-                    self._db(cid).table(TABLE).insert_multiple(to_documents(events))
+                self._files.write(cid, events)
             except Exception as exc:  # noqa: BLE001 - the single writer must survive any write error
                 failed[cid] = events
-                message = f"could not save conversation {cid}: {exc}; will try again"
-                if message != self._write_error:
-                    self._write_error = message
-                    self.problems.append(message)
-                    log.error(message)
+                first = first or exc
                 continue
+            saved += len(events)
             elapsed = time.perf_counter() - started
             self.stats.flushes += 1
             self.stats.write_seconds += elapsed
             self.stats.worst_write_ms = max(self.stats.worst_write_ms, elapsed * 1000)
             self.stats.events_written += len(events)
-        return failed
+        if not batch:
+            try:
+                self._files.take_lock()  # nothing to write: check that writing works again (a read-only start)
+            except (OSError, DataDirInUseError) as exc:
+                first = exc
+        return saved, failed, first
 
-    def _db(self, cid: str) -> TinyDB:
-        db = self._dbs.get(cid)
-        if db is None:
-            db = self._dbs[cid] = TinyDB(self._path(cid), storage=AtomicJSONStorage)
-            self._index.table("conversations").insert({"id": cid, "file": self._path(cid).name, "deleted": False})
-        return db
-
-    def _remove(self, cid: str) -> None:
-        db = self._dbs.pop(cid, None)
-        if db is not None:
-            db.close()
-        self._path(cid).unlink(missing_ok=True)
-        table = self._index.table("conversations")
-        table.remove(lambda doc: doc.get("id") == cid)
-        table.insert({"id": cid, "file": None, "deleted": True, "deleted_at": _now()})
-
-    def _path(self, cid: str) -> Path:
-        return self.data_dir / f"conv-{cid}.json"
-
-    # --- loading ---------------------------------------------------------------------------------------------
-
-    def _load(self) -> None:
-        entries = self._load_index()
-        for entry in entries:
-            if entry.get("deleted"):
-                self._deleted.add(str(entry["id"]))
-        for path in sorted(self.data_dir.glob("conv-*.json")):
-            cid = path.stem.removeprefix("conv-")
-            if cid in self._deleted:
-                continue
-            docs = self._load_file(cid, path)
-            events, problems = from_documents(cid, docs)
-            for problem in problems:
-                self._report(f"Conversation {cid}: {problem}")
-            events.sort(key=lambda e: e.seq)
-            self._events[cid] = events
-            storage_data = {TABLE: {str(i): doc for i, doc in enumerate(docs, start=1)}}
-            self._dbs[cid] = TinyDB(path, storage=AtomicJSONStorage, data=storage_data)
-
-    def _load_index(self) -> list[dict[str, Any]]:
-        path = self.data_dir / INDEX_FILE
+    def _take_folder(self) -> bool:
+        """Create the folder and take its lock; False (saving reported as failing) if it cannot be written."""
         try:
-            return list(self._index.table("conversations").all())
-        except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
-            if self.read_only:
-                self._report(f"The conversation index is damaged ({exc}).")
-                return []
-            kept = self._keep_aside(path)
-            self._report(
-                f"The conversation index was damaged ({exc}); it was rebuilt from the files. "
-                f"Original kept at {kept.name}."
-            )
-            self._index = TinyDB(path, storage=AtomicJSONStorage)
-            self._index.table("conversations").insert_multiple(
-                {"id": p.stem.removeprefix("conv-"), "file": p.name, "deleted": False}
-                for p in self.data_dir.glob("conv-*.json")
-            )
-            return []
-
-    def _load_file(self, cid: str, path: Path) -> list[dict[str, Any]]:
-        raw = path.read_bytes()
-        try:
-            data = loads(raw.decode("utf-8"))
-            table = data[TABLE]
-            return [table[k] for k in sorted(table, key=int)]
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            _, docs = salvage(raw.decode("utf-8", errors="replace"))
-            if self.read_only:
-                self._report(
-                    f"Conversation {cid}: its file is damaged ({type(exc).__name__}); "
-                    f"read {len(docs)} stored record(s) before the damage."
-                )
-                return docs
-            kept = self._keep_aside(path)
-            AtomicJSONStorage(path).write({TABLE: {str(i): doc for i, doc in enumerate(docs, start=1)}})
-            self._report(
-                f"Conversation {cid}: its file was damaged ({type(exc).__name__}); recovered {len(docs)} stored "
-                f"record(s) before the damage. The original is kept at {kept.name}."
-            )
-            return docs
-
-    def _keep_aside(self, path: Path) -> Path:
-        kept = path.with_name(f"{path.name}.corrupt-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}")
-        path.replace(kept)
-        return kept
-
-    def _report(self, message: str) -> None:
-        self.problems.append(message)
-        log.warning(message)
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            self._files.take_lock()
+        except OSError as exc:
+            self._saving_failed(exc)
+            return False
+        return True

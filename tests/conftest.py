@@ -12,8 +12,10 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
-from tests.support.app_process import CHROMIUM_ARGS  # noqa: E402
+from ledger.store import Store  # noqa: E402
+from tests.support.app_process import CHROMIUM_ARGS, AppProcess  # noqa: E402
 from tests.support.engine import EngineFactory  # noqa: E402
+from tests.support.ledger_builders import conversation_events  # noqa: E402
 from tests.support.upstream import ScriptedUpstream, serve  # noqa: E402
 
 
@@ -44,3 +46,24 @@ def browser() -> Iterator[object]:
         chromium = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="session")
+def token_app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream) -> Iterator[AppProcess]:
+    """The real app bound to every address (0.0.0.0), so with a generated token, on the scripted upstream; its
+    data dir starts with one conversation, ``c1``. Reached on 127.0.0.1 (rate-limit tests use 127.0.0.2)."""
+    data = tmp_path_factory.mktemp("token-app") / "data"
+    store = Store.open(data)
+    [store.append(e) for e in conversation_events("c1", answers=1, chunks=5)]
+    store.close()
+    process = AppProcess(data, upstream_server.base_url, host="0.0.0.0").start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="session")
+def loopback_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
+    """The real app on the IPv6 loopback (::1), default settings: no token, the built-in demo model."""
+    process = AppProcess(tmp_path_factory.mktemp("loopback") / "data", None, host="::1").start()
+    yield process
+    process.stop()

@@ -145,6 +145,7 @@ async def test_a_ledger_written_before_messages_had_parents_loads_as_one_linear_
     for event in conversation_events("old", answers=3, chunks=4):  # no parent fields, as older versions wrote
         first.store.append(event)
     await first.flush()
+    first.store.close()  # one process per data dir: the next engine stands for the app started again
     engine = engines(tmp_path / "old")
     assert shown_texts(engine, "old")[::2] == ["question 1", "question 2", "question 3"]
     await answered(engine, "old", "question 4", upstream, "ok")

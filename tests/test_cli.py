@@ -6,12 +6,14 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from engine.config import ConfigError, load_config
-from ledger.codec import from_dict
+from ledger.codec import from_dict, to_jsonl
+from ledger.events import Failed, Renamed
 from ledger.store import Store
 from tests.support.ledger_builders import conversation_events
 
@@ -111,3 +113,38 @@ def test_a_broken_tools_file_stops_start_up_with_one_line_naming_the_problem(
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
     assert needle in line and line.startswith("ledger-chat: --mcp-config")
+
+
+def test_export_of_a_missing_data_dir_exits_non_zero_with_a_message(tmp_path: Path) -> None:
+    result = run_main("export", "--data-dir", str(tmp_path / "nowhere"))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.strip() == f"ledger-chat: no data folder at {tmp_path / 'nowhere'} (--data-dir)"
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_export_writes_valid_utf8_for_lone_surrogates_in_any_field(tmp_path: Path) -> None:
+    half = "half an emoji \ud83d"
+    store = Store.open(tmp_path)
+    events = conversation_events("c1", 1, 2)
+    written = [store.append(e) for e in events[:-2]]
+    written.append(store.append(replace(events[-2], finish_reason=half)))
+    written.append(store.append(Renamed(conversation_id="c1", ts=half, title=half)))
+    written.append(
+        store.append(
+            Failed(
+                conversation_id="c1", ts="", attempt_id=half, request_id=None, error_type="server",
+                summary=half, retryable=False, will_retry=False,
+            )
+        )
+    )  # fmt: skip
+    store.close()
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "export", "--data-dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode("utf-8").splitlines()  # strict: raises on anything that is not UTF-8
+    assert [from_dict(json.loads(line)) for line in lines] == written
+    assert all(line.encode("utf-8") for line in to_jsonl(written))

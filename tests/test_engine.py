@@ -6,7 +6,9 @@ import asyncio
 import json
 from pathlib import Path
 
-from engine.engine import Engine
+import pytest
+
+from engine.engine import Engine, InputRejected
 from ledger.audit import audit
 from ledger.codec import to_dict
 from ledger.events import Chunk, Deleted
@@ -329,3 +331,14 @@ async def test_shutdown_stops_every_stream_keeping_partials_and_closing_upstream
         assert attempt.status == "interrupted" and attempt.cancel_source == "shutdown" and attempt.in_history
         assert "upstream_closed" in kinds(engine, cid)
     await wait_until(lambda: all(r.disconnected_at is not None for r in upstream.records), timeout=3)
+
+
+async def test_a_title_made_only_of_invisible_characters_needs_a_name(engines: EngineFactory) -> None:
+    engine = engines()
+    cid = engine.create_conversation()
+    for invisible in ("\u200b\u200b", "\x00", "\u202e", " \ufeff\u200d "):
+        with pytest.raises(InputRejected, match="needs a name"):
+            engine.rename(cid, invisible)
+    engine.rename(cid, "\u202eplain\u200b title\x00")
+    conv = engine.conversation(cid)
+    assert conv is not None and conv.title == "plain title"

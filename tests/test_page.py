@@ -27,6 +27,7 @@ def app_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, upstream: ScriptedU
     monkeypatch.setenv("LEDGERCHAT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("LEDGERCHAT_IDLE_TIMEOUT", "1.0")
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("LEDGERCHAT_ALLOWED_HOSTS", "test")  # the simulated user's requests name host "test"
     return upstream
 
 
@@ -193,7 +194,7 @@ async def test_two_tabs_on_one_chat_stream_the_same_text_and_stop_in_one_stops_b
     await click(second, "Stop")
     await wait_until(lambda: last_answer(first).status == "interrupted" and last_answer(second).status == "interrupted")
     await wait_until(lambda: last_answer(first).text == last_answer(second).text, what="both tabs showing one text")
-    await wait_until(lambda: upstream.records[-1].disconnected_at is not None, 2, "the upstream seeing the close")
+    await wait_until(lambda: upstream.records[-1].disconnected_at is not None, what="the upstream seeing the close")
 
 
 async def test_hostile_model_output_is_shown_as_text_with_no_script_or_javascript_links(

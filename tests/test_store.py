@@ -13,6 +13,7 @@ from ledger.events import Chunk, Deleted, Renamed
 from ledger.reducer import replay
 from ledger.store import Store
 from tests.support.ledger_builders import conversation_events
+from tests.support.waiting import wait_until_blocking
 
 
 def fill(store: Store, events) -> list:
@@ -164,11 +165,15 @@ def test_a_failed_write_is_retried_and_nothing_is_lost_or_doubled(
 
     store = Store.open(tmp_path, flush_interval=0.02)
     first = [store.append(e) for e in conversation_events("c1", 1, 5)]
-    store.flush_sync()
+    assert store.flush_sync()
     monkeypatch.setattr(os, "replace", full_disk)
     second = [store.append(e) for e in conversation_events("c1", 1, 4)[1:]]
-    store.flush_sync(timeout=10)
-    assert failures["left"] == 0 and any("No space left" in p for p in store.problems)
+    assert not store.flush_sync(timeout=10), "a failed write is reported, not waited out in silence"
+    health = store.health()
+    assert health.saving_fails is not None and "the disk is full" in health.saving_fails
+    assert health.unsaved == len(second)
+    wait_until_blocking(lambda: store.flush_sync(timeout=10), what="the retried write")
+    assert failures["left"] == 0 and store.health().ok and store.problems == []
     store.close()
     monkeypatch.setattr(os, "replace", real_replace)
     assert list(Store.open(tmp_path).events("c1")) == first + second

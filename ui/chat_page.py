@@ -20,6 +20,7 @@ from ui.audit_panel import AuditPanel
 from ui.composer import Composer
 from ui.context import PageContext
 from ui.format import announcement, model_label
+from ui.health_banner import HealthBanner
 from ui.refresh import FLUSH_SECONDS, RefreshScheduler
 from ui.sidebar import Sidebar
 from ui.style import add_style
@@ -53,7 +54,7 @@ class ChatPage:
         self.right.on_value_change(self._audit_toggled)
         self.announcer = ui.label("").classes("lc-sr-only").props("role=status aria-live=polite").mark("announcer")
         with ui.column().classes("lc-main w-full max-w-3xl mx-auto gap-3 px-3 pb-4"):
-            self._problems()
+            HealthBanner(self.engine)
             actions = Actions(
                 retry=self.retry,
                 select=self.select,
@@ -215,16 +216,6 @@ class ChatPage:
             ui.button(icon="timeline", on_click=lambda: self.right.toggle()).props(
                 'flat round dense aria-label="Audit panel"'
             ).mark("audit-toggle")
-
-    def _problems(self) -> None:
-        for problem in self.context.problems:
-            with (
-                ui.card().classes("w-full lc-warning").mark("problem") as card,
-                ui.row().classes("w-full items-start no-wrap"),
-            ):
-                ui.icon("warning", color="orange")
-                ui.label(problem).classes("flex-grow break-words")
-                ui.button(icon="close", on_click=card.delete).props('flat dense round aria-label="Dismiss"')
 
     def _model_of(self, cid: str | None) -> str:
         """The model this chat answered with last (if still offered), else the app's default."""

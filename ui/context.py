@@ -1,4 +1,4 @@
-"""What the pages of one process share: the engine (once started), how to name the model, start-up problems.
+"""What the pages of one process share: the engine (once started) and how to name the model.
 
 Guarantees: pages never touch a store or litellm; they read the engine's state and call its operations only.
 ``main.py`` builds one ``PageContext``, hands it to ``ui.pages.register_pages`` and fills in the engine at
@@ -17,7 +17,6 @@ class PageContext:
     model_label: str
     demo: bool = False
     engine: Engine | None = None
-    problems: list[str] = field(default_factory=list)
     drafts: dict[str, str] = field(default_factory=dict)  # a branched chat's message box text, taken once
 
     def require_engine(self) -> Engine:

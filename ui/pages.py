@@ -1,14 +1,18 @@
-"""The app's pages: ``/`` (a new chat) and ``/chat/{id}``, each a ``ChatPage`` over the engine it is given.
+"""The app's pages: ``/`` (a new chat) and ``/chat/{id}``, each a ``ChatPage`` over the engine it is given, and
+``/export/{id}``, a conversation's ledger as JSON Lines (for scripts: ``Authorization: Bearer <token>``).
 
 Guarantees: pages are registered inside ``register_pages`` (NiceGUI's test runner re-imports page modules), read
 the engine from the ``PageContext`` they were given, and never import litellm or a store. An unknown or deleted
-conversation id shows the empty page with a notice and the URL is set back to ``/``.
+conversation id shows the empty page with a notice and the URL is set back to ``/`` (404 for an export). Every
+route sits behind ``ui.guard`` like the pages.
 """
 
 from __future__ import annotations
 
-from nicegui import ui
+from nicegui import app, ui
+from starlette.responses import PlainTextResponse, Response
 
+from ledger.codec import to_jsonl
 from ui.chat_page import ChatPage
 from ui.context import PageContext, install
 from ui.style import serve_static
@@ -31,3 +35,14 @@ def register_pages(context: PageContext) -> None:
             ui.navigate.history.replace("/")
             return
         ChatPage(context, cid).build()
+
+    @app.get("/export/{cid}")
+    def export(cid: str) -> Response:
+        engine = context.require_engine()
+        if engine.conversation(cid) is None:
+            return PlainTextResponse("No such conversation.", status_code=404)
+        return Response(
+            "".join(to_jsonl(engine.events(cid))).encode("utf-8"),
+            media_type="application/x-ndjson",
+            headers={"content-disposition": f'attachment; filename="ledger-{cid}.jsonl"'},
+        )

@@ -1,7 +1,8 @@
 """The conversation list: New chat, select, rename, delete (with confirmation), newest first, live markers.
 
 Guarantees: rebuilt only when the list changes (a conversation created, renamed, deleted, or a stream started or
-ended), never per chunk; every action goes through the engine.
+ended), never per chunk; every action goes through the engine; a conversation id reaches the page only as an
+attribute value (never parsed as props or markup).
 """
 
 from __future__ import annotations
@@ -65,12 +66,9 @@ class Sidebar:
                     with ui.item().classes("lc-group-item").props("dense"):
                         ui.item_label(when).classes("lc-group")
                 active = "lc-current" if cid == self.current else ""
-                with (
-                    ui.item(on_click=lambda cid=cid: self.navigate(f"/chat/{cid}"))
-                    .classes(active)
-                    .mark(f"conversation-{cid}")
-                    .props(f'data-conversation="{cid}"')
-                ):
+                item = ui.item(on_click=lambda cid=cid: self.navigate(f"/chat/{cid}"))
+                item.props["data-conversation"] = cid  # set as a value, never parsed as markup
+                with item.classes(active).mark(f"conversation-{cid}"):
                     with ui.item_section():
                         title = conv.title or "New conversation"
                         ui.item_label(title).classes("lc-title").props["title"] = title

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -33,11 +35,18 @@ def free_port() -> int:
 class AppProcess:
     """``python main.py`` on a free port, against a given upstream, with its own data dir."""
 
-    def __init__(self, data_dir: Path, api_base: str | None, *extra: str, module: str | None = None) -> None:
-        """``api_base=None`` runs the built-in demo model."""
-        self.data_dir, self.api_base, self.extra, self.module = data_dir, api_base, extra, module
+    def __init__(
+        self, data_dir: Path, api_base: str | None, *extra: str, module: str | None = None, host: str | None = None
+    ) -> None:
+        """``api_base=None`` runs the built-in demo model; ``host`` is passed as ``--host`` (``url`` reaches it
+        on loopback: 127.0.0.1 for 0.0.0.0, [::1] for ::1)."""
+        self.data_dir, self.api_base, self.module = data_dir, api_base, module
+        self.extra = (*extra, "--host", host) if host else extra
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        local = {None: "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(
+            host, f"[{host}]" if host and ":" in host else host
+        )
+        self.url = f"http://{local}:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = data_dir.parent / f"app-{self.port}.log"
 
@@ -67,9 +76,19 @@ class AppProcess:
                 with urllib.request.urlopen(self.url + "/", timeout=1) as response:
                     if response.status == 200:
                         return self
+            except urllib.error.HTTPError as exc:
+                if exc.code == 401:  # the front door answers: this server asks for its token
+                    return self
             except OSError:
                 time.sleep(0.1)  # the poll interval of a condition wait (the app answering), not a sync sleep
         raise RuntimeError(f"app did not start in {timeout} s: {self.log.read_text()[-2000:]}")
+
+    @property
+    def token(self) -> str:
+        """The access token the app generated and printed in its start-up line."""
+        found = re.search(r"\?token=([A-Za-z0-9_-]+)", self.log.read_text())
+        assert found, "the start-up line shows no token"
+        return found.group(1)
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -1,0 +1,192 @@
+"""The front door: every HTTP request and websocket passes here before NiceGUI sees it (a pure ASGI middleware).
+
+Guarantees (the rules themselves are ``ui.access``):
+- A Host that is not allowed gets 403, and so does any request or websocket handshake whose ``Origin`` is
+  another site: the app's own pages only make same-origin requests.
+- With a token, every page, static file, websocket (NiceGUI's socket.io under ``/_nicegui_ws``, polling and
+  upgrade), download and export needs the cookie, ``Authorization: Bearer <token>`` or ``?token=<token>``; else
+  401, or 429 while the client address is rate-limited. A page opened with a good ``?token=`` sets the cookie
+  (HttpOnly, SameSite=Strict) and moves on to the same address without the token. Wrong tokens are logged with
+  the client address and path, never the token.
+- Every HTTP response (pages, static files, errors, refusals) carries ``SECURITY_HEADERS``; an error raised
+  before a response started is answered 500 with them (and still raised, so it is logged).
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from urllib.parse import parse_qsl, quote, urlencode
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.requests import cookie_parser
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ui.access import AccessPolicy, FailedAttempts
+
+log = logging.getLogger("ledger_chat.access")
+
+CSP = "; ".join(
+    (
+        "default-src 'self'",
+        # NiceGUI builds its page with inline scripts and compiles Vue templates in the browser (new Function)
+        "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",  # remote images in model output never load (they are shown as links)
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "media-src 'none'",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    )
+)
+SECURITY_HEADERS = (
+    ("content-security-policy", CSP),
+    ("x-frame-options", "DENY"),
+    ("x-content-type-options", "nosniff"),
+    ("referrer-policy", "no-referrer"),
+    ("cross-origin-opener-policy", "same-origin"),
+    ("cross-origin-resource-policy", "same-origin"),
+)
+NEEDS_TOKEN = (
+    "Ledger Chat needs its access token: open the address printed when the server started (it ends in "
+    "?token=...), or send the header 'Authorization: Bearer <token>'."
+)
+
+
+class Guard:
+    """``app.add_middleware(Guard, policy=...)``: Host, Origin and token checks, and the security headers."""
+
+    def __init__(self, app: ASGIApp, policy: AccessPolicy) -> None:
+        self.app, self.policy = app, policy
+        self.failures = FailedAttempts()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        host = headers.get("host")
+        if not self.policy.host_allowed(host):
+            await refuse(scope, send, 403, "This server does not answer to that host name.")
+            return
+        origin = headers.get("origin")
+        if origin is not None and not self.policy.origin_allowed(origin, host):
+            await refuse(scope, send, 403, "Requests from other sites are refused.")
+            return
+        if self.policy.token is not None and not await self._token_ok(scope, headers, send):
+            return
+        await self._serve(scope, receive, send)
+
+    async def _token_ok(self, scope: Scope, headers: Headers, send: Send) -> bool:
+        """Whether the request may go on; when not, the refusal (or the cookie-setting hop) was sent."""
+        cookie = cookie_parser(headers.get("cookie", "")).get(self.policy.cookie_name)
+        if cookie is not None and self.policy.cookie_matches(cookie):
+            return True
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        from_query = next((v for k, v in query if k == "token"), None)
+        scheme, _, value = headers.get("authorization", "").partition(" ")
+        presented = value.strip() if scheme.lower() in ("bearer", "token") and value.strip() else from_query
+        if presented is None:
+            await refuse(scope, send, 401, NEEDS_TOKEN)
+            return False
+        client = (scope.get("client") or ("unknown",))[0]
+        wait = self.failures.blocked(client)
+        if wait:
+            await refuse(scope, send, 429, f"Too many wrong tokens from this address; try again in {wait:.0f} s.")
+            return False
+        if not self.policy.token_matches(presented):
+            count = self.failures.record(client)
+            log.warning(
+                "refused a wrong access token from %s for %s %s (%d in the last minute)",
+                client,
+                scope.get("method", "WEBSOCKET"),
+                scope.get("path", ""),
+                count,
+            )
+            await refuse(scope, send, 401, NEEDS_TOKEN)
+            return False
+        if presented == from_query and scope["type"] == "http" and _is_page_load(scope, headers):
+            await self._sign_in(scope, send, query)
+            return False
+        return True
+
+    async def _sign_in(self, scope: Scope, send: Send, query: list[tuple[str, str]]) -> None:
+        """Set the cookie and go on to the same address without the token (a same-site hop, so that a
+        SameSite=Strict cookie is sent even when the link was opened from another site)."""
+        rest = urlencode([(k, v) for k, v in query if k != "token"])
+        target = quote(scope.get("root_path", "") + scope["path"]) + (f"?{rest}" if rest else "")
+        url = html.escape(target, quote=True)
+        body = (
+            f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0; url={url}">'
+            f'<title>Ledger Chat</title><p>Signed in. <a href="{url}">Continue to Ledger Chat</a>.</p>'
+        )
+        secure = "; Secure" if scope.get("scheme") == "https" else ""
+        cookie = f"{self.policy.cookie_name}={self.policy.cookie_value}; Path=/; HttpOnly; SameSite=Strict{secure}"
+        await respond(
+            send, 200, body, "text/html; charset=utf-8", [("set-cookie", cookie), ("cache-control", "no-store")]
+        )
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                add_security_headers(message)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception:
+            if not started:
+                await respond(send_with_headers, 500, "Internal server error.", "text/plain; charset=utf-8")
+            raise
+
+
+def add_security_headers(message: Message) -> None:
+    headers = MutableHeaders(scope=message)
+    for name, value in SECURITY_HEADERS:
+        headers[name] = value
+
+
+async def refuse(scope: Scope, send: Send, status: int, text: str) -> None:
+    """Answer ``status`` with a line of text: an HTTP response, or the handshake's response for a websocket."""
+    extra = [("www-authenticate", 'Bearer realm="Ledger Chat"')] if status == 401 else []
+    if scope["type"] == "http":
+        await respond(send, status, text, "text/plain; charset=utf-8", extra)
+    elif "websocket.http.response" in scope.get("extensions", {}):
+        await respond(send, status, text, "text/plain; charset=utf-8", extra, prefix="websocket.http.response")
+    else:
+        await send({"type": "websocket.close", "code": 1008})  # before accept: the server answers 403
+
+
+async def respond(
+    send: Send,
+    status: int,
+    body: str,
+    media_type: str,
+    extra: list[tuple[str, str]] | None = None,
+    prefix: str = "http.response",
+) -> None:
+    payload = body.encode("utf-8")
+    headers = [("content-type", media_type), ("content-length", str(len(payload))), *(extra or [])]
+    start: Message = {
+        "type": f"{prefix}.start",
+        "status": status,
+        "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers],
+    }
+    add_security_headers(start)
+    await send(start)
+    await send({"type": f"{prefix}.body", "body": payload})
+
+
+def _is_page_load(scope: Scope, headers: Headers) -> bool:
+    mode = headers.get("sec-fetch-mode")
+    return scope.get("method") in ("GET", "HEAD") and (mode == "navigate" or "text/html" in headers.get("accept", ""))

@@ -1,0 +1,80 @@
+"""The data folder's health on every page, live: a banner while saving fails, a card per problem found at opening.
+
+Guarantees: it reads ``engine.health()`` every ``POLL_SECONDS`` (server-side; nothing crosses the websocket unless
+what is shown changes), so a write that fails shows on every open page within that time, and the banner goes away
+by itself after the next write that succeeds. The saving banner cannot be dismissed (it is the truth about the
+disk); each problem found when opening is shown once per page and can be dismissed.
+"""
+
+from __future__ import annotations
+
+from nicegui import ui
+
+from engine.engine import Engine
+from ledger.health import StoreHealth
+
+POLL_SECONDS = 0.25
+
+
+class HealthBanner:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._dismissed: set[str] = set()
+        self._cards: tuple[str, ...] = ()
+        with ui.column().classes("w-full gap-2"):
+            with (
+                (
+                    ui.card()
+                    .classes("w-full lc-danger")
+                    .props('role=alert aria-live="assertive"')
+                    .mark("saving-banner")
+                ) as self.banner,
+                ui.row().classes("w-full items-start no-wrap"),
+            ):
+                ui.icon("sync_problem", color="negative")
+                self.reason = ui.label().classes("flex-grow break-words").mark("saving-reason")
+            self.opening = ui.column().classes("w-full gap-2")
+        self.banner.set_visibility(False)
+        self.refresh()
+        ui.timer(POLL_SECONDS, self.refresh)
+
+    def refresh(self) -> None:
+        health = self.engine.health()
+        self.banner.set_visibility(health.saving_fails is not None)
+        if health.saving_fails is not None:
+            text = saving_text(health)
+            if self.reason.text != text:
+                self.reason.set_text(text)
+        shown = tuple(p.key for p in health.problems if p.kind == "opening" and p.key not in self._dismissed)
+        if shown != self._cards:
+            self._cards = shown
+            self._rebuild(health)
+
+    def _rebuild(self, health: StoreHealth) -> None:
+        self.opening.clear()
+        with self.opening:
+            for problem in health.problems:
+                if problem.key not in self._cards:
+                    continue
+                with (
+                    ui.card().classes("w-full lc-warning").mark("problem"),
+                    ui.row().classes("w-full items-start no-wrap"),
+                ):
+                    ui.icon("warning", color="orange")
+                    ui.label(problem.message).classes("flex-grow break-words")
+                    ui.button(icon="close", on_click=lambda key=problem.key: self._dismiss(key)).props(
+                        'flat dense round aria-label="Dismiss"'
+                    ).mark("dismiss-problem")
+
+    def _dismiss(self, key: str) -> None:
+        self._dismissed.add(key)
+        self.refresh()
+
+
+def saving_text(health: StoreHealth) -> str:
+    kept = f"{health.unsaved:,} event(s) are kept in memory" if health.unsaved else "Nothing is waiting"
+    tries = f" (tried {health.failed_tries:,} times)" if health.failed_tries > 1 else ""
+    return (
+        f"Saving fails: {health.saving_fails}{tries}. {kept} and saved as soon as writing works again; "
+        "sending new messages is paused until then."
+    )
