@@ -156,14 +156,15 @@ def axe_problems(page: Page) -> list[str]:
     page.evaluate(source)
     result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
     return [
-        f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes']][:3]}"
+        f"{v['id']} ({v['impact']}): {v['help']} — {[n['html'][:200] + n['failureSummary'][:300] for n in nodes]}"
         for v in result["violations"]
+        for nodes in [v["nodes"][:3]]
         if v["impact"] in ("serious", "critical")
     ]
 
 
 @pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_no_serious_accessibility_problems_on_the_empty_page_an_answer_an_error_and_the_audit_panel(
+def test_no_serious_accessibility_problems_on_the_empty_page_an_answer_an_error_both_themes_and_the_audit_panel(
     browser: object, app: AppProcess, upstream: ScriptedUpstream, size: tuple[int, int]
 ) -> None:
     page = open_at(browser, app, size)
@@ -174,6 +175,14 @@ def test_no_serious_accessibility_problems_on_the_empty_page_an_answer_an_error_
     send(page, "fail please")
     expect(last_answer(page)).to_have_attribute("data-status", "failed")
     assert axe_problems(page) == [], "an error"
+    dark = page.evaluate("document.body.classList.contains('body--dark')")
+    page.get_by_role("button", name="Switch between light and dark").click()
+    page.wait_for_function("d => document.body.classList.contains('body--dark') !== d", arg=dark)
+    drawer = "getComputedStyle(document.querySelector('.q-drawer')).backgroundColor"
+    page.wait_for_function(
+        f"{drawer} === (document.body.classList.contains('body--dark') ? 'rgb(17, 24, 39)' : 'rgb(255, 255, 255)')"
+    )  # the theme's colours have settled (no transition left)
+    assert axe_problems(page) == [], "the other theme"
     page.get_by_role("button", name="Audit panel").click()
     expect(page.locator(".lc-audit-card").first).to_be_visible()
     assert axe_problems(page) == [], "the audit panel"
