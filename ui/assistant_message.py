@@ -23,6 +23,7 @@ from nicegui import ui
 from ledger.state import AttemptState, ConversationState, MessageState, ToolCallState
 from ui.format import clock, error_title, metrics_line, model_label, stopped_text
 from ui.markdown_stream import MarkdownStream
+from ui.notices import notice
 from ui.tool_card import ToolCard
 from ui.widgets import Actions, Switcher, TimeLabel
 
@@ -180,7 +181,7 @@ class AssistantMessageView:
         if conv is None or self._attempt_id is None:
             return
         ui.clipboard.write(conv.attempts[self._attempt_id].text)
-        ui.notify("Copied", type="positive", timeout=1000)
+        notice("Copied", "positive")
 
     def _step(self, delta: int) -> None:
         conv = self._conv

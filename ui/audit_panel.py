@@ -12,7 +12,9 @@ from nicegui import ui
 from engine.engine import Engine
 from ledger.audit import AttemptAudit, PhaseKind, audit
 from ledger.codec import to_jsonl
+from ui.export import conversation_markdown
 from ui.format import audit_counters, audit_heading, clock, phase_detail, phase_label
+from ui.notices import notice
 from ui.widgets import TimeLabel
 
 ICONS: dict[PhaseKind, str] = {
@@ -50,7 +52,13 @@ class AuditPanel:
         with ui.column().classes("w-full gap-2").mark("audit-panel") as self.root:
             with ui.row().classes("items-center w-full justify-between"):
                 ui.label("Audit").classes("text-lg font-medium")
-                ui.button("Export", icon="download", on_click=self.export).props("flat dense no-caps").mark("export")
+                with ui.row().classes("gap-0"):
+                    ui.button("Export", icon="download", on_click=self.export).props(
+                        'flat dense no-caps aria-label="Export"'
+                    ).mark("export").tooltip("The ledger of this chat, as JSON Lines")
+                    ui.button("Markdown", icon="article", on_click=self.export_markdown).props(
+                        'flat dense no-caps aria-label="Download as Markdown"'
+                    ).mark("export-markdown").tooltip("This chat as shown, as Markdown")
             self.scope = ui.toggle(
                 {"chat": "Whole chat", "message": "This answer"},
                 value="chat",
@@ -108,7 +116,15 @@ class AuditPanel:
 
     def export(self) -> None:
         if self.cid is None:
-            ui.notify("Open a conversation to export its ledger.")
+            notice("Open a conversation to export its ledger.")
             return
         content = "".join(to_jsonl(self.engine.events(self.cid))).encode("utf-8")
         ui.download.content(content, f"ledger-{self.cid}.jsonl", media_type="application/x-ndjson")
+
+    def export_markdown(self) -> None:
+        conv = self.engine.conversation(self.cid) if self.cid else None
+        if conv is None:
+            notice("Open a conversation to export it.")
+            return
+        content = conversation_markdown(conv).encode("utf-8", "replace")
+        ui.download.content(content, f"chat-{conv.conversation_id}.md", media_type="text/markdown")

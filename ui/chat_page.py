@@ -21,6 +21,7 @@ from ui.composer import Composer
 from ui.context import PageContext
 from ui.format import announcement, model_label
 from ui.health_banner import HealthBanner
+from ui.notices import notice
 from ui.refresh import FLUSH_SECONDS, RefreshScheduler
 from ui.sidebar import Sidebar
 from ui.style import add_style
@@ -43,6 +44,7 @@ class ChatPage:
 
     def build(self) -> None:
         add_style()
+        self.client.layout.props('view="hHh lpR lFr"')  # the message box centres on the chat column, not the window
         self._header()
         with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer") as self.left:
             self.sidebar = Sidebar(self.engine, self.cid, self.navigate, self.after_delete)
@@ -131,7 +133,7 @@ class ChatPage:
         try:
             await self.engine.retry(self.cid, message_id, model=model or self.model)
         except InputRejected as exc:
-            ui.notify(str(exc), type="warning")
+            notice(str(exc), "warning")
 
     async def edit(self, message_id: str, text: str) -> bool:
         """Send an edited version; a refusal is shown and the editor stays open with the text."""
@@ -140,7 +142,7 @@ class ChatPage:
         try:
             await self.engine.edit(self.cid, message_id, text, model=self.model)
         except InputRejected as exc:
-            ui.notify(str(exc), type="warning")
+            notice(str(exc), "warning")
             return False
         return True
 
@@ -150,7 +152,7 @@ class ChatPage:
         try:
             self.engine.select_version(self.cid, message_id)
         except InputRejected as exc:
-            ui.notify(str(exc), type="warning")
+            notice(str(exc), "warning")
 
     def branch(self, message_id: str) -> None:
         if self.cid is None:
@@ -158,7 +160,7 @@ class ChatPage:
         try:
             new_cid, draft = self.engine.branch(self.cid, message_id)
         except InputRejected as exc:
-            ui.notify(str(exc), type="warning")
+            notice(str(exc), "warning")
             return
         if draft is not None:
             self.context.drafts[new_cid] = draft
@@ -170,7 +172,7 @@ class ChatPage:
         try:
             self.engine.decide_tool(self.cid, call_id, run_it)
         except InputRejected as exc:
-            ui.notify(str(exc), type="warning")
+            notice(str(exc), "warning")
 
     def select(self, message_id: str, attempt_id: str) -> None:
         if self.cid is None:
@@ -178,7 +180,7 @@ class ChatPage:
         try:
             self.engine.select_attempt(self.cid, message_id, attempt_id)
         except InputRejected as exc:
-            ui.notify(str(exc), type="warning")
+            notice(str(exc), "warning")
 
     def open_audit(self, message_id: str) -> None:
         self.right.set_value(True)

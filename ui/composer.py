@@ -13,6 +13,8 @@ from collections.abc import Awaitable, Callable
 
 from nicegui import ui
 
+from ui.notices import notice
+
 STOP_GUARD_SECONDS = 0.3  # Stop stays disabled this long after Send: a double click never stops
 
 
@@ -63,10 +65,10 @@ class Composer:
         if self.sending or not text.strip():
             return
         if len(text) > self.max_chars:
-            ui.notify(
+            notice(
                 f"This message has {len(text):,} characters; the limit is {self.max_chars:,}. Shorten it and send "
                 "again (your text is still in the box).",
-                type="warning",
+                "warning",
                 multi_line=True,
             )
             return
@@ -81,6 +83,6 @@ class Composer:
             else:
                 self.input.value = text
                 self.button.enable()
-                ui.notify(refused, type="warning")
+                notice(refused, "warning")
         finally:
             self.sending = False

@@ -2,13 +2,15 @@
 
 Guarantees: ``show(text)`` makes the element show exactly ``text`` (rendered by ``MarkdownBlock``); when text is
 only appended, a finished block is sent to the browser once and never again; if the text changes in any other
-way (another attempt), everything is rebuilt.
+way (another attempt), everything is rebuilt; the growing tail is shown with half-written markdown closed
+(``ui.closing``), so neither a streaming nor a stopped answer shows raw ``**`` or an open code fence.
 """
 
 from __future__ import annotations
 
 from nicegui import ui
 
+from ui.closing import closed
 from ui.safe_markdown import MarkdownBlock, split_blocks
 
 
@@ -38,7 +40,7 @@ class MarkdownStream:
             self._tail = ""
         if tail != self._tail:
             self._tail = tail
-            self.tail.set_markdown(tail)
+            self.tail.set_markdown(closed(tail))  # half-written markers shown as if closed; the text is unchanged
 
     def clear(self) -> None:
         self._frozen, self._tail = [], ""

@@ -15,6 +15,7 @@ from starlette.responses import PlainTextResponse, Response
 from ledger.codec import to_jsonl
 from ui.chat_page import ChatPage
 from ui.context import PageContext, install
+from ui.notices import notice
 from ui.style import serve_static
 
 
@@ -30,7 +31,7 @@ def register_pages(context: PageContext) -> None:
     def chat(cid: str) -> None:
         engine = context.require_engine()
         if engine.conversation(cid) is None:
-            ui.notify("That conversation does not exist (it may have been deleted).", type="warning")
+            notice("That conversation does not exist (it may have been deleted).", "warning")
             ChatPage(context, None).build()
             ui.navigate.history.replace("/")
             return

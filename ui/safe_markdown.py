@@ -27,7 +27,7 @@ from nicegui import ui
 from pygments.formatters import HtmlFormatter
 from pygments.token import STANDARD_TYPES
 
-EXTRAS = ("fenced-code-blocks", "tables", "code-friendly", "target-blank-links")
+EXTRAS = ("fenced-code-blocks", "tables", "code-friendly", "target-blank-links", "strike")
 ALLOWED = frozenset(
     ("p", "br", "hr", "em", "strong", "b", "i", "del", "s", "code", "pre", "span", "div", "blockquote")
     + ("ul", "ol", "li", "a", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td")

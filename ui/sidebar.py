@@ -13,7 +13,9 @@ from datetime import UTC, date, datetime
 from nicegui import ui
 
 from engine.engine import Engine, InputRejected
+from ui.export import archive
 from ui.format import day_group
+from ui.notices import notice
 from ui.search import SearchDialog
 
 
@@ -37,6 +39,9 @@ class Sidebar:
                     'outline no-caps data-lc-search aria-label="Search chats (Ctrl+K)"'
                 ).classes("w-full").mark("search-chats")
             self.list = ui.list().props("dense separator").classes("w-full").mark("conversation-list")
+            ui.button("Download all chats", icon="archive", on_click=self._export_all).props(
+                'flat dense no-caps aria-label="Download all chats (zip)"'
+            ).classes("w-full").mark("export-all").tooltip("Every chat's ledger and Markdown, in one zip")
         self.refresh()
 
     @property
@@ -84,6 +89,9 @@ class Sidebar:
                             'flat dense round size=sm aria-label="Delete"'
                         ).on("click.stop", lambda: None).mark("delete").tooltip("Delete")
 
+    def _export_all(self) -> None:
+        ui.download.content(archive(self.engine), "ledger-chat.zip", media_type="application/zip")
+
     def _rename(self, cid: str) -> None:
         conv = self.engine.conversation(cid)
         if conv is None:
@@ -96,7 +104,7 @@ class Sidebar:
                 try:
                     self.engine.rename(cid, name.value or "")
                 except InputRejected as exc:
-                    ui.notify(str(exc), type="warning")
+                    notice(str(exc), "warning")
                     return
                 dialog.close()
 
@@ -117,7 +125,7 @@ class Sidebar:
             async def delete() -> None:
                 dialog.close()
                 await self.engine.delete(cid)
-                ui.notify("Conversation deleted", type="info")
+                notice("Conversation deleted")
                 await self.on_deleted(cid)
 
             with ui.row().classes("justify-end w-full"):

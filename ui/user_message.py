@@ -16,6 +16,7 @@ from ledger.events import TurnMetrics
 from ledger.state import ConversationState, MessageState
 from ledger.tree import versions
 from ui.format import clock, user_line
+from ui.notices import notice
 from ui.widgets import Actions, Switcher, TimeLabel
 
 
@@ -93,4 +94,4 @@ class UserMessageView:
 
     def _copy(self) -> None:
         ui.clipboard.write(self.text)
-        ui.notify("Copied", type="positive", timeout=1000)
+        notice("Copied", "positive")

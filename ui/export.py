@@ -1,0 +1,56 @@
+"""Exports a person can read or keep: one chat as Markdown (the shown path), every chat as one zip archive.
+
+Guarantees: the Markdown holds exactly the messages shown (the selected path), each answer with its model and
+how it ended, tool calls with their arguments and results (long results cut, with a note), reasoning left out;
+the archive holds, per conversation, its JSON Lines ledger (the public format of docs/ledger.md) and its Markdown.
+Both are made from the engine's state and ledger, in memory, and never include a key or token.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+from engine.engine import Engine
+from ledger.codec import to_jsonl
+from ledger.state import ConversationState
+from ledger.tree import selected_path
+from ui.format import model_label, stopped_text
+
+RESULT_CHARS = 2_000
+
+
+def conversation_markdown(conv: ConversationState) -> str:
+    lines = [f"# {conv.title or 'New conversation'}", ""]
+    for message_id in selected_path(conv):
+        message = conv.messages[message_id]
+        if message.role == "user":
+            lines += ["## You", "", message.text, ""]
+            continue
+        attempt = conv.attempts.get(message.selected_attempt_id or "")
+        if attempt is None:
+            continue
+        ending = {"complete": "", "failed": f" — failed: {attempt.error_summary or 'error'}"}.get(
+            attempt.status, f" — {stopped_text(attempt)}"
+        )
+        lines += [f"## Assistant ({model_label(attempt.model)}){ending}", ""]
+        for index in range(max(len(attempt.steps), 1)):
+            text = attempt.step_text(index)
+            if text:
+                lines += [text, ""]
+            for call in attempt.step_calls(index):
+                result = call.content if len(call.content) <= RESULT_CHARS else call.content[:RESULT_CHARS] + " […]"
+                lines += [f"> Tool `{call.name}` {call.arguments} → {call.status or 'no result'}", ">"]
+                lines += [f"> {line}" for line in (result or "(empty)").splitlines()] + [""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def archive(engine: Engine) -> bytes:
+    """Every conversation's ledger (JSON Lines) and Markdown, zipped."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
+        for conv in engine.conversations():
+            cid = conv.conversation_id
+            zipped.writestr(f"{cid}.jsonl", "".join(to_jsonl(engine.events(cid))).encode("utf-8", "replace"))
+            zipped.writestr(f"{cid}.md", conversation_markdown(conv).encode("utf-8", "replace"))
+    return buffer.getvalue()
