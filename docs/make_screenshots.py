@@ -19,7 +19,7 @@ OUT = ROOT / "docs"
 def main() -> None:
     expect.set_options(timeout=30_000)
     with tempfile.TemporaryDirectory() as tmp:
-        app = AppProcess(Path(tmp) / "data", None).start()
+        app = AppProcess(Path(tmp) / "data", None, "--models", "openai/gpt-4o-mini").start()
         try:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
@@ -40,7 +40,7 @@ def main() -> None:
                 page.wait_for_timeout(600)
                 page.screenshot(path=OUT / "audit.png")
                 page.get_by_role("button", name="Audit panel").click()
-                page.get_by_role("button", name="Dark mode").click()
+                page.get_by_role("button", name="Switch between light and dark").click()
                 page.wait_for_timeout(400)
                 page.screenshot(path=OUT / "dark.png")
                 tools = browser.new_page(viewport={"width": 1280, "height": 860})
@@ -69,6 +69,15 @@ def main() -> None:
                 expect(edits.locator(".lc-assistant").last).to_have_attribute("data-status", "complete")
                 edits.wait_for_timeout(600)
                 edits.screenshot(path=OUT / "branch.png")
+                page.keyboard.press("Control+k")
+                page.get_by_label("Search chats", exact=True).fill("idempotency")
+                page.wait_for_timeout(700)
+                page.screenshot(path=OUT / "search.png")
+                page.keyboard.press("Escape")
+                page.get_by_label("Model for the next answer").click()
+                page.wait_for_timeout(500)
+                page.screenshot(path=OUT / "models.png")
+                page.keyboard.press("Escape")
                 phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
                 phone.goto(page.url)
                 phone.wait_for_timeout(800)

@@ -200,7 +200,9 @@ class ChatPage:
 
     def _header(self) -> None:
         with ui.header().classes("lc-header items-center gap-2 px-3 py-1 no-wrap"):
-            ui.button(icon="menu", on_click=lambda: self.left.toggle()).props('flat round dense aria-label="Chats"')
+            ui.button(icon="menu", on_click=lambda: self.left.toggle()).props(
+                'flat round dense color=white aria-label="Chats"'
+            )
             ui.label("Ledger Chat").classes("text-lg font-medium gt-xs")
             models = self.engine.settings.models
             if len(models) > 1:
@@ -211,12 +213,12 @@ class ChatPage:
             else:
                 ui.label(self.context.model_label).classes("lc-model-badge").mark("model-label")
             ui.space()
-            with ui.button().props('flat round dense aria-label="Switch between light and dark"') as theme:
+            with ui.button().props('flat round dense color=white aria-label="Switch between light and dark"') as theme:
                 ui.icon("dark_mode").classes("lc-when-light")
                 ui.icon("light_mode").classes("lc-when-dark")
             theme.on("click", js_handler="() => window.lcTheme && window.lcTheme.toggle()")
             ui.button(icon="timeline", on_click=lambda: self.right.toggle()).props(
-                'flat round dense aria-label="Audit panel"'
+                'flat round dense color=white aria-label="Audit panel"'
             ).mark("audit-toggle")
 
     def _model_of(self, cid: str | None) -> str:

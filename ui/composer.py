@@ -33,7 +33,7 @@ class Composer:
         self.stop_guard_until = 0.0
         with ui.row().classes("w-full max-w-3xl mx-auto items-end gap-2 no-wrap"):
             self.input = (
-                ui.textarea(label="Message", placeholder="Message (Enter to send, Shift+Enter for a new line)")
+                ui.textarea(label="Message")
                 .props("autogrow outlined dense autofocus maxlength=200000 for=lc-message-box")
                 .classes("flex-grow lc-composer")
                 .mark("message-input")
@@ -41,6 +41,7 @@ class Composer:
             self.input.on("keydown.enter.exact.prevent", self.send)
             self.input.on("keydown.esc", self.stop)
             self.button = ui.button("Send", icon="send", on_click=self.send_or_stop).props("no-caps").mark("send")
+            self.button.tooltip("Enter sends · Shift+Enter adds a line · Esc stops")
 
     def show_streaming(self, streaming: bool) -> None:
         label = "Stop" if streaming else "Send"
