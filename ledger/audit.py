@@ -1,9 +1,10 @@
 """The audit projection: a timeline per attempt and per request, folded from one conversation's events.
 
 Guarantees: computed from the ledger alone (no state outside the events); one ``Phase`` per phase, never per
-chunk; every value is typed (a ``PhaseKind``, counts, milliseconds, token counts) and frozen: the words and units
-a person reads are made by the page (``ui.format``), never here. Every number is read or derived from recorded
-events.
+chunk; durations the engine measured on a monotonic clock (time to first chunk in the turn metrics, upstream
+close, tool calls) are used as recorded, the others are derived from timestamps and are never negative; every
+value is typed (a ``PhaseKind``, counts, milliseconds, token counts) and frozen: the words and units a person
+reads are made by the page (``ui.format``), never here. Every number is read or derived from recorded events.
 """
 
 from __future__ import annotations
@@ -324,6 +325,8 @@ class _Attempt:
     def freeze(self) -> AttemptAudit:
         requests = tuple(r.freeze() for r in self.requests)
         first = next((r.first_chunk_ms for r in requests if r.first_chunk_ms is not None), None)
+        if self.metrics is not None and self.metrics.wait_ms is not None:
+            first = self.metrics.wait_ms  # measured by the engine on a monotonic clock: immune to clock steps
         copied = {f.name: getattr(self, f.name) for f in fields(AttemptAudit) if hasattr(self, f.name)}
         copied.update(
             requests=requests,
@@ -336,9 +339,10 @@ class _Attempt:
 
 
 def _ms_between(start: str | None, end: str | None) -> float | None:
+    """Milliseconds between two timestamps, never negative (a wall-clock step backwards reads as 0)."""
     if not start or not end:
         return None
     try:
-        return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() * 1000
+        return max(0.0, (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() * 1000)
     except ValueError:
         return None

@@ -114,3 +114,26 @@ def test_an_automatic_resend_shows_two_requests_the_failure_and_the_reported_tok
     assert a.first_chunk_ms == 100.0 and a.requests[1].first_chunk_ms == 100.0
     assert a.usage == Usage(input_tokens=10, output_tokens=1)
     assert "done" in [p.kind for p in a.phases] and "request_failed" in [p.kind for p in a.phases]
+
+
+def test_a_wall_clock_step_backwards_never_makes_a_duration_negative_and_measured_times_win() -> None:
+    events = [
+        Started(
+            conversation_id=C, ts=ts(1000), attempt_id="a1", message_id="m1", user_message_id="u1", turn=1, model="m"
+        ),
+        RequestSent(conversation_id=C, ts=ts(1001), attempt_id="a1", request_id="r1", model="m"),
+        Chunk(conversation_id=C, ts=ts(0), attempt_id="a1", request_id="r1", chunk_seq=0, text="x"),  # clock stepped
+        Done(conversation_id=C, ts=ts(10), attempt_id="a1", request_id="r1"),
+        Persisted(
+            conversation_id=C,
+            ts=ts(11),
+            attempt_id="a1",
+            message_id="m1",
+            status="complete",
+            text="x",
+            metrics=TurnMetrics(wait_ms=42.0, output_ms=3.0),
+        ),
+    ]
+    (a,) = audit(events)
+    assert a.first_chunk_ms == 42.0 and a.duration_ms == 0.0
+    assert a.requests[0].first_chunk_ms == 0.0
