@@ -77,6 +77,7 @@ class PendingCall:
 class _Writing:
     call_id: str
     name: str
+    provider_id: str | None = None
     pieces: list[str] = field(default_factory=list)
 
 
@@ -121,10 +122,11 @@ class AttemptRun:
     answered: set[str] = field(default_factory=set)
     _pieces: list[str] = field(default_factory=list)
     _writing: dict[int, _Writing] = field(default_factory=dict)
+    _keys: dict[int, int] = field(default_factory=dict)  # the provider's index -> the call being written
 
     def begin_step(self, number: int) -> None:
         """Record ``step_started``; the step's requests send ``messages`` as they are now."""
-        self.step, self.step_chunks, self._writing = number, 0, {}
+        self.step, self.step_chunks, self._writing, self._keys = number, 0, {}, {}
         self.step_inputs.append(self.messages)
         self.append(StepStarted(conversation_id=self.conversation_id, attempt_id=self.attempt_id, step=number))
 
@@ -140,10 +142,16 @@ class AttemptRun:
             return False
         self.step_chunks += 1
         self.first_chunk_mono = self.first_chunk_mono or time.monotonic()
-        writing = self._writing.get(piece.index)
+        key = self._keys.get(piece.index, piece.index)
+        writing = self._writing.get(key)
+        if writing is not None and piece.call_id and piece.call_id != writing.provider_id:
+            # some providers send every parallel call at index 0: a new id is a new call
+            key = self._keys[piece.index] = max(self._writing) + 1
+            writing = None
         if writing is None:
-            call_id = piece.call_id or f"call_{self.attempt_id[-12:]}_{self.step}_{piece.index}"
-            writing = self._writing[piece.index] = _Writing(call_id=call_id, name=piece.name or "unnamed_tool")
+            call_id = self._unique_id(conv, piece.call_id or f"call_{self.attempt_id[-12:]}_{self.step}_{key}")
+            writing = _Writing(call_id=call_id, name=piece.name or "unnamed_tool", provider_id=piece.call_id)
+            self._writing[key] = writing
             self.append(
                 ToolCallStarted(
                     conversation_id=self.conversation_id,
@@ -151,11 +159,22 @@ class AttemptRun:
                     step=self.step,
                     call_id=call_id,
                     name=writing.name,
-                    index=piece.index,
+                    index=key,
                 )
             )
+        elif piece.name and writing.name == "unnamed_tool":
+            writing.name = piece.name
         writing.pieces.append(piece.arguments)
         return True
+
+    def _unique_id(self, conv: ConversationState, wanted: str) -> str:
+        """The provider's id, unless this conversation used it already (some providers reuse ids every step):
+        then a new one, used in both the call and its tool message, so the history stays paired."""
+        taken = {w.call_id for w in self._writing.values()}
+        taken.update(c for a in conv.attempts.values() for c in a.tool_calls)
+        if wanted not in taken:
+            return wanted
+        return f"{wanted[:40]}_{self.attempt_id[-8:]}_{self.step}_{len(taken)}"
 
     def complete_calls(self, server_of: Callable[[str], str | None]) -> list[PendingCall]:
         """Record ``tool_call`` for every call the finished step wrote, in index order, and return them."""
@@ -177,7 +196,7 @@ class AttemptRun:
                 )
             )
             calls.append(call)
-        self._writing = {}
+        self._writing, self._keys = {}, {}
         return calls
 
     def receive(self, text: str, block: Block) -> bool:

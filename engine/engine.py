@@ -223,6 +223,7 @@ class Engine:
             chain.append((message_id, message.selected_attempt_id))
         if any(attempt_id and conv.attempts[attempt_id].is_live for _, attempt_id in chain):
             raise InputRejected("Wait for the answer to finish (or stop it) before branching from it.")
+        self._require_saving()
         new_cid = new_id("conv")
         title = f"{conv.title or 'Conversation'} (branch)"[:120]
         for event in branch_events(conv, chain, new_cid, at=message_id, title=title):
@@ -235,7 +236,7 @@ class Engine:
         message = conv.messages.get(message_id)
         if message is None or attempt_id not in message.attempt_ids:
             raise InputRejected("That attempt does not exist.")
-        if self.is_streaming(cid) and message.current_attempt_id and conv.attempts[message.current_attempt_id].is_live:
+        if conv.live_attempt() is not None:  # switching could hide the streaming answer from the path shown
             raise InputRejected("Wait for the answer to finish (or stop it) before switching attempts.")
         if message.selected_attempt_id != attempt_id:
             self._append(Selected(conversation_id=cid, message_id=message_id, attempt_id=attempt_id))
@@ -243,7 +244,11 @@ class Engine:
     async def cancel(
         self, cid: str, source: CancelSource, *, keep_partial: bool = True, turn: int | None = None
     ) -> bool:
-        """The one cancel path. Returns whether an attempt was cancelled."""
+        """The one cancel path. Returns whether an attempt was cancelled. It runs to its end even when the caller is
+        cancelled meanwhile (the caller then gets its CancelledError): a cancel never stops half-way."""
+        return await asyncio.shield(self._cancel(cid, source, keep_partial, turn))
+
+    async def _cancel(self, cid: str, source: CancelSource, keep_partial: bool, turn: int | None) -> bool:
         rt = self._runtimes.get(cid)
         if rt is None:
             return False
@@ -266,8 +271,10 @@ class Engine:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-            finalize(active)
-            rt.active = None
+            try:
+                finalize(active)
+            finally:
+                rt.active = None  # even a failed finalization never leaves the chat "streaming" forever
             return True
 
     async def delete(self, cid: str) -> None:
@@ -415,8 +422,10 @@ class Engine:
         run.outcome = outcome
         async with rt.lock:
             if rt.active is run:
-                finalize(run)
-                rt.active = None
+                try:
+                    finalize(run)
+                finally:
+                    rt.active = None
 
     def _append(self, event: AnyEvent) -> AnyEvent:
         event = self.store.append(replace(event, ts=event.ts or now_iso()))

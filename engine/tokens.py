@@ -6,6 +6,7 @@ Guarantees: never raises and never reaches the network (litellm's bundled tokeni
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from engine.offline import litellm
 
@@ -22,13 +23,13 @@ def count_text(model: str, text: str) -> int:
         return max(1, len(text) // 4)
 
 
-def count_messages(model: str, messages: list[dict[str, str]]) -> int:
+def count_messages(model: str, messages: list[dict[str, Any]]) -> int:
     if not messages:
         return 0
     try:
         return int(litellm().token_counter(model=model, messages=messages))
     except Exception:  # noqa: BLE001
-        return sum(max(1, len(m.get("content", "")) // 4) + 4 for m in messages)
+        return sum(max(1, len(str(m.get("content") or "")) // 4) + 4 for m in messages)
 
 
 def warm_up(model: str) -> None:

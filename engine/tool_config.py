@@ -57,7 +57,11 @@ def parse_tool_config(data: Any) -> tuple[ServerConfig, ...]:
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         raise ToolConfigError('--mcp-config: expected an object {"mcpServers": {name: {...}}}')
-    return tuple(_server(name, entry) for name, entry in servers.items())
+    return tuple(
+        _server(name, entry)
+        for name, entry in servers.items()
+        if not (isinstance(entry, dict) and entry.get("disabled") is True)  # the usual way to keep one switched off
+    )
 
 
 def _server(name: str, entry: Any) -> ServerConfig:

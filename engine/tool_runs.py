@@ -62,6 +62,13 @@ async def run_tools(run: AttemptRun, calls: list[PendingCall], hub: ToolHub | No
         for call in undispatched:
             run.record_result(call.call_id, "not_run", _not_run_words(run), None)
         raise
+    except Exception as exc:  # a bug here must still leave every call answered (the history stays valid)
+        if running is not None:
+            running[1].cancel()
+            run.record_result(running[0].call_id, "error", f"The call was abandoned ({type(exc).__name__}).", None)
+        for call in undispatched:
+            run.record_result(call.call_id, "not_run", "Not run: the turn ended with an error before it.", None)
+        raise
 
 
 def _target(run: AttemptRun, call: PendingCall, hub: ToolHub | None) -> tuple[str, str, dict[str, Any], bool] | None:
@@ -72,7 +79,7 @@ def _target(run: AttemptRun, call: PendingCall, hub: ToolHub | None) -> tuple[st
         return None
     try:
         arguments = json.loads(call.arguments) if call.arguments.strip() else {}
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         run.record_result(
             call.call_id, "error", f"The arguments were not valid JSON ({exc}); the tool did not run.", None
         )

@@ -3,8 +3,10 @@
 Guarantees:
 - Only servers in the configuration are started; a server that fails to start or dies gives a readable
   ``ServerHealth`` message and its tools leave the tool set (the model is not offered them), never a crash.
-- A server that dies is started again in the background (at most ``max_restarts`` times in a row, with backoff).
-- Tool names are unique as the model sees them: a name two servers share is offered as ``server_tool``.
+- A server that dies (during a call, or while idle, noticed at the next call) is started again in the background
+  with backoff, at most ``max_restarts`` times in a row (a successful call resets the count).
+- Tool names are unique as the model sees them and valid for every provider (``[A-Za-z0-9_-]{1,64}``): a name
+  two servers share is offered as ``server_tool``; a name a provider would refuse is rewritten.
 - ``call`` raises only ``ToolServerError`` subclasses; cancelling the calling task tells the server to cancel.
 """
 
@@ -12,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -83,16 +86,21 @@ class ToolHub:
     async def call(self, server: str, tool: str, arguments: dict[str, Any], progress: Progress | None) -> CallOutcome:
         connection = self._connections.get(server)
         if connection is None or not connection.alive:
+            if connection is not None:
+                self._died(server, "it had stopped", connection)  # died while idle: start it again for next time
             raise ServerUnavailable(f"the tool server {server!r} is not running")
         try:
-            return await connection.call(tool, arguments, progress)
+            outcome = await connection.call(tool, arguments, progress)
         except ServerGone:
-            self._died(server, "it stopped while running a call")
+            self._died(server, "it stopped while running a call", connection)
             raise
+        self._restarts[server] = 0  # healthy again: a later crash gets its full set of restarts
+        return outcome
 
     async def stop(self) -> None:
         for task in list(self._tasks):
             task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         await asyncio.gather(*(c.stop() for c in self._connections.values()), return_exceptions=True)
         for name in self._health:
             self._set(name, "stopped", message="stopped with the app")
@@ -111,24 +119,34 @@ class ToolHub:
         self._set(name, "ready", tools=tuple(t.name for t in connection.tools))
         self._expose()
 
-    def _died(self, name: str, why: str) -> None:
-        if self._health[name].state != "ready":
-            return
+    def _died(self, name: str, why: str, connection: MCPConnection) -> None:
+        if self._health[name].state != "ready" or self._connections.get(name) is not connection:
+            return  # a late failure of an older connection never touches the current one
         count = self._restarts.get(name, 0)
         self._connections.pop(name, None)
         self._expose()
+        self._spawn(connection.stop())
         if count >= self.max_restarts:
             self._set(name, "failed", message=f"{why}; gave up after {count} restarts")
             return
         self._restarts[name] = count + 1
         self._set(name, "restarting", message=f"{why}; starting it again")
-        task = asyncio.get_running_loop().create_task(self._restart(name, 0.5 * 2**count))
+        self._spawn(self._restart(name, why))
+
+    async def _restart(self, name: str, why: str) -> None:
+        """Start the server again with backoff, until it is ready or the restarts run out."""
+        while True:
+            await asyncio.sleep(0.5 * 2 ** (self._restarts[name] - 1))
+            await self._start(name)
+            if self._health[name].state == "ready" or self._restarts[name] >= self.max_restarts:
+                return
+            self._restarts[name] += 1
+            self._set(name, "restarting", message=f"{why}; starting it again")
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-    async def _restart(self, name: str, delay: float) -> None:
-        await asyncio.sleep(delay)
-        await self._start(name)
 
     def _expose(self) -> None:
         counts: dict[str, int] = {}
@@ -139,7 +157,7 @@ class ToolHub:
         specs: dict[str, ToolSpec] = {}
         for server, connection in self._connections.items():
             for spec in connection.tools:
-                name = spec.name if counts[spec.name] == 1 else f"{server}_{spec.name}"[:64]
+                name = _safe_name(spec.name if counts[spec.name] == 1 else f"{server}_{spec.name}", exposed)
                 exposed[name] = ResolvedTool(server=server, tool=spec.name, confirm=self.configs[server].confirm)
                 specs[name] = spec
         self._exposed, self._specs = exposed, specs
@@ -151,6 +169,15 @@ class ToolHub:
         self.version += 1
         if self.on_change is not None:
             self.on_change()
+
+
+def _safe_name(name: str, taken: dict[str, ResolvedTool]) -> str:
+    """A function name every provider accepts (``[A-Za-z0-9_-]{1,64}``), unique among ``taken``."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "tool"
+    candidate, n = safe, 2
+    while candidate in taken:
+        candidate, n = f"{safe[:60]}_{n}", n + 1
+    return candidate
 
 
 def _parameters(schema: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ Guarantees:
   (``engine.tool_runs``); the next step sends the history the ledger gives for this attempt so far
   (``ledger.history.attempt_entries``): exactly what a later turn will send for it.
 - After ``max_steps`` steps that all asked for tools the attempt ends failed (``step_limit``) with a readable
-  reason.
+  reason; the last step's calls are not run (no step would read their results) and each gets a ``not_run``.
 """
 
 from __future__ import annotations
@@ -44,6 +44,12 @@ async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | Non
         calls = run.complete_calls(lambda name: _server_of(hub, name))
         if not calls:
             return Completed(outcome.finish_reason, total_usage(run.step_usage))
+        if number == limits.max_steps:  # no step would read the results: run nothing, answer every call
+            for call in calls:
+                run.record_result(
+                    call.call_id, "not_run", f"Not run: the turn reached its step limit ({number}).", None
+                )
+            break
         await run_tools(run, calls, hub, limits)
         conv = run.view()
         if conv is None:

@@ -232,6 +232,8 @@ async def test_a_model_that_never_stops_calling_tools_ends_at_the_step_limit_rea
     attempt = current_attempt(engine, cid, m1)
     assert attempt.status == "failed" and attempt.error_type == "step_limit"
     assert "step limit (2 steps)" in (attempt.error_summary or "")
+    got = results(engine, cid)
+    assert got["call_0"].status == "ok" and got["call_1"].status == "not_run", "the last step's call must not run"
     sent = await follow_up_is_accepted(engine, cid, upstream)
     assert call_ids(sent) == [] and tool_messages(sent) == []
 
@@ -324,3 +326,58 @@ async def test_a_streamable_http_tool_server_works_like_a_stdio_one(tmp_path: Pa
 def port_open(port: int) -> bool:
     with socket.socket() as sock:
         return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+async def test_a_provider_that_reuses_a_call_id_in_the_next_step_still_gets_each_call_answered_once(
+    engines: EngineFactory, upstream: ScriptedUpstream, tmp_path: Path
+) -> None:
+    hub, _ = await demo_hub(tmp_path)
+    engine = engines(tools=hub)
+    cid = engine.create_conversation()
+    upstream.plan(
+        Behavior(text="", tool_calls=[PlannedCall("current_time", "{}", "call_0")]),
+        Behavior(text="", tool_calls=[PlannedCall("current_time", "{}", "call_0")]),  # the same id again
+        Behavior(text="Both times noted."),
+    )
+    _, m1 = await engine.submit(cid, "time twice")
+    await finished(engine, cid)
+    attempt = current_attempt(engine, cid, m1)
+    assert attempt.status == "complete" and len(attempt.tool_calls) == 2
+    assert all(c.status == "ok" for c in attempt.tool_calls.values()) and attempt.stale_tool_results == 0
+    ids = call_ids(upstream.last.messages)
+    assert len(set(ids)) == 2 and sorted(tool_messages(upstream.last.messages)) == sorted(ids)
+
+
+def test_parallel_calls_sent_at_one_index_are_told_apart_by_their_ids() -> None:
+    from engine.attempt import AttemptRun
+    from engine.provider import ProviderConfig, ToolPiece
+    from ledger.events import Created, Started, Submitted
+    from ledger.reducer import reduce
+    from ledger.state import EMPTY_STATE
+
+    state = [EMPTY_STATE]
+
+    def append(event):  # the same path the engine takes: reduce and keep
+        state[0] = reduce(state[0], event)
+        return event
+
+    for event in (
+        Created(conversation_id="c"),
+        Submitted(conversation_id="c", message_id="u", turn=1, text="q"),
+        Started(conversation_id="c", attempt_id="a", message_id="m", user_message_id="u", turn=1, model="x"),
+    ):
+        append(event)
+    run = AttemptRun(
+        conversation_id="c", turn=1, message_id="m", user_message_id="u", attempt_id="a", model="x",
+        messages=[], context_ids=(), provider=ProviderConfig(model="x"), append=append,
+        view=lambda: state[0].conversations["c"],
+    )  # fmt: skip
+    run.begin_step(1)
+    for piece in (
+        ToolPiece(index=0, call_id="call_A", name="f", arguments='{"a":'),
+        ToolPiece(index=0, arguments="1}"),
+        ToolPiece(index=0, call_id="call_B", name="g", arguments='{"a":2}'),
+    ):
+        assert run.receive_piece(piece)
+    calls = run.complete_calls(lambda name: None)
+    assert [(c.call_id, c.name, c.arguments) for c in calls] == [("call_A", "f", '{"a":1}'), ("call_B", "g", '{"a":2}')]

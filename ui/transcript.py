@@ -47,10 +47,7 @@ class Transcript:
             return None
         self._origin(conv)
         if path != self.path:
-            self.path = path
-            self.messages.clear()
-            self.views.clear()
-            self.seen.clear()
+            self._keep_common_prefix(path)
         live = conv.live_attempt()
         for message_id in path:
             message = conv.messages[message_id]
@@ -73,6 +70,19 @@ class Transcript:
             else:
                 view.update(conv, shown.metrics if shown is not None else None, live is not None)
         return conv.messages[live.message_id].turn if live is not None else None
+
+    def _keep_common_prefix(self, path: tuple[str, ...]) -> None:
+        """Keep the views the new path shares with the old one (an open editor, an expanded result survive a
+        Send); rebuild from the first message that differs."""
+        same = 0
+        while same < min(len(path), len(self.path)) and path[same] == self.path[same]:
+            same += 1
+        for message_id in self.path[same:]:
+            view = self.views.pop(message_id, None)
+            self.seen.pop(message_id, None)
+            if view is not None:
+                view.root.delete()
+        self.path = path
 
     def show_gone(self) -> None:
         self.messages.clear()
