@@ -76,7 +76,9 @@ def test_a_second_app_on_the_same_data_dir_exits_naming_the_first_and_the_first_
         assert second.returncode != 0
         named = [line for line in second.stderr.splitlines() if line.startswith("ledger-chat: ")]
         assert len(named) == 1 and f"(process {first.proc.pid})" in named[0] and str(data) in named[0]
-        assert {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()} == before, "the second process wrote nothing"
+        assert {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()} == before, (
+            "the second process wrote nothing"
+        )
         assert len(first.export("c1")) == len(conversation_events("c1", answers=2, chunks=5))
         with httpx.Client(base_url=first.url) as http:
             assert http.get("/chat/c1").status_code == 200, "the first one goes on serving"
