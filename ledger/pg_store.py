@@ -28,11 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -71,7 +68,7 @@ class PgStore(BatchWriter):
         self.where = redact_dsn(url)
         self.read_only = read_only
         self.lease_seconds, self.release_after = lease_seconds, min(release_after, lease_seconds / 3)
-        self.instance = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.instance = pg_leases.instance_name()
         self.stats = StoreStats()
         self._events: dict[str, list[AnyEvent]] = {}
         self._deleted: set[str] = set()
