@@ -239,7 +239,7 @@ class PgStore(BatchWriter):
         except Exception as exc:  # noqa: BLE001 - the single writer must survive any write error
             return 0, batch, exc
         for cid in lost:
-            self._lose(cid, len(batch[cid]))
+            self._lose(cid, batch[cid])
         saved = sum(len(events) for events in batch.values())
         elapsed = time.perf_counter() - started
         self.stats.flushes += 1
@@ -288,9 +288,15 @@ class PgStore(BatchWriter):
             conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{cid} {last}"))
         return True
 
-    def _lose(self, cid: str, count: int) -> None:
+    def _lose(self, cid: str, events: list[AnyEvent]) -> None:
+        """The lease was lost: forget this instance's unwritten tail of the conversation (the new owner's events
+        arrive through following), and say so."""
         with self._cond:
             self._leases.pop(cid, None)
+            later = self._pending.pop(cid, [])
+            self._saved += len(later)
+            self._events[cid] = [e for e in self._events.get(cid, []) if e.seq < events[0].seq]
+        count = len(events) + len(later)
         self._log.report(
             f"lost:{cid}",
             f"Conversation {cid}: {count} event(s) were not saved: this instance stalled past its write lease and "
@@ -313,10 +319,13 @@ class PgStore(BatchWriter):
                     self._catch_up_all(conn)
                     checked = time.monotonic()
                     while not self._stop.is_set():
-                        for note in conn.notifies(timeout=0.5):
+                        notes = [*conn.notifies(timeout=0.5, stop_after=1), *conn.notifies(timeout=0.01)]
+                        behind = set()
+                        for note in notes:
                             cid, _, seq = note.payload.rpartition(" ")
                             if seq.isdigit() and int(seq) > self._last_seq(cid):
-                                self._catch_up(conn, cid)
+                                behind.add(cid)
+                        self._catch_up(conn, sorted(behind))
                         if time.monotonic() - checked > CATCH_UP_EVERY:
                             self._catch_up_all(conn)
                             checked = time.monotonic()
@@ -326,17 +335,28 @@ class PgStore(BatchWriter):
                 backoff = min(backoff * 2, 2.0)
 
     def _catch_up_all(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
-        for cid, last in conn.execute("SELECT id, last_seq FROM conversations WHERE last_seq > 0"):
-            if int(str(last)) > self._last_seq(str(cid)):
-                self._catch_up(conn, str(cid))
+        rows = conn.execute("SELECT id, last_seq FROM conversations WHERE last_seq > 0").fetchall()
+        self._catch_up(conn, [str(cid) for cid, last in rows if int(str(last)) > self._last_seq(str(cid))])
 
-    def _catch_up(self, conn: psycopg.Connection[tuple[object, ...]], cid: str) -> None:
-        known = self._last_seq(cid)
-        rows = conn.execute(f"{SELECT} WHERE conversation_id = %s AND seq > %s ORDER BY seq", (cid, known)).fetchall()
+    def _catch_up(self, conn: psycopg.Connection[tuple[object, ...]], cids: list[str]) -> None:
+        """Fetch, in one query, what these conversations have beyond what this instance holds."""
+        if not cids:
+            return
+        known = {cid: self._last_seq(cid) for cid in cids}
+        rows = conn.execute(
+            f"{SELECT} e JOIN unnest(%s::text[], %s::bigint[]) AS k(cid, known) "
+            "ON e.conversation_id = k.cid AND e.seq > k.known ORDER BY e.conversation_id, e.seq",
+            (list(known), list(known.values())),
+        ).fetchall()
+        caught: list[AnyEvent] = []
         with self._cond:
-            if self._last_seq(cid) != known or cid in self._leases:
-                return  # this instance wrote or caught up meanwhile; the next notification or check decides
-            caught = [e for row in rows if (e := self._add_row(cid, *row[1:])) is not None]
+            for row in rows:
+                cid = str(row[0])
+                if self._last_seq(cid) != known[cid] or cid in self._leases:
+                    continue  # this instance wrote or caught up meanwhile; the next notification or check decides
+                event = self._add_row(cid, *row[1:])
+                known[cid] = event.seq if event is not None else known[cid]
+                caught += [event] if event is not None else []
         if caught:
             self._deliver(caught)
 
