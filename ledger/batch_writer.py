@@ -13,11 +13,13 @@ Guarantees (the same rules as the TinyDB store's writer, for ``ledger.pg_store``
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
 from ledger.events import AnyEvent
-from ledger.health import ProblemLog
+from ledger.health import ProblemLog, StoreHealth
+from ledger.store import StoreStats
 
 MAX_BACKOFF = 2.0
 Batch = dict[str, list[AnyEvent]]
@@ -36,6 +38,7 @@ class BatchWriter:
         self._saving_error: str | None = None
         self._failed_tries = self._failures_total = 0
         self._retry_at: float | None = None
+        self.stats = StoreStats()
         self._writer = threading.Thread(target=self._write_loop, name="ledger-batch-writer", daemon=True)
 
     # --- what a store provides -------------------------------------------------------------------------------
@@ -68,6 +71,23 @@ class BatchWriter:
 
     def has_pending(self, cid: str) -> bool:
         return cid in self._pending
+
+    def health(self) -> StoreHealth:
+        """Whether saving works (and why not), events held only in memory, and every distinct problem."""
+        with self._cond:
+            return StoreHealth(
+                saving_fails=self._saving_error,
+                unsaved=self._appended - self._saved,
+                failed_tries=self._failed_tries,
+                problems=self._log.problems(),
+            )
+
+    @property
+    def problems(self) -> list[str]:
+        return self._log.messages()
+
+    async def flush(self) -> bool:
+        return await asyncio.to_thread(self.flush_sync)
 
     def start_writer(self) -> None:
         self._writer.start()
@@ -121,7 +141,14 @@ class BatchWriter:
             self.housekeep()
 
     def _write(self, batch: Batch, target: int) -> None:
+        started = time.perf_counter()
         saved, failed, error = self.write_batch(batch) if batch else (0, {}, None)
+        if error is None:
+            elapsed = time.perf_counter() - started
+            self.stats.flushes += 1
+            self.stats.write_seconds += elapsed
+            self.stats.worst_write_ms = max(self.stats.worst_write_ms, elapsed * 1000)
+            self.stats.events_written += saved
         with self._cond:
             self._saved += saved
             if error is None:

@@ -22,7 +22,7 @@ import psycopg
 
 from ledger.events import AnyEvent, Created, Renamed
 from ledger.opening import read_folder
-from ledger.pg_rows import COLUMNS, column_text, to_row
+from ledger.pg_rows import column_text, copy_rows
 from ledger.pg_schema import connect, migrate
 from ledger.pg_store import PgStore
 from ledger.reducer import replay
@@ -100,9 +100,7 @@ def _copy_conversation(conn: Conn, cid: str, events: list[AnyEvent], after: int)
     ).fetchone()
     if row is None:
         return False
-    with conn.cursor().copy(f"COPY events ({', '.join(COLUMNS)}) FROM STDIN") as copy:
-        for event in events:
-            copy.write_row(to_row(event, COPIED_BY))
+    copy_rows(conn, events, COPIED_BY)
     return True
 
 

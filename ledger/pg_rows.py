@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import psycopg
+
 from ledger.codec import from_dict, to_dict
 from ledger.events import AnyEvent
 
@@ -42,6 +44,13 @@ def to_row(event: AnyEvent, writer: str) -> tuple[object, ...]:
         writer,
         payload_text(doc),
     )
+
+
+def copy_rows(conn: psycopg.Connection[tuple[object, ...]], events: list[AnyEvent], writer: str) -> None:
+    """Write the events' rows in one ``COPY`` (inside the caller's transaction)."""
+    with conn.cursor().copy(f"COPY events ({', '.join(COLUMNS)}) FROM STDIN") as copy:
+        for event in events:
+            copy.write_row(to_row(event, writer))
 
 
 def payload_text(doc: dict[str, Any]) -> str:

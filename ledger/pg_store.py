@@ -1,14 +1,12 @@
 """The event store on PostgreSQL: the same interface as ``ledger.store.Store``, shared by several app instances.
 
-Design: ``append`` must return the event with its seq at once, on the event loop, while two instances may write
-one database. So each conversation has a *write lease* (``ledger.pg_leases``): the first append an instance makes
-to a conversation takes its lease in one short statement (it also reads the last committed seq and fetches any
-events this instance has not seen), and from then on seqs are assigned in memory, exactly as the TinyDB store
-does, and written in batches. A lease is given up once the conversation has been quiet for ``release_after`` with
-nothing pending, so another instance can write it a moment later; while one instance holds it, another's append
-raises ``ConversationBusyError`` (Stop, Retry and delete from another instance are requests to the owner, never
-direct writes). Every batch transaction checks the lease's token: an instance that stalled past its lease and
-was overtaken writes nothing for that conversation (reported), so seqs can never collide.
+Design: ``append`` returns the event with its seq at once, on the event loop, while several instances write one
+database. So each conversation has a *write lease* (``ledger.pg_leases``): an instance's first append to it takes
+the lease in one short statement (reading the last committed seq and fetching what this instance lacks); then seqs
+are assigned in memory, as the TinyDB store does, and written in batches. The lease is given up once the
+conversation was quiet for ``release_after`` with nothing pending; meanwhile another instance's append raises
+``ConversationBusyError``. Every batch checks the lease's token: an instance that stalled past its lease and was
+overtaken writes nothing for that conversation (reported), so seqs never collide.
 
 Guarantees:
 - ``append`` assigns the next seq of the conversation and returns at once; the event is readable through
@@ -17,8 +15,8 @@ Guarantees:
 - Seqs of a conversation are 1, 2, 3... without gaps or duplicates across every instance (primary key
   ``(conversation_id, seq)`` plus the lease fencing); events of one instance keep their append order.
 - Events other instances commit reach this one (``LISTEN ledger_events``, payload ``"<id> <last seq>"``; the
-  reader fetches what it misses, and checks every conversation every ``CATCH_UP_EVERY`` s, so a lost
-  notification only delays) and are handed to ``follow`` callbacks on the listener thread, in seq order.
+  reader fetches what it misses, and checks every conversation every 5 s, so a lost notification only delays:
+  ``ledger.pg_follow``) and are handed to ``follow`` callbacks on the listener thread, in seq order.
 - A deleted conversation refuses every later write, on every instance (its row is a tombstone; its events are
   removed except the ``deleted`` event itself). Saving fails loudly, as in the TinyDB store (``health()``).
 - The database URL's password never reaches a log line, an error or ``where`` (``ledger.pg_schema.redact_dsn``).
@@ -26,7 +24,6 @@ Guarantees:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import time
@@ -40,14 +37,13 @@ from ledger import pg_leases
 from ledger.batch_writer import BatchWriter
 from ledger.errors import ConversationDeletedError, StoreError, UnknownConversationError
 from ledger.events import AnyEvent, Created, Deleted, Renamed
-from ledger.health import ProblemLog, StoreHealth
-from ledger.pg_rows import COLUMNS, SELECT, column_text, from_row, to_row
+from ledger.health import ProblemLog
+from ledger.pg_follow import CHANNEL, listen
+from ledger.pg_rows import SELECT, column_text, copy_rows, from_row
 from ledger.pg_schema import connect, describe_db_error, has_schema, migrate, redact_dsn
-from ledger.store import StoreStats, is_urgent
+from ledger.store import is_urgent
 
 log = logging.getLogger("ledger.pg_store")
-CHANNEL = "ledger_events"
-CATCH_UP_EVERY = 5.0
 Follower = Callable[[list[AnyEvent]], None]
 
 
@@ -55,21 +51,15 @@ class PgStore(BatchWriter):
     """Persistent, append-only events in PostgreSQL. Open with ``PgStore.open(url)``."""
 
     def __init__(
-        self,
-        url: str,
-        *,
-        flush_interval: float = 0.25,
-        read_only: bool = False,
-        lease_seconds: float = 10.0,
+        self, url: str, *, flush_interval: float = 0.25, read_only: bool = False, lease_seconds: float = 10.0,
         release_after: float = 0.25,
-    ) -> None:
+    ) -> None:  # fmt: skip
         super().__init__(flush_interval, ProblemLog(log))
         self._url = url
         self.where = redact_dsn(url)
         self.read_only = read_only
         self.lease_seconds, self.release_after = lease_seconds, min(release_after, lease_seconds / 3)
         self.instance = pg_leases.instance_name()
-        self.stats = StoreStats()
         self._events: dict[str, list[AnyEvent]] = {}
         self._deleted: set[str] = set()
         self._leases: dict[str, str] = {}  # conversation id -> token of the lease this instance holds
@@ -77,7 +67,9 @@ class PgStore(BatchWriter):
         self._followers: list[Follower] = []
         self._stop = threading.Event()
         self._pool: ConnectionPool[psycopg.Connection[tuple[object, ...]]] | None = None
-        self._listener = threading.Thread(target=self._listen_loop, name="ledger-pg-listener", daemon=True)
+        self._listener = threading.Thread(
+            target=lambda: listen(url, self, self._stop, self._log), name="ledger-pg-listener", daemon=True
+        )
 
     @classmethod
     def open(cls, url: str, *, flush_interval: float = 0.25, read_only: bool = False, **options: float) -> PgStore:
@@ -134,19 +126,6 @@ class PgStore(BatchWriter):
     def is_deleted(self, conversation_id: str) -> bool:
         return conversation_id in self._deleted
 
-    def health(self) -> StoreHealth:
-        with self._cond:
-            return StoreHealth(
-                saving_fails=self._saving_error,
-                unsaved=self._appended - self._saved,
-                failed_tries=self._failed_tries,
-                problems=self._log.problems(),
-            )
-
-    @property
-    def problems(self) -> list[str]:
-        return self._log.messages()
-
     def follow(self, callback: Follower) -> Callable[[], None]:
         """Call ``callback(events)`` (on the listener thread) with the events other instances commit."""
         self._followers.append(callback)
@@ -181,7 +160,7 @@ class PgStore(BatchWriter):
         try:
             with self._pool.connection() as conn:
                 last = pg_leases.acquire(conn, cid, self.instance, token, self.lease_seconds)
-                known = self._last_seq(cid)
+                known = self.last_seq(cid)
                 missing = conn.execute(f"{SELECT} WHERE conversation_id = %s AND seq > %s ORDER BY seq", (cid, known))
                 caught = [e for row in missing if (e := self._add_row(cid, *row[1:])) is not None]
         except ConversationDeletedError:
@@ -189,18 +168,15 @@ class PgStore(BatchWriter):
             raise
         except psycopg.Error as exc:
             raise StoreError(f"the conversation could not be opened for writing: {describe_db_error(exc)[1]}") from None
-        if self._last_seq(cid) != last:
+        if self.last_seq(cid) != last:
             self._log.report(f"gap:{cid}", f"Conversation {cid}: events up to {last} could not all be read.")
         self._leases[cid] = token
         if caught:
             self._deliver(caught)
 
-    def _last_seq(self, cid: str) -> int:
+    def last_seq(self, cid: str) -> int:
         events = self._events.get(cid)
         return events[-1].seq if events else 0
-
-    async def flush(self) -> bool:
-        return await asyncio.to_thread(self.flush_sync)
 
     def close(self, timeout: float = 10.0) -> int:
         """Write what is pending (for at most ``timeout`` s), give up every lease, stop listening, disconnect.
@@ -229,7 +205,6 @@ class PgStore(BatchWriter):
         assert self._pool is not None
         with self._cond:
             tokens = {cid: self._leases.get(cid, "") for cid in batch}
-        started = time.perf_counter()
         lost: list[str] = []
         try:
             with self._pool.connection() as conn, conn.transaction():
@@ -240,13 +215,7 @@ class PgStore(BatchWriter):
             return 0, batch, exc
         for cid in lost:
             self._lose(cid, batch[cid])
-        saved = sum(len(events) for events in batch.values())
-        elapsed = time.perf_counter() - started
-        self.stats.flushes += 1
-        self.stats.write_seconds += elapsed
-        self.stats.worst_write_ms = max(self.stats.worst_write_ms, elapsed * 1000)
-        self.stats.events_written += saved
-        return saved, {}, None
+        return sum(len(events) for events in batch.values()), {}, None
 
     def housekeeping_in(self) -> float | None:
         return self.release_after if self._leases else None
@@ -280,9 +249,7 @@ class PgStore(BatchWriter):
             title = "" if deleted else (column_text(titles[-1]) if titles else None)
             if not pg_leases.fence(conn, cid, token, last, self.lease_seconds, title=title, deleted=deleted):
                 return False
-            with conn.cursor().copy(f"COPY events ({', '.join(COLUMNS)}) FROM STDIN") as copy:
-                for event in events:
-                    copy.write_row(to_row(event, self.instance))
+            copy_rows(conn, list(events), self.instance)
             if deleted:
                 conn.execute("DELETE FROM events WHERE conversation_id = %s AND seq < %s", (cid, last))
             conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{cid} {last}"))
@@ -307,53 +274,16 @@ class PgStore(BatchWriter):
     def describe(self, error: BaseException) -> tuple[str, str]:
         return describe_db_error(error)
 
-    # --- the listener thread: events other instances commit --------------------------------------------------
+    # --- following other instances (``ledger.pg_follow`` listens on its own thread) ---------------------------
 
-    def _listen_loop(self) -> None:
-        backoff = 0.1
-        while not self._stop.is_set():
-            try:
-                with connect(self._url) as conn:
-                    conn.execute(f"LISTEN {CHANNEL}")
-                    backoff = 0.1
-                    self._catch_up_all(conn)
-                    checked = time.monotonic()
-                    while not self._stop.is_set():
-                        notes = [*conn.notifies(timeout=0.5, stop_after=1), *conn.notifies(timeout=0.01)]
-                        behind = set()
-                        for note in notes:
-                            cid, _, seq = note.payload.rpartition(" ")
-                            if seq.isdigit() and int(seq) > self._last_seq(cid):
-                                behind.add(cid)
-                        self._catch_up(conn, sorted(behind))
-                        if time.monotonic() - checked > CATCH_UP_EVERY:
-                            self._catch_up_all(conn)
-                            checked = time.monotonic()
-            except (psycopg.Error, StoreError) as exc:
-                self._log.report("listen", f"Following other instances was interrupted ({describe_db_error(exc)[1]}).")
-                self._stop.wait(backoff)
-                backoff = min(backoff * 2, 2.0)
-
-    def _catch_up_all(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
-        rows = conn.execute("SELECT id, last_seq FROM conversations WHERE last_seq > 0").fetchall()
-        self._catch_up(conn, [str(cid) for cid, last in rows if int(str(last)) > self._last_seq(str(cid))])
-
-    def _catch_up(self, conn: psycopg.Connection[tuple[object, ...]], cids: list[str]) -> None:
-        """Fetch, in one query, what these conversations have beyond what this instance holds."""
-        if not cids:
-            return
-        known = {cid: self._last_seq(cid) for cid in cids}
-        rows = conn.execute(
-            f"{SELECT} e JOIN unnest(%s::text[], %s::bigint[]) AS k(cid, known) "
-            "ON e.conversation_id = k.cid AND e.seq > k.known ORDER BY e.conversation_id, e.seq",
-            (list(known), list(known.values())),
-        ).fetchall()
+    def absorb(self, known: dict[str, int], rows: list[tuple[object, ...]]) -> None:
+        """Take in rows fetched beyond ``known``, unless this instance wrote or caught up meanwhile."""
         caught: list[AnyEvent] = []
         with self._cond:
             for row in rows:
                 cid = str(row[0])
-                if self._last_seq(cid) != known[cid] or cid in self._leases:
-                    continue  # this instance wrote or caught up meanwhile; the next notification or check decides
+                if self.last_seq(cid) != known[cid] or cid in self._leases:
+                    continue  # the next notification or check decides
                 event = self._add_row(cid, *row[1:])
                 known[cid] = event.seq if event is not None else known[cid]
                 caught += [event] if event is not None else []
