@@ -3,11 +3,13 @@
 
     python main.py                       # the app with the offline demo model on http://127.0.0.1:8080
     python main.py --model openai/gpt-4o-mini   # a real model (OPENAI_API_KEY from the environment)
-    python main.py export [--data-dir DIR] [--conversation ID] > ledger.jsonl
+    python main.py export [--data-dir DIR | --database-url URL] [--conversation ID] > ledger.jsonl
+    python main.py migrate --from-data-dir DIR --database-url URL   # copy a TinyDB ledger into PostgreSQL
 
 Every option also reads a LEDGERCHAT_* environment variable (see ``python main.py --help``).
 
-Wiring, in order: settings (``engine.config``) → store (``ledger.store``) → engine (``engine.engine``) → pages
+Wiring, in order: settings (``engine.config``) → store (``ledger.store``, or ``ledger.pg_store`` with
+``--database-url``) → engine (``engine.engine``) → pages
 (``ui.pages``), all behind the front door (``ui.guard``: Host, Origin, token, security headers). The store is
 opened (and its folder locked) before the server starts: a second process on the same ``--data-dir`` exits with
 one line naming the first. The engine starts with the app (synchronously, before the first page is served):
@@ -31,7 +33,7 @@ from engine.provider import ProviderConfig  # noqa: E402
 from engine.tool_config import ServerConfig, ToolConfigError, load_tool_config  # noqa: E402
 
 if TYPE_CHECKING:
-    from ledger.store import Store
+    from ledger.store_api import EventStore
 
 log = logging.getLogger("ledger_chat")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -44,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config(args, os.environ)
         if config.command == "export":
             return export(config)
+        if config.command == "migrate":
+            return migrate(config)
         if not config.is_demo and not simulated:
             check_model(config)
         tool_servers(config)  # a broken tools file stops start-up with one line
@@ -57,8 +61,7 @@ def run(config: AppConfig) -> int:
     from nicegui import ui
 
     from engine.redaction import RedactingFormatter
-    from ledger.errors import DataDirInUseError
-    from ledger.store import Store
+    from ledger.errors import DatabaseUnavailableError, DataDirInUseError
     from ui.access import new_token
 
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
@@ -67,8 +70,8 @@ def run(config: AppConfig) -> int:
     for noisy in ("LiteLLM", "litellm", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
-        store = Store.open(config.data_dir)
-    except DataDirInUseError as exc:
+        store = open_store(config)
+    except (DataDirInUseError, DatabaseUnavailableError) as exc:
         print(f"ledger-chat: {exc}", file=sys.stderr)
         return 1
     token = (config.token or new_token()) if config.needs_token else None
@@ -78,7 +81,7 @@ def run(config: AppConfig) -> int:
         where += f" — open {config.local_url}/?token={token}"
     elif token:
         where += " (access token required)"
-    print(f"Ledger Chat on {where} — model: {config.model} — data: {config.data_dir}", flush=True)
+    print(f"Ledger Chat on {where} — model: {config.model} — data: {store.where}", flush=True)
     ui.run(
         host=config.host,
         port=config.port,
@@ -94,7 +97,18 @@ def run(config: AppConfig) -> int:
     return 0
 
 
-def wire(config: AppConfig, store: Store, token: str | None = None) -> None:
+def open_store(config: AppConfig, *, read_only: bool = False) -> EventStore:
+    """PostgreSQL with ``--database-url``, else the TinyDB files of ``--data-dir``."""
+    if config.database_url:
+        from ledger.pg_store import PgStore
+
+        return PgStore.open(config.database_url, read_only=read_only)
+    from ledger.store import Store
+
+    return Store.open(config.data_dir, read_only=read_only)
+
+
+def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None:
     """Front door → settings → engine → pages, inside NiceGUI's life cycle, over an open store."""
     from nicegui import app, background_tasks
 
@@ -174,17 +188,21 @@ def tool_servers(config: AppConfig) -> tuple[ServerConfig, ...]:
 
 def export(config: AppConfig) -> int:
     from ledger.codec import to_jsonl
-    from ledger.store import Store
+    from ledger.errors import DatabaseUnavailableError
 
-    if not config.data_dir.is_dir():
+    if not config.database_url and not config.data_dir.is_dir():
         print(f"ledger-chat: no data folder at {config.data_dir} (--data-dir)", file=sys.stderr)
         return 1
-    store = Store.open(config.data_dir, read_only=True)
+    try:
+        store = open_store(config, read_only=True)
+    except DatabaseUnavailableError as exc:
+        print(f"ledger-chat: {exc}", file=sys.stderr)
+        return 1
     for problem in store.problems:
         print(f"ledger-chat: {problem}", file=sys.stderr)
     if config.conversation:
         if config.conversation not in store.conversation_ids():
-            print(f"ledger-chat: no conversation {config.conversation} in {config.data_dir}", file=sys.stderr)
+            print(f"ledger-chat: no conversation {config.conversation} in {store.where}", file=sys.stderr)
             return 1
         events = list(store.events(config.conversation))
     else:
@@ -194,6 +212,34 @@ def export(config: AppConfig) -> int:
         out.write(line.encode("utf-8"))
     out.flush()
     return 0
+
+
+def migrate(config: AppConfig) -> int:
+    """Copy a TinyDB data folder into PostgreSQL, then check counts and replay; 1 on any conflict or mismatch."""
+    from ledger.copying import copy_folder
+    from ledger.errors import DatabaseUnavailableError
+    from ledger.pg_schema import redact_dsn
+
+    source, url = config.from_data_dir, config.database_url
+    assert source is not None and url is not None, "checked by load_config"
+    if not source.is_dir():
+        print(f"ledger-chat: no data folder at {source} (--from-data-dir)", file=sys.stderr)
+        return 1
+    try:
+        report = copy_folder(source, url)
+    except DatabaseUnavailableError as exc:
+        print(f"ledger-chat: {exc}", file=sys.stderr)
+        return 1
+    for line in (*report.problems, *report.conflicts):
+        print(f"ledger-chat: {line}", file=sys.stderr)
+    print(
+        f"{source} → {redact_dsn(url)}: {report.copied} copied, {report.extended} completed, "
+        f"{report.already} already there, {report.tombstones} deletion(s) carried over, {report.events} events "
+        f"written; counts {'equal' if report.counts_equal else 'DIFFER'}, "
+        f"replay {'equal' if report.replay_equal else 'DIFFERS'}",
+        flush=True,
+    )
+    return 0 if report.ok else 1
 
 
 def check_model(config: AppConfig) -> None:

@@ -5,7 +5,8 @@
     python3.11 tasks.py test [pytest options]   # lint, types, and every test (installs Chromium for the browser suite)
 
 Each makes (or reuses) .venv beside this file and installs the dependencies listed in pyproject.toml when they
-changed; the browser suite's Debian packages (chromium, chromium-driver) are installed with apt-get when missing.
+changed; the browser suite's Debian packages (chromium, chromium-driver) and the PostgreSQL tests' (postgresql) are
+installed with apt-get when missing.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def main(argv: list[str]) -> int:
         return run([str(PYTHON), str(ROOT / "main.py"), *rest])
     ensure_venv(extras=("test",))
     ensure_chromium()
+    ensure_postgresql()
     for step in (
         [str(PYTHON), "-m", "ruff", "check", "."],
         [str(PYTHON), "-m", "mypy"],
@@ -76,6 +78,21 @@ def ensure_chromium() -> None:
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     check(["apt-get", "update", "-q"], env=env)
     check(["apt-get", "install", "-y", "-q", "chromium", "chromium-driver"], env=env)
+
+
+def ensure_postgresql() -> None:
+    """Debian's PostgreSQL server binaries, for the tests that start a throwaway cluster (initdb, pg_ctl)."""
+    import glob
+
+    if glob.glob("/usr/lib/postgresql/*/bin/initdb"):
+        return
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        print("postgresql missing and apt-get is not usable here: the PostgreSQL tests will be skipped")
+        return
+    print("installing postgresql with apt-get", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    check(["apt-get", "update", "-q"], env=env)
+    check(["apt-get", "install", "-y", "-q", "--no-install-recommends", "postgresql"], env=env)
 
 
 def run(cmd: list[str]) -> int:

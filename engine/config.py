@@ -8,6 +8,9 @@ environment variables by litellm and never stored here.
 Access: a loopback bind (the default) needs no token unless ``--token`` (or ``LEDGERCHAT_TOKEN``) asks for one;
 any other bind always needs one (``needs_token``), and ``--no-token`` there refuses to start. ``--token`` alone
 asks for a generated token; a given token is at least ``MIN_TOKEN_CHARS`` long and never shown in ``repr``.
+
+Storage: ``--database-url`` (or ``LEDGERCHAT_DATABASE_URL``) keeps the ledger in PostgreSQL instead of TinyDB files;
+it may hold a password, so it is never shown in ``repr`` or an error.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ class AppConfig:
     token: str | None = field(default=None, repr=False)
     no_token: bool = False
     allowed_hosts: tuple[str, ...] = ()
+    database_url: str | None = field(default=None, repr=False)  # may hold a password: never shown
+    from_data_dir: Path | None = None
 
     @property
     def is_demo(self) -> bool:
@@ -93,6 +98,12 @@ _APP_OPTIONS: tuple[tuple[str, type, str], ...] = (
     ("model", str, "any litellm model string (provider key from its usual env variable); 'demo' = offline demo"),
     ("api_base", str, "base URL of an OpenAI-compatible endpoint (e.g. a local server)"),
     ("data_dir", Path, "folder for the ledger files (default ./data)"),
+    (
+        "database_url",
+        str,
+        "keep the ledger in PostgreSQL, shared by several instances: postgresql://user:password@host/db "
+        "(default: TinyDB files in --data-dir)",
+    ),
     ("host", str, "interface to bind (default 127.0.0.1)"),
     ("port", int, "port (default 8080)"),
     ("demo_chunk_delay", float, "seconds between demo-model chunks (default 0.033)"),
@@ -136,6 +147,8 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
                 raise ConfigError(f"--{name.replace('_', '-')}: {raw!r} is not a valid {kind.__name__}") from None
     if args.command == "export":
         app["conversation"] = getattr(args, "conversation", None)
+    elif args.command == "migrate":
+        app["from_data_dir"] = Path(args.from_data_dir)
     else:
         app.update(_access(args, environ))
     if "models" in app:
@@ -158,6 +171,12 @@ def _validate(c: AppConfig) -> None:
             ipaddress.ip_address(c.host)
         except ValueError:
             raise ConfigError(f"--host: {c.host!r} is not an IP address") from None
+    if c.database_url is not None and not c.database_url.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(
+            "--database-url: must start with postgresql:// (the value is not shown: it may hold a password)"
+        )
+    if c.command == "migrate" and not c.database_url:
+        raise ConfigError("migrate: --database-url (or LEDGERCHAT_DATABASE_URL) names the database to copy into")
     if c.demo_chunk_delay < 0:
         raise ConfigError("--demo-chunk-delay: must not be negative")
     if c.api_base and not c.api_base.startswith(("http://", "https://")):
@@ -210,7 +229,10 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     export = sub.add_parser("export", help="write the ledger as JSON Lines to stdout")
     export.add_argument("--conversation", help="only this conversation id")
-    _add_options(export, only=("data_dir",))
+    _add_options(export, only=("data_dir", "database_url"))
+    migrate = sub.add_parser("migrate", help="copy a TinyDB data folder into PostgreSQL (safe to re-run, verified)")
+    migrate.add_argument("--from-data-dir", required=True, help="the data folder to copy")
+    _add_options(migrate, only=("database_url",))
     return parser
 
 

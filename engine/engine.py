@@ -56,7 +56,7 @@ from ledger.history import as_messages, model_history
 from ledger.reducer import reduce, replay
 from ledger.search import Hit, search
 from ledger.state import ConversationState, State
-from ledger.store import Store
+from ledger.store_api import EventStore
 from ledger.tree import chain_before, selected_path, tip
 
 log = logging.getLogger("ledger_chat.engine")
@@ -78,7 +78,7 @@ class Runtime:
 
 
 class Engine:
-    def __init__(self, store: Store, settings: EngineSettings, tools: ToolHub | None = None) -> None:
+    def __init__(self, store: EventStore, settings: EngineSettings, tools: ToolHub | None = None) -> None:
         litellm()  # import it now (4-7 s, once per process), never inside a request's first-chunk timeout
         self.store = store
         self.settings = settings

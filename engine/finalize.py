@@ -6,7 +6,8 @@ Guarantees:
 - Turn metrics carry the provider's usage when it sent one; otherwise tokens are counted locally and flagged
   ``estimated`` (always the case for a cancelled stream).
 - ``recover`` runs at start-up only: an attempt still streaming after replay belonged to a process that died;
-  it is finalized as interrupted with its persisted prefix (source ``restart``), once.
+  it is finalized as interrupted with its persisted prefix (source ``restart``), once. A conversation another
+  live instance is writing (PostgreSQL, ``ConversationBusyError``) is left to it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import cast
 from engine.attempt import Append, AttemptRun, Broken, Completed
 from engine.stamps import now_iso
 from engine.tokens import count_messages, count_text
+from ledger.errors import ConversationBusyError
 from ledger.events import (
     Cancelled,
     Done,
@@ -134,8 +136,12 @@ def recover(state: Callable[[], State], append: Append) -> list[str]:
             if not attempt.is_live:
                 continue
             cid = conv.conversation_id
-            _answer_open_calls(cid, attempt, append)
-            append(Recovered(conversation_id=cid, attempt_id=attempt.attempt_id))
+            try:
+                _answer_open_calls(cid, attempt, append)
+                append(Recovered(conversation_id=cid, attempt_id=attempt.attempt_id))
+            except ConversationBusyError:
+                continue  # a live instance on the same database is writing it: its attempt is not dead
+
             after = state().conversations[cid].attempts[attempt.attempt_id]
             metrics = TurnMetrics(
                 completed_at=now_iso(), output_tokens=count_text(attempt.model, after.text), estimated=True

@@ -7,7 +7,9 @@ Callers catch ``LedgerError`` to handle anything the ledger refuses; the subclas
      ├── StoreError                  the store could not do what was asked
      │    ├── ConversationDeletedError   a write for a conversation that was deleted
      │    ├── UnknownConversationError   a read or write for a conversation the store never saw
-     │    └── DataDirInUseError          another process holds the data folder's lock (one writer per folder)
+     │    ├── DataDirInUseError          another process holds the data folder's lock (one writer per folder)
+     │    ├── DatabaseUnavailableError   the PostgreSQL server cannot be reached or refuses the login
+     │    └── ConversationBusyError      another instance holds the conversation's write lease (PostgreSQL)
      └── StateError                  an operation that the current state does not allow
 """
 
@@ -52,6 +54,27 @@ class DataDirInUseError(StoreError):
             "stop that one first or choose another --data-dir"
         )
         self.pid = pid
+
+
+class DatabaseUnavailableError(StoreError):
+    """The database cannot be reached or refuses the login; ``where`` is its URL without the password."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(f"cannot open the ledger database {where}: {reason}")
+        self.where = where
+
+
+class ConversationBusyError(StoreError):
+    """Another app instance is writing this conversation right now (it holds its write lease); nothing was
+    written. ``writer`` names that instance."""
+
+    def __init__(self, conversation_id: str, writer: str | None) -> None:
+        super().__init__(
+            f"conversation {conversation_id} is being written by another instance ({writer or 'unknown'}); "
+            "try again in a moment"
+        )
+        self.conversation_id = conversation_id
+        self.writer = writer
 
 
 class StateError(LedgerError):

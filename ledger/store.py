@@ -90,6 +90,11 @@ class Store:
 
     # --- reading ---------------------------------------------------------------------------------------------
 
+    @property
+    def where(self) -> str:
+        """The data folder, as people name it (``ledger.store_api``)."""
+        return str(self.data_dir)
+
     def conversation_ids(self) -> list[str]:
         with self._cond:
             return [cid for cid in self._events if cid not in self._deleted]

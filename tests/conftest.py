@@ -1,4 +1,5 @@
-"""Shared fixtures: a real OpenAI-compatible SSE upstream on 127.0.0.1, and engines on real TinyDB files."""
+"""Shared fixtures: a real OpenAI-compatible SSE upstream on 127.0.0.1, engines on real TinyDB files, and a real
+PostgreSQL server (a throwaway cluster started once per session) with a fresh database per test."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from ledger.store import Store  # noqa: E402
 from tests.support.app_process import CHROMIUM_ARGS, AppProcess  # noqa: E402
 from tests.support.engine import EngineFactory  # noqa: E402
 from tests.support.ledger_builders import conversation_events  # noqa: E402
+from tests.support.postgres import PostgresCluster, unavailable_reason  # noqa: E402
+from tests.support.stores import StoreMaker  # noqa: E402
 from tests.support.upstream import ScriptedUpstream, serve  # noqa: E402
 
 
@@ -67,3 +70,29 @@ def loopback_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProces
     process = AppProcess(tmp_path_factory.mktemp("loopback") / "data", None, host="::1").start()
     yield process
     process.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PostgresCluster]:
+    """A throwaway PostgreSQL cluster in a temp dir; tests that need it are skipped, saying why, without one."""
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    cluster = PostgresCluster().start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def database_url(pg_cluster: PostgresCluster) -> str:
+    """The URL (with its password) of a fresh, empty database on the session's cluster."""
+    return pg_cluster.new_database()
+
+
+@pytest.fixture(params=["tinydb", "postgres"])
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreMaker]:
+    """Opens stores of one kind on one location per test: a temp data dir, or a fresh PostgreSQL database."""
+    location = request.getfixturevalue("database_url") if request.param == "postgres" else str(tmp_path / "data")
+    maker = StoreMaker(request.param, location)
+    yield maker
+    maker.close_all()

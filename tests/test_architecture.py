@@ -16,8 +16,11 @@ PACKAGES = ("ledger", "engine", "ui", "demo")
 #: What each layer may not import (project packages and third-party top-level names).
 FORBIDDEN = {
     "ledger": {"engine", "ui", "demo", "nicegui", "litellm", "httpx", "mcp", "main"},
-    "engine": {"ui", "demo", "nicegui", "main"},
-    "ui": {"demo", "litellm", "tinydb", "main", "ledger.store", "ledger.storage", "ledger.documents"},
+    "engine": {"ui", "demo", "nicegui", "main", "psycopg", "psycopg_pool"},
+    "ui": {
+        "demo", "litellm", "tinydb", "main", "ledger.store", "ledger.storage", "ledger.documents",
+        "psycopg", "psycopg_pool", "ledger.pg_store", "ledger.copying",
+    },
     "demo": {"engine", "ui", "ledger", "main"},
 }
 

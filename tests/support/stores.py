@@ -1,0 +1,62 @@
+"""Both stores behind one maker, for the store contract suite: TinyDB in a temp dir, PostgreSQL in a fresh database.
+
+``StoreMaker.open()`` opens a store on the test's one location (reopening gives the same ledger); ``child`` gives
+the command line of ``tests/support/append_child.py`` on that location, for tests with two processes.
+``write_tinydb_folder`` lays out a TinyDB data folder directly, for the migration tests.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ledger.documents import to_documents
+from ledger.events import AnyEvent
+from ledger.pg_store import PgStore
+from ledger.storage import dumps
+from ledger.store import Store
+from ledger.store_api import EventStore
+
+
+class StoreMaker:
+    def __init__(self, kind: str, location: str) -> None:
+        self.kind, self.location = kind, location
+        self.opened: list[EventStore] = []
+
+    def open(self, **options: Any) -> EventStore:
+        options.setdefault("flush_interval", 0.05)
+        store: EventStore
+        if self.kind == "postgres":
+            store = PgStore.open(self.location, **options)
+        else:
+            store = Store.open(Path(self.location), **options)
+        self.opened.append(store)
+        return store
+
+    def child(self, name: str, count: int) -> list[str]:
+        return [sys.executable, "-m", "tests.support.append_child", self.kind, self.location, name, str(count)]
+
+    def close_all(self) -> None:
+        for store in self.opened:
+            store.close()
+
+
+def write_tinydb_folder(
+    data_dir: Path, conversations: dict[str, list[AnyEvent]], deleted: tuple[str, ...] = ()
+) -> dict[str, list[AnyEvent]]:
+    """A data folder exactly as the TinyDB store lays it out (``ledger.documents``, ``index.json``), written in one
+    go (the store itself fsyncs each file, which for a thousand conversations takes longer than a test may).
+    Returns the events as stored: with their seqs, 1, 2, 3... per conversation."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    index, stored = {}, {}
+    for n, (cid, events) in enumerate(conversations.items(), start=1):
+        stored[cid] = [replace(e, seq=seq) for seq, e in enumerate(events, start=1)]
+        docs = to_documents(stored[cid])
+        (data_dir / f"conv-{cid}.json").write_bytes(dumps({"events": {str(i): d for i, d in enumerate(docs, 1)}}))
+        index[str(n)] = {"id": cid, "file": f"conv-{cid}.json", "deleted": False}
+    for n, cid in enumerate(deleted, start=len(index) + 1):
+        index[str(n)] = {"id": cid, "file": None, "deleted": True}
+    (data_dir / "index.json").write_bytes(dumps({"conversations": index}))
+    return stored
