@@ -275,6 +275,7 @@ async def test_a_turn_killed_while_a_tool_ran_comes_back_interrupted_with_a_vali
     await wait_until(lambda: "tool_dispatched" in kinds(first, cid), what="the call running")
     await first.flush()
     shutil.copytree(tmp_path / "data", tmp_path / "disk-at-death", ignore=shutil.ignore_patterns(".lock"))
+    await first.cancel(cid, "shutdown")  # the first process is gone: its turn must not reach the upstream any more
     engine = engines(tmp_path / "disk-at-death")  # what a restarted process finds on disk
     assert current_attempt(engine, cid, m1).tool_calls["call_k"].phase == "running"
     assert engine.recover() == [current_attempt(engine, cid, m1).attempt_id]
