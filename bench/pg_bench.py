@@ -54,7 +54,10 @@ def run(kind: str, location: str, instances: int) -> float:
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "bench.pg_bench", "worker", kind, location, str(n * share), str(share)],
-            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )  # fmt: skip
         for n in range(instances)
     ]

@@ -88,9 +88,7 @@ def acquire(conn: Conn, cid: str, me: str, token: str, lease: float) -> int:
     raise ConversationBusyError(cid, writer)
 
 
-def fence(
-    conn: Conn, cid: str, token: str, last: int, lease: float, *, title: str | None, deleted: bool
-) -> bool:
+def fence(conn: Conn, cid: str, token: str, last: int, lease: float, *, title: str | None, deleted: bool) -> bool:
     """Record ``last`` as the conversation's last seq if this token still holds its lease (and renew it)."""
     params = {"id": cid, "token": token, "last": last, "lease": lease, "title": title, "deleted": deleted}
     return conn.execute(_FENCE, params).rowcount == 1

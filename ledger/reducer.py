@@ -60,7 +60,7 @@ from ledger.state import (
     MessageState,
     State,
 )
-from ledger.tree import ROOT, tip
+from ledger.tree import ROOT, legacy_tip
 from ledger.updates import update_attempt, update_call, update_live
 
 TITLE_CHARS = 60
@@ -190,7 +190,7 @@ def _submitted(conv: ConversationState, event: Submitted) -> ConversationState:
     if event.message_id in conv.messages:
         return conv
     edited = conv.messages.get(event.edit_of or "")
-    parent = event.parent if event.parent is not None else edited.parent if edited is not None else tip(conv)
+    parent = event.parent if event.parent is not None else edited.parent if edited is not None else legacy_tip(conv)
     message = MessageState(
         message_id=event.message_id,
         role="user",

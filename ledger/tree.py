@@ -31,6 +31,8 @@ def selected_path(conv: ConversationState) -> tuple[str, ...]:
             continue
         path.append(reply_id)
         key = conv.messages[reply_id].selected_attempt_id or ""
+        if key not in conv.chosen and reply_id in conv.chosen:
+            key = reply_id  # a ledger written before parents: later turns follow the answer, whatever its attempt
         if not key:
             break
     return tuple(path)
@@ -43,6 +45,13 @@ def tip(conv: ConversationState) -> str | None:
         return None
     last = conv.messages[path[-1]]
     return last.selected_attempt_id if last.role == "assistant" else last.message_id
+
+
+def legacy_tip(conv: ConversationState) -> str | None:
+    """What a user message with no recorded parent follows (ledgers written before messages had parents): the
+    last answer shown as a message, so switching that answer's attempt later never hides the turns after it."""
+    path = selected_path(conv)
+    return path[-1] if path else None
 
 
 def chain_before(conv: ConversationState, message_id: str) -> list[tuple[str, str | None]]:
@@ -62,6 +71,14 @@ def chain_before(conv: ConversationState, message_id: str) -> list[tuple[str, st
         if parent in conv.attempts:
             answer = conv.messages[conv.attempts[parent].message_id]
             chain.append((answer.message_id, parent))
+            user = conv.messages.get(answer.user_message_id or "")
+            if user is None:
+                break
+            chain.append((user.message_id, None))
+            parent = user.parent
+        elif parent in conv.messages and conv.messages[parent].role == "assistant":
+            answer = conv.messages[parent]
+            chain.append((answer.message_id, answer.selected_attempt_id))
             user = conv.messages.get(answer.user_message_id or "")
             if user is None:
                 break

@@ -166,3 +166,32 @@ async def test_branching_from_a_user_message_gives_the_chat_before_it_and_its_te
     u2, _ = await answered(engine, cid, "q2", upstream, "a2")
     new_cid, draft = engine.branch(cid, u2)
     assert draft == "q2" and shown_texts(engine, new_cid) == ["q1", "a1"]
+
+
+def test_an_old_ledger_that_switched_an_earlier_answers_attempt_still_shows_every_later_turn() -> None:
+    from ledger.events import Chunk, Persisted, Selected, Started, Submitted
+
+    c = "legacy"
+
+    def said(attempt: str, text: str) -> Chunk:
+        return Chunk(conversation_id=c, attempt_id=attempt, request_id="r", chunk_seq=0, text=text)
+
+    events = [
+        Submitted(conversation_id=c, message_id="u1", turn=1, text="q1"),
+        Started(conversation_id=c, attempt_id="a1", message_id="m1", user_message_id="u1", turn=1, model="x"),
+        said("a1", "first"),
+        Persisted(conversation_id=c, attempt_id="a1", message_id="m1", status="complete", text="first"),
+        Started(conversation_id=c, attempt_id="a2", message_id="m1", user_message_id="u1", turn=1, model="x"),
+        said("a2", "second"),
+        Persisted(conversation_id=c, attempt_id="a2", message_id="m1", status="complete", text="second"),
+        Submitted(conversation_id=c, message_id="u2", turn=2, text="q2"),  # no parent: written before parents
+        Started(conversation_id=c, attempt_id="b1", message_id="m2", user_message_id="u2", turn=2, model="x"),
+        said("b1", "answer 2"),
+        Persisted(conversation_id=c, attempt_id="b1", message_id="m2", status="complete", text="answer 2"),
+        Selected(conversation_id=c, message_id="m1", attempt_id="a1"),  # the old page allowed this on any answer
+    ]
+    conv = replay(events).conversations[c]
+    assert selected_path(conv) == ("u1", "m1", "u2", "m2")
+    from ledger.history import as_messages, model_history
+
+    assert [m["content"] for m in as_messages(model_history(conv))] == ["q1", "first", "q2", "answer 2"]
