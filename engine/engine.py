@@ -242,13 +242,21 @@ class Engine:
             self._append(Selected(conversation_id=cid, message_id=message_id, attempt_id=attempt_id))
 
     async def cancel(
-        self, cid: str, source: CancelSource, *, keep_partial: bool = True, turn: int | None = None
+        self,
+        cid: str,
+        source: CancelSource,
+        *,
+        keep_partial: bool = True,
+        turn: int | None = None,
+        attempt_id: str | None = None,
     ) -> bool:
         """The one cancel path. Returns whether an attempt was cancelled. It runs to its end even when the caller is
         cancelled meanwhile (the caller then gets its CancelledError): a cancel never stops half-way."""
-        return await asyncio.shield(self._cancel(cid, source, keep_partial, turn))
+        return await asyncio.shield(self._cancel(cid, source, keep_partial, turn, attempt_id))
 
-    async def _cancel(self, cid: str, source: CancelSource, keep_partial: bool, turn: int | None) -> bool:
+    async def _cancel(
+        self, cid: str, source: CancelSource, keep_partial: bool, turn: int | None, attempt_id: str | None
+    ) -> bool:
         rt = self._runtimes.get(cid)
         if rt is None:
             return False
@@ -256,6 +264,8 @@ class Engine:
             active = rt.active
             if active is None or active.settled or (turn is not None and turn != active.turn):
                 return False
+            if attempt_id is not None and attempt_id != active.attempt_id:
+                return False  # a Stop meant for the attempt a tab showed never stops a newer one (a retry elsewhere)
             active.order_cancel(source, keep_partial)
             self._append(
                 CancelRequested(

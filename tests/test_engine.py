@@ -342,3 +342,19 @@ async def test_a_title_made_only_of_invisible_characters_needs_a_name(engines: E
     engine.rename(cid, "\u202eplain\u200b title\x00")
     conv = engine.conversation(cid)
     assert conv is not None and conv.title == "plain title"
+
+
+async def test_a_stop_meant_for_an_attempt_never_stops_a_newer_retry_of_the_same_turn(
+    engines: EngineFactory, upstream: ScriptedUpstream
+) -> None:
+    engine = engines()
+    cid = engine.create_conversation()
+    upstream.plan(Behavior(text=WORDS, chunk_delay=0.02), Behavior(text=WORDS, chunk_delay=0.02))
+    _, m1 = await engine.submit(cid, "count")
+    await wait_until(lambda: current_attempt(engine, cid, m1).chunks_rendered >= 2)
+    old = current_attempt(engine, cid, m1).attempt_id
+    await engine.retry(cid, m1)  # another tab retried: same turn, new attempt
+    await wait_until(lambda: current_attempt(engine, cid, m1).chunks_rendered >= 2)
+    assert await engine.cancel(cid, "user", attempt_id=old) is False  # the Stop of a tab that still showed the old
+    assert current_attempt(engine, cid, m1).status == "streaming"
+    assert await engine.cancel(cid, "user", attempt_id=current_attempt(engine, cid, m1).attempt_id)

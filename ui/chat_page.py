@@ -37,7 +37,7 @@ class ChatPage:
         self.cid = cid
         self.client = ui.context.client
         self.leaving: CancelSource | None = None
-        self.shown_turn: int | None = None
+        self.shown_attempt: str | None = None
         self.model = self._model_of(cid)
         self.title = "Ledger Chat"
         self.live_was: str | None = None
@@ -100,8 +100,8 @@ class ChatPage:
             self.transcript.show_gone()
             self.composer.disable()
             return
-        self.shown_turn = self.transcript.render(conv)
-        self.composer.show_streaming(self.shown_turn is not None)
+        self.shown_attempt = self.transcript.render(conv)
+        self.composer.show_streaming(self.shown_attempt is not None)
         if conv is not None:
             self._announce(conv)
             title = f"{conv.title or 'New conversation'} · Ledger Chat"
@@ -124,8 +124,8 @@ class ChatPage:
         return None
 
     async def stop(self) -> None:
-        if self.cid is not None and self.shown_turn is not None:
-            await self.engine.cancel(self.cid, "user", turn=self.shown_turn)
+        if self.cid is not None and self.shown_attempt is not None:
+            await self.engine.cancel(self.cid, "user", attempt_id=self.shown_attempt)
 
     async def retry(self, message_id: str, model: str | None = None) -> None:
         if self.cid is None:

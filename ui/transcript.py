@@ -3,8 +3,9 @@
 Guarantees: the messages shown are exactly ``ledger.tree.selected_path`` (the chosen versions and selected
 attempts), in order, one view each; when the path changes (an edit, another version, a retry of an earlier answer)
 the views are rebuilt, otherwise a view is updated only when its message, its attempt or the streaming state
-changed (a streaming answer touches only its own view); ``render`` returns the turn shown streaming (Stop cancels
-that turn only); a branched chat links to where it came from; a deleted conversation shows one line saying so.
+changed (a streaming answer touches only its own view); ``render`` returns the attempt shown streaming (Stop
+cancels that attempt only); a branched chat links to where it came from; a deleted conversation shows one line
+saying so.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ class Transcript:
         self.messages = ui.column().classes("w-full gap-4").mark("messages")
         self.messages.props('role=log aria-live=off aria-label="Conversation"')
 
-    def render(self, conv: ConversationState | None) -> int | None:
-        """Bring every view up to date with ``conv``; return the turn shown streaming, if any."""
+    def render(self, conv: ConversationState | None) -> str | None:
+        """Bring every view up to date with ``conv``; return the attempt shown streaming, if any."""
         path = selected_path(conv) if conv is not None else ()
         self.empty.set_visibility(not path)
         if conv is None:
@@ -69,7 +70,7 @@ class Transcript:
                 view.update(conv)
             else:
                 view.update(conv, shown.metrics if shown is not None else None, live is not None)
-        return conv.messages[live.message_id].turn if live is not None else None
+        return live.attempt_id if live is not None else None
 
     def _keep_common_prefix(self, path: tuple[str, ...]) -> None:
         """Keep the views the new path shares with the old one (an open editor, an expanded result survive a
