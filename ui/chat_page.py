@@ -19,15 +19,15 @@ from ledger.state import ConversationState
 from ui.audit_panel import AuditPanel
 from ui.composer import Composer
 from ui.context import PageContext
-from ui.format import announcement, model_label
+from ui.format import announcement
+from ui.header import build_header, model_of
 from ui.health_banner import HealthBanner
-from ui.notices import notice
+from ui.message_actions import MessageActions
 from ui.refresh import FLUSH_SECONDS, RefreshScheduler
 from ui.sidebar import Sidebar
 from ui.style import add_style
 from ui.tool_servers import ToolServersPanel
 from ui.transcript import Transcript
-from ui.widgets import Actions
 
 
 class ChatPage:
@@ -38,14 +38,21 @@ class ChatPage:
         self.client = ui.context.client
         self.leaving: CancelSource | None = None
         self.shown_attempt: str | None = None
-        self.model = self._model_of(cid)
+        self.model = model_of(self.engine.conversation(cid) if cid else None, self.engine.settings.models)
         self.title = "Ledger Chat"
         self.live_was: str | None = None
 
     def build(self) -> None:
         add_style()
         self.client.layout.props('view="hHh lpR lFr"')  # the message box centres on the chat column, not the window
-        self._header()
+        build_header(
+            badge=self.context.model_label,
+            models=self.engine.settings.models,
+            model=self.model,
+            on_model=self._use_model,
+            toggle_chats=lambda: self.left.toggle(),
+            toggle_audit=lambda: self.right.toggle(),
+        )
         with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer") as self.left:
             self.sidebar = Sidebar(self.engine, self.cid, self.navigate, self.after_delete)
             ui.separator().classes("my-2")
@@ -57,18 +64,15 @@ class ChatPage:
         self.announcer = ui.label("").classes("lc-sr-only").props("role=status aria-live=polite").mark("announcer")
         with ui.column().classes("lc-main w-full max-w-3xl mx-auto gap-3 px-3 pb-4"):
             HealthBanner(self.engine)
-            actions = Actions(
-                retry=self.retry,
-                select=self.select,
-                audit=self.open_audit,
-                decide=self.decide_tool,
-                edit=self.edit,
-                select_version=self.select_version,
-                branch=self.branch,
+            actions = MessageActions(
+                self.engine,
+                cid=lambda: self.cid,
+                model=lambda: self.model,
                 open_chat=lambda cid: self.navigate(f"/chat/{cid}"),
-                models=self.engine.settings.models,
+                open_audit=self.open_audit,
+                drafts=self.context.drafts,
             )
-            self.transcript = Transcript(actions, demo=self.context.demo)
+            self.transcript = Transcript(actions.actions(), demo=self.context.demo)
         with ui.footer().classes("lc-footer"):
             self.composer = Composer(
                 submit=self.submit,
@@ -127,61 +131,6 @@ class ChatPage:
         if self.cid is not None and self.shown_attempt is not None:
             await self.engine.cancel(self.cid, "user", attempt_id=self.shown_attempt)
 
-    async def retry(self, message_id: str, model: str | None = None) -> None:
-        if self.cid is None:
-            return
-        try:
-            await self.engine.retry(self.cid, message_id, model=model or self.model)
-        except InputRejected as exc:
-            notice(str(exc), "warning")
-
-    async def edit(self, message_id: str, text: str) -> bool:
-        """Send an edited version; a refusal is shown and the editor stays open with the text."""
-        if self.cid is None:
-            return False
-        try:
-            await self.engine.edit(self.cid, message_id, text, model=self.model)
-        except InputRejected as exc:
-            notice(str(exc), "warning")
-            return False
-        return True
-
-    def select_version(self, message_id: str) -> None:
-        if self.cid is None:
-            return
-        try:
-            self.engine.select_version(self.cid, message_id)
-        except InputRejected as exc:
-            notice(str(exc), "warning")
-
-    def branch(self, message_id: str) -> None:
-        if self.cid is None:
-            return
-        try:
-            new_cid, draft = self.engine.branch(self.cid, message_id)
-        except InputRejected as exc:
-            notice(str(exc), "warning")
-            return
-        if draft is not None:
-            self.context.drafts[new_cid] = draft
-        self.navigate(f"/chat/{new_cid}")
-
-    def decide_tool(self, call_id: str, run_it: bool) -> None:
-        if self.cid is None:
-            return
-        try:
-            self.engine.decide_tool(self.cid, call_id, run_it)
-        except InputRejected as exc:
-            notice(str(exc), "warning")
-
-    def select(self, message_id: str, attempt_id: str) -> None:
-        if self.cid is None:
-            return
-        try:
-            self.engine.select_attempt(self.cid, message_id, attempt_id)
-        except InputRejected as exc:
-            notice(str(exc), "warning")
-
     def open_audit(self, message_id: str) -> None:
         self.right.set_value(True)
         self.audit.show(self.cid, message_id)
@@ -198,42 +147,8 @@ class ChatPage:
 
     # --- parts and helpers -------------------------------------------------------------------------------------
 
-    def _header(self) -> None:
-        with ui.header().classes("lc-header items-center gap-2 px-3 py-1 no-wrap"):
-            ui.button(icon="menu", on_click=lambda: self.left.toggle()).props(
-                'flat round dense color=white aria-label="Chats"'
-            )
-            ui.label("Ledger Chat").classes("text-lg font-medium gt-xs")
-            models = self.engine.settings.models
-            if len(models) > 1:
-                picker = ui.select(
-                    {m: model_label(m) for m in models}, value=self.model, on_change=self._model_changed
-                ).props('dense dark borderless options-dense aria-label="Model for the next answer"')
-                picker.classes("lc-model-picker").mark("model-picker")
-            else:
-                ui.label(self.context.model_label).classes("lc-model-badge").mark("model-label")
-            ui.space()
-            with ui.button().props('flat round dense color=white aria-label="Switch between light and dark"') as theme:
-                ui.icon("dark_mode").classes("lc-when-light")
-                ui.icon("light_mode").classes("lc-when-dark")
-            theme.on("click", js_handler="() => window.lcTheme && window.lcTheme.toggle()")
-            ui.button(icon="timeline", on_click=lambda: self.right.toggle()).props(
-                'flat round dense color=white aria-label="Audit panel"'
-            ).mark("audit-toggle")
-
-    def _model_of(self, cid: str | None) -> str:
-        """The model this chat answered with last (if still offered), else the app's default."""
-        conv = self.engine.conversation(cid) if cid else None
-        models = self.engine.settings.models
-        if conv is not None:
-            last = max(conv.attempts.values(), key=lambda a: a.started_ts, default=None)
-            if last is not None and last.model in models:
-                return last.model
-        return models[0]
-
-    def _model_changed(self, e: ValueChangeEventArguments[str]) -> None:
-        if e.value in self.engine.settings.models:
-            self.model = e.value
+    def _use_model(self, model: str) -> None:
+        self.model = model
 
     def _announce(self, conv: ConversationState) -> None:
         """Tell a screen reader once when an answer ends (never per token)."""

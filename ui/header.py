@@ -1,0 +1,58 @@
+"""The page header: the chats button, the model (a picker when more than one is offered), theme, audit panel.
+
+Guarantees: every control has an accessible name and stays white on the dark header; the theme button is handled
+in the browser (``window.lcTheme``: follow the system until chosen, then remember); picking a model only changes
+what the page asks for next (``on_model``); ``model_of`` is the model a chat answered with last, if still offered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from nicegui import ui
+from nicegui.events import ValueChangeEventArguments
+
+from ledger.state import ConversationState
+from ui.format import model_label
+
+
+def build_header(
+    *,
+    badge: str,
+    models: tuple[str, ...],
+    model: str,
+    on_model: Callable[[str], None],
+    toggle_chats: Callable[[], object],
+    toggle_audit: Callable[[], object],
+) -> None:
+    with ui.header().classes("lc-header items-center gap-2 px-3 py-1 no-wrap"):
+        ui.button(icon="menu", on_click=toggle_chats).props('flat round dense color=white aria-label="Chats"')
+        ui.label("Ledger Chat").classes("text-lg font-medium gt-xs")
+        if len(models) > 1:
+
+            def changed(e: ValueChangeEventArguments[str]) -> None:
+                if e.value in models:
+                    on_model(e.value)
+
+            picker = ui.select({m: model_label(m) for m in models}, value=model, on_change=changed)
+            picker.props('dense dark borderless options-dense aria-label="Model for the next answer"')
+            picker.classes("lc-model-picker").mark("model-picker")
+        else:
+            ui.label(badge).classes("lc-model-badge").mark("model-label")
+        ui.space()
+        with ui.button().props('flat round dense color=white aria-label="Switch between light and dark"') as theme:
+            ui.icon("dark_mode").classes("lc-when-light")
+            ui.icon("light_mode").classes("lc-when-dark")
+        theme.on("click", js_handler="() => window.lcTheme && window.lcTheme.toggle()")
+        ui.button(icon="timeline", on_click=toggle_audit).props(
+            'flat round dense color=white aria-label="Audit panel"'
+        ).mark("audit-toggle")
+
+
+def model_of(conv: ConversationState | None, models: tuple[str, ...]) -> str:
+    """The model this chat answered with last (if still offered), else the app's default."""
+    if conv is not None:
+        last = max(conv.attempts.values(), key=lambda a: a.started_ts, default=None)
+        if last is not None and last.model in models:
+            return last.model
+    return models[0]

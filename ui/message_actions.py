@@ -1,0 +1,81 @@
+"""What a message asks the engine for (Retry, Retry with…, Edit, versions, attempts, Branch, Run/Skip), for one page.
+
+Guarantees: every action goes through the engine for the conversation the page shows (nothing without one); a
+refusal (``InputRejected``) becomes one notice and changes nothing (an edit keeps its editor open with the text);
+Retry and Edit use the model the page has picked unless one is named; a branch opens the new chat, with the text of
+a user message it was branched at as a draft in its box.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from engine.engine import Engine, InputRejected
+from ui.notices import notice
+from ui.widgets import Actions
+
+T = TypeVar("T")
+
+
+class MessageActions:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        cid: Callable[[], str | None],
+        model: Callable[[], str],
+        open_chat: Callable[[str], None],
+        open_audit: Callable[[str], None],
+        drafts: dict[str, str],
+    ) -> None:
+        self.engine, self.cid, self.model = engine, cid, model
+        self.open_chat, self.open_audit, self.drafts = open_chat, open_audit, drafts
+
+    def actions(self) -> Actions:
+        return Actions(
+            retry=self.retry,
+            select=lambda message_id, attempt_id: self._do(self.engine.select_attempt, message_id, attempt_id),
+            audit=self.open_audit,
+            decide=lambda call_id, run_it: self._do(self.engine.decide_tool, call_id, run_it),
+            edit=self.edit,
+            select_version=lambda message_id: self._do(self.engine.select_version, message_id),
+            branch=self.branch,
+            open_chat=self.open_chat,
+            models=self.engine.settings.models,
+        )
+
+    async def retry(self, message_id: str, model: str | None = None) -> None:
+        await self._do_async(self.engine.retry, message_id, model or self.model())
+
+    async def edit(self, message_id: str, text: str) -> bool:
+        return await self._do_async(self.engine.edit, message_id, text, self.model()) is not None
+
+    def branch(self, message_id: str) -> None:
+        made = self._do(self.engine.branch, message_id)
+        if made is None:
+            return
+        new_cid, draft = made
+        if draft is not None:
+            self.drafts[new_cid] = draft
+        self.open_chat(new_cid)
+
+    def _do(self, operation: Callable[..., T], *args: object) -> T | None:
+        cid = self.cid()
+        if cid is None:
+            return None
+        try:
+            return operation(cid, *args)
+        except InputRejected as exc:
+            notice(str(exc), "warning")
+            return None
+
+    async def _do_async(self, operation: Callable[..., Awaitable[T]], *args: object) -> T | None:
+        cid = self.cid()
+        if cid is None:
+            return None
+        try:
+            return await operation(cid, *args)
+        except InputRejected as exc:
+            notice(str(exc), "warning")
+            return None
