@@ -119,7 +119,6 @@ class AttemptRun:
     step_usage: list[Usage | None] = field(default_factory=list)
     tool_seconds: float = 0.0
     approvals: dict[str, asyncio.Future[bool]] = field(default_factory=dict)
-    answered: set[str] = field(default_factory=set)
     _pieces: list[str] = field(default_factory=list)
     _writing: dict[int, _Writing] = field(default_factory=dict)
     _keys: dict[int, int] = field(default_factory=dict)  # the provider's index -> the call being written
@@ -255,7 +254,6 @@ class AttemptRun:
                 duration_ms=duration_ms,
             )
         )
-        self.answered.add(call_id)
         return True
 
     def _stale(self, seq: int, why: StaleWhy, chars: int, block: StaleBlock) -> None:

@@ -135,7 +135,10 @@ def _progress(run: AttemptRun, call: PendingCall) -> Any:
         if now - last[0] < PROGRESS_SECONDS and not (total and progress >= total):
             return
         last[0] = now
-        if call.call_id in run.answered:
+        conv = run.view()
+        attempt = conv.attempts.get(run.attempt_id) if conv is not None else None
+        known = attempt.tool_calls.get(call.call_id) if attempt is not None else None
+        if known is None or known.answered:  # progress after the result is news to nobody
             return
         run.append(
             ToolProgress(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -52,7 +52,6 @@ class ToolHub:
         self.configs = {s.name: s for s in servers}
         self.log_dir = log_dir
         self.max_restarts = max_restarts
-        self.version = 0  # grows on every health change: pages compare it to redraw the server list
         self._connections: dict[str, MCPConnection] = {}
         self._health: dict[str, ServerHealth] = {
             s.name: ServerHealth(name=s.name, state="starting", confirm=s.confirm) for s in servers
@@ -61,7 +60,6 @@ class ToolHub:
         self._tasks: set[asyncio.Task[None]] = set()
         self._exposed: dict[str, ResolvedTool] = {}
         self._specs: dict[str, ToolSpec] = {}
-        self.on_change: Callable[[], None] | None = None
 
     async def start(self) -> None:
         """Start every configured server at once; returns when each is ready or has failed."""
@@ -166,9 +164,6 @@ class ToolHub:
         self._health[name] = ServerHealth(
             name=name, state=state, tools=tools, message=message, confirm=self.configs[name].confirm
         )
-        self.version += 1
-        if self.on_change is not None:
-            self.on_change()
 
 
 def _safe_name(name: str, taken: dict[str, ResolvedTool]) -> str:
