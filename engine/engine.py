@@ -57,6 +57,7 @@ from ledger.reducer import reduce, replay
 from ledger.search import Hit, search
 from ledger.state import ConversationState, State
 from ledger.store_api import EventStore
+from ledger.summary import ConversationSummary, newest_first, summary_of
 from ledger.tree import chain_before, selected_path, tip
 
 log = logging.getLogger("ledger_chat.engine")
@@ -97,6 +98,12 @@ class Engine:
         """Live conversations, newest activity first."""
         convs = [c for c in self.state.conversations.values() if not c.deleted]
         return sorted(convs, key=lambda c: (c.updated_ts, c.created_ts), reverse=True)
+
+    def summaries(self, query: str = "") -> list[ConversationSummary]:
+        """The conversation list: live conversations whose title has every word of ``query``, newest first."""
+        words = query.casefold().split()
+        found = (summary_of(c) for c in self.state.conversations.values() if not c.deleted)
+        return newest_first(s for s in found if all(w in s.title.casefold() for w in words))
 
     def search(self, query: str, limit: int = 20) -> list[Hit]:
         """Chats whose title, or a line of a message shown, has every word of ``query`` (newest first)."""
