@@ -16,7 +16,11 @@ from ledger.updates import update_attempt, with_call
 def step_started(attempt: AttemptState, event: StepStarted) -> AttemptState:
     if attempt.steps and attempt.steps[-1].number >= event.step:
         return attempt
-    step = StepState(number=event.step, text_start=len(attempt.text), reasoning_start=len(attempt.reasoning))
+    step = StepState(
+        number=event.step,
+        text_start=attempt.text_pieces.length,
+        reasoning_start=attempt.reasoning_pieces.length,
+    )
     return attempt._replace(steps=(*attempt.steps, step))
 
 

@@ -8,6 +8,10 @@ Guarantees:
   concatenation of its rendered chunks in chunk_seq order.
 - Terminal attempt statuses (complete, interrupted, failed, empty) never change again.
 - Nothing changes a deleted conversation.
+- Linear: an event touches only its own conversation (a persistent map shares every other one) and, for a chunk,
+  only its attempt (text kept as pieces, ``ledger.pieces``): a chunk costs the same with 10 or 10,000
+  conversations, in a 2-turn or a 200-turn conversation, at the 10th or the 20,000th chunk of an answer. States
+  stay immutable from the outside: an old state never reads text appended after it.
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ def reduce(state: State, event: AnyEvent) -> State:
     else:
         new = _apply(conv, event)
         new = new._replace(last_seq=max(new.last_seq, event.seq), updated_ts=event.ts or new.updated_ts)
-    return State(conversations={**state.conversations, event.conversation_id: new})
+    return State(conversations=state.conversations.set(event.conversation_id, new))
 
 
 def replay(events: Iterable[AnyEvent], state: State = EMPTY_STATE) -> State:
@@ -255,7 +259,7 @@ def _started(conv: ConversationState, event: Started) -> ConversationState:
         turn=max(conv.turn, event.turn),
         message_ids=message_ids,
         messages=messages,
-        attempts={**conv.attempts, event.attempt_id: attempt},
+        attempts=conv.attempts.set(event.attempt_id, attempt),
     )
 
 
@@ -267,27 +271,29 @@ def _chunk(conv: ConversationState, event: Chunk) -> ConversationState:
         new = attempt._replace(chunks_received=attempt.chunks_received + 1, stale_chunks=attempt.stale_chunks + 1)
     elif event.block == "reasoning":
         new = attempt._replace(
-            reasoning=attempt.reasoning + event.text,
+            reasoning_pieces=attempt.reasoning_pieces.plus(event.text),
             chunks_received=attempt.chunks_received + 1,
             chunks_rendered=attempt.chunks_rendered + 1,
             last_chunk_seq=event.chunk_seq,
         )
     else:
         new = attempt._replace(
-            text=attempt.text + event.text,
+            text_pieces=attempt.text_pieces.plus(event.text),
             chunks_received=attempt.chunks_received + 1,
             chunks_rendered=attempt.chunks_rendered + 1,
             last_chunk_seq=event.chunk_seq,
         )
     return conv._replace(
-        attempts={**conv.attempts, attempt.attempt_id: new},
+        attempts=conv.attempts.set(attempt.attempt_id, new),
         last_seq=max(conv.last_seq, event.seq),
         updated_ts=event.ts or conv.updated_ts,
     )
 
 
 def _closed(attempt: AttemptState, source: str, keep_partial: bool) -> AttemptState:
-    has_text = bool(attempt.text or attempt.reasoning) or any(c.answered for c in attempt.tool_calls.values())
+    has_text = bool(attempt.text_pieces or attempt.reasoning_pieces) or any(
+        c.answered for c in attempt.tool_calls.values()
+    )
     keeps = keep_partial and source in PARTIAL_KEEPING_SOURCES
     status: AttemptStatus = "interrupted" if has_text and keeps else "empty"
     return attempt._replace(status=status, cancel_source=source, keep_partial=keeps)
@@ -318,7 +324,7 @@ def _persisted(conv: ConversationState, event: Persisted) -> ConversationState:
         user = messages.get(message.user_message_id or "")
         if user is not None:
             messages[user.message_id] = user._replace(metrics=event.metrics)
-    return conv._replace(messages=messages, attempts={**conv.attempts, attempt.attempt_id: new_attempt})
+    return conv._replace(messages=messages, attempts=conv.attempts.set(attempt.attempt_id, new_attempt))
 
 
 def _selected(conv: ConversationState, event: Selected) -> ConversationState:

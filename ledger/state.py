@@ -3,6 +3,10 @@
 Guarantees: every state value is an immutable record (a ``NamedTuple``: its ``_replace`` is 5x cheaper than
 ``dataclasses.replace``, which keeps a 100,000-event replay well under a second); mappings inside are never
 mutated after they are built (the reducer makes new ones), so a state can be shared, compared and kept.
+- An attempt's text and reasoning are kept as ``ledger.pieces.Pieces`` (a chunk costs its own length, not the
+  text so far) and read as ``str`` through ``text``/``reasoning``; an old state never reads later text.
+- ``State.conversations`` is a persistent map (``immutables.Map``): a new state shares every conversation it did
+  not change, so an event costs the same with 10 or 10,000 conversations in the state.
 """
 
 from __future__ import annotations
@@ -11,7 +15,11 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Literal, NamedTuple
 
+from immutables import Map
+
 from ledger.events import ToolStatus, TurnMetrics, Usage
+from ledger.pieces import EMPTY as NO_TEXT
+from ledger.pieces import Pieces
 
 AttemptStatus = Literal["streaming", "closing", "complete", "interrupted", "failed", "empty"]
 #: Where a tool call is before it has a result: its arguments are streaming, it is complete, it waits for the
@@ -69,8 +77,8 @@ class AttemptState(NamedTuple):
     trigger: str = "submit"
     started_ts: str = ""
     status: AttemptStatus = "streaming"
-    text: str = ""
-    reasoning: str = ""
+    text_pieces: Pieces = NO_TEXT
+    reasoning_pieces: Pieces = NO_TEXT
     chunks_received: int = 0
     chunks_rendered: int = 0
     stale_chunks: int = 0
@@ -90,6 +98,15 @@ class AttemptState(NamedTuple):
     stale_tool_results: int = 0
 
     @property
+    def text(self) -> str:
+        """The rendered text (joined when read)."""
+        return self.text_pieces.text
+
+    @property
+    def reasoning(self) -> str:
+        return self.reasoning_pieces.text
+
+    @property
     def is_live(self) -> bool:
         return self.status in LIVE_STATUSES
 
@@ -100,15 +117,16 @@ class AttemptState(NamedTuple):
             return True
         if self.status != "interrupted" or not self.keep_partial:
             return False
-        return bool(self.text) or any(c.answered for c in self.tool_calls.values())
+        return bool(self.text_pieces) or any(c.answered for c in self.tool_calls.values())
 
     def step_text(self, index: int) -> str:
         """The text of ``steps[index]`` (an attempt without steps is one step)."""
         if not self.steps:
             return self.text
         start = self.steps[index].text_start
-        end = self.steps[index + 1].text_start if index + 1 < len(self.steps) else len(self.text)
-        return self.text[start:end]
+        if index + 1 >= len(self.steps):
+            return self.text_pieces.tail(start)
+        return self.text[start : self.steps[index + 1].text_start]
 
     def step_calls(self, index: int) -> list[ToolCallState]:
         return [self.tool_calls[c] for c in self.steps[index].call_ids] if self.steps else []
@@ -144,7 +162,7 @@ class ConversationState(NamedTuple):
     detached: bool = False
     message_ids: tuple[str, ...] = ()
     messages: Mapping[str, MessageState] = _EMPTY  # type: ignore[assignment]
-    attempts: Mapping[str, AttemptState] = _EMPTY  # type: ignore[assignment]
+    attempts: Map[str, AttemptState] = Map()  # persistent: a chunk never copies the other attempts
     orphan_chunks: int = 0
     children: Mapping[str, tuple[str, ...]] = _EMPTY  # type: ignore[assignment]  # parent ("" = root) -> users
     chosen: Mapping[str, str] = _EMPTY  # type: ignore[assignment]  # parent ("" = root) -> the version followed
@@ -162,7 +180,7 @@ class ConversationState(NamedTuple):
 
 
 class State(NamedTuple):
-    conversations: Mapping[str, ConversationState] = _EMPTY  # type: ignore[assignment]
+    conversations: Map[str, ConversationState] = Map()
 
 
 EMPTY_STATE = State()

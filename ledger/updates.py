@@ -18,19 +18,19 @@ def update_attempt(conv: ConversationState, attempt_id: str, change: Change, orp
     attempt = conv.attempts.get(attempt_id)
     if attempt is None:
         return conv._replace(orphan_chunks=conv.orphan_chunks + 1) if orphan else conv
-    return conv._replace(attempts={**conv.attempts, attempt_id: change(attempt)})
+    return conv._replace(attempts=conv.attempts.set(attempt_id, change(attempt)))
 
 
 def update_live(conv: ConversationState, attempt_id: str, change: Change) -> ConversationState:
     attempt = conv.attempts.get(attempt_id)
     if attempt is None or attempt.status in TERMINAL_STATUSES:
         return conv
-    return conv._replace(attempts={**conv.attempts, attempt_id: change(attempt)})
+    return conv._replace(attempts=conv.attempts.set(attempt_id, change(attempt)))
 
 
 def with_call(conv: ConversationState, attempt: AttemptState, call: ToolCallState) -> ConversationState:
     attempt = attempt._replace(tool_calls={**attempt.tool_calls, call.call_id: call})
-    return conv._replace(attempts={**conv.attempts, attempt.attempt_id: attempt})
+    return conv._replace(attempts=conv.attempts.set(attempt.attempt_id, attempt))
 
 
 def update_call(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -342,3 +343,45 @@ def test_a_stopped_tool_turn_sends_its_answered_calls_and_omits_the_half_written
     assert messages[1]["tool_calls"][0]["id"] == "a0-s1-c0" and messages[2]["tool_call_id"] == "a0-s1-c0"
     assert messages[3] == {"role": "assistant", "content": conv.attempts["a0"].step_text(1)}
     assert "a0-s2-c1" not in str(messages) and history_problem(messages) is None
+
+
+# Sessions that stream: a first turn, then mostly chunks (every third one reasoning) among all the other steps.
+chunk_step = st.tuples(st.just("chunk"), st.integers(0, 7))
+streaming = st.lists(st.one_of(chunk_step, chunk_step, steps), max_size=60).map(lambda plan: [("submit", 0), *plan])
+
+
+def streamed_events(plan: list[tuple]) -> list[AnyEvent]:
+    events = build_events(plan)
+    return [replace(e, block="reasoning") if isinstance(e, Chunk) and e.chunk_seq % 3 == 2 else e for e in events]
+
+
+def _texts(state: State) -> dict[str, tuple[str, str]]:
+    conv = state.conversations.get(CONV)
+    return {a.attempt_id: (a.text, a.reasoning) for a in conv.attempts.values()} if conv else {}
+
+
+@settings(max_examples=200, deadline=None)
+@given(streaming, st.data())
+def test_an_old_state_never_reads_text_appended_after_it_even_when_it_is_reduced_again(
+    plan: list[tuple], data: st.DataObject
+) -> None:
+    events = streamed_events(plan)
+    states = states_along(events)  # every state shares its attempts' buffers with the ones after it
+    _texts(states[-1])  # a read caches the join of every buffer, up to its newest piece
+    at = data.draw(st.sampled_from([n for n, e in enumerate(events) if isinstance(e, Chunk)] or [0]))
+    other = [replace(e, text=f"[{e.text}]") if isinstance(e, Chunk) else e for e in events[at:]]
+    fork = replay(other, states[at])  # a second branch appended onto an old state's buffers
+    assert _texts(fork) == _texts(replay(other, replay(events[:at])))
+    for n, state in enumerate(states):
+        assert _texts(state) == _texts(replay(events[:n])), f"the state after {n} events reads later text"
+    assert states[-1] == replay(events)
+
+
+@settings(max_examples=200, deadline=None)
+@given(streaming)
+def test_each_step_text_is_its_slice_of_the_attempt_text(plan: list[tuple]) -> None:
+    conv = replay(streamed_events(plan)).conversations.get(CONV)
+    for attempt in conv.attempts.values() if conv else []:
+        parts = [attempt.step_text(i) for i in range(max(len(attempt.steps), 1))]
+        assert "".join(parts) == attempt.text[attempt.steps[0].text_start if attempt.steps else 0 :]
+        assert len(attempt.text) == attempt.text_pieces.length
