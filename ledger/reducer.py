@@ -64,10 +64,9 @@ from ledger.state import (
     MessageState,
     State,
 )
+from ledger.summary import first_line_title
 from ledger.tree import ROOT, legacy_tip
 from ledger.updates import update_attempt, update_call, update_live
-
-TITLE_CHARS = 60
 
 
 def reduce(state: State, event: AnyEvent) -> State:
@@ -206,7 +205,7 @@ def _submitted(conv: ConversationState, event: Submitted) -> ConversationState:
     )
     key = parent or ROOT
     return conv._replace(
-        title=conv.title or _title(event.text),
+        title=conv.title or first_line_title(event.text),
         turn=max(conv.turn, event.turn),
         message_ids=(*conv.message_ids, event.message_id),
         messages={**conv.messages, event.message_id: message},
@@ -336,8 +335,3 @@ def _selected(conv: ConversationState, event: Selected) -> ConversationState:
     return conv._replace(
         messages={**conv.messages, message.message_id: message._replace(selected_attempt_id=event.attempt_id)}
     )
-
-
-def _title(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"

@@ -1,16 +1,37 @@
-"""What the conversation list needs of a conversation, without its events: id, title and times.
+"""What the conversation list (and restart recovery) needs of a conversation, without its events.
 
-Guarantees: a ``ConversationSummary`` is small and immutable; ``summary_of`` gives the summary of a replayed
-conversation, so a list built from summaries and a list built from full states show the same titles and order
-(newest activity first, ``newest_first``).
+Guarantees:
+- A ``ConversationSummary`` is small and immutable: id, title, created/updated times, the attempts still open
+  (streaming or closing: what restart recovery must finish; sorted), the last seq, and whether it was deleted.
+- ``summarize(summary, event)`` is pure and folds one event in; folding a conversation's events gives the same
+  title, times, last seq and open attempts as ``summary_of(replay(events))`` (a property test holds them equal):
+  a store keeps it up to date on append, so the list and recovery never need the events.
+- ``as_doc``/``from_doc`` are its form in a store's index; ``from_doc`` never raises (a damaged entry reads as
+  ``None``: the store then reads the conversation's events to rebuild it).
+- ``newest_first`` orders by last activity, newest first (then creation).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
+from ledger.events import (
+    AnyEvent,
+    Cancelled,
+    Created,
+    Deleted,
+    Done,
+    Failed,
+    Persisted,
+    Recovered,
+    Renamed,
+    Started,
+    Submitted,
+)
 from ledger.state import ConversationState
+
+TITLE_CHARS = 60
 
 
 class ConversationSummary(NamedTuple):
@@ -18,6 +39,9 @@ class ConversationSummary(NamedTuple):
     title: str = ""
     created_ts: str = ""
     updated_ts: str = ""
+    open_attempts: tuple[str, ...] = ()
+    last_seq: int = 0
+    deleted: bool = False
 
     @property
     def when(self) -> str:
@@ -25,9 +49,73 @@ class ConversationSummary(NamedTuple):
         return self.updated_ts or self.created_ts
 
 
+def summarize(summary: ConversationSummary | None, event: AnyEvent) -> ConversationSummary:
+    """The summary after ``event`` (``None``: the conversation's first event)."""
+    if summary is None:
+        summary = ConversationSummary(event.conversation_id, created_ts=event.ts)
+    elif summary.deleted:
+        return summary
+    title, created, open_attempts = summary.title, summary.created_ts, summary.open_attempts
+    match event:
+        case Created():
+            title, created = event.title or title, event.ts
+        case Renamed():
+            title = event.title
+        case Submitted():
+            title = title or first_line_title(event.text)
+        case Started():
+            open_attempts = tuple(sorted({*open_attempts, event.attempt_id}))
+        case Done() | Cancelled() | Recovered() | Persisted():
+            open_attempts = tuple(a for a in open_attempts if a != event.attempt_id)
+        case Failed() if not event.will_retry:
+            open_attempts = tuple(a for a in open_attempts if a != event.attempt_id)
+        case Deleted():
+            return summary._replace(deleted=True, open_attempts=(), last_seq=event.seq, updated_ts=event.ts)
+    return summary._replace(
+        title=title,
+        created_ts=created,
+        updated_ts=event.ts or summary.updated_ts,
+        open_attempts=open_attempts,
+        last_seq=max(summary.last_seq, event.seq),
+    )
+
+
 def summary_of(conv: ConversationState) -> ConversationSummary:
-    return ConversationSummary(conv.conversation_id, conv.title, conv.created_ts, conv.updated_ts)
+    """The summary of a replayed conversation."""
+    live = tuple(sorted(a.attempt_id for a in conv.attempts.values() if a.is_live))
+    return ConversationSummary(
+        conv.conversation_id, conv.title, conv.created_ts, conv.updated_ts, live, conv.last_seq, conv.deleted
+    )
+
+
+def first_line_title(text: str) -> str:
+    """The title a conversation gets from its first message: the text on one line, cut to ``TITLE_CHARS``."""
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
 
 
 def newest_first(summaries: Iterable[ConversationSummary]) -> list[ConversationSummary]:
     return sorted(summaries, key=lambda s: (s.updated_ts, s.created_ts), reverse=True)
+
+
+def as_doc(summary: ConversationSummary) -> dict[str, Any]:
+    return {
+        "title": summary.title,
+        "created": summary.created_ts,
+        "updated": summary.updated_ts,
+        "open": list(summary.open_attempts),
+        "last_seq": summary.last_seq,
+    }
+
+
+def from_doc(cid: str, doc: Mapping[str, Any]) -> ConversationSummary | None:
+    """The summary an index entry holds; ``None`` when it holds none (an older index) or a damaged one."""
+    fields = (doc.get("title"), doc.get("created"), doc.get("updated"), doc.get("open"), doc.get("last_seq"))
+    title, created, updated, open_attempts, last_seq = fields
+    if not (isinstance(title, str) and isinstance(created, str) and isinstance(updated, str)):
+        return None
+    if not isinstance(open_attempts, list) or not all(isinstance(a, str) for a in open_attempts):
+        return None
+    if not isinstance(last_seq, int) or isinstance(last_seq, bool):
+        return None
+    return ConversationSummary(cid, title, created, updated, tuple(open_attempts), last_seq, bool(doc.get("deleted")))

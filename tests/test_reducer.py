@@ -15,10 +15,12 @@ from ledger.events import (
     Cancelled,
     CancelRequested,
     Chunk,
+    Created,
     Done,
     Failed,
     Persisted,
     Recovered,
+    Renamed,
     RequestSent,
     Retrying,
     Selected,
@@ -36,6 +38,7 @@ from ledger.events import (
 from ledger.history import as_messages, model_history
 from ledger.reducer import reduce, replay
 from ledger.state import EMPTY_STATE, TERMINAL_STATUSES, State
+from ledger.summary import summarize, summary_of
 from ledger.tree import selected_path
 
 CONV = "c1"
@@ -385,3 +388,20 @@ def test_each_step_text_is_its_slice_of_the_attempt_text(plan: list[tuple]) -> N
         parts = [attempt.step_text(i) for i in range(max(len(attempt.steps), 1))]
         assert "".join(parts) == attempt.text[attempt.steps[0].text_start if attempt.steps else 0 :]
         assert len(attempt.text) == attempt.text_pieces.length
+
+
+@settings(max_examples=300, deadline=None)
+@given(streaming, st.sampled_from(["", "A title"]), st.booleans())
+def test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conversation(
+    plan: list[tuple], title: str, renamed: bool
+) -> None:
+    events: list[AnyEvent] = [Created(conversation_id=CONV, ts="2026-11-30T07:59:00.000+00:00", title=title)]
+    events += [replace(e, seq=e.seq + 1) for e in streamed_events(plan)]
+    if renamed:
+        events.insert(len(events) // 2, Renamed(conversation_id=CONV, ts=events[-1].ts, title="Renamed"))
+    folded = None
+    for n, event in enumerate(events, start=1):
+        folded = summarize(folded, replace(event, seq=n))
+        assert folded == summary_of(
+            replay(replace(e, seq=i) for i, e in enumerate(events[:n], start=1)).conversations[CONV]
+        )
