@@ -1,6 +1,11 @@
 """Reading a data folder at start-up: whatever is damaged is kept aside and reported, opening never raises.
 
 Guarantees:
+- ``read_index`` reads the index only: per live conversation its summary (``ledger.summary``), and the tombstones.
+  Entries without a summary (an index written before summaries) and conversation files the index does not list
+  are read once, their summaries rebuilt from their events and the index rewritten (when ``writable``): an old
+  folder is upgraded at its first open. Conversation files are otherwise read one at a time, when opened
+  (``read_conversation``), with the same damage handling.
 - ``read_folder`` returns every conversation it can read and the tombstones of deleted ones. It never raises for
   anything found in the folder: an unreadable, truncated, non-UTF-8, wrongly shaped or too deeply nested file,
   a folder or a dangling link named like a conversation file, an index entry without an id, an index of the wrong
@@ -24,6 +29,7 @@ from typing import Any
 from ledger.documents import from_documents, to_documents
 from ledger.events import AnyEvent
 from ledger.storage import AtomicJSONStorage, loads, salvage
+from ledger.summary import ConversationSummary, as_doc, from_doc, summarize
 
 TABLE = "events"
 INDEX_FILE = "index.json"
@@ -43,37 +49,118 @@ class Folder:
     index: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class Index:
+    """What the index says: the index's documents, live conversations' summaries, tombstones."""
+
+    docs: dict[str, Any] = field(default_factory=dict)
+    summaries: dict[str, ConversationSummary] = field(default_factory=dict)
+    deleted: set[str] = field(default_factory=set)
+
+
+def read_index(data_dir: Path, *, writable: bool, report: Report) -> Index:
+    """The summaries and tombstones of ``data_dir``, reading conversation files only to upgrade an older index."""
+    reader = _Reader(data_dir, writable, report)
+    index = Index()
+    index.docs, index.deleted = reader.index()
+    listed: dict[str, ConversationSummary | None] = {}
+    for doc in index.docs.get(INDEX_TABLE, {}).values():
+        cid = str(doc["id"])
+        if cid not in index.deleted:
+            listed[cid] = from_doc(cid, doc)
+    for cid in _file_ids(data_dir, reader):
+        if cid not in index.deleted:
+            listed.setdefault(cid, None)
+    upgraded = False
+    for cid, summary in listed.items():
+        if summary is None:
+            read = read_conversation(data_dir, cid, writable=writable, report=report)
+            if read is None:
+                continue
+            summary, upgraded = summary_of_events(cid, read[0]), True
+        index.summaries[cid] = summary
+    if upgraded:
+        index.docs = index_docs(index.summaries, index.deleted, index.docs)
+        if writable:
+            reader.write(data_dir / INDEX_FILE, index.docs)
+    return index
+
+
+def summary_of_events(cid: str, events: list[AnyEvent]) -> ConversationSummary:
+    summary: ConversationSummary | None = None
+    for event in events:
+        summary = summarize(summary, event)
+    return summary or ConversationSummary(cid)
+
+
+def index_docs(
+    summaries: dict[str, ConversationSummary], deleted: set[str], old: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The index file's content: one entry per live conversation (with its summary), then the tombstones."""
+    tombstones = {
+        str(doc["id"]): doc for doc in (old or {}).get(INDEX_TABLE, {}).values() if str(doc.get("id")) in deleted
+    }
+    entries = [{"id": cid, "file": f"conv-{cid}.json", "deleted": False, **as_doc(s)} for cid, s in summaries.items()]
+    entries += [tombstones.get(cid, {"id": cid, "file": None, "deleted": True}) for cid in sorted(deleted)]
+    return {INDEX_TABLE: {str(n): doc for n, doc in enumerate(entries, start=1)}}
+
+
+def read_conversation(
+    data_dir: Path, cid: str, *, writable: bool, report: Report
+) -> tuple[list[AnyEvent], list[dict[str, Any]]] | None:
+    """One conversation's events and stored documents; damage is kept aside (when ``writable``) and reported;
+    ``None`` when its file is not there or cannot be read."""
+    path = data_dir / f"conv-{cid}.json"
+    if not (path.exists() or path.is_symlink()):
+        return None
+    return _conversation(_Reader(data_dir, writable, report), cid, path)
+
+
+def _file_ids(data_dir: Path, reader: _Reader) -> list[str]:
+    """The ids of the conversation files in the folder; a file not named like one is kept aside and reported."""
+    found = []
+    for path in sorted(data_dir.glob("conv-*.json")):
+        cid = path.name.removeprefix("conv-").removesuffix(".json")
+        if ID_PATTERN.fullmatch(cid):
+            found.append(cid)
+            continue
+        aside = reader.keep_aside(path)
+        reader.report(
+            f"name:{path.name}", f"The file {path.name!r} is not named like a conversation: ignored{aside.note}."
+        )
+    return found
+
+
 def read_folder(data_dir: Path, *, writable: bool, report: Report) -> Folder:
     """Every conversation and tombstone in ``data_dir``; damage is kept aside (when ``writable``) and reported."""
     reader = _Reader(data_dir, writable, report)
     folder = Folder()
     folder.index, folder.deleted = reader.index()
-    for path in sorted(data_dir.glob("conv-*.json")):
-        cid = path.name.removeprefix("conv-").removesuffix(".json")
-        if not ID_PATTERN.fullmatch(cid):
-            aside = reader.keep_aside(path)
-            report(
-                f"name:{path.name}", f"The file {path.name!r} is not named like a conversation: ignored{aside.note}."
-            )
-            continue
+    for cid in _file_ids(data_dir, reader):
         if cid in folder.deleted:
             continue
-        docs = reader.conversation(cid, path)
-        if docs is None:
-            continue
-        events, problems = from_documents(cid, docs)
-        events.sort(key=lambda e: e.seq)
-        if problems:
-            readable = to_documents(events)
-            aside = reader.keep_aside(path, replacement=_table(readable))
-            report(
-                f"codec:{path.name}",
-                f"Conversation {cid}: {len(problems)} stored record(s) could not be read and were left out "
-                f"({problems[0]}){aside.note}.",
-            )
-            docs = readable if aside.moved else docs
-        folder.events[cid], folder.docs[cid] = events, docs
+        read = _conversation(reader, cid, data_dir / f"conv-{cid}.json")
+        if read is not None:
+            folder.events[cid], folder.docs[cid] = read
     return folder
+
+
+def _conversation(reader: _Reader, cid: str, path: Path) -> tuple[list[AnyEvent], list[dict[str, Any]]] | None:
+    docs = reader.conversation(cid, path)
+    if docs is None:
+        return None
+    events, problems = from_documents(cid, docs)
+    events.sort(key=lambda e: e.seq)
+    if problems:
+        readable = to_documents(events)
+        aside = reader.keep_aside(path, replacement=_table(readable))
+        reader.report(
+            f"codec:{path.name}",
+            f"Conversation {cid}: {len(problems)} stored record(s) could not be read and were left out "
+            f"({problems[0]}){aside.note}.",
+        )
+        docs = readable if aside.moved else docs
+    return events, docs
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +192,7 @@ class _Reader:
             aside = self.keep_aside(path)
             rebuilt = {INDEX_TABLE: self._rebuilt_index()}
             if aside.moved:
-                self._write(path, rebuilt)
+                self.write(path, rebuilt)
             action = "it was rebuilt from the files" if aside.moved else "it is read as if empty"
             self.report("index", f"The conversation index is damaged ({_why(exc)}); {action}{aside.note}.")
             return rebuilt, set()
@@ -151,10 +238,10 @@ class _Reader:
         except OSError as exc:
             return Aside(moved=False, note=f" (it could not be kept aside: {_why(exc)})")
         if replacement is not None:
-            self._write(path, replacement)
+            self.write(path, replacement)
         return Aside(moved=True, note=f". The original is kept at {kept.name}")
 
-    def _write(self, path: Path, data: dict[str, Any]) -> None:
+    def write(self, path: Path, data: dict[str, Any]) -> None:
         try:
             AtomicJSONStorage(path).write(data)
         except OSError as exc:

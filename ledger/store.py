@@ -17,7 +17,13 @@ Guarantees:
 - ``flush_sync`` returns whether everything appended before the call is on disk (False after a failed write or
   the timeout); ``close`` tries for a bounded time and returns how many events could not be saved.
 - A deleted conversation refuses every later write (``ConversationDeletedError``); its file is removed and a
-  tombstone kept in the index, so the refusal survives a restart.
+  tombstone kept in the index, so the refusal survives a restart. In memory it is only its id (a tombstone).
+- Lazy: opening reads the index (``ledger.opening.read_index``: summaries and tombstones), not the conversations;
+  ``events(cid)`` reads a conversation's file when first asked (damage is handled and reported then) and keeps it
+  until ``forget(cid)``, which drops it once nothing of it waits to be written. ``summaries()`` come from the
+  index, kept up to date on every append by ``ledger.summary.summarize``; the index is rewritten with a batch
+  when a title, an open attempt, the list or the end of an attempt changed (not for chunks alone), and always
+  before that batch's conversation files.
 """
 
 from __future__ import annotations
@@ -30,10 +36,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ledger.errors import ConversationDeletedError, DataDirInUseError, StoreError, UnknownConversationError
-from ledger.events import FLUSH_AT_ONCE_KINDS, AnyEvent, Deleted, Failed
+from ledger.events import FLUSH_AT_ONCE_KINDS, AnyEvent, Failed
 from ledger.files import FolderFiles
 from ledger.health import ProblemLog, StoreHealth, describe_os_error
-from ledger.opening import read_folder
+from ledger.opening import read_conversation, read_index
+from ledger.summary import ConversationSummary, summarize
 
 log = logging.getLogger("ledger.store")
 MAX_BACKOFF = 2.0  # seconds between retries of a failing write, at most
@@ -62,8 +69,11 @@ class Store:
         self.stats = StoreStats()
         self._log = ProblemLog(log)
         self._cond = threading.Condition()
-        self._events: dict[str, list[AnyEvent]] = {}
+        self._events: dict[str, list[AnyEvent]] = {}  # the conversations read or written since opening/forget
+        self._summaries: dict[str, ConversationSummary] = {}  # every live conversation
         self._deleted: set[str] = set()
+        self._index_due = False  # a summary changed in a way the index must say (not chunks alone)
+        self._writing: set[str] = set()
         self._pending: dict[str, list[AnyEvent]] = {}
         self._pending_since: float | None = None
         self._urgent = False
@@ -74,16 +84,17 @@ class Store:
         self._failed_tries = self._failures_total = 0
         self._retry_at: float | None = None
         self._files = FolderFiles(self.data_dir)
+        self._writable = False
         self._writer = threading.Thread(target=self._write_loop, name="ledger-store-writer", daemon=True)
 
     @classmethod
     def open(cls, data_dir: str | Path, *, flush_interval: float = 0.25, read_only: bool = False) -> Store:
-        """Lock the folder and load every conversation; ``read_only`` takes no lock and changes nothing (export)."""
+        """Lock the folder and read its index; ``read_only`` takes no lock and changes nothing (export)."""
         store = cls(data_dir, flush_interval=flush_interval, read_only=read_only)
-        writable = not read_only and store._take_folder()
-        folder = read_folder(store.data_dir, writable=writable, report=store._log.report)
-        store._deleted, store._events = folder.deleted, folder.events
-        store._files.load(folder)
+        store._writable = not read_only and store._take_folder()
+        index = read_index(store.data_dir, writable=store._writable, report=store._log.report)
+        store._deleted, store._summaries = index.deleted, index.summaries
+        store._files.load(index.docs)
         if not read_only:
             store._writer.start()
         return store
@@ -97,17 +108,59 @@ class Store:
 
     def conversation_ids(self) -> list[str]:
         with self._cond:
-            return [cid for cid in self._events if cid not in self._deleted]
+            return list(self._summaries)
 
-    def events(self, conversation_id: str) -> tuple[AnyEvent, ...]:
+    def summaries(self) -> list[ConversationSummary]:
+        """Every live conversation's summary (from the index and what was appended since), in no set order."""
         with self._cond:
-            if conversation_id not in self._events:
+            return list(self._summaries.values())
+
+    def summary(self, conversation_id: str) -> ConversationSummary | None:
+        with self._cond:
+            return self._summaries.get(conversation_id)
+
+    def events(self, conversation_id: str, *, keep: bool = True) -> tuple[AnyEvent, ...]:
+        """The conversation's events, read from its file when not in memory (kept, unless ``keep`` is False)."""
+        with self._cond:
+            if conversation_id in self._events:
+                return tuple(self._events[conversation_id])
+            if conversation_id in self._deleted:
+                return ()
+            if conversation_id not in self._summaries:
                 raise UnknownConversationError(conversation_id)
-            return tuple(self._events[conversation_id])
+        read = read_conversation(self.data_dir, conversation_id, writable=self._writable, report=self._log.report)
+        events, docs = read if read is not None else ([], [])
+        with self._cond:
+            if conversation_id in self._events:  # appended (or read) meanwhile: that copy is the newer
+                return tuple(self._events[conversation_id])
+            if keep and conversation_id not in self._deleted:
+                self._events[conversation_id] = events
+                if read is not None:
+                    self._files.loaded(conversation_id, docs)
+        return tuple(events)
+
+    def is_loaded(self, conversation_id: str) -> bool:
+        with self._cond:
+            return conversation_id in self._events
+
+    def forget(self, conversation_id: str) -> bool:
+        """Drop a conversation's events from memory unless some wait to be written; whether it was dropped."""
+        with self._cond:
+            if conversation_id in self._pending or conversation_id in self._writing:
+                return False
+            self._events.pop(conversation_id, None)
+            self._files.forget(conversation_id)
+            return True
+
+    def forget_saved(self) -> int:
+        """``forget`` every conversation whose events are all on disk; how many were dropped."""
+        with self._cond:
+            cids = list(self._events)
+        return sum(self.forget(cid) for cid in cids)
 
     def all_events(self) -> list[AnyEvent]:
-        with self._cond:
-            return [e for cid, events in self._events.items() if cid not in self._deleted for e in events]
+        """Every live conversation's events (reads the files of those not in memory, without keeping them)."""
+        return [e for cid in self.conversation_ids() for e in self.events(cid, keep=False)]
 
     def is_deleted(self, conversation_id: str) -> bool:
         return conversation_id in self._deleted
@@ -134,6 +187,8 @@ class Store:
         cid = event.conversation_id
         if self.read_only:
             raise StoreError("this store was opened read-only")
+        if not self.is_loaded(cid) and cid in self._summaries:
+            self.events(cid)  # its seqs continue those on disk (the engine reads a conversation before writing it)
         with self._cond:
             if cid in self._deleted:
                 raise ConversationDeletedError(cid)
@@ -144,12 +199,26 @@ class Store:
             self._appended += 1
             if self._pending_since is None:
                 self._pending_since = time.monotonic()
-            if isinstance(event, Deleted):
-                self._deleted.add(cid)
+            self._summarize(event)
             if is_urgent(event):
                 self._urgent = True
             self._cond.notify_all()
         return event
+
+    def _summarize(self, event: AnyEvent) -> None:
+        """Under ``_cond``: fold the event into its conversation's summary; a deletion leaves only a tombstone."""
+        cid = event.conversation_id
+        old = self._summaries.get(cid)
+        new = summarize(old, event)
+        if new.deleted:
+            self._summaries.pop(cid, None)
+            self._deleted.add(cid)
+            self._events.pop(cid, None)
+            self._index_due = True
+            return
+        self._summaries[cid] = new
+        if old is None or (old.title, old.open_attempts) != (new.title, new.open_attempts) or is_urgent(event):
+            self._index_due = True
 
     def flush_sync(self, timeout: float | None = 30.0) -> bool:
         """Wait until every event appended so far is on disk: True then; False if a write failed meanwhile or
@@ -204,8 +273,14 @@ class Store:
                 batch, self._pending = self._pending, {}
                 self._pending_since, self._urgent = None, False
                 target = self._appended
-            saved, failed, error = self._write_batch(batch)
+                self._writing = set(batch)
+                index = (dict(self._summaries), set(self._deleted)) if self._index_due or self._closing else None
+                self._index_due = False
+            saved, failed, error = self._write_batch(batch, index)
             with self._cond:
+                self._writing = set()
+                if index is not None and error is not None:
+                    self._index_due = True
                 self._saved += saved
                 if error is None:
                     self._written = max(self._written, target)
@@ -252,10 +327,16 @@ class Store:
         self._saving_error, self._failed_tries, self._retry_at = None, 0, None
 
     def _write_batch(
-        self, batch: dict[str, list[AnyEvent]]
+        self, batch: dict[str, list[AnyEvent]], index: tuple[dict[str, ConversationSummary], set[str]] | None
     ) -> tuple[int, dict[str, list[AnyEvent]], BaseException | None]:
-        """Write each conversation's events: (events saved, events that failed per conversation, the first error)."""
+        """Write the index (when due), then each conversation's events: (events saved, events that failed per
+        conversation, the first error). A failed index write fails the whole batch (retried as one)."""
         saved, failed, first = 0, {}, None
+        if index is not None:
+            try:
+                self._files.write_index(*index)
+            except Exception as exc:  # noqa: BLE001 - the single writer must survive any write error
+                return 0, batch, exc
         for cid, events in batch.items():
             started = time.perf_counter()
             try:
