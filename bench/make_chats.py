@@ -25,7 +25,7 @@ from pathlib import Path
 from ledger.events import AnyEvent, Chunk, Created, Done, Persisted, RequestSent, Started, Submitted, TurnMetrics
 from ledger.store import Store
 
-FORMAT = 2  # bump when the store's files change, so that a cached folder is made again
+FORMAT = 3  # bump when the store's files change, so that a cached folder is made again
 T0 = datetime(2025, 12, 1, tzinfo=UTC)
 TOPICS = (
     "postgres",

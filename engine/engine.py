@@ -12,6 +12,12 @@ Guarantees:
 - Deleting awaits a discard-cancel first; afterwards the store refuses any write for that conversation.
 - While the store cannot save (``health().saving_fails``), nothing new is started: creating a conversation,
   Send and Retry raise ``InputRejected`` with the reason; what is already running goes on, kept in memory.
+- Lazy history: start-up reads no conversation (the store's index gives ``summaries``); ``state`` holds the
+  conversations that are loaded, each equal to ``replay`` of its stored events. ``conversation(cid)`` loads on
+  demand, ``await load(cid)`` loads in a worker thread (the event loop never waits for a file); a conversation
+  is dropped from memory (``state`` and store) when its last viewer leaves and nothing streams in it. Deleted
+  conversations are only a tombstone in the store. Search and export read unloaded conversations without
+  keeping them (``read_conversations``; ``search_async`` in a worker thread).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 from engine.attempt import AttemptRun, Broken
@@ -33,7 +39,7 @@ from engine.stamps import new_id, now_iso
 from engine.text import valid_text, visible_title
 from engine.tools import ServerHealth, ToolHub
 from engine.turn import run_turn
-from ledger.errors import StateError
+from ledger.errors import StateError, UnknownConversationError
 from ledger.events import (
     AnyEvent,
     Attached,
@@ -55,9 +61,9 @@ from ledger.health import StoreHealth
 from ledger.history import as_messages, model_history
 from ledger.reducer import reduce, replay
 from ledger.search import Hit, search
-from ledger.state import ConversationState, State
+from ledger.state import EMPTY_STATE, ConversationState, State
 from ledger.store_api import EventStore
-from ledger.summary import ConversationSummary, newest_first, summary_of
+from ledger.summary import ConversationSummary, newest_first
 from ledger.tree import chain_before, selected_path, tip
 
 log = logging.getLogger("ledger_chat.engine")
@@ -84,30 +90,71 @@ class Engine:
         self.store = store
         self.settings = settings
         self.tools = tools
-        self.state: State = replay(store.all_events())
+        self.state: State = EMPTY_STATE  # the loaded conversations only
         self._runtimes: dict[str, Runtime] = {}
         self._listeners: list[Listener] = []
 
     # --- reading and subscribing -------------------------------------------------------------------------------
 
     def conversation(self, cid: str) -> ConversationState | None:
+        """The conversation's state, read from the store first if it is not loaded (``load`` does that off the
+        event loop); None when it does not exist or was deleted."""
         conv = self.state.conversations.get(cid)
+        if conv is None and not self.store.is_deleted(cid):
+            conv = self._install(cid, self._read(cid, keep=True))
         return None if conv is None or conv.deleted else conv
 
+    async def load(self, cid: str) -> ConversationState | None:
+        """``conversation(cid)``, with the file read and replayed in a worker thread."""
+        if cid not in self.state.conversations and not self.store.is_deleted(cid):
+            conv = await asyncio.to_thread(self._read, cid, True)
+            if cid not in self.state.conversations:
+                self._install(cid, conv)
+        return self.conversation(cid)
+
+    def is_loaded(self, cid: str) -> bool:
+        return cid in self.state.conversations
+
+    def drop(self, cid: str) -> bool:
+        """Forget a conversation no page shows and nothing streams in (it is read again when opened)."""
+        rt = self._runtimes.get(cid)
+        if rt is not None and (rt.viewers or rt.active is not None or rt.lock.locked()):
+            return False
+        if not self.store.forget(cid):
+            return False
+        self.state = State(conversations=self.state.conversations.delete(cid)) if self.is_loaded(cid) else self.state
+        self._runtimes.pop(cid, None)
+        return True
+
     def conversations(self) -> list[ConversationState]:
-        """Live conversations, newest activity first."""
-        convs = [c for c in self.state.conversations.values() if not c.deleted]
-        return sorted(convs, key=lambda c: (c.updated_ts, c.created_ts), reverse=True)
+        """Every live conversation, newest activity first (reads those not loaded: for export and tests; the list
+        uses ``summaries``)."""
+        return list(self.read_conversations())
+
+    def read_conversations(self, state: State | None = None) -> Iterator[ConversationState]:
+        """Every live conversation, newest first, one at a time: loaded ones from ``state``, the others read from
+        the store without being kept (safe in a worker thread given a ``state`` snapshot)."""
+        state = state or self.state
+        for summary in newest_first(self.store.summaries()):
+            conv = state.conversations.get(summary.conversation_id) or self._read(summary.conversation_id, False)
+            if conv is not None and not conv.deleted:
+                yield conv
 
     def summaries(self, query: str = "") -> list[ConversationSummary]:
-        """The conversation list: live conversations whose title has every word of ``query``, newest first."""
+        """The conversation list: live conversations whose title has every word of ``query``, newest first (from
+        the store's index: no conversation is read)."""
         words = query.casefold().split()
-        found = (summary_of(c) for c in self.state.conversations.values() if not c.deleted)
-        return newest_first(s for s in found if all(w in s.title.casefold() for w in words))
+        return newest_first(s for s in self.store.summaries() if all(w in s.title.casefold() for w in words))
 
     def search(self, query: str, limit: int = 20) -> list[Hit]:
-        """Chats whose title, or a line of a message shown, has every word of ``query`` (newest first)."""
-        return search(self.conversations(), query, limit)
+        """Chats whose title, or a line of a message shown, has every word of ``query`` (newest first). Reads the
+        conversations that are not loaded on the calling thread: prefer ``search_async``."""
+        return search(self.read_conversations(), query, limit)
+
+    async def search_async(self, query: str, limit: int = 20) -> list[Hit]:
+        """``search``, in a worker thread (over a snapshot of the loaded state)."""
+        state = self.state
+        return await asyncio.to_thread(lambda: search(self.read_conversations(state), query, limit))
 
     def is_streaming(self, cid: str) -> bool:
         rt = self._runtimes.get(cid)
@@ -119,8 +166,9 @@ class Engine:
         return rt.active if rt else None
 
     def events(self, cid: str) -> tuple[AnyEvent, ...]:
-        """The conversation's ledger, in seq order (for the audit panel and export)."""
-        return self.store.events(cid)
+        """The conversation's ledger, in seq order (for the audit panel and export); reading it keeps nothing in
+        memory that was not loaded."""
+        return self.store.events(cid, keep=self.is_loaded(cid))
 
     def tool_health(self) -> tuple[ServerHealth, ...]:
         """The configured tool servers: their state, tools and any problem, in words a person can read."""
@@ -313,7 +361,11 @@ class Engine:
             log.error("shutting down with %d event(s) not yet saved", self.store.health().unsaved)
 
     def recover(self) -> list[str]:
-        """At start-up: finalize every attempt a dead process left streaming, as interrupted (source restart)."""
+        """At start-up: finalize every attempt a dead process left streaming, as interrupted (source restart).
+        Only the conversations the store's index marks as having an open attempt are read."""
+        for summary in self.store.summaries():
+            if summary.open_attempts:
+                self.conversation(summary.conversation_id)
         return recover(lambda: self.state, self._append)
 
     # --- viewers: leaving and coming back (docs/architecture.md) ------------------------------------------------
@@ -331,6 +383,9 @@ class Engine:
         if rt is None or viewer not in rt.viewers:
             return
         rt.viewers.discard(viewer)
+        if not rt.viewers and rt.active is None:
+            self.drop(cid)
+            return
         if rt.viewers or rt.active is None or self.conversation(cid) is None:
             return
         self._append(Detached(conversation_id=cid, attempt_id=rt.active.attempt_id))
@@ -445,14 +500,41 @@ class Engine:
                     rt.active = None
 
     def _append(self, event: AnyEvent) -> AnyEvent:
+        cid = event.conversation_id
+        if cid not in self.state.conversations:
+            self.conversation(cid)  # an append always folds into the whole conversation
         event = self.store.append(replace(event, ts=event.ts or now_iso()))
-        self.state = reduce(self.state, event)
+        return self._fold(event)
+
+    def _fold(self, event: AnyEvent) -> AnyEvent:
+        """Reduce a stored event (its seq assigned) into the state, if its conversation is loaded or new, and hand it
+        to subscribers. A deleted conversation leaves the state (the store keeps its tombstone)."""
+        cid = event.conversation_id
+        if cid in self.state.conversations or event.seq == 1:
+            self.state = reduce(self.state, event)
+            if isinstance(event, Deleted):
+                self.state = State(conversations=self.state.conversations.delete(cid))
         for listener in list(self._listeners):
             try:
                 listener(event)
             except Exception:  # noqa: BLE001 - a broken viewer must not break the ledger
                 log.exception("listener failed")
         return event
+
+    def _read(self, cid: str, keep: bool) -> ConversationState | None:
+        """The conversation replayed from its stored events (None when the store does not know it)."""
+        try:
+            events = self.store.events(cid, keep=keep)
+        except UnknownConversationError:
+            return None
+        return replay(events).conversations.get(cid)
+
+    def _install(self, cid: str, conv: ConversationState | None) -> ConversationState | None:
+        """Make a conversation read from the store part of ``state`` (on the event loop)."""
+        if conv is None or self.store.is_deleted(cid):
+            return None
+        self.state = State(conversations=self.state.conversations.set(cid, conv))
+        return conv
 
     def _runtime(self, cid: str) -> Runtime:
         rt = self._runtimes.get(cid)

@@ -42,6 +42,7 @@ from ledger.pg_follow import CHANNEL, listen
 from ledger.pg_rows import SELECT, column_text, copy_rows, from_row
 from ledger.pg_schema import connect, describe_db_error, has_schema, migrate, redact_dsn
 from ledger.store import is_urgent
+from ledger.summary import ConversationSummary, summarize
 
 log = logging.getLogger("ledger.pg_store")
 Follower = Callable[[list[AnyEvent]], None]
@@ -61,6 +62,7 @@ class PgStore(BatchWriter):
         self.lease_seconds, self.release_after = lease_seconds, min(release_after, lease_seconds / 3)
         self.instance = pg_leases.instance_name()
         self._events: dict[str, list[AnyEvent]] = {}
+        self._summaries: dict[str, ConversationSummary] = {}
         self._deleted: set[str] = set()
         self._leases: dict[str, str] = {}  # conversation id -> token of the lease this instance holds
         self._last_append: dict[str, float] = {}
@@ -103,9 +105,16 @@ class PgStore(BatchWriter):
             self._log.report(f"row:{cid}:{seq}", f"Conversation {cid}: event {seq} could not be read ({exc}).")
             return None
         self._events.setdefault(cid, []).append(event)
-        if isinstance(event, Deleted):
-            self._deleted.add(cid)
+        self._summarize(event)
         return event
+
+    def _summarize(self, event: AnyEvent) -> None:
+        summary = summarize(self._summaries.get(event.conversation_id), event)
+        if summary.deleted:
+            self._deleted.add(event.conversation_id)
+            self._summaries.pop(event.conversation_id, None)
+        else:
+            self._summaries[event.conversation_id] = summary
 
     # --- reading ---------------------------------------------------------------------------------------------
 
@@ -113,7 +122,16 @@ class PgStore(BatchWriter):
         with self._cond:
             return [cid for cid in self._events if cid not in self._deleted]
 
-    def events(self, conversation_id: str) -> tuple[AnyEvent, ...]:
+    def summaries(self) -> list[ConversationSummary]:
+        """Every live conversation's summary (kept up to date by ``ledger.summary.summarize``)."""
+        with self._cond:
+            return list(self._summaries.values())
+
+    def forget(self, conversation_id: str) -> bool:
+        """This store keeps every event in memory for now (lazy loading is the TinyDB store's): never drops."""
+        return False
+
+    def events(self, conversation_id: str, *, keep: bool = True) -> tuple[AnyEvent, ...]:
         with self._cond:
             if conversation_id not in self._events:
                 raise UnknownConversationError(conversation_id)
@@ -148,8 +166,7 @@ class PgStore(BatchWriter):
             event = replace(event, seq=(events[-1].seq + 1) if events else 1)
             events.append(event)
             self._last_append[cid] = time.monotonic()
-            if isinstance(event, Deleted):
-                self._deleted.add(cid)
+            self._summarize(event)
             self.queue(cid, event, urgent=is_urgent(event))
         return event
 
@@ -263,6 +280,9 @@ class PgStore(BatchWriter):
             later = self._pending.pop(cid, [])
             self._saved += len(later)
             self._events[cid] = [e for e in self._events.get(cid, []) if e.seq < events[0].seq]
+            self._summaries.pop(cid, None)
+            for event in self._events[cid]:
+                self._summarize(event)
         count = len(events) + len(later)
         self._log.report(
             f"lost:{cid}",

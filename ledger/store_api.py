@@ -7,6 +7,9 @@ Guarantees every implementation keeps:
   events that end something). A deleted conversation refuses every later write, also after a restart.
 - ``events``/``all_events`` give what was appended, in seq order, equal after a reopen; ``all_events`` and
   ``conversation_ids`` leave deleted conversations out.
+- ``summaries`` gives every live conversation's ``ledger.summary.ConversationSummary`` without reading its events;
+  ``events(cid)`` reads a conversation on demand (kept in memory unless ``keep`` is False) and ``forget(cid)`` may
+  drop it again once it is saved (returns whether it did).
 - ``health`` says whether saving works; ``flush``/``flush_sync`` report whether everything is durable; ``close``
   returns how many events could not be saved. ``where`` names the store for people (no credentials in it).
 """
@@ -17,6 +20,7 @@ from typing import Protocol
 
 from ledger.events import AnyEvent
 from ledger.health import StoreHealth
+from ledger.summary import ConversationSummary
 
 
 class EventStore(Protocol):
@@ -27,7 +31,11 @@ class EventStore(Protocol):
 
     def conversation_ids(self) -> list[str]: ...
 
-    def events(self, conversation_id: str) -> tuple[AnyEvent, ...]: ...
+    def summaries(self) -> list[ConversationSummary]: ...
+
+    def events(self, conversation_id: str, *, keep: bool = True) -> tuple[AnyEvent, ...]: ...
+
+    def forget(self, conversation_id: str) -> bool: ...
 
     def all_events(self) -> list[AnyEvent]: ...
 

@@ -3,13 +3,17 @@
 Guarantees: the Markdown holds exactly the messages shown (the selected path), each answer with its model and
 how it ended, tool calls with their arguments and results (long results cut, with a note), reasoning left out;
 the archive holds, per conversation, its JSON Lines ledger (the public format of docs/ledger.md) and its Markdown.
-Both are made from the engine's state and ledger, in memory, and never include a key or token.
+Both are made from the engine's state and ledger, in memory, and never include a key or token. The archive
+covers every conversation, loaded or not (those not loaded are read one at a time and not kept);
+``archive_async`` builds it in a worker thread, so the event loop never waits for the files.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 import zipfile
+from collections.abc import Iterable
 
 from engine.engine import Engine
 from ledger.codec import to_jsonl
@@ -45,11 +49,21 @@ def conversation_markdown(conv: ConversationState) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+async def archive_async(engine: Engine) -> bytes:
+    """``archive``, built in a worker thread over a snapshot of the loaded state."""
+    state = engine.state
+    return await asyncio.to_thread(lambda: _zip(engine, engine.read_conversations(state)))
+
+
 def archive(engine: Engine) -> bytes:
     """Every conversation's ledger (JSON Lines) and Markdown, zipped."""
+    return _zip(engine, engine.read_conversations())
+
+
+def _zip(engine: Engine, conversations: Iterable[ConversationState]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
-        for conv in engine.conversations():
+        for conv in conversations:
             cid = conv.conversation_id
             zipped.writestr(f"{cid}.jsonl", "".join(to_jsonl(engine.events(cid))).encode("utf-8", "replace"))
             zipped.writestr(f"{cid}.md", conversation_markdown(conv).encode("utf-8", "replace"))
