@@ -13,6 +13,7 @@ import pytest
 from ledger.errors import ConversationDeletedError, UnknownConversationError
 from ledger.events import Created, Deleted, Renamed
 from ledger.reducer import replay
+from ledger.summary import summary_of
 from tests.support.app_process import ROOT
 from tests.support.ledger_builders import conversation_events
 from tests.support.stores import StoreMaker
@@ -128,3 +129,30 @@ def test_two_processes_appending_to_one_conversation_never_collide_or_reorder(st
     if stores.kind == "postgres":
         switches = sum(1 for x, y in zip(titles, titles[1:], strict=False) if x[0] != y[0])
         assert switches >= 2, "the two writers took turns on the one conversation"
+
+
+def test_summaries_say_title_times_and_open_attempts_and_equal_the_replayed_ones_after_reopening(
+    stores: StoreMaker,
+) -> None:
+    store = stores.open()
+    fill(store, conversation_events("done", answers=2, chunks=3))
+    fill(store, conversation_events("open", answers=1, chunks=3)[:-2])  # streaming: no done, no persisted
+    fill(store, conversation_events("gone", answers=1, chunks=1))
+    store.append(Deleted(conversation_id="gone", ts=""))
+    store.append(Renamed(conversation_id="done", ts="2026-11-30T09:00:00.000+00:00", title="renamed"))
+    expected = {cid: summary_of(replay(store.events(cid)).conversations[cid]) for cid in ("done", "open")}
+    assert {s.conversation_id: s for s in store.summaries()} == expected
+    assert expected["open"].open_attempts == ("a1",) and expected["done"].title == "renamed"
+    assert store.close() == 0
+    reopened = stores.open()
+    assert {s.conversation_id: s for s in reopened.summaries()} == expected
+
+
+def test_a_forgotten_conversation_is_read_again_identical_and_its_seqs_go_on(stores: StoreMaker) -> None:
+    store = stores.open()
+    written = fill(store, conversation_events("c1", answers=2, chunks=4))
+    assert store.flush_sync()
+    store.forget("c1")
+    assert list(store.events("c1", keep=False)) == written
+    event = store.append(Renamed(conversation_id="c1", ts="x", title="after"))
+    assert event.seq == len(written) + 1 and list(store.events("c1")) == [*written, event]
