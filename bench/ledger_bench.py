@@ -7,16 +7,28 @@ Measures, on real files in a temp dir:
   each answer made durable at its end (as the terminal events of a real answer are): events/s, total store
   (writer) time, worst single write;
 - whether a flush costs in proportion to its own conversation or to all history;
-- replay time for 100,000 events; bytes on disk per chunk event.
+- replay time for 100,000 events; bytes on disk per chunk event;
+- replay cost per event into a state that holds 100 and 10,000 conversations (target: the same);
+- reducer time for one answer of 5,000 / 10,000 / 20,000 chunks (target: linear, ratio ~2 per doubling);
+- with ``bench.make_chats`` (10,000 conversations x 20 turns and five of 200 turns): store open and engine start-up
+  (target < 1.5 s), opening a 200-turn conversation (target <= 500 ms to state), memory after opening and
+  dropping 20 conversations (target: within a few MB of where it started). ``--quick`` skips that part.
 """
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench.make_chats import chats_dir, long_ids
+from engine.engine import Engine
+from engine.offline import litellm
 from ledger.reducer import replay
 from ledger.store import Store
 from tests.support.ledger_builders import answer_events, conversation_events
@@ -75,6 +87,78 @@ def replay_seconds(n_events: int) -> tuple[int, float]:
     return len(events), time.perf_counter() - started
 
 
+def replay_us_per_event(conversations: int, measured: int = 20_000) -> float:
+    """Microseconds per event to reduce ``measured`` events of new answers into a state of ``conversations``."""
+    background = []
+    for c in range(conversations):
+        background += conversation_events(f"bg{c}", answers=1, chunks=10)
+    state = replay(background)
+    events = []
+    for n in range(measured // 202):
+        events += answer_events(f"bg{n % conversations}", 100 + n, 200)
+    started = time.perf_counter()
+    replay(events, state)
+    return (time.perf_counter() - started) / len(events) * 1e6
+
+
+def long_answer_seconds(chunks: int) -> float:
+    events = answer_events("long", 1, chunks)
+    started = time.perf_counter()
+    replay(events)
+    return time.perf_counter() - started
+
+
+def rss_mb() -> float:
+    with open(f"/proc/{os.getpid()}/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+async def many_chats() -> None:
+    from tests.support.engine import make_settings
+
+    made = time.perf_counter()
+    folder = chats_dir()
+    print(f"  data folder {folder.name} ready in {time.perf_counter() - made:.1f} s (made once, then cached)")
+    litellm()  # imported once per process in the app too, before it serves: not part of the start-up figure
+    started = time.perf_counter()
+    store = Store.open(folder)
+    opened = time.perf_counter() - started
+    engine = Engine(store, make_settings("http://127.0.0.1:9/v1"))
+    engine.recover()
+    summaries = engine.summaries()
+    ready = time.perf_counter() - started
+    print(
+        f"  10,000 x 20 turns: store open {opened * 1000:.0f} ms, engine start-up incl. recovery and the list of "
+        f"{len(summaries):,} summaries {ready * 1000:.0f} ms (target < 1500 ms)"
+    )
+    cid = long_ids(5)[0]
+    started = time.perf_counter()
+    conv = await engine.load(cid)
+    took = time.perf_counter() - started
+    assert conv is not None
+    events = len(engine.events(cid))
+    print(f"  opening a {conv.turn}-turn conversation ({events:,} events): {took * 1000:.0f} ms to state (target 500)")
+    engine.drop(cid)
+    gc.collect()
+    before = rss_mb()
+    ids = [s.conversation_id for s in summaries[:20]]
+    for n, cid in enumerate(ids):
+        await engine.load(cid)
+        await engine.viewer_joined(cid, f"tab-{n}")
+    gc.collect()
+    peak = rss_mb()
+    for n, cid in enumerate(ids):
+        await engine.viewer_left(cid, f"tab-{n}")
+    gc.collect()
+    after = rss_mb()
+    loaded = sum(engine.is_loaded(c) for c in ids)
+    print(
+        f"  memory: {before:.0f} MB before opening 20 conversations, {peak:.0f} MB with them open, {after:.0f} MB "
+        f"after their pages left ({after - before:+.1f} MB; {loaded} still loaded)"
+    )
+    store.close()
+
+
 def main() -> None:
     print("ledger store benchmark (real TinyDB files, one writer thread, atomic replace per write)")
     for convs in (1, 10):
@@ -93,6 +177,19 @@ def main() -> None:
     )
     n, secs = replay_seconds(100_000)
     print(f"  replay of {n:,} events: {secs:.2f} s ({n / secs:,.0f} events/s; target < 1 s)")
+    few, many = replay_us_per_event(100), replay_us_per_event(10_000)
+    print(
+        f"  replay per event into a state of 100 conversations: {few:.2f} us, of 10,000: {many:.2f} us "
+        f"(ratio {many / few:.2f}; target ~1: independent of the count)"
+    )
+    times = {n: long_answer_seconds(n) for n in (5_000, 10_000, 20_000)}
+    print(
+        "  reducer time for one answer of "
+        + ", ".join(f"{n:,} chunks {t * 1000:.0f} ms" for n, t in times.items())
+        + f" (ratios {times[10_000] / times[5_000]:.2f}, {times[20_000] / times[10_000]:.2f}; linear is 2)"
+    )
+    if "--quick" not in sys.argv:
+        asyncio.run(many_chats())
 
 
 if __name__ == "__main__":
