@@ -59,6 +59,7 @@ from ledger.events import (
 )
 from ledger.health import StoreHealth
 from ledger.history import as_messages, model_history
+from ledger.listing import Listing
 from ledger.reducer import reduce, replay
 from ledger.search import Hit, search
 from ledger.state import EMPTY_STATE, ConversationState, State
@@ -93,6 +94,7 @@ class Engine:
         self.state: State = EMPTY_STATE  # the loaded conversations only
         self._runtimes: dict[str, Runtime] = {}
         self._listeners: list[Listener] = []
+        self._listing = Listing()  # the conversation list in order, updated per changed conversation
 
     # --- reading and subscribing -------------------------------------------------------------------------------
 
@@ -143,8 +145,9 @@ class Engine:
     def summaries(self, query: str = "") -> list[ConversationSummary]:
         """The conversation list: live conversations whose title has every word of ``query``, newest first (from
         the store's index: no conversation is read)."""
+        listing = self._listing.newest_first(self.store)
         words = query.casefold().split()
-        return newest_first(s for s in self.store.summaries() if all(w in s.title.casefold() for w in words))
+        return [s for s in listing if all(w in s.title.casefold() for w in words)] if words else listing
 
     def search(self, query: str, limit: int = 20) -> list[Hit]:
         """Chats whose title, or a line of a message shown, has every word of ``query`` (newest first). Reads the
@@ -510,6 +513,7 @@ class Engine:
         """Reduce a stored event (its seq assigned) into the state, if its conversation is loaded or new, and hand it
         to subscribers. A deleted conversation leaves the state (the store keeps its tombstone)."""
         cid = event.conversation_id
+        self._listing.touch(cid)
         if cid in self.state.conversations or event.seq == 1:
             self.state = reduce(self.state, event)
             if isinstance(event, Deleted):

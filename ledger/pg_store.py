@@ -127,6 +127,10 @@ class PgStore(BatchWriter):
         with self._cond:
             return list(self._summaries.values())
 
+    def summary(self, conversation_id: str) -> ConversationSummary | None:
+        with self._cond:
+            return self._summaries.get(conversation_id)
+
     def forget(self, conversation_id: str) -> bool:
         """This store keeps every event in memory for now (lazy loading is the TinyDB store's): never drops."""
         return False
