@@ -61,7 +61,7 @@ from ledger.health import StoreHealth
 from ledger.history import as_messages, model_history
 from ledger.listing import Listing
 from ledger.reducer import reduce, replay
-from ledger.search import Hit, search
+from ledger.search import Hit, match, title_hit
 from ledger.state import EMPTY_STATE, ConversationState, State
 from ledger.store_api import EventStore
 from ledger.summary import ConversationSummary, newest_first
@@ -150,14 +150,45 @@ class Engine:
         return [s for s in listing if all(w in s.title.casefold() for w in words)] if words else listing
 
     def search(self, query: str, limit: int = 20) -> list[Hit]:
-        """Chats whose title, or a line of a message shown, has every word of ``query`` (newest first). Reads the
-        conversations that are not loaded on the calling thread: prefer ``search_async``."""
-        return search(self.read_conversations(), query, limit)
+        """Chats whose title, or a line of a message shown, has every word of ``query`` (newest first): every
+        title (from the index) and the messages of loaded conversations; never reads a file (``search_async``
+        reads the others too)."""
+        return self._search(query, limit, self.summaries(), self.state, None)
 
-    async def search_async(self, query: str, limit: int = 20) -> list[Hit]:
-        """``search``, in a worker thread (over a snapshot of the loaded state)."""
+    async def search_async(
+        self, query: str, limit: int = 20, still_wanted: Callable[[], bool] = lambda: True
+    ) -> list[Hit]:
+        """``search`` over the messages of every conversation: those not loaded are read in a worker thread, one
+        at a time and not kept, newest first, until ``limit`` hits or ``still_wanted()`` turns False."""
         state = self.state
-        return await asyncio.to_thread(lambda: search(self.read_conversations(state), query, limit))
+        summaries = self.summaries()
+        return await asyncio.to_thread(self._search, query, limit, summaries, state, still_wanted)
+
+    def _search(
+        self,
+        query: str,
+        limit: int,
+        summaries: list[ConversationSummary],
+        state: State,
+        still_wanted: Callable[[], bool] | None,
+    ) -> list[Hit]:
+        words = query.lower().split()
+        hits: list[Hit] = []
+        for summary in summaries if words else ():
+            cid = summary.conversation_id
+            hit = title_hit(cid, summary.title, words)
+            if hit is None and cid in state.conversations:
+                hit = match(state.conversations[cid], words)
+            elif hit is None and still_wanted is not None:
+                if not still_wanted():
+                    break
+                conv = self._read(cid, keep=False)
+                hit = match(conv, words) if conv is not None else None
+            if hit is not None:
+                hits.append(hit)
+                if len(hits) >= limit:
+                    break
+        return hits
 
     def is_streaming(self, cid: str) -> bool:
         rt = self._runtimes.get(cid)

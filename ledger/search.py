@@ -3,7 +3,8 @@
 Guarantees: pure; a conversation matches when every word of the query (case-insensitive) is in its title, or
 all of them are in one line of one message on its shown path (the user's text or the shown answer's text); each
 hit names the conversation and the matching line; at most ``limit`` hits, in the order the conversations are
-given.
+given. ``title_hit`` matches a title alone (from a summary, without the conversation's events) exactly as
+``match`` matches it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def search(conversations: Iterable[ConversationState], query: str, limit: int = 
         return []
     hits: list[Hit] = []
     for conv in conversations:
-        hit = _match(conv, words)
+        hit = match(conv, words)
         if hit is not None:
             hits.append(hit)
             if len(hits) >= limit:
@@ -37,7 +38,18 @@ def search(conversations: Iterable[ConversationState], query: str, limit: int = 
     return hits
 
 
-def _match(conv: ConversationState, words: list[str]) -> Hit | None:
+def title_hit(conversation_id: str, title: str, words: list[str]) -> Hit | None:
+    """The hit of a conversation whose title has every word (lower-case ``words``), known without its events."""
+    title = title or "New conversation"
+    return (
+        Hit(conversation_id=conversation_id, title=title, line=title)
+        if all(w in title.lower() for w in words)
+        else None
+    )
+
+
+def match(conv: ConversationState, words: list[str]) -> Hit | None:
+    """The conversation's hit for lower-case ``words``: its title, else the first matching line shown."""
     title = conv.title or "New conversation"
     if all(w in title.lower() for w in words):
         return Hit(conversation_id=conv.conversation_id, title=title, line=title)

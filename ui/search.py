@@ -18,6 +18,7 @@ class SearchDialog:
     def __init__(self, engine: Engine, open_chat: Callable[[str], None]) -> None:
         self.engine, self.open_chat = engine, open_chat
         self.hits: list[Hit] = []
+        self._asked = 0  # the newest query's number: an older search that ends later is not shown
         with ui.dialog() as self.dialog, ui.card().classes("w-full max-w-xl").mark("search-dialog"):
             self.box = (
                 ui.input(placeholder="Search titles and messages", on_change=lambda e: self.show(e.value or ""))
@@ -30,11 +31,23 @@ class SearchDialog:
 
     def open(self) -> None:
         self.box.value = ""
-        self.show("")
+        self._asked += 1
+        self._render("", [])
         self.dialog.open()
 
-    def show(self, query: str) -> None:
-        self.hits = self.engine.search(query)
+    async def show(self, query: str) -> None:
+        """Titles and loaded chats at once, then the messages of every chat (read off the event loop)."""
+        self._asked += 1
+        asked = self._asked
+        self._render(query, self.engine.search(query))
+        if not query.strip():
+            return
+        hits = await self.engine.search_async(query, still_wanted=lambda: self._asked == asked)
+        if self._asked == asked:
+            self._render(query, hits)
+
+    def _render(self, query: str, hits: list[Hit]) -> None:
+        self.hits = hits
         self.results.clear()
         with self.results:
             if query.strip() and not self.hits:
