@@ -113,6 +113,29 @@ def rss_mb() -> float:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+class LoopLag:
+    """The longest the event loop was blocked while this runs (a 1 ms ticker's worst lateness)."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _tick(self) -> None:
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(0.001)
+            self.worst = max(self.worst, time.perf_counter() - before - 0.001)
+
+    async def __aenter__(self) -> LoopLag:
+        self._task = asyncio.create_task(self._tick())
+        await asyncio.sleep(0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+
+
 async def many_chats() -> None:
     from tests.support.engine import make_settings
 
@@ -131,13 +154,37 @@ async def many_chats() -> None:
         f"  10,000 x 20 turns: store open {opened * 1000:.0f} ms, engine start-up incl. recovery and the list of "
         f"{len(summaries):,} summaries {ready * 1000:.0f} ms (target < 1500 ms)"
     )
-    cid = long_ids(5)[0]
     started = time.perf_counter()
-    conv = await engine.load(cid)
-    took = time.perf_counter() - started
+    for _ in range(20):
+        engine.summaries()
+    listing = (time.perf_counter() - started) / 20
+    started = time.perf_counter()
+    found = engine.summaries("postgres vacuum")
+    query = time.perf_counter() - started
+    print(
+        f"  the list of 10,000 from the index: {listing * 1000:.2f} ms per call, filtered by title "
+        f"({len(found):,} found) {query * 1000:.1f} ms"
+    )
+    cid = long_ids(5)[0]
+    async with LoopLag() as lag:
+        started = time.perf_counter()
+        conv = await engine.load(cid)
+        took = time.perf_counter() - started
     assert conv is not None
     events = len(engine.events(cid))
-    print(f"  opening a {conv.turn}-turn conversation ({events:,} events): {took * 1000:.0f} ms to state (target 500)")
+    print(
+        f"  opening a {conv.turn}-turn conversation ({events:,} events): {took * 1000:.0f} ms to state (target 500), "
+        f"the event loop blocked at most {lag.worst * 1000:.1f} ms meanwhile (target 20)"
+    )
+    engine.drop(cid)
+    async with LoopLag() as lag:
+        started = time.perf_counter()
+        hits = await engine.search_async("restart the service question 7")
+        took = time.perf_counter() - started
+    print(
+        f"  search over every message of 10,000 conversations (worker thread): {took:.1f} s, {len(hits)} hits, "
+        f"the event loop blocked at most {lag.worst * 1000:.1f} ms meanwhile"
+    )
     engine.drop(cid)
     gc.collect()
     before = rss_mb()

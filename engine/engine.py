@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -95,6 +96,9 @@ class Engine:
         self._runtimes: dict[str, Runtime] = {}
         self._listeners: list[Listener] = []
         self._listing = Listing()  # the conversation list in order, updated per changed conversation
+        gc.collect()
+        gc.freeze()  # what start-up made (litellm, the index) lives on: a full collection, which holds the GIL
+        # and so the event loop, then never walks it again (opening a conversation: ~250 -> ~100 ms, loop ~13 ms)
 
     # --- reading and subscribing -------------------------------------------------------------------------------
 
@@ -147,7 +151,10 @@ class Engine:
         the store's index: no conversation is read)."""
         listing = self._listing.newest_first(self.store)
         words = query.casefold().split()
-        return [s for s in listing if all(w in s.title.casefold() for w in words)] if words else listing
+        if not words:
+            return listing
+        titles = self._listing.titles()
+        return [listing[n] for n, title in enumerate(titles) if all(w in title for w in words)]
 
     def search(self, query: str, limit: int = 20) -> list[Hit]:
         """Chats whose title, or a line of a message shown, has every word of ``query`` (newest first): every
@@ -182,8 +189,9 @@ class Engine:
             elif hit is None and still_wanted is not None:
                 if not still_wanted():
                     break
-                conv = self._read(cid, keep=False)
-                hit = match(conv, words) if conv is not None else None
+                if self.store.might_contain(cid, words):
+                    conv = self._read(cid, keep=False)
+                    hit = match(conv, words) if conv is not None else None
             if hit is not None:
                 hits.append(hit)
                 if len(hits) >= limit:

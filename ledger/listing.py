@@ -27,6 +27,13 @@ class Listing:
     def __init__(self) -> None:
         self._ordered: list[ConversationSummary] | None = None  # oldest first
         self._touched: set[str] = set()
+        self._titles: list[str] | None = None  # casefolded, newest first, for the last ``newest_first``
+
+    def titles(self) -> list[str]:
+        """The casefolded titles of the last ``newest_first``, in its order (a title filter costs no casefold)."""
+        if self._titles is None:
+            self._titles = [s.title.casefold() for s in reversed(self._ordered or [])]
+        return self._titles
 
     def touch(self, conversation_id: str) -> None:
         """This conversation's summary changed (or it was created or deleted)."""
@@ -34,13 +41,14 @@ class Listing:
             self._touched.add(conversation_id)
 
     def reset(self) -> None:
-        self._ordered, self._touched = None, set()
+        self._ordered, self._touched, self._titles = None, set(), None
 
     def newest_first(self, source: SummarySource) -> list[ConversationSummary]:
         if self._ordered is None:
-            self._ordered = sorted(source.summaries(), key=_key)
+            self._ordered, self._titles = sorted(source.summaries(), key=_key), None
         elif self._touched:
             touched, self._touched = self._touched, set()
+            self._titles = None
             self._ordered = [s for s in self._ordered if s.conversation_id not in touched]
             for cid in touched:
                 summary = source.summary(cid)

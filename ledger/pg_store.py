@@ -131,6 +131,10 @@ class PgStore(BatchWriter):
         with self._cond:
             return self._summaries.get(conversation_id)
 
+    def might_contain(self, conversation_id: str, words: list[str]) -> bool:
+        """Every conversation is in memory here: reading it costs nothing to skip."""
+        return True
+
     def forget(self, conversation_id: str) -> bool:
         """This store keeps every event in memory for now (lazy loading is the TinyDB store's): never drops."""
         return False

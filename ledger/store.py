@@ -39,7 +39,8 @@ from ledger.errors import ConversationDeletedError, DataDirInUseError, StoreErro
 from ledger.events import FLUSH_AT_ONCE_KINDS, AnyEvent, Failed
 from ledger.files import FolderFiles
 from ledger.health import ProblemLog, StoreHealth, describe_os_error
-from ledger.opening import read_conversation, read_index
+from ledger.opening import TABLE, read_conversation, read_index
+from ledger.storage import loads
 from ledger.summary import ConversationSummary, summarize
 
 log = logging.getLogger("ledger.store")
@@ -138,6 +139,22 @@ class Store:
                 if read is not None:
                     self._files.loaded(conversation_id, docs)
         return tuple(events)
+
+    def might_contain(self, conversation_id: str, words: list[str]) -> bool:
+        """False only when no line of a user message or of a finished answer (its ``persisted`` text) in the
+        conversation's file holds every one of the lower-case ``words``: a search reads and replays only the
+        conversations that pass (a conversation in memory, or with an attempt still open, always passes)."""
+        with self._cond:
+            summary = self._summaries.get(conversation_id)
+            if conversation_id in self._events or summary is None or summary.open_attempts:
+                return True
+        try:
+            docs = loads(self._files.path(conversation_id).read_bytes())[TABLE].values()
+            texts = [d["text"] for d in docs if d.get("kind") in ("submitted", "persisted")]
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return True  # damaged: reading it reports the damage
+        lines = (line.lower() for text in texts if isinstance(text, str) for line in text.splitlines())
+        return any(all(w in line for w in words) for line in lines)
 
     def is_loaded(self, conversation_id: str) -> bool:
         with self._cond:

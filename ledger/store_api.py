@@ -9,7 +9,8 @@ Guarantees every implementation keeps:
   ``conversation_ids`` leave deleted conversations out.
 - ``summaries`` gives every live conversation's ``ledger.summary.ConversationSummary`` without reading its events;
   ``events(cid)`` reads a conversation on demand (kept in memory unless ``keep`` is False) and ``forget(cid)`` may
-  drop it again once it is saved (returns whether it did).
+  drop it again once it is saved (returns whether it did); ``might_contain`` is False only when a conversation
+  cannot hold the words (search skips reading it).
 - ``health`` says whether saving works; ``flush``/``flush_sync`` report whether everything is durable; ``close``
   returns how many events could not be saved. ``where`` names the store for people (no credentials in it).
 """
@@ -38,6 +39,8 @@ class EventStore(Protocol):
     def events(self, conversation_id: str, *, keep: bool = True) -> tuple[AnyEvent, ...]: ...
 
     def forget(self, conversation_id: str) -> bool: ...
+
+    def might_contain(self, conversation_id: str, words: list[str]) -> bool: ...
 
     def all_events(self) -> list[AnyEvent]: ...
 

@@ -39,3 +39,4 @@ def test_the_list_updated_per_touched_conversation_equals_the_list_sorted_from_s
             got, expected = listing.newest_first(source), newest_first(source.summaries())
             assert [(s.updated_ts, s.created_ts) for s in got] == [(s.updated_ts, s.created_ts) for s in expected]
             assert sorted(got) == sorted(expected)
+            assert listing.titles() == [s.title.casefold() for s in got]
