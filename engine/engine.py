@@ -114,6 +114,9 @@ class Engine:
         """``conversation(cid)``, with the file read and replayed in a worker thread."""
         if cid not in self.state.conversations and not self.store.is_deleted(cid):
             conv = await asyncio.to_thread(self._read, cid, True)
+            stored = self.store.events(cid)
+            if conv is not None and stored and stored[-1].seq != conv.last_seq:
+                conv = replay(stored).conversations.get(cid)  # events came in meanwhile (another instance)
             if cid not in self.state.conversations:
                 self._install(cid, conv)
         return self.conversation(cid)

@@ -39,7 +39,7 @@ from ledger.errors import ConversationDeletedError, DataDirInUseError, StoreErro
 from ledger.events import FLUSH_AT_ONCE_KINDS, AnyEvent, Failed
 from ledger.files import FolderFiles
 from ledger.health import ProblemLog, StoreHealth, describe_os_error
-from ledger.opening import TABLE, read_conversation, read_index
+from ledger.opening import TABLE, read_conversation, read_index, summary_of_events
 from ledger.storage import loads
 from ledger.summary import ConversationSummary, summarize
 
@@ -138,7 +138,19 @@ class Store:
                 self._events[conversation_id] = events
                 if read is not None:
                     self._files.loaded(conversation_id, docs)
+                self._check_summary(conversation_id, events)
         return tuple(events)
+
+    def _check_summary(self, conversation_id: str, events: list[AnyEvent]) -> None:
+        """Under ``_cond``: the index's summary, corrected if the file says otherwise (a crash between the index
+        and the file of one batch)."""
+        if not events:
+            return
+        summary = summary_of_events(conversation_id, events)
+        if summary != self._summaries.get(conversation_id):
+            self._summaries[conversation_id] = summary
+            self._index_due = True
+            self._cond.notify_all()
 
     def might_contain(self, conversation_id: str, words: list[str]) -> bool:
         """False only when no line of a user message or of a finished answer (its ``persisted`` text) in the
@@ -279,10 +291,12 @@ class Store:
         tries_while_closing = 0
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: self._pending or self._closing or self._retry_at is not None)
+                self._cond.wait_for(
+                    lambda: self._pending or self._index_due or self._closing or self._retry_at is not None
+                )
                 self._wait_for_batch()
                 self._wait_for_retry()
-                done = not self._pending and (self._retry_at is None or self._closing)
+                done = not self._pending and not self._index_due and (self._retry_at is None or self._closing)
                 late = tries_while_closing > 0 and time.monotonic() >= self._close_deadline
                 if self._closing and (done or late):
                     return

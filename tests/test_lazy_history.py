@@ -11,6 +11,7 @@ from pathlib import Path
 from ledger.events import Chunk
 from ledger.reducer import replay
 from ledger.store import Store
+from ledger.summary import summary_of
 from tests.support.engine import EngineFactory, current_attempt
 from tests.support.ledger_builders import conversation_events
 from tests.support.upstream import ScriptedUpstream
@@ -112,7 +113,26 @@ async def test_a_long_answer_streams_into_an_engine_that_started_lazily(
     from tests.support.upstream import Behavior
     from tests.support.waiting import wait_until
 
-    upstream.plan(Behavior(text="many words " * 200))
+    upstream.plan(Behavior(text="many words " * 100))
     _, message_id = await engine.submit("c0", "go on")
-    await wait_until(lambda: current_attempt(engine, "c0", message_id).status == "complete", 20, "the answer ended")
+    await wait_until(lambda: not engine.is_streaming("c0"), 30, "the answer ended")
+    attempt = current_attempt(engine, "c0", message_id)
+    assert attempt.status == "complete", (attempt.status, attempt.error_summary, attempt.chunks_received)
     assert engine.conversation("c0") == replay(engine.store.events("c0")).conversations["c0"]
+
+
+def test_a_summary_the_index_got_wrong_is_corrected_when_its_conversation_is_read(tmp_path: Path) -> None:
+    written = write_folder(tmp_path, count=2)
+    path = tmp_path / "index.json"
+    index = json.loads(path.read_text())
+    for doc in index["conversations"].values():
+        doc.update(title="stale", open=["a9"])  # as if a crash came between the index and the file of a batch
+    path.write_text(json.dumps(index))
+    store = Store.open(tmp_path)
+    assert {s.title for s in store.summaries()} == {"stale"}
+    store.events("c1")
+    assert store.summary("c1") == summary_of(replay(written["c1"]).conversations["c1"])
+    assert store.close() == 0
+    reopened = Store.open(tmp_path)
+    assert reopened.summary("c1").title == "chat c1" and reopened.summary("c0").title == "stale"
+    reopened.close()
