@@ -429,7 +429,7 @@ class Engine:
             return
         rt.viewers.discard(viewer)
         if not rt.viewers and rt.active is None:
-            self.drop(cid)
+            await self._drop_when_saved(cid)
             return
         if rt.viewers or rt.active is None or self.conversation(cid) is None:
             return
@@ -543,6 +543,15 @@ class Engine:
                     finalize(run)
                 finally:
                     rt.active = None
+        if not rt.viewers:
+            await self._drop_when_saved(rt.conversation_id)  # it streamed on after its last page left
+
+    async def _drop_when_saved(self, cid: str) -> None:
+        """``drop`` the conversation, once what was appended to it is on disk."""
+        if not self.drop(cid) and not self.is_streaming(cid) and await self.store.flush():
+            rt = self._runtimes.get(cid)
+            if rt is None or not rt.viewers:
+                self.drop(cid)
 
     def _append(self, event: AnyEvent) -> AnyEvent:
         cid = event.conversation_id
