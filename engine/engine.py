@@ -19,8 +19,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from engine.attempt import AttemptRun, Broken
 from engine.branching import branch_events
@@ -55,13 +56,20 @@ from ledger.health import StoreHealth
 from ledger.history import as_messages, model_history
 from ledger.reducer import reduce, replay
 from ledger.search import Hit, search
-from ledger.state import ConversationState, State
+from ledger.state import AttemptState, ConversationState, State
 from ledger.store_api import EventStore
 from ledger.summary import ConversationSummary, newest_first, summary_of
 from ledger.tree import chain_before, selected_path, tip
 
 log = logging.getLogger("ledger_chat.engine")
 Listener = Callable[[AnyEvent], None]
+
+
+class Elsewhere(Protocol):
+    """Other app instances on the same database (``engine.cluster``): where an attempt this engine does not run
+    is cancelled, by its owner. ``cancel`` returns once the attempt ended (False if it could not be reached)."""
+
+    async def cancel(self, cid: str, attempt_id: str, turn: int, source: CancelSource, keep_partial: bool) -> bool: ...
 
 
 class InputRejected(StateError):
@@ -87,6 +95,7 @@ class Engine:
         self.state: State = replay(store.all_events())
         self._runtimes: dict[str, Runtime] = {}
         self._listeners: list[Listener] = []
+        self.elsewhere: Elsewhere | None = None  # set by engine.cluster when several instances share the store
 
     # --- reading and subscribing -------------------------------------------------------------------------------
 
@@ -110,8 +119,9 @@ class Engine:
         return search(self.conversations(), query, limit)
 
     def is_streaming(self, cid: str) -> bool:
+        """Whether an answer streams in this conversation, here or on another instance."""
         rt = self._runtimes.get(cid)
-        return bool(rt and rt.active)
+        return bool(rt and rt.active) or self._live_elsewhere(cid) is not None
 
     def active_run(self, cid: str) -> AttemptRun | None:
         """The attempt running in this conversation, if any."""
@@ -191,7 +201,7 @@ class Engine:
         rt = self._runtime(cid)
         async with rt.lock:
             conv = self._require(cid)
-            if rt.active is not None:
+            if rt.active is not None or self._live_elsewhere(cid) is not None:
                 raise InputRejected("An answer is still streaming. Stop it first.")
             message = conv.messages[target]
             attempt_id = new_id("att")
@@ -256,17 +266,26 @@ class Engine:
         keep_partial: bool = True,
         turn: int | None = None,
         attempt_id: str | None = None,
+        requested_by: str | None = None,
     ) -> bool:
         """The one cancel path. Returns whether an attempt was cancelled. It runs to its end even when the caller is
-        cancelled meanwhile (the caller then gets its CancelledError): a cancel never stops half-way."""
-        return await asyncio.shield(self._cancel(cid, source, keep_partial, turn, attempt_id))
+        cancelled meanwhile (the caller then gets its CancelledError): a cancel never stops half-way. An attempt
+        another instance runs is cancelled by its owner (``elsewhere``); ``requested_by`` names the instance that
+        asked, when this engine is that owner."""
+        return await asyncio.shield(self._cancel(cid, source, keep_partial, turn, attempt_id, requested_by))
 
     async def _cancel(
-        self, cid: str, source: CancelSource, keep_partial: bool, turn: int | None, attempt_id: str | None
+        self,
+        cid: str,
+        source: CancelSource,
+        keep_partial: bool,
+        turn: int | None,
+        attempt_id: str | None,
+        requested_by: str | None = None,
     ) -> bool:
         rt = self._runtimes.get(cid)
-        if rt is None:
-            return False
+        if rt is None or rt.active is None:
+            return await self._cancel_elsewhere(cid, source, keep_partial, turn, attempt_id)
         async with rt.lock:
             active = rt.active
             if active is None or active.settled or (turn is not None and turn != active.turn):
@@ -281,6 +300,7 @@ class Engine:
                     source=source,
                     keep_partial=keep_partial,
                     turn=active.turn,
+                    requested_by=requested_by,
                 )
             )
             task = active.task
@@ -312,9 +332,13 @@ class Engine:
         if not await self.store.flush():
             log.error("shutting down with %d event(s) not yet saved", self.store.health().unsaved)
 
-    def recover(self) -> list[str]:
-        """At start-up: finalize every attempt a dead process left streaming, as interrupted (source restart)."""
-        return recover(lambda: self.state, self._append)
+    def recover(self, only: Collection[str] | None = None) -> list[str]:
+        """At start-up: finalize every attempt a dead process left streaming, as interrupted (source restart);
+        ``only``: just those of these conversations (attempts whose owner died, ``engine.cluster``)."""
+        if only is None:
+            return recover(lambda: self.state, self._append)
+        mine = {cid for cid in only if not self.is_running_here(cid)}
+        return recover(lambda: State({c: v for c, v in self.state.conversations.items() if c in mine}), self._append)
 
     # --- viewers: leaving and coming back (docs/architecture.md) ------------------------------------------------
 
@@ -331,6 +355,8 @@ class Engine:
         if rt is None or viewer not in rt.viewers:
             return
         rt.viewers.discard(viewer)
+        if not rt.viewers and rt.active is None:
+            await self._left_elsewhere(cid, source)
         if rt.viewers or rt.active is None or self.conversation(cid) is None:
             return
         self._append(Detached(conversation_id=cid, attempt_id=rt.active.attempt_id))
@@ -346,7 +372,7 @@ class Engine:
         rt = self._runtime(cid)
         async with rt.lock:
             conv = self._require(cid)
-            if rt.active is not None:
+            if rt.active is not None or self._live_elsewhere(cid) is not None:
                 raise InputRejected("An answer is still streaming. Stop it first.")
             edited = conv.messages.get(edit_of or "")
             parent = edited.parent if edited is not None else tip(conv)
@@ -446,13 +472,68 @@ class Engine:
 
     def _append(self, event: AnyEvent) -> AnyEvent:
         event = self.store.append(replace(event, ts=event.ts or now_iso()))
+        self._fold_missing(event)
+        self._fold(event)
+        return event
+
+    def _fold(self, event: AnyEvent) -> None:
+        """Reduce one stored event into ``state`` and hand it to the listeners."""
         self.state = reduce(self.state, event)
         for listener in list(self._listeners):
             try:
                 listener(event)
             except Exception:  # noqa: BLE001 - a broken viewer must not break the ledger
                 log.exception("listener failed")
-        return event
+
+    # --- other instances on the same database (engine.cluster) -------------------------------------------------
+
+    def absorb(self, events: list[AnyEvent]) -> None:
+        """Fold events other instances stored (already in this store: never appended again), in seq order; those
+        already folded are skipped, and any the store holds before them are folded first."""
+        for event in events:
+            conv = self.state.conversations.get(event.conversation_id)
+            if conv is not None and event.seq <= conv.last_seq:
+                continue
+            self._fold_missing(event)
+            self._fold(event)
+
+    def _fold_missing(self, event: AnyEvent) -> None:
+        """Events another instance stored just before ``event`` (caught up by this store) but not folded yet."""
+        conv = self.state.conversations.get(event.conversation_id)
+        if conv is None or conv.deleted or event.seq <= conv.last_seq + 1:
+            return
+        for missing in self.store.events(event.conversation_id):
+            if conv.last_seq < missing.seq < event.seq:
+                self._fold(missing)
+
+    def _live_elsewhere(self, cid: str) -> AttemptState | None:
+        """With other instances: the attempt streaming in this conversation that another instance runs."""
+        conv = self.conversation(cid) if self.elsewhere is not None and not self.is_running_here(cid) else None
+        return conv.live_attempt() if conv is not None else None
+
+    def is_running_here(self, cid: str) -> bool:
+        return self.active_run(cid) is not None
+
+    def viewer_count(self, cid: str) -> int:
+        rt = self._runtimes.get(cid)
+        return len(rt.viewers) if rt else 0
+
+    async def _cancel_elsewhere(
+        self, cid: str, source: CancelSource, keep_partial: bool, turn: int | None, attempt_id: str | None
+    ) -> bool:
+        conv, live = self.conversation(cid), self._live_elsewhere(cid)
+        if self.elsewhere is None or conv is None or live is None:
+            return False
+        live_turn = conv.messages[live.message_id].turn
+        if (turn is not None and turn != live_turn) or (attempt_id is not None and attempt_id != live.attempt_id):
+            return False
+        return await self.elsewhere.cancel(cid, live.attempt_id, live_turn, source, keep_partial)
+
+    async def _left_elsewhere(self, cid: str, source: CancelSource) -> None:
+        """The last viewer here left while another instance streams: the leave policy asks its owner."""
+        conv, live = self.conversation(cid), self._live_elsewhere(cid)
+        if live is not None and conv is not None and self.settings.limits.leave_policy == "cancel":
+            await self.cancel(cid, source, turn=conv.messages[live.message_id].turn)
 
     def _runtime(self, cid: str) -> Runtime:
         rt = self._runtimes.get(cid)
