@@ -71,6 +71,9 @@ class Elsewhere(Protocol):
 
     async def cancel(self, cid: str, attempt_id: str, turn: int, source: CancelSource, keep_partial: bool) -> bool: ...
 
+    async def writable(self, cid: str) -> None:
+        """Wait (briefly) until this instance may write the conversation: another may still be writing its end."""
+
 
 class InputRejected(StateError):
     """The user's input cannot be sent as it is; the message says why (the text is not lost)."""
@@ -198,6 +201,7 @@ class Engine:
         self._provider(model)
         self._require_saving()
         await self.cancel(cid, "user")
+        await self._writable(cid)
         rt = self._runtime(cid)
         async with rt.lock:
             conv = self._require(cid)
@@ -318,6 +322,7 @@ class Engine:
         """Discard-cancel any stream, then delete: nothing is written to this conversation afterwards."""
         self._require(cid)
         await self.cancel(cid, "delete", keep_partial=False)
+        await self._writable(cid)
         rt = self._runtime(cid)
         async with rt.lock:
             if self.conversation(cid) is None:
@@ -369,6 +374,8 @@ class Engine:
         self._check_text(text)
         self._provider(model)
         self._require_saving()
+        if self._live_elsewhere(cid) is None:
+            await self._writable(cid)
         rt = self._runtime(cid)
         async with rt.lock:
             conv = self._require(cid)
@@ -510,6 +517,10 @@ class Engine:
         """With other instances: the attempt streaming in this conversation that another instance runs."""
         conv = self.conversation(cid) if self.elsewhere is not None and not self.is_running_here(cid) else None
         return conv.live_attempt() if conv is not None else None
+
+    async def _writable(self, cid: str) -> None:
+        if self.elsewhere is not None and self.conversation(cid) is not None:
+            await self.elsewhere.writable(cid)
 
     def is_running_here(self, cid: str) -> bool:
         return self.active_run(cid) is not None
