@@ -188,10 +188,10 @@ class Cluster:
         changed.set()
         if self._absorbing:
             return
-        if isinstance(event, Started):
-            self._owned[event.attempt_id] = event.conversation_id
+        if isinstance(event, Started):  # or another instance's, caught up by an append here: then claimed already
             try:
-                self.owners.claim(event.attempt_id, event.conversation_id)
+                if self.owners.claim(event.attempt_id, event.conversation_id):
+                    self._owned[event.attempt_id] = event.conversation_id
             except StoreError as exc:
                 log.error("attempt %s runs without an owner lease: %s", event.attempt_id, exc)
         elif isinstance(event, Persisted) and self._owned.pop(event.attempt_id, None) is not None:

@@ -57,12 +57,15 @@ class AttemptOwners:
         )
         self._thread.start()
 
-    def claim(self, attempt_id: str, conversation_id: str) -> None:
-        self._execute(
-            "INSERT INTO attempt_owners (attempt_id, conversation_id, owner, owner_until) "
-            "VALUES (%s, %s, %s, now() + make_interval(secs => %s)) ON CONFLICT (attempt_id) DO UPDATE "
-            "SET owner = excluded.owner, owner_until = excluded.owner_until",
-            (attempt_id, conversation_id, self.instance, self.lease),
+    def claim(self, attempt_id: str, conversation_id: str) -> bool:
+        """Own a new attempt; False if it already has an owner (it was started elsewhere: never taken over)."""
+        return bool(
+            self._fetch(
+                "INSERT INTO attempt_owners (attempt_id, conversation_id, owner, owner_until) "
+                "VALUES (%s, %s, %s, now() + make_interval(secs => %s)) ON CONFLICT (attempt_id) DO NOTHING "
+                "RETURNING attempt_id",
+                (attempt_id, conversation_id, self.instance, self.lease),
+            )
         )
 
     def release(self, attempt_ids: list[str]) -> None:
