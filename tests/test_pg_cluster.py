@@ -5,10 +5,12 @@ by the survivor. The instances and the database are shared by the tests of this 
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import time
 from collections.abc import Iterator
-from pathlib import Path
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import psycopg
@@ -30,8 +32,15 @@ pytestmark = [
 
 
 class Pair:
-    def __init__(self, url: str, a: AppProcess, b: AppProcess) -> None:
-        self.url, self.a, self.b = url, a, b
+    """Instances A and B, which stay up, and two spares that the tests kill or freeze as owners of a stream."""
+
+    def __init__(self, url: str, a: AppProcess, b: AppProcess, spares: list[AppProcess]) -> None:
+        self.url, self.a, self.b, self.spares = url, a, b, spares
+
+    @property
+    def survivors(self) -> set[int]:
+        """The pids of the two instances the tests keep running (either may finalize a dead owner's attempt)."""
+        return {p.proc.pid for p in (self.a, self.b) if p.proc is not None}
 
     def rows(self, cid: str) -> list[tuple[str, str, dict[str, Any]]]:
         """(kind, writer, payload) of the conversation's events in the database, in seq order."""
@@ -52,15 +61,14 @@ def pair(
 ) -> Iterator[Pair]:
     url = pg_cluster.new_database()
     root = tmp_path_factory.mktemp("cluster")
-    a = AppProcess(root / "a", upstream_server.base_url, "--database-url", url)
-    b = AppProcess(root / "b", upstream_server.base_url, "--database-url", url)
+    apps = [AppProcess(root / name, upstream_server.base_url, "--database-url", url) for name in "abcd"]
     try:
-        a.start()
-        b.start()
-        yield Pair(url, a, b)
+        with ThreadPoolExecutor(len(apps)) as starting:  # together: each start is mostly waiting for imports
+            list(starting.map(lambda app: app.start(timeout=120), apps))
+        yield Pair(url, apps[0], apps[1], apps[2:])
     finally:
-        a.stop()
-        b.stop()
+        for app in apps:
+            app.stop()
 
 
 def streaming_on_a(pair: Pair, browser: Any, upstream: ScriptedUpstream) -> tuple[Page, Page, str]:
@@ -128,9 +136,9 @@ def test_deleting_on_the_other_instance_mid_stream_stops_it_and_leaves_nothing_a
 
 
 def test_killing_the_owner_mid_stream_lets_the_other_instance_mark_the_answer_interrupted_in_time(
-    pair: Pair, browser: Any, upstream: ScriptedUpstream, tmp_path: Path
+    pair: Pair, browser: Any, upstream: ScriptedUpstream
 ) -> None:
-    owner = AppProcess(tmp_path / "c", upstream.base_url, "--database-url", pair.url).start()
+    owner = pair.spares[0]
     try:
         on_owner = new_page(browser, owner.url)
         upstream.plan(Behavior(text=" ".join(WORDS), chunk_delay=0.02))
@@ -147,7 +155,33 @@ def test_killing_the_owner_mid_stream_lets_the_other_instance_mark_the_answer_in
     rows = pair.rows(cid)
     assert [k for k, _, _ in rows][-2:] == ["recovered", "persisted"]
     persisted_writer, persisted = rows[-1][1], rows[-1][2]
-    assert pid_of(persisted_writer) == pair.b.proc.pid and persisted["status"] == "interrupted"
+    assert pid_of(persisted_writer) in pair.survivors and persisted["status"] == "interrupted"
     text = persisted["text"].split()
     assert text == WORDS[: len(text)] and len(text) >= 15
     assert wait_until_blocking(lambda: visible_words(on_b), what="words") == text
+
+
+def test_an_owner_that_stops_renewing_its_lease_is_finalized_by_the_other_instance_once_the_lease_expired(
+    pair: Pair, browser: Any, upstream: ScriptedUpstream
+) -> None:
+    owner = pair.spares[1]
+    assert owner.proc is not None
+    try:
+        on_owner = new_page(browser, owner.url)
+        upstream.plan(Behavior(text=" ".join(WORDS), chunk_delay=0.02))
+        send(on_owner, "a story whose server freezes")
+        cid = conversation_id(on_owner)
+        on_b = new_page(browser, f"{pair.b.url}/chat/{cid}")
+        wait_words(on_b, 15)
+        os.kill(owner.proc.pid, signal.SIGSTOP)  # alive (so not known dead) but renewing nothing: another host's fate
+        frozen = time.monotonic()
+        expect(last_answer(on_b)).to_have_attribute("data-status", "interrupted", timeout=(LEASE + 2) * 1000)
+        waited = time.monotonic() - frozen
+    finally:
+        os.kill(owner.proc.pid, signal.SIGCONT)
+        owner.kill()
+    assert LEASE * 2 / 3 - 0.5 < waited < LEASE + 2, "after the lease (renewed every lease/3 s), not before"
+    rows = pair.rows(cid)
+    assert [k for k, _, _ in rows][-2:] == ["recovered", "persisted"] and pid_of(rows[-1][1]) in pair.survivors
+    text = rows[-1][2]["text"].split()
+    assert text == WORDS[: len(text)] and len(text) >= 15
