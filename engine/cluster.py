@@ -13,7 +13,8 @@ Guarantees:
   and returns True once this engine has folded the attempt's end *and* holds the conversation's write lease (the
   caller's next append, a Retry's or a delete's, then succeeds); False after lease + 3 s. An owner that is gone
   is not asked: its attempt is finalized here at once. ``writable`` (before a Send, Retry or delete) waits up to
-  ``WRITABLE_WITHIN`` s for another instance to finish writing the conversation.
+  ``WRITABLE_WITHIN`` s for another instance to finish writing the conversation. A leave-policy cancel is sent
+  once and not waited for: the owner decides.
 - A request from another instance runs this engine's one cancel path (``Engine.cancel``, ``requested_by`` naming
   the requester); a leave-policy request is ignored while this instance still has viewers of the conversation.
 - ``sweep`` (at start, then every ``SWEEP_EVERY`` s): an attempt live in the ledger whose owner's lease expired,
@@ -91,20 +92,27 @@ class Cluster:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.owners.lease + 3.0
         request: Request = {"cid": cid, "attempt": attempt_id, "turn": turn, "source": source, "keep": keep_partial}
+        if source in LEAVING:  # the owner decides (its own viewers count too): asked once, never waited for
+            await self._ask(cid, attempt_id, request)
+            return False
         while self._live(cid, attempt_id):
             if loop.time() > deadline:
                 return False
-            try:
-                rows = await asyncio.to_thread(self.owners.owners, [attempt_id])
-                alive = [r.owner for r in rows if not r.expired and r.owner != self.me and not is_dead(r.owner)]
-                if alive:
-                    await asyncio.to_thread(self.owners.request, alive[0], request)
-                else:
-                    await self.sweep([attempt_id])
-            except StoreError as exc:
-                log.warning("a cancel could not reach the attempt's owner: %s", exc)
+            await self._ask(cid, attempt_id, request)
             await self._until(lambda: not self._live(cid, attempt_id), 1.0)
         return await self._hold(cid, deadline)
+
+    async def _ask(self, cid: str, attempt_id: str, request: Request) -> None:
+        """Send the request to the attempt's live owner; with none, finalize the attempt here (its owner is gone)."""
+        try:
+            rows = await asyncio.to_thread(self.owners.owners, [attempt_id])
+            alive = [r.owner for r in rows if not r.expired and r.owner != self.me and not is_dead(r.owner)]
+            if alive:
+                await asyncio.to_thread(self.owners.request, alive[0], request)
+            else:
+                await self.sweep([attempt_id])
+        except StoreError as exc:
+            log.warning("a cancel could not reach the attempt's owner: %s", exc)
 
     async def writable(self, cid: str) -> None:
         await self._hold(cid, asyncio.get_running_loop().time() + WRITABLE_WITHIN)

@@ -333,7 +333,8 @@ class Engine:
 
     async def shutdown(self) -> None:
         """Cancel every stream, keeping partials, and write everything to disk."""
-        await asyncio.gather(*(self.cancel(cid, "shutdown") for cid in list(self._runtimes)))
+        running = [cid for cid, rt in self._runtimes.items() if rt.active is not None]  # never another instance's
+        await asyncio.gather(*(self.cancel(cid, "shutdown") for cid in running))
         if not await self.store.flush():
             log.error("shutting down with %d event(s) not yet saved", self.store.health().unsaved)
 
