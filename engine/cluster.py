@@ -10,8 +10,7 @@ Guarantees:
   (so before it can be durable), renewed every lease/3 s by a thread, and released once its end is durable.
 - ``cancel`` (this is ``Engine.elsewhere``) asks the attempt's owner with the attempt id and turn (so a late
   request never touches a newer attempt, which the owner's ``Engine.cancel`` checks), asks again every second,
-  and returns True once this engine has folded the attempt's end *and* holds the conversation's write lease (the
-  caller's next append, a Retry's or a delete's, then succeeds); False after lease + 3 s. An owner that is gone
+  and returns True once this engine has folded the attempt's end; False after lease + 3 s. An owner that is gone
   is not asked: its attempt is finalized here at once. ``writable`` (before a Send, Retry or delete) waits up to
   ``WRITABLE_WITHIN`` s for another instance to finish writing the conversation. A leave-policy cancel is sent
   once and not waited for: the owner decides.
@@ -100,7 +99,7 @@ class Cluster:
                 return False
             await self._ask(cid, attempt_id, request)
             await self._until(lambda: not self._live(cid, attempt_id), 1.0)
-        return await self._hold(cid, deadline)
+        return True
 
     async def _ask(self, cid: str, attempt_id: str, request: Request) -> None:
         """Send the request to the attempt's live owner; with none, finalize the attempt here (its owner is gone)."""

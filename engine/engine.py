@@ -10,6 +10,10 @@ Guarantees:
 - Each running attempt is owned by an ``AttemptRun`` that appends through the narrow ``_append`` callable it is
   given; its chunk gate applies the ledger's one stale rule (``ledger.stale``).
 - Deleting awaits a discard-cancel first; afterwards the store refuses any write for that conversation.
+- Several instances on one database (``engine.cluster``): events another instance stored are folded by ``absorb``
+  (the same ``_fold`` as this engine's own appends, in seq order, never appended again); a cancel for an attempt
+  another instance runs goes to its owner (``elsewhere``), with the attempt id and turn, so it never touches a
+  newer one; Send, Retry and delete first wait briefly until this instance may write the conversation.
 - While the store cannot save (``health().saving_fails``), nothing new is started: creating a conversation,
   Send and Retry raise ``InputRejected`` with the reason; what is already running goes on, kept in memory.
 """

@@ -185,6 +185,7 @@ class PgStore(BatchWriter):
             if cid not in self._leases:
                 self._take_lease(cid, dead)
             self._last_append[cid] = time.monotonic()
+            self._cond.notify_all()  # the writer thread schedules the lease's release (``housekeep``)
 
     def last_seq(self, cid: str) -> int:
         events = self._events.get(cid)
