@@ -13,8 +13,10 @@ Wiring, in order: settings (``engine.config``) → store (``ledger.store``, or `
 (``ui.pages``), all behind the front door (``ui.guard``: Host, Origin, token, security headers). The store is
 opened (and its folder locked) before the server starts: a second process on the same ``--data-dir`` exits with
 one line naming the first. The engine starts with the app (synchronously, before the first page is served):
-litellm is imported once, attempts a dead process left streaming are finalized. Shutdown cancels every stream
-with source ``shutdown`` before NiceGUI cancels background tasks, then flushes and closes the store.
+litellm is imported once, attempts a dead process left streaming are finalized. On PostgreSQL several instances
+may run at once (``engine.cluster``): only attempts whose instance is gone are finalized, by a survivor. Shutdown
+cancels every stream with source ``shutdown`` before NiceGUI cancels background tasks, then flushes and closes the
+store.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from engine.provider import ProviderConfig  # noqa: E402
 from engine.tool_config import ServerConfig, ToolConfigError, load_tool_config  # noqa: E402
 
 if TYPE_CHECKING:
+    from engine.cluster import Cluster
+    from engine.engine import Engine
     from ledger.store_api import EventStore
 
 log = logging.getLogger("ledger_chat")
@@ -142,7 +146,10 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
             others=tuple(provider_config(config, model, token) for model in config.models),
         )
         engine = Engine(store, settings, hub)
-        recovered = engine.recover()
+        if cluster_url is None:
+            recovered = engine.recover()
+        else:
+            recovered = await start_cluster(engine, store, cluster_url)
         if recovered:
             log.warning("finalized %d answer(s) interrupted by the last shutdown", len(recovered))
         context.engine = engine
@@ -153,9 +160,23 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     async def shutdown() -> None:
         if context.engine is not None:
             await context.engine.shutdown()
+        if clusters:
+            await clusters.pop().close()
         await asyncio.to_thread(store.close)
         if hub is not None:
             await hub.stop()
+
+    cluster_url = config.database_url
+    clusters: list[Cluster] = []
+
+    async def start_cluster(engine: Engine, pg: EventStore, url: str) -> list[str]:
+        """Several instances may share the database: follow them, own attempts, finalize dead owners' ones."""
+        from engine.cluster import Cluster
+        from ledger.pg_store import PgStore
+
+        assert isinstance(pg, PgStore)
+        clusters.append(Cluster(engine, pg, url))
+        return await clusters[-1].start()
 
     app.on_startup(startup)
     app.on_shutdown(shutdown)  # registered before NiceGUI's own teardown, which cancels background tasks

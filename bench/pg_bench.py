@@ -8,27 +8,50 @@ conversation that gets created, a question, and an answer of ``CHUNKS`` chunks a
 streams' chunks, as the engine appends them; the figure is events appended and durable per second of wall time,
 from the first append to the last instance's flush. The TinyDB store (one instance only) is run the same way
 for comparison.
+
+Then the real app (``python main.py --database-url``) with a headless Chromium tab X on instance A and a tab Y on
+the same chat, on A itself (1 instance: the baseline) or on instance B (2 instances), ``ROUNDS`` times: X sends,
+a long answer streams from the scripted upstream; the fan-out delay is the time from A appending the chunk that
+carries a given word (the chunk event's ``ts``) to that word appearing in Y's DOM (both wall clocks, one
+machine); then Stop is clicked in Y and the figure is the time from the click to the upstream seeing its
+connection closed (on A, which runs the stream).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
+
+import psycopg
+from playwright.sync_api import Page, expect, sync_playwright
 
 from ledger.events import AnyEvent
 from ledger.pg_store import PgStore
 from ledger.store import Store
 from ledger.store_api import EventStore
+from tests.support.app_process import CHROMIUM_ARGS, AppProcess
+from tests.support.browser import conversation_id, last_answer, new_page, send
 from tests.support.ledger_builders import conversation_events
 from tests.support.postgres import PostgresCluster
+from tests.support.upstream import Behavior, ScriptedUpstream, serve
 
 STREAMS = 50
 CHUNKS = 400
+ROUNDS = int(os.environ.get("PG_BENCH_ROUNDS", "20"))
+MARK = 30  # the word whose arrival in both tabs is compared
+WATCH = """n => { window.__hit = 0; if (window.__watch) window.__watch.disconnect(); const seen = () => {
+  const b = [...document.querySelectorAll('.lc-assistant .lc-body')].pop();
+  if (!window.__hit && b && b.textContent.includes(n)) window.__hit = performance.timeOrigin + performance.now(); };
+  window.__watch = new MutationObserver(seen);
+  window.__watch.observe(document.body, {subtree: true, childList: true, characterData: true}); }"""
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -73,9 +96,82 @@ def run(kind: str, location: str, instances: int) -> float:
     return float(sum(r["events"] for r in results) / wall)
 
 
+def across(url: str, upstream: ScriptedUpstream, instances: int, browser: object) -> tuple[list[float], list[float]]:
+    """(Stop in tab Y -> upstream closed, ms; word in tab X -> same word in tab Y, ms) over ``ROUNDS`` answers."""
+    root = Path(tempfile.mkdtemp(prefix="pg-bench-"))
+    apps = [AppProcess(root / f"i{n}", upstream.base_url, "--database-url", url) for n in range(instances)]
+    stops: list[float] = []
+    delays: list[float] = []
+    missed: list[int] = []
+    try:
+        for app in apps:
+            app.start(timeout=120)
+        x: Page = new_page(browser, apps[0].url)
+        y: Page | None = None
+        for n in range(ROUNDS):
+            words = [f"r{n}w{k}" for k in range(600)]
+            upstream.plan(Behavior(text=" ".join(words), chunk_delay=0.02))
+            if y is not None:
+                y.evaluate(WATCH, words[MARK])
+            send(x, f"round {n}")
+            cid = conversation_id(x)
+            if y is None:  # the first round opens tab Y on the chat (no fan-out figure for it)
+                y = new_page(browser, f"{apps[-1].url}/chat/{cid}")
+            expect(last_answer(y)).to_contain_text(words[MARK + 10], timeout=30_000)
+            if n:
+                delays.append(float(y.evaluate("window.__hit")) - chunk_stamp(url, cid, words[MARK]))
+            stop = y.get_by_role("button", name="Stop")
+            expect(stop).to_be_visible()
+            record = upstream.last
+            clicked = time.monotonic()
+            stop.click()
+            while record.disconnected_at is None and not record.finished:
+                time.sleep(0.005)  # the poll interval of this measurement's wait
+            if record.disconnected_at is None:
+                missed.append(n)  # the answer ran to its end: this Stop never reached the upstream
+            else:
+                stops.append((record.disconnected_at - clicked) * 1000)
+            for page in (x, y):
+                expect(last_answer(page)).not_to_have_attribute("data-status", "streaming", timeout=30_000)
+                expect(page.get_by_role("button", name="Send")).to_be_visible(timeout=30_000)
+    finally:
+        for app in apps:
+            app.stop()
+    if missed:
+        print(f"  ({instances} instance(s): in round(s) {missed} the answer ended before the Stop reached it)")
+    return stops, delays
+
+
+def chunk_stamp(url: str, cid: str, word: str) -> float:
+    """When instance A appended the chunk carrying ``word`` (its ``ts``, wall clock), in ms since the epoch."""
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT ts FROM events WHERE conversation_id = %s AND kind = 'chunk' AND payload->>'text' ~ %s",
+            (cid, rf"(^|\s){word}(\s|$)"),
+        ).fetchone()
+    assert row is not None, f"no chunk with {word}"
+    return datetime.fromisoformat(str(row[0])).timestamp() * 1000
+
+
+def figure(values: list[float]) -> str:
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"median {statistics.median(values):.0f} ms, p95 {p95:.0f} ms (n={len(values)})"
+
+
 def main() -> None:
     cluster = PostgresCluster().start()
     try:
+        print(f"(chromium tabs: {ROUNDS} rounds; PG_BENCH_ROUNDS changes it)", flush=True)
+        with sync_playwright() as p, contextlib.contextmanager(serve)() as upstream:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            print(f"The app, tab X on instance A, tab Y on the same chat; {ROUNDS} answers each")
+            for instances in (1, 2):
+                stops, delays = across(cluster.new_database(), upstream, instances, browser)
+                where = "A too (1 instance)" if instances == 1 else "B (2 instances)"
+                print(f"  tab Y on {where}: Stop in Y -> upstream closed: {figure(stops)}")
+                print(f"  tab Y on {where}: chunk appended on A -> in Y's DOM: {figure(delays)}")
+            browser.close()
         events = STREAMS * (CHUNKS + 6)
         print(f"{STREAMS} concurrent streams of {CHUNKS} chunks ({events} events), appended and durable")
         for instances in (1, 2):

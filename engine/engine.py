@@ -10,6 +10,10 @@ Guarantees:
 - Each running attempt is owned by an ``AttemptRun`` that appends through the narrow ``_append`` callable it is
   given; its chunk gate applies the ledger's one stale rule (``ledger.stale``).
 - Deleting awaits a discard-cancel first; afterwards the store refuses any write for that conversation.
+- Several instances on one database (``engine.cluster``): events another instance stored are folded by ``absorb``
+  (the same ``_fold`` as this engine's own appends, in seq order, never appended again); a cancel for an attempt
+  another instance runs goes to its owner (``elsewhere``), with the attempt id and turn, so it never touches a
+  newer one; Send, Retry and delete first wait briefly until this instance may write the conversation.
 - While the store cannot save (``health().saving_fails``), nothing new is started: creating a conversation,
   Send and Retry raise ``InputRejected`` with the reason; what is already running goes on, kept in memory.
 - Lazy history: start-up reads no conversation (the store's index gives ``summaries``); ``state`` holds the
@@ -26,8 +30,11 @@ import asyncio
 import contextlib
 import gc
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from immutables import Map
 
 from engine.attempt import AttemptRun, Broken
 from engine.branching import branch_events
@@ -63,13 +70,23 @@ from ledger.history import as_messages, model_history
 from ledger.listing import Listing
 from ledger.reducer import reduce, replay
 from ledger.search import Hit, match, title_hit
-from ledger.state import EMPTY_STATE, ConversationState, State
+from ledger.state import EMPTY_STATE, AttemptState, ConversationState, State
 from ledger.store_api import EventStore
 from ledger.summary import ConversationSummary, newest_first
 from ledger.tree import chain_before, selected_path, tip
 
 log = logging.getLogger("ledger_chat.engine")
 Listener = Callable[[AnyEvent], None]
+
+
+class Elsewhere(Protocol):
+    """Other app instances on the same database (``engine.cluster``): where an attempt this engine does not run
+    is cancelled, by its owner. ``cancel`` returns once the attempt ended (False if it could not be reached)."""
+
+    async def cancel(self, cid: str, attempt_id: str, turn: int, source: CancelSource, keep_partial: bool) -> bool: ...
+
+    async def writable(self, cid: str) -> None:
+        """Wait (briefly) until this instance may write the conversation: another may still be writing its end."""
 
 
 class InputRejected(StateError):
@@ -99,6 +116,7 @@ class Engine:
         gc.collect()
         gc.freeze()  # what start-up made (litellm, the index) lives on: a full collection, which holds the GIL
         # and so the event loop, then never walks it again (opening a conversation: ~250 -> ~100 ms, loop ~13 ms)
+        self.elsewhere: Elsewhere | None = None  # set by engine.cluster when several instances share the store
 
     # --- reading and subscribing -------------------------------------------------------------------------------
 
@@ -202,8 +220,9 @@ class Engine:
         return hits
 
     def is_streaming(self, cid: str) -> bool:
+        """Whether an answer streams in this conversation, here or on another instance."""
         rt = self._runtimes.get(cid)
-        return bool(rt and rt.active)
+        return bool(rt and rt.active) or self._live_elsewhere(cid) is not None
 
     def active_run(self, cid: str) -> AttemptRun | None:
         """The attempt running in this conversation, if any."""
@@ -281,10 +300,11 @@ class Engine:
         self._provider(model)
         self._require_saving()
         await self.cancel(cid, "user")
+        await self._writable(cid)
         rt = self._runtime(cid)
         async with rt.lock:
             conv = self._require(cid)
-            if rt.active is not None:
+            if rt.active is not None or self._live_elsewhere(cid) is not None:
                 raise InputRejected("An answer is still streaming. Stop it first.")
             message = conv.messages[target]
             attempt_id = new_id("att")
@@ -349,17 +369,26 @@ class Engine:
         keep_partial: bool = True,
         turn: int | None = None,
         attempt_id: str | None = None,
+        requested_by: str | None = None,
     ) -> bool:
         """The one cancel path. Returns whether an attempt was cancelled. It runs to its end even when the caller is
-        cancelled meanwhile (the caller then gets its CancelledError): a cancel never stops half-way."""
-        return await asyncio.shield(self._cancel(cid, source, keep_partial, turn, attempt_id))
+        cancelled meanwhile (the caller then gets its CancelledError): a cancel never stops half-way. An attempt
+        another instance runs is cancelled by its owner (``elsewhere``); ``requested_by`` names the instance that
+        asked, when this engine is that owner."""
+        return await asyncio.shield(self._cancel(cid, source, keep_partial, turn, attempt_id, requested_by))
 
     async def _cancel(
-        self, cid: str, source: CancelSource, keep_partial: bool, turn: int | None, attempt_id: str | None
+        self,
+        cid: str,
+        source: CancelSource,
+        keep_partial: bool,
+        turn: int | None,
+        attempt_id: str | None,
+        requested_by: str | None = None,
     ) -> bool:
         rt = self._runtimes.get(cid)
-        if rt is None:
-            return False
+        if rt is None or rt.active is None:
+            return await self._cancel_elsewhere(cid, source, keep_partial, turn, attempt_id)
         async with rt.lock:
             active = rt.active
             if active is None or active.settled or (turn is not None and turn != active.turn):
@@ -374,6 +403,7 @@ class Engine:
                     source=source,
                     keep_partial=keep_partial,
                     turn=active.turn,
+                    requested_by=requested_by,
                 )
             )
             task = active.task
@@ -391,6 +421,7 @@ class Engine:
         """Discard-cancel any stream, then delete: nothing is written to this conversation afterwards."""
         self._require(cid)
         await self.cancel(cid, "delete", keep_partial=False)
+        await self._writable(cid)
         rt = self._runtime(cid)
         async with rt.lock:
             if self.conversation(cid) is None:
@@ -401,17 +432,21 @@ class Engine:
 
     async def shutdown(self) -> None:
         """Cancel every stream, keeping partials, and write everything to disk."""
-        await asyncio.gather(*(self.cancel(cid, "shutdown") for cid in list(self._runtimes)))
+        running = [cid for cid, rt in self._runtimes.items() if rt.active is not None]  # never another instance's
+        await asyncio.gather(*(self.cancel(cid, "shutdown") for cid in running))
         if not await self.store.flush():
             log.error("shutting down with %d event(s) not yet saved", self.store.health().unsaved)
 
-    def recover(self) -> list[str]:
-        """At start-up: finalize every attempt a dead process left streaming, as interrupted (source restart).
-        Only the conversations the store's index marks as having an open attempt are read."""
-        for summary in self.store.summaries():
-            if summary.open_attempts:
-                self.conversation(summary.conversation_id)
-        return recover(lambda: self.state, self._append)
+    def recover(self, only: Collection[str] | None = None) -> list[str]:
+        """Finalize, as interrupted (source restart), every attempt a dead process left streaming: at start-up those
+        of the conversations the store's index marks as having an open attempt (only those are read); ``only``:
+        just those of these conversations (attempts whose owner died, ``engine.cluster``)."""
+        if only is None:
+            only = [s.conversation_id for s in self.store.summaries() if s.open_attempts]
+        mine = {cid for cid in only if not self.is_running_here(cid) and self.conversation(cid) is not None}
+        return recover(
+            lambda: State(Map({c: v for c, v in self.state.conversations.items() if c in mine})), self._append
+        )
 
     # --- viewers: leaving and coming back (docs/architecture.md) ------------------------------------------------
 
@@ -429,6 +464,7 @@ class Engine:
             return
         rt.viewers.discard(viewer)
         if not rt.viewers and rt.active is None:
+            await self._left_elsewhere(cid, source)
             await self._drop_when_saved(cid)
             return
         if rt.viewers or rt.active is None or self.conversation(cid) is None:
@@ -443,10 +479,12 @@ class Engine:
         self._check_text(text)
         self._provider(model)
         self._require_saving()
+        if self._live_elsewhere(cid) is None:
+            await self._writable(cid)
         rt = self._runtime(cid)
         async with rt.lock:
             conv = self._require(cid)
-            if rt.active is not None:
+            if rt.active is not None or self._live_elsewhere(cid) is not None:
                 raise InputRejected("An answer is still streaming. Stop it first.")
             edited = conv.messages.get(edit_of or "")
             parent = edited.parent if edited is not None else tip(conv)
@@ -558,6 +596,7 @@ class Engine:
         if cid not in self.state.conversations:
             self.conversation(cid)  # an append always folds into the whole conversation
         event = self.store.append(replace(event, ts=event.ts or now_iso()))
+        self._fold_missing(event)
         return self._fold(event)
 
     def _fold(self, event: AnyEvent) -> AnyEvent:
@@ -575,6 +614,60 @@ class Engine:
             except Exception:  # noqa: BLE001 - a broken viewer must not break the ledger
                 log.exception("listener failed")
         return event
+
+    # --- other instances on the same database (engine.cluster) -------------------------------------------------
+
+    def absorb(self, events: list[AnyEvent]) -> None:
+        """Fold events other instances stored (already in this store: never appended again), in seq order; those
+        already folded are skipped, and any the store holds before them are folded first."""
+        for event in events:
+            conv = self.state.conversations.get(event.conversation_id)
+            if conv is not None and event.seq <= conv.last_seq:
+                continue
+            self._fold_missing(event)
+            self._fold(event)
+
+    def _fold_missing(self, event: AnyEvent) -> None:
+        """Events another instance stored just before ``event`` (caught up by this store) but not folded yet."""
+        conv = self.state.conversations.get(event.conversation_id)
+        if conv is None or conv.deleted or event.seq <= conv.last_seq + 1:
+            return
+        for missing in self.store.events(event.conversation_id):
+            if conv.last_seq < missing.seq < event.seq:
+                self._fold(missing)
+
+    def _live_elsewhere(self, cid: str) -> AttemptState | None:
+        """With other instances: the attempt streaming in this conversation that another instance runs."""
+        conv = self.conversation(cid) if self.elsewhere is not None and not self.is_running_here(cid) else None
+        return conv.live_attempt() if conv is not None else None
+
+    async def _writable(self, cid: str) -> None:
+        if self.elsewhere is not None and self.conversation(cid) is not None:
+            await self.elsewhere.writable(cid)
+
+    def is_running_here(self, cid: str) -> bool:
+        return self.active_run(cid) is not None
+
+    def viewer_count(self, cid: str) -> int:
+        rt = self._runtimes.get(cid)
+        return len(rt.viewers) if rt else 0
+
+    async def _cancel_elsewhere(
+        self, cid: str, source: CancelSource, keep_partial: bool, turn: int | None, attempt_id: str | None
+    ) -> bool:
+        conv, live = self.conversation(cid), self._live_elsewhere(cid)
+        if self.elsewhere is None or conv is None or live is None:
+            return False
+        live_turn = conv.messages[live.message_id].turn
+        if (turn is not None and turn != live_turn) or (attempt_id is not None and attempt_id != live.attempt_id):
+            return False
+        return await self.elsewhere.cancel(cid, live.attempt_id, live_turn, source, keep_partial)
+
+    async def _left_elsewhere(self, cid: str, source: CancelSource) -> None:
+        """The last viewer here left while another instance streams: the leave policy asks its owner."""
+        conv, live = self.conversation(cid), self._live_elsewhere(cid)
+        if live is not None and conv is not None and self.settings.limits.leave_policy == "cancel":
+            await self.cancel(cid, source, turn=conv.messages[live.message_id].turn)
 
     def _read(self, cid: str, keep: bool) -> ConversationState | None:
         """The conversation replayed from its stored events (None when the store does not know it)."""

@@ -8,7 +8,8 @@ Guarantees (the same rules as the TinyDB store's writer, for ``ledger.pg_store``
   and one counted problem per distinct failure; the first successful write clears it.
 - ``flush_sync`` returns whether everything queued before the call was written (False after a failed write or
   the timeout); ``stop_writer`` tries for a bounded time and returns how many events could not be saved.
-- ``housekeep`` runs on the writer thread after every batch and whenever ``housekeeping_in`` seconds pass idle.
+- ``housekeep`` runs on the writer thread after every batch, whenever ``housekeeping_in`` seconds pass idle, and
+  after a notify while idle (so a new ``housekeeping_in`` counts at once).
 """
 
 from __future__ import annotations
@@ -117,12 +118,16 @@ class BatchWriter:
 
     # --- the writer thread -----------------------------------------------------------------------------------
 
+    def _busy(self) -> bool:
+        return bool(self._pending) or self._closing or self._retry_at is not None
+
     def _write_loop(self) -> None:
         tries_while_closing = 0
         while True:
             with self._cond:
-                busy = lambda: bool(self._pending) or self._closing or self._retry_at is not None  # noqa: E731
-                if not self._cond.wait_for(busy, timeout=self.housekeeping_in()):
+                if not self._busy():  # a notify while idle re-reads ``housekeeping_in`` (a lease taken, no append)
+                    self._cond.wait(timeout=self.housekeeping_in())
+                if not self._busy():
                     idle = True
                 else:
                     idle = False

@@ -152,6 +152,7 @@ class CancelRequested(Event):
     source: CancelSource
     keep_partial: bool = True
     turn: int = 0
+    requested_by: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

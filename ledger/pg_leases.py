@@ -5,7 +5,8 @@ Guarantees:
   instance's, and returns the highest committed seq; each acquisition gets a new token, so releasing an older
   token never frees a newer acquisition. A deleted conversation raises ``ConversationDeletedError``; one leased by
   another live instance raises ``ConversationBusyError`` naming it. Nothing is written in either case. A lease
-  whose holder is a process of this host that is gone (``kill -9``) is taken over at once, not waited out.
+  whose holder is a process of this host that is gone (``kill -9``), or an instance the caller names as dead
+  (its attempt leases expired: ``ledger.pg_owners``), is taken over at once, not waited out.
 - ``fence`` is the check inside every batch transaction: it moves the conversation's ``last_seq`` forward and
   renews the lease only while the token is still the current one; ``False`` means the lease was lost (this
   instance stalled past ``writer_until`` and another took over), and the caller must roll the batch back.
@@ -71,8 +72,9 @@ def is_dead(writer: str) -> bool:
     return False
 
 
-def acquire(conn: Conn, cid: str, me: str, token: str, lease: float) -> int:
-    """Take the conversation's write lease; returns its last committed seq (0 for a new conversation)."""
+def acquire(conn: Conn, cid: str, me: str, token: str, lease: float, dead: str | None = None) -> int:
+    """Take the conversation's write lease; returns its last committed seq (0 for a new conversation). ``dead``
+    names an instance known to be gone elsewhere (its attempt leases expired): its write lease is taken over."""
     params = {"id": cid, "me": me, "token": token, "lease": lease}
     row = conn.execute(_ACQUIRE, params).fetchone()
     if row is not None:
@@ -81,7 +83,7 @@ def acquire(conn: Conn, cid: str, me: str, token: str, lease: float) -> int:
     if why is not None and why[0]:
         raise ConversationDeletedError(cid)
     writer = str(why[1]) if why and why[1] else None
-    if why is not None and writer is not None and is_dead(writer):
+    if why is not None and writer is not None and (writer == dead or is_dead(writer)):
         row = conn.execute(_TAKE_OVER, {**params, "old": why[2]}).fetchone()
         if row is not None:
             return int(str(row[0]))

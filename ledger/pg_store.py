@@ -178,13 +178,13 @@ class PgStore(BatchWriter):
             self.queue(cid, event, urgent=is_urgent(event))
         return event
 
-    def _take_lease(self, cid: str) -> None:
+    def _take_lease(self, cid: str, dead: str | None = None) -> None:
         """Under ``_cond``: take the lease and catch up with what other instances committed."""
         assert self._pool is not None
         token = pg_leases.new_token()
         try:
             with self._pool.connection() as conn:
-                last = pg_leases.acquire(conn, cid, self.instance, token, self.lease_seconds)
+                last = pg_leases.acquire(conn, cid, self.instance, token, self.lease_seconds, dead)
                 known = self.last_seq(cid)
                 missing = conn.execute(f"{SELECT} WHERE conversation_id = %s AND seq > %s ORDER BY seq", (cid, known))
                 caught = [e for row in missing if (e := self._add_row(cid, *row[1:])) is not None]
@@ -198,6 +198,19 @@ class PgStore(BatchWriter):
         self._leases[cid] = token
         if caught:
             self._deliver(caught)
+
+    def hold(self, cid: str, dead: str | None = None) -> None:
+        """Take the conversation's write lease now, as the next ``append`` would (catching up first), taking it
+        over from ``dead`` (an instance whose attempt leases expired). Raises like ``append``."""
+        if self.read_only or self._pool is None:
+            raise StoreError("this store was opened read-only")
+        with self._cond:
+            if cid in self._deleted:
+                raise ConversationDeletedError(cid)
+            if cid not in self._leases:
+                self._take_lease(cid, dead)
+            self._last_append[cid] = time.monotonic()
+            self._cond.notify_all()  # the writer thread schedules the lease's release (``housekeep``)
 
     def last_seq(self, cid: str) -> int:
         events = self._events.get(cid)

@@ -96,3 +96,17 @@ def _try(action):
         return action()
     except ConversationBusyError:
         return None
+
+
+def test_a_conversation_taken_for_writing_without_an_append_is_given_back_once_quiet(instances) -> None:
+    a, b = instances(release_after=0.1, lease_seconds=60.0), instances(release_after=0.1)
+    written = [b.append(e) for e in conversation_events("c1", answers=1, chunks=2)]
+    assert b.flush_sync()
+    wait_until_blocking(lambda: _try(lambda: a.hold("c1") or True), what="a taking c1 once b gave it back")
+    assert list(a.events("c1")) == written, "taking it caught up first"
+    late = wait_until_blocking(
+        lambda: _try(lambda: b.append(Renamed(conversation_id="c1", ts="t", title="b again"))),
+        timeout=3,
+        what="a giving c1 back after 0.1 s quiet, long before its 60 s lease ends",
+    )
+    assert late.seq == len(written) + 1

@@ -137,7 +137,15 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
         elif kind == "stale":
             add(StaleChunk(**base, attempt_id=att, request_id=f"r{att}", chunk_seq=99, why="closed"))
         elif kind == "cancel":
-            add(CancelRequested(**base, attempt_id=att, source=step[2], keep_partial=step[2] != "delete"))
+            add(
+                CancelRequested(
+                    **base,
+                    attempt_id=att,
+                    source=step[2],
+                    keep_partial=step[2] != "delete",
+                    requested_by="host:2:b" if seq % 2 else None,  # another instance's Stop reduces the same
+                )
+            )
         elif kind == "cancelled":
             add(Cancelled(**base, attempt_id=att, source="user"))
         elif kind == "fail":

@@ -1,0 +1,255 @@
+"""Several app instances on one PostgreSQL: other instances' events shown live here, one owner per running
+attempt, Stop/Retry/delete/leave-policy cancels from any instance reaching that owner, and a dead owner's
+attempts finalized by a survivor.
+
+Guarantees:
+- Events another instance commits (``PgStore.follow``, on the store's listener thread) go through a thread-safe
+  queue to the event loop (``call_soon_threadsafe``) and are folded by ``Engine.absorb``, in seq order, never
+  appended again: pages here show another instance's stream live.
+- Every attempt started here is claimed (``ledger.pg_owners``) while its ``started`` event is still in memory
+  (so before it can be durable), renewed every lease/3 s by a thread, and released once its end is durable.
+- ``cancel`` (this is ``Engine.elsewhere``) asks the attempt's owner with the attempt id and turn (so a late
+  request never touches a newer attempt, which the owner's ``Engine.cancel`` checks), asks again every second,
+  and returns True once this engine has folded the attempt's end; False after lease + 3 s. An owner that is gone
+  is not asked: its attempt is finalized here at once. ``writable`` (before a Send, Retry or delete) waits up to
+  ``WRITABLE_WITHIN`` s for another instance to finish writing the conversation. A leave-policy cancel is sent
+  once and not waited for: the owner decides.
+- A request from another instance runs this engine's one cancel path (``Engine.cancel``, ``requested_by`` naming
+  the requester); a leave-policy request is ignored while this instance still has viewers of the conversation.
+- ``sweep`` (at start, then every ``SWEEP_EVERY`` s): an attempt live in the ledger whose owner's lease expired,
+  whose owner is a dead process of this host, or that has no owner row, is finalized here as interrupted
+  (``recovered``, source restart, at its persisted prefix) after taking the conversation's write lease over and
+  catching up; an attempt that turns out to have ended meanwhile is left alone. So a dead owner's attempts end
+  within lease + ``SWEEP_EVERY`` s + one write, on one survivor (the write lease decides which).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import queue
+from collections.abc import Callable
+from typing import get_args
+
+from engine.engine import Engine
+from ledger.errors import ConversationBusyError, ConversationDeletedError, StoreError
+from ledger.events import AnyEvent, CancelSource, Persisted, Started
+from ledger.health import ProblemLog
+from ledger.pg_leases import is_dead
+from ledger.pg_owners import AttemptOwners, Request
+from ledger.pg_store import PgStore
+
+log = logging.getLogger("ledger_chat.cluster")
+LEASE = 5.0  # seconds an attempt's owner may go without renewing before a survivor finalizes the attempt
+SWEEP_EVERY = 1.0
+WRITABLE_WITHIN = 3.0  # seconds to wait for another instance to finish writing a conversation
+LEAVING: tuple[str, ...] = ("navigation", "disconnect")
+
+
+class Cluster:
+    """This instance's side of several instances on one database (``main.py`` starts it with ``--database-url``)."""
+
+    def __init__(self, engine: Engine, store: PgStore, url: str, *, lease: float = LEASE) -> None:
+        self.engine, self.store = engine, store
+        self.me = store.instance
+        self.owners = AttemptOwners(url, self.me, lease=lease, on_request=self._requested, problems=ProblemLog(log))
+        self._inbox: queue.SimpleQueue[list[AnyEvent]] = queue.SimpleQueue()
+        self._owned: dict[str, str] = {}  # attempt id -> conversation id, started here and not yet ended
+        self._absorbing = False
+        self._changed = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sweeper: asyncio.Task[None] | None = None
+        self._stops: list[Callable[[], None]] = []
+
+    async def start(self) -> list[str]:
+        """Follow the other instances, take requests, and finalize what dead owners left; returns those ids."""
+        self._loop = asyncio.get_running_loop()
+        self.engine.elsewhere = self
+        self._stops = [self.store.follow(self._followed), self.engine.subscribe(self._seen)]
+        for cid in self.store.conversation_ids():  # committed between the engine's replay and following
+            self._inbox.put(list(self.store.events(cid)))
+        self._drain()
+        await asyncio.to_thread(self.owners.start)
+        recovered = await self.sweep()
+        self._sweeper = asyncio.ensure_future(self._sweep_forever())
+        return recovered
+
+    async def close(self) -> None:
+        """After the engine's shutdown: stop sweeping, give up this instance's attempt leases."""
+        for stop in self._stops:
+            stop()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        await asyncio.to_thread(self.owners.close)
+
+    # --- cancels this instance asks for (Engine.elsewhere) -----------------------------------------------------
+
+    async def cancel(self, cid: str, attempt_id: str, turn: int, source: CancelSource, keep_partial: bool) -> bool:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.owners.lease + 3.0
+        request: Request = {"cid": cid, "attempt": attempt_id, "turn": turn, "source": source, "keep": keep_partial}
+        if source in LEAVING:  # the owner decides (its own viewers count too): asked once, never waited for
+            await self._ask(cid, attempt_id, request)
+            return False
+        while self._live(cid, attempt_id):
+            if loop.time() > deadline:
+                return False
+            await self._ask(cid, attempt_id, request)
+            await self._until(lambda: not self._live(cid, attempt_id), 1.0)
+        return True
+
+    async def _ask(self, cid: str, attempt_id: str, request: Request) -> None:
+        """Send the request to the attempt's live owner; with none, finalize the attempt here (its owner is gone)."""
+        try:
+            rows = await asyncio.to_thread(self.owners.owners, [attempt_id])
+            alive = [r.owner for r in rows if not r.expired and r.owner != self.me and not is_dead(r.owner)]
+            if alive:
+                await asyncio.to_thread(self.owners.request, alive[0], request)
+            else:
+                await self.sweep([attempt_id])
+        except StoreError as exc:
+            log.warning("a cancel could not reach the attempt's owner: %s", exc)
+
+    async def writable(self, cid: str) -> None:
+        await self._hold(cid, asyncio.get_running_loop().time() + WRITABLE_WITHIN)
+
+    async def _hold(self, cid: str, deadline: float) -> bool:
+        """Take the conversation's write lease (another instance gives it up once its last events are written,
+        within ``PgStore.release_after``) and fold what it wrote; False if it was still busy at ``deadline``."""
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                self.store.hold(cid)
+                self._drain()
+                return True
+            except ConversationBusyError:
+                if loop.time() > deadline:
+                    return False
+                await asyncio.sleep(0.05)  # the retry interval while another instance writes its last events
+            except (ConversationDeletedError, StoreError):
+                return True  # the caller's own append reports it
+
+    def _live(self, cid: str, attempt_id: str) -> bool:
+        conv = self.engine.conversation(cid)
+        attempt = conv.attempts.get(attempt_id) if conv is not None else None
+        return attempt is not None and attempt.is_live
+
+    async def _until(self, condition: Callable[[], bool], timeout: float) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not condition() and loop.time() < deadline:
+            changed = self._changed
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), deadline - loop.time())
+
+    # --- requests other instances send to this one -------------------------------------------------------------
+
+    def _requested(self, request: Request) -> None:
+        """On the ownership thread."""
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._serve, request)
+
+    def _serve(self, request: Request) -> None:
+        cid, source = str(request.get("cid")), str(request.get("source"))
+        if source not in get_args(CancelSource) or not self.engine.is_running_here(cid):
+            return
+        if source in LEAVING and self.engine.viewer_count(cid):
+            return  # someone still watches it here: only the last viewer leaving counts
+
+        async def cancel() -> None:
+            await self.engine.cancel(
+                cid,
+                source,  # type: ignore[arg-type]  # checked against CancelSource above
+                keep_partial=bool(request.get("keep", True)),
+                turn=int(request.get("turn", -1)),
+                attempt_id=str(request.get("attempt")),
+                requested_by=str(request.get("from")),
+            )
+
+        self.engine.settings.spawn(cancel(), f"cancel requested by {request.get('from')}")
+
+    # --- following: other instances' events, and this engine's own --------------------------------------------
+
+    def _followed(self, events: list[AnyEvent]) -> None:
+        """On the store's listener thread (or inside an append that caught up)."""
+        self._inbox.put(events)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        self._absorbing = True
+        try:
+            while True:
+                self.engine.absorb(self._inbox.get_nowait())
+        except queue.Empty:
+            pass
+        finally:
+            self._absorbing = False
+
+    def _seen(self, event: AnyEvent) -> None:
+        """Every event the engine folds: wake waiters; claim and release the attempts that run here."""
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+        if self._absorbing:
+            return
+        if isinstance(event, Started):  # or another instance's, caught up by an append here: then claimed already
+            try:
+                if self.owners.claim(event.attempt_id, event.conversation_id):
+                    self._owned[event.attempt_id] = event.conversation_id
+            except StoreError as exc:
+                log.error("attempt %s runs without an owner lease: %s", event.attempt_id, exc)
+        elif isinstance(event, Persisted) and self._owned.pop(event.attempt_id, None) is not None:
+            self.engine.settings.spawn(self._release(event.attempt_id), f"release {event.attempt_id}")
+
+    async def _release(self, attempt_id: str) -> None:
+        if await self.engine.flush():  # the end is durable: nobody can take the attempt for a dead one now
+            with contextlib.suppress(StoreError):
+                await asyncio.to_thread(self.owners.release, [attempt_id])
+
+    # --- dead owners -------------------------------------------------------------------------------------------
+
+    async def sweep(self, only: list[str] | None = None) -> list[str]:
+        """Finalize (as interrupted) the live attempts whose owner is gone; returns their ids. Conversations nobody
+        here has open are read when the store's summaries say they have an open attempt."""
+        for summary in self.store.summaries():
+            if summary.open_attempts and not self.engine.is_running_here(summary.conversation_id):
+                self.engine.conversation(summary.conversation_id)
+        live = {
+            attempt.attempt_id: cid
+            for cid, conv in list(self.engine.state.conversations.items())
+            if not conv.deleted and (attempt := conv.live_attempt()) is not None
+            if not self.engine.is_running_here(cid) and (only is None or attempt.attempt_id in only)
+        }
+        if not live:
+            return []
+        rows = {r.attempt_id: r for r in await asyncio.to_thread(self.owners.owners, list(live))}
+        recovered: list[str] = []
+        for attempt_id, cid in live.items():
+            row = rows.get(attempt_id)
+            gone = row is None or row.expired or row.owner == self.me or is_dead(row.owner)
+            if not gone or self.engine.is_running_here(cid):
+                continue
+            try:
+                self.store.hold(cid, dead=row.owner if row is not None else None)
+            except (ConversationBusyError, ConversationDeletedError, StoreError):
+                continue  # its owner still writes it (or it is gone): the next sweep looks again
+            self._drain()  # what the owner committed before dying
+            recovered += self.engine.recover(only=[cid])
+        if recovered:
+            log.warning("finalized %d answer(s) whose instance stopped: %s", len(recovered), ", ".join(recovered))
+            if await self.engine.flush():
+                await asyncio.to_thread(self.owners.release, recovered)
+        return recovered
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(SWEEP_EVERY)
+            try:
+                await self.sweep()
+            except StoreError as exc:
+                log.warning("looking for attempts of stopped instances failed: %s", exc)
+            except Exception:  # noqa: BLE001 - the sweeper must outlive a bug in one round
+                log.exception("sweep failed")

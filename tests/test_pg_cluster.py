@@ -1,0 +1,187 @@
+"""Two real app processes on one PostgreSQL, a Chromium tab on each: a stream running on one shows live on the
+other; Stop, Retry and delete from the other reach the instance that runs it; a killed owner's answer is finalized
+by the survivor. The instances and the database are shared by the tests of this module (start-up costs seconds).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import psycopg
+import pytest
+from playwright.sync_api import Page, expect
+
+from engine.cluster import LEASE
+from tests.support.app_process import AppProcess
+from tests.support.browser import conversation_id, last_answer, new_page, send, visible_words, wait_words
+from tests.support.postgres import PostgresCluster
+from tests.support.upstream import Behavior, ScriptedUpstream
+from tests.support.waiting import nothing_more_for_blocking, wait_until_blocking
+
+WORDS = [f"w{n}" for n in range(800)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed"),
+]
+
+
+class Pair:
+    """Instances A and B, which stay up, and two spares that the tests kill or freeze as owners of a stream."""
+
+    def __init__(self, url: str, a: AppProcess, b: AppProcess, spares: list[AppProcess]) -> None:
+        self.url, self.a, self.b, self.spares = url, a, b, spares
+
+    @property
+    def survivors(self) -> set[int]:
+        """The pids of the two instances the tests keep running (either may finalize a dead owner's attempt)."""
+        return {p.proc.pid for p in (self.a, self.b) if p.proc is not None}
+
+    def rows(self, cid: str) -> list[tuple[str, str, dict[str, Any]]]:
+        """(kind, writer, payload) of the conversation's events in the database, in seq order."""
+        with psycopg.connect(self.url) as conn:
+            found = conn.execute(
+                "SELECT kind, writer, payload FROM events WHERE conversation_id = %s ORDER BY seq", (cid,)
+            ).fetchall()
+        return [(str(k), str(w), dict(p)) for k, w, p in found]
+
+
+def pid_of(writer: str) -> int:
+    return int(writer.split(":")[1])
+
+
+@pytest.fixture(scope="module")
+def pair(
+    pg_cluster: PostgresCluster, upstream_server: ScriptedUpstream, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Pair]:
+    url = pg_cluster.new_database()
+    root = tmp_path_factory.mktemp("cluster")
+    apps = [AppProcess(root / name, upstream_server.base_url, "--database-url", url) for name in "abcd"]
+    try:
+        with ThreadPoolExecutor(len(apps)) as starting:  # together: each start is mostly waiting for imports
+            list(starting.map(lambda app: app.start(timeout=120), apps))
+        yield Pair(url, apps[0], apps[1], apps[2:])
+    finally:
+        for app in apps:
+            app.stop()
+
+
+def streaming_on_a(pair: Pair, browser: Any, upstream: ScriptedUpstream) -> tuple[Page, Page, str]:
+    """A tab on A sends a long answer; a tab on B opens the same chat and sees it stream."""
+    on_a = new_page(browser, pair.a.url)
+    upstream.plan(Behavior(text=" ".join(WORDS), chunk_delay=0.02))
+    send(on_a, "tell a long story")
+    cid = conversation_id(on_a)
+    on_b = new_page(browser, f"{pair.b.url}/chat/{cid}")
+    wait_words(on_b, 10)
+    return on_a, on_b, cid
+
+
+def test_a_stream_running_on_one_instance_shows_live_on_the_other_and_stop_there_closes_the_upstream(
+    pair: Pair, browser: Any, upstream: ScriptedUpstream
+) -> None:
+    on_a, on_b, cid = streaming_on_a(pair, browser, upstream)
+    seen = len(visible_words(on_b))
+    wait_words(on_b, seen + 20)  # live: it keeps growing on B
+    on_b.get_by_role("button", name="Stop").click()
+    wait_until_blocking(lambda: upstream.last.disconnected_at is not None, what="the upstream sees the disconnect")
+    for page in (on_a, on_b):
+        expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
+    words = visible_words(on_b)
+    assert words == WORDS[: len(words)] and visible_words(on_a) == words
+    rows = pair.rows(cid)
+    kinds = [kind for kind, _, _ in rows]
+    cancel = next(p | {"writer": w} for k, w, p in rows if k == "cancel_requested")
+    closed = next(w for k, w, _ in rows if k == "upstream_closed")
+    assert pid_of(cancel["requested_by"]) == pair.b.proc.pid, "the ledger says B asked for the cancel"
+    assert pid_of(cancel["writer"]) == pid_of(closed) == pair.a.proc.pid, "A, which ran it, closed the upstream"
+    assert cancel["source"] == "user" and kinds[-2:] == ["cancelled", "persisted"]
+
+
+def test_stop_then_retry_from_the_other_instance_runs_a_new_attempt_there_that_both_tabs_show(
+    pair: Pair, browser: Any, upstream: ScriptedUpstream
+) -> None:
+    on_a, on_b, cid = streaming_on_a(pair, browser, upstream)
+    upstream.plan(Behavior(text="a fresh answer from the retry", chunk_delay=0.01))
+    on_b.get_by_role("button", name="Stop").click()
+    last_answer(on_b).get_by_role("button", name="Retry").click()  # at once: A may still hold the write lease
+    for page in (on_a, on_b):
+        expect(last_answer(page)).to_have_attribute("data-status", "complete")
+        expect(last_answer(page)).to_contain_text("a fresh answer from the retry")
+        expect(last_answer(page)).to_have_attribute("data-attempt", "2/2")
+    rows = pair.rows(cid)
+    cancel = next(p for k, _, p in rows if k == "cancel_requested")
+    retry_writer = next(w for k, w, _ in rows if k == "retrying")
+    assert pid_of(cancel["requested_by"]) == pair.b.proc.pid and pid_of(retry_writer) == pair.b.proc.pid
+    assert [k for k, _, _ in rows].count("persisted") == 2
+
+
+def test_deleting_on_the_other_instance_mid_stream_stops_it_and_leaves_nothing_after_deleted(
+    pair: Pair, browser: Any, upstream: ScriptedUpstream
+) -> None:
+    on_a, on_b, cid = streaming_on_a(pair, browser, upstream)
+    item = on_b.locator(f"[data-conversation='{cid}']")
+    item.get_by_role("button", name="Delete").click()
+    on_b.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    wait_until_blocking(lambda: upstream.last.disconnected_at is not None, what="the upstream sees the disconnect")
+    wait_until_blocking(lambda: [k for k, _, _ in pair.rows(cid)] == ["deleted"], what="only the tombstone left")
+    nothing_more_for_blocking(1.0)
+    assert [k for k, _, _ in pair.rows(cid)] == ["deleted"], "nothing written after the deletion"
+    expect(on_a.get_by_text("This conversation was deleted.")).to_be_visible()
+
+
+def test_killing_the_owner_mid_stream_lets_the_other_instance_mark_the_answer_interrupted_in_time(
+    pair: Pair, browser: Any, upstream: ScriptedUpstream
+) -> None:
+    owner = pair.spares[0]
+    try:
+        on_owner = new_page(browser, owner.url)
+        upstream.plan(Behavior(text=" ".join(WORDS), chunk_delay=0.02))
+        send(on_owner, "a story that will be cut")
+        cid = conversation_id(on_owner)
+        on_b = new_page(browser, f"{pair.b.url}/chat/{cid}")
+        wait_words(on_b, 15)
+    finally:
+        owner.kill()
+    killed = time.monotonic()
+    expect(last_answer(on_b)).to_have_attribute("data-status", "interrupted", timeout=(LEASE + 2) * 1000)
+    assert time.monotonic() - killed < LEASE + 2
+    expect(last_answer(on_b)).to_contain_text("Stopped")
+    rows = pair.rows(cid)
+    assert [k for k, _, _ in rows][-2:] == ["recovered", "persisted"]
+    persisted_writer, persisted = rows[-1][1], rows[-1][2]
+    assert pid_of(persisted_writer) in pair.survivors and persisted["status"] == "interrupted"
+    text = persisted["text"].split()
+    assert text == WORDS[: len(text)] and len(text) >= 15
+    assert wait_until_blocking(lambda: visible_words(on_b), what="words") == text
+
+
+def test_an_owner_that_stops_renewing_its_lease_is_finalized_by_the_other_instance_once_the_lease_expired(
+    pair: Pair, browser: Any, upstream: ScriptedUpstream
+) -> None:
+    owner = pair.spares[1]
+    assert owner.proc is not None
+    try:
+        on_owner = new_page(browser, owner.url)
+        upstream.plan(Behavior(text=" ".join(WORDS), chunk_delay=0.02))
+        send(on_owner, "a story whose server freezes")
+        cid = conversation_id(on_owner)
+        on_b = new_page(browser, f"{pair.b.url}/chat/{cid}")
+        wait_words(on_b, 15)
+        os.kill(owner.proc.pid, signal.SIGSTOP)  # alive (so not known dead) but renewing nothing: another host's fate
+        frozen = time.monotonic()
+        expect(last_answer(on_b)).to_have_attribute("data-status", "interrupted", timeout=(LEASE + 2) * 1000)
+        waited = time.monotonic() - frozen
+    finally:
+        os.kill(owner.proc.pid, signal.SIGCONT)
+        owner.kill()
+    assert LEASE * 2 / 3 - 0.5 < waited < LEASE + 2, "after the lease (renewed every lease/3 s), not before"
+    rows = pair.rows(cid)
+    assert [k for k, _, _ in rows][-2:] == ["recovered", "persisted"] and pid_of(rows[-1][1]) in pair.survivors
+    text = rows[-1][2]["text"].split()
+    assert text == WORDS[: len(text)] and len(text) >= 15
