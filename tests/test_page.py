@@ -296,3 +296,24 @@ async def test_rename_and_export_from_the_page(chat: User, upstream: ScriptedUps
     assert kinds[:3] == ["created", "submitted", "started"] and "renamed" in kinds and kinds[-1] == "renamed"
     assert any(line["kind"] == "persisted" and line["text"] == "exported answer" for line in lines)
     assert FAKE_KEY not in response.text
+
+
+def listed(user: User) -> list[str]:
+    """The titles the conversation list shows, top to bottom."""
+    items = [e for e in elements(user, kind=ui.item) if "data-conversation" in e.props]
+    return [label.text for item in items for label in item.descendants() if isinstance(label, ui.item_label)]
+
+
+async def test_the_list_shows_fifty_chats_then_more_on_demand_and_filters_by_title(chat: User) -> None:
+    for n in range(60):
+        engine().create_conversation(f"topic {n:02d}")
+    await wait_until(lambda: len(listed(chat)) == 50)
+    await chat.should_see("Show 10 more")
+    chat.find(marker="more-chats").click()
+    await wait_until(lambda: len(listed(chat)) == 60)
+    assert sorted(listed(chat)) == [f"topic {n:02d}" for n in range(60)]
+    assert not elements(chat, marker="more-chats")  # hidden: nothing more to show
+    chat.find(marker="chat-filter").type("Topic 07")  # every word, in any case
+    await wait_until(lambda: listed(chat) == ["topic 07"])
+    chat.find(marker="chat-filter").clear().type("no such title")
+    await chat.should_see("No chat has that in its title.")

@@ -85,6 +85,15 @@ class Transcript:
                 view.root.delete()
         self.path = path
 
+    def reset(self) -> None:
+        """Forget every view (another chat is about to be shown)."""
+        self.messages.clear()
+        self.views.clear()
+        self.seen.clear()
+        self.path = ()
+        self.origin.clear()
+        self.origin.set_visibility(False)
+
     def show_gone(self) -> None:
         self.messages.clear()
         self.views.clear()

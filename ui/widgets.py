@@ -26,7 +26,7 @@ class Actions:
     edit: Callable[[str, str], Awaitable[bool]]
     select_version: Callable[[str], None]
     branch: Callable[[str], None]
-    open_chat: Callable[[str], None]
+    open_chat: Callable[[str], object]
     models: tuple[str, ...] = ()
 
 
