@@ -53,11 +53,15 @@ TOPICS = (
     "tax",
     "mortgage",
 )
-WORDS = (
-    "the quick answer is that you should first check the configuration and then restart the service "
-    "because most problems come from a stale cache or a wrong path in the settings file which is easy "
-    "to fix once you know where it lives and how the loader reads it at start-up"
-).split()
+WORDS = tuple(
+    " ".join(
+        (
+            "the quick answer is that you should first check the configuration and then restart the service",
+            "because most problems come from a stale cache or a wrong path in the settings file which is easy",
+            "to fix once you know where it lives and how the loader reads it at start-up",
+        )
+    ).split(" ")
+)
 
 
 def chats_dir(conversations: int = 10_000, turns: int = 20, long: int = 5, long_turns: int = 200) -> Path:
@@ -125,7 +129,13 @@ def _turn(rng: random.Random, cid: str, turn: int, at: datetime) -> list[AnyEven
     out: list[AnyEvent] = [
         Submitted(conversation_id=cid, ts=_ts(at), message_id=user, turn=turn, text=question),
         Started(
-            conversation_id=cid, ts=_ts(at), attempt_id=att, message_id=msg, user_message_id=user, turn=turn, model="demo"
+            conversation_id=cid,
+            ts=_ts(at),
+            attempt_id=att,
+            message_id=msg,
+            user_message_id=user,
+            turn=turn,
+            model="demo",
         ),
         RequestSent(conversation_id=cid, ts=_ts(at), attempt_id=att, request_id=req, model="demo"),
     ]
