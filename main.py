@@ -12,8 +12,9 @@ Wiring, in order: settings (``engine.config``) → store (``ledger.store``, or `
 ``--database-url``) → engine (``engine.engine``) → pages
 (``ui.pages``), all behind the front door (``ui.guard``: Host, Origin, token, security headers). The store is
 opened (and its folder locked) before the server starts: a second process on the same ``--data-dir`` exits with
-one line naming the first. The engine starts with the app (synchronously, before the first page is served):
-litellm is imported once, attempts a dead process left streaming are finalized. Shutdown cancels every stream
+one line naming the first. The engine starts with the app (before the first page is served): attempts a dead
+process left streaming are finalized; litellm's import (seconds) and the tool servers start in the background while
+pages are served already, and a turn waits for both before its own timeouts start. Shutdown cancels every stream
 with source ``shutdown`` before NiceGUI cancels background tasks, then flushes and closes the store.
 """
 
@@ -113,7 +114,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     from nicegui import app, background_tasks
 
     from engine.engine import Engine
-    from engine.offline import litellm
+    from engine.offline import start_import
     from engine.settings import EngineSettings
     from engine.tokens import warm_up
     from engine.tools import ToolHub
@@ -134,7 +135,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         app.mount("/demo", DemoModel(chunk_delay=config.demo_chunk_delay, transient_faults=True).app)
 
     async def startup() -> None:
-        litellm()
+        start_import(then=lambda: warm_up(provider.model))  # on a thread: pages are served meanwhile
         settings = EngineSettings(
             provider=provider,
             limits=config.limits,
@@ -146,9 +147,8 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         if recovered:
             log.warning("finalized %d answer(s) interrupted by the last shutdown", len(recovered))
         context.engine = engine
-        warm_up(provider.model)
-        if hub is not None:
-            await hub.start()  # every server ready or failed (with a readable reason) before the first page
+        if hub is not None:  # the tools panel shows "starting" meanwhile; a turn waits for them to settle
+            background_tasks.create(hub.start(), name="tool servers")
 
     async def shutdown() -> None:
         if context.engine is not None:
