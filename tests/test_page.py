@@ -317,3 +317,33 @@ async def test_the_list_shows_fifty_chats_then_more_on_demand_and_filters_by_tit
     await wait_until(lambda: listed(chat) == ["topic 07"])
     chat.find(marker="chat-filter").clear().type("no such title")
     await chat.should_see("No chat has that in its title.")
+
+
+def shown_questions(user: User) -> list[str]:
+    """The user messages the transcript shows, in page order (moved elements included)."""
+    (column,) = elements(user, marker="messages")
+    return [
+        label.text
+        for child in column.default_slot.children
+        if "user-message" in child._markers
+        for label in child.descendants()
+        if isinstance(label, ui.label) and label.text.startswith("question")
+    ]
+
+
+async def test_a_long_chat_opens_on_its_last_messages_and_shows_earlier_ones_on_demand(
+    chat: User, upstream: ScriptedUpstream
+) -> None:
+    for n in range(1, 13):
+        upstream.plan(Behavior(text=f"answer {n}"))
+        await send(chat, f"question {n}")
+        await wait_until(lambda: last_answer(chat).status == "complete")
+    assert shown_questions(chat) == [f"question {n}" for n in range(1, 13)]  # sent here: all stay on the page
+    await chat.open(f"/chat/{cid_of(chat)}")
+    await wait_until(lambda: shown_questions(chat) == [f"question {n}" for n in range(5, 13)])  # 16 messages
+    chat.find(marker="show-earlier").click()
+    await wait_until(lambda: shown_questions(chat) == [f"question {n}" for n in range(1, 13)])
+    assert not elements(chat, marker="show-earlier")  # hidden: the whole chat is shown
+    upstream.plan(Behavior(text="answer 13"))
+    await send(chat, "question 13")
+    await wait_until(lambda: shown_questions(chat) == [f"question {n}" for n in range(1, 14)])

@@ -37,6 +37,7 @@ class Sidebar:
         self.shown = PAGE
         self.query = ""
         self._signature: tuple[object, ...] = ()
+        self._items: dict[str, ui.item] = {}
         self.search = SearchDialog(engine, self.open_chat)
         with ui.column().classes("w-full gap-1") as self.root:
             with ui.column().classes("w-full gap-1 lc-sidebar-top"):
@@ -69,9 +70,13 @@ class Sidebar:
         return datetime.now(UTC).date()
 
     def select(self, cid: str | None) -> None:
-        """Mark ``cid`` as the chat shown (after an in-place switch)."""
+        """Mark ``cid`` as the chat shown (after an in-place switch), without rebuilding the list."""
+        for was, now in ((self.current, False), (cid, True)):
+            item = self._items.get(was or "")
+            if item is not None:
+                item.classes(add="lc-current" if now else None, remove=None if now else "lc-current")
+                item.props(add='aria-current="page"' if now else None, remove=None if now else "aria-current")
         self.current = cid
-        self.refresh()
 
     def refresh(self) -> None:
         summaries = self.engine.summaries(self.query)
@@ -79,13 +84,14 @@ class Sidebar:
         hidden = len(summaries) - len(visible)
         today = self.today
         rows = tuple((s, day_group(s.when, today), self.engine.is_streaming(s.conversation_id)) for s in visible)
-        signature: tuple[object, ...] = (self.current, self.query, hidden, rows)
+        signature: tuple[object, ...] = (self.query, hidden, rows)
         if signature == self._signature:
             return
         self._signature = signature
         self.more.set_text(more_chats(min(hidden, PAGE)))
         self.more.set_visibility(hidden > 0)
         self.list.clear()
+        self._items.clear()
         with self.list:
             if not rows:
                 with ui.item():
@@ -102,7 +108,7 @@ class Sidebar:
     def _item(self, summary: ConversationSummary, streaming: bool) -> None:
         cid = summary.conversation_id
         title = summary.title or "New conversation"
-        item = ui.item(on_click=lambda: self.open_chat(cid))
+        item = self._items[cid] = ui.item(on_click=lambda: self.open_chat(cid))
         item.props["data-conversation"] = cid  # set as a value, never parsed as markup
         if cid == self.current:
             item.classes("lc-current").props["aria-current"] = "page"
