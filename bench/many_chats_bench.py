@@ -53,6 +53,16 @@ def started_app(data_dir: Path) -> tuple[AppProcess, float]:
     return app, time.perf_counter() - started
 
 
+def settled_rss(pid: int, timeout: float = 60.0) -> float:
+    """RSS once it held still (within 1 MB) for 3 s: background work (litellm's import) and page releases done."""
+    samples: list[float] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not (len(samples) >= 6 and max(samples[-6:]) - min(samples[-6:]) < 1):
+        time.sleep(0.5)
+        samples.append(rss_mb(pid))
+    return samples[-1]
+
+
 def open_ms(page: Page, url: str) -> float:
     started = time.perf_counter()
     page.goto(url)
@@ -92,7 +102,7 @@ def measure(data_dir: Path, label: str, browser) -> dict[str, float]:
         page.set_default_timeout(30_000)
         page.goto(app.url + "/")
         expect(page.get_by_label("Message")).to_be_visible()
-        figures["rss_start_mb"] = rss_mb(app.proc.pid)
+        figures["rss_start_mb"] = settled_rss(app.proc.pid)
         cids = listed(page)
         if cids:
             figures["open_long_ms"] = open_ms(page, f"{app.url}/chat/{long_ids(5)[0]}")
@@ -108,16 +118,8 @@ def measure(data_dir: Path, label: str, browser) -> dict[str, float]:
             for tab in tabs:
                 tab.close()
             context.close()
-            # NiceGUI deletes a client reconnect_timeout (3 s) after its socket closed: sample RSS every 0.5 s
-            # until it held still for 3 s (at most 60 s)
-            settled: list[float] = []
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and not (
-                len(settled) >= 12 and max(settled[-6:]) - min(settled[-6:]) < 1
-            ):
-                time.sleep(0.5)
-                settled.append(rss_mb(app.proc.pid))
-            figures["rss_after_mb"] = settled[-1]
+            # NiceGUI deletes a client reconnect_timeout (3 s) after its socket closed
+            figures["rss_after_mb"] = settled_rss(app.proc.pid)
         else:
             context.close()
         print(f"  {label}: " + ", ".join(f"{k} {v:,.1f}" for k, v in figures.items()), flush=True)
