@@ -1,11 +1,11 @@
 """The app's pages: ``/`` (a new chat) and ``/chat/{id}``, each a ``ChatPage`` over the engine it is given, and
 ``/export/{id}``, a conversation's ledger as JSON Lines (for scripts: ``Authorization: Bearer <token>``).
 
-Guarantees: a page that was served but never connected (a prefetch, a client that gave up) is released after
-``UNCONNECTED_SECONDS`` (NiceGUI alone keeps it for a minute). Pages are registered inside ``register_pages`` (NiceGUI's test runner re-imports page modules), read
+Guarantees: pages are registered inside ``register_pages`` (NiceGUI's test runner re-imports page modules), read
 the engine from the ``PageContext`` they were given, and never import litellm or a store. An unknown or deleted
 conversation id shows the empty page with a notice and the URL is set back to ``/`` (404 for an export). Every
-route sits behind ``ui.guard`` like the pages.
+route sits behind ``ui.guard`` like the pages. A page that was served but never connected (a prefetch, a client
+that gave up) is released after ``UNCONNECTED_SECONDS`` (NiceGUI alone keeps it for a minute).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from ui.chat_page import ChatPage
 from ui.context import PageContext, install
 from ui.notices import notice
 from ui.style import serve_static
-
 
 UNCONNECTED_SECONDS = 15.0
 
