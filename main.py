@@ -21,6 +21,7 @@ with source ``shutdown`` before NiceGUI cancels background tasks, then flushes a
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import sys
@@ -135,7 +136,9 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         app.mount("/demo", DemoModel(chunk_delay=config.demo_chunk_delay, transient_faults=True).app)
 
     async def startup() -> None:
-        start_import(then=lambda: warm_up(provider.model))  # on a thread: pages are served meanwhile
+        # on a thread, pages are served meanwhile; then everything alive so far (litellm's modules, the store's
+        # index) is moved out of the garbage collector's way: a full collection no longer walks it (gc.freeze)
+        start_import(then=lambda: (warm_up(provider.model), gc.freeze()))
         settings = EngineSettings(
             provider=provider,
             limits=config.limits,
