@@ -41,6 +41,9 @@ log = logging.getLogger("ledger_chat")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
+READY_LINE = "Ledger Chat: the model client is loaded"
+
+
 def main(argv: list[str] | None = None) -> int:
     simulated = os.environ.get("NICEGUI_USER_SIMULATION") == "true"
     args = [] if simulated else (sys.argv[1:] if argv is None else argv)
@@ -138,7 +141,12 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     async def startup() -> None:
         # on a thread, pages are served meanwhile; then everything alive so far (litellm's modules, the store's
         # index) is moved out of the garbage collector's way: a full collection no longer walks it (gc.freeze)
-        start_import(then=lambda: (warm_up(provider.model), gc.freeze()))
+        def loaded() -> None:
+            warm_up(provider.model)
+            gc.freeze()
+            print(READY_LINE, flush=True)
+
+        start_import(then=loaded)
         settings = EngineSettings(
             provider=provider,
             limits=config.limits,

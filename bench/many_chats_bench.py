@@ -49,7 +49,7 @@ def get_root(url: str) -> tuple[float, int]:
 def started_app(data_dir: Path) -> tuple[AppProcess, float]:
     app = AppProcess(data_dir, None, "--no-tools")
     started = time.perf_counter()
-    app.start(timeout=120)
+    app.start(timeout=120, loaded=False)
     return app, time.perf_counter() - started
 
 
