@@ -12,8 +12,9 @@ Wiring, in order: settings (``engine.config``) → store (``ledger.store``, or `
 ``--database-url``) → engine (``engine.engine``) → pages
 (``ui.pages``), all behind the front door (``ui.guard``: Host, Origin, token, security headers). The store is
 opened (and its folder locked) before the server starts: a second process on the same ``--data-dir`` exits with
-one line naming the first. The engine starts with the app (synchronously, before the first page is served):
-litellm is imported once, attempts a dead process left streaming are finalized. On PostgreSQL several instances
+one line naming the first. The engine starts with the app (before the first page is served): attempts a dead
+process left streaming are finalized; litellm's import (seconds) and the tool servers start in the background while
+pages are served already, and a turn waits for both before its own timeouts start. On PostgreSQL several instances
 may run at once (``engine.cluster``): only attempts whose instance is gone are finalized, by a survivor. Shutdown
 cancels every stream with source ``shutdown`` before NiceGUI cancels background tasks, then flushes and closes the
 store.
@@ -22,6 +23,7 @@ store.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import sys
@@ -41,6 +43,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ledger_chat")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+READY_LINE = "Ledger Chat: the model client is loaded"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,7 +122,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     from nicegui import app, background_tasks
 
     from engine.engine import Engine
-    from engine.offline import litellm
+    from engine.offline import start_import
     from engine.settings import EngineSettings
     from engine.tokens import warm_up
     from engine.tools import ToolHub
@@ -138,7 +143,14 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         app.mount("/demo", DemoModel(chunk_delay=config.demo_chunk_delay, transient_faults=True).app)
 
     async def startup() -> None:
-        litellm()
+        # on a thread, pages are served meanwhile; then everything alive so far (litellm's modules, the store's
+        # index) is moved out of the garbage collector's way: a full collection no longer walks it (gc.freeze)
+        def loaded() -> None:
+            warm_up(provider.model)
+            gc.freeze()
+            print(READY_LINE, flush=True)
+
+        start_import(then=loaded)
         settings = EngineSettings(
             provider=provider,
             limits=config.limits,
@@ -153,9 +165,8 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         if recovered:
             log.warning("finalized %d answer(s) interrupted by the last shutdown", len(recovered))
         context.engine = engine
-        warm_up(provider.model)
-        if hub is not None:
-            await hub.start()  # every server ready or failed (with a readable reason) before the first page
+        if hub is not None:  # the tools panel shows "starting" meanwhile; a turn waits for them to settle
+            background_tasks.create(hub.start(), name="tool servers")
 
     async def shutdown() -> None:
         if context.engine is not None:

@@ -40,7 +40,7 @@ from engine.attempt import AttemptRun, Broken
 from engine.branching import branch_events
 from engine.failures import classify
 from engine.finalize import finalize, recover
-from engine.offline import litellm
+from engine.offline import start_import
 from engine.provider import ProviderConfig
 from engine.settings import EngineSettings
 from engine.stamps import new_id, now_iso
@@ -105,7 +105,7 @@ class Runtime:
 
 class Engine:
     def __init__(self, store: EventStore, settings: EngineSettings, tools: ToolHub | None = None) -> None:
-        litellm()  # import it now (4-7 s, once per process), never inside a request's first-chunk timeout
+        start_import()  # 4-7 s once per process, on a thread: a turn awaits it before its timeouts start
         self.store = store
         self.settings = settings
         self.tools = tools

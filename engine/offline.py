@@ -2,13 +2,17 @@
 
 Guarantees: ``litellm()`` returns the module, importing it on first use only, with
 ``LITELLM_LOCAL_MODEL_COST_MAP=True`` and ``LITELLM_OFFLINE_MODE=true`` set before the import, and litellm's
-own telemetry and callbacks off. Import costs 4-7 s here: call it once at start-up, never per page.
+own telemetry and callbacks off. Import costs 4-7 s here: ``start_import`` begins it on a worker thread at
+start-up (the app serves pages meanwhile); ``await ready()`` before a model call waits for it without blocking the
+event loop, so no request's timeout ever includes the import.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
+from collections.abc import Callable
 from types import ModuleType
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -31,3 +35,21 @@ def litellm() -> ModuleType:
                 module.drop_params = True
                 _module = module
     return _module
+
+
+def start_import(then: Callable[[], object] | None = None) -> None:
+    """Import litellm on a daemon thread (then run ``then`` there, e.g. loading a tokenizer); returns at once."""
+    if _module is not None and then is None:
+        return
+
+    def work() -> None:
+        litellm()
+        if then is not None:
+            then()
+
+    threading.Thread(target=work, name="import-litellm", daemon=True).start()
+
+
+async def ready() -> ModuleType:
+    """The module, once imported; waits on a worker thread while the import runs elsewhere."""
+    return _module if _module is not None else await asyncio.to_thread(litellm)

@@ -13,6 +13,7 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 from collections.abc import Coroutine
@@ -60,10 +61,20 @@ class ToolHub:
         self._tasks: set[asyncio.Task[None]] = set()
         self._exposed: dict[str, ResolvedTool] = {}
         self._specs: dict[str, ToolSpec] = {}
+        self._settled = asyncio.Event()
 
     async def start(self) -> None:
         """Start every configured server at once; returns when each is ready or has failed."""
-        await asyncio.gather(*(self._start(name) for name in self.configs))
+        try:
+            await asyncio.gather(*(self._start(name) for name in self.configs))
+        finally:
+            self._settled.set()
+
+    async def settled(self, timeout: float) -> bool:
+        """Wait (at most ``timeout`` seconds) until ``start`` has finished; whether it has."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._settled.wait(), timeout)
+        return self._settled.is_set()
 
     def schemas(self) -> list[dict[str, Any]]:
         """The tools the model is offered now, in litellm's (OpenAI's) ``tools=`` shape."""

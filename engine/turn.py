@@ -7,6 +7,8 @@ Guarantees:
 - A step's tool calls are recorded complete only once the step has finished streaming, then run
   (``engine.tool_runs``); the next step sends the history the ledger gives for this attempt so far
   (``ledger.history.attempt_entries``): exactly what a later turn will send for it.
+- The first model call waits for litellm's import and for the tool servers to settle (ready or failed, at most
+  the first-chunk timeout) before any timeout of its own starts: a turn sent right after start-up is not cut short.
 - After ``max_steps`` steps that all asked for tools the attempt ends failed (``step_limit``) with a readable
   reason; the last step's calls are not run (no step would read their results) and each gets a ``not_run``.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 from engine.attempt import AttemptRun, Broken, Completed, Outcome
 from engine.failures import Failure
+from engine.offline import ready
 from engine.settings import EngineSettings
 from engine.streaming import stream_step
 from engine.tool_runs import run_tools
@@ -25,6 +28,9 @@ from ledger.history import as_messages, attempt_entries
 
 async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | None) -> Outcome:
     limits = settings.limits
+    await ready()
+    if hub is not None:
+        await hub.settled(limits.first_chunk_timeout)
     base = run.messages
     for number in range(1, limits.max_steps + 1):
         run.begin_step(number)

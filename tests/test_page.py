@@ -296,3 +296,54 @@ async def test_rename_and_export_from_the_page(chat: User, upstream: ScriptedUps
     assert kinds[:3] == ["created", "submitted", "started"] and "renamed" in kinds and kinds[-1] == "renamed"
     assert any(line["kind"] == "persisted" and line["text"] == "exported answer" for line in lines)
     assert FAKE_KEY not in response.text
+
+
+def listed(user: User) -> list[str]:
+    """The titles the conversation list shows, top to bottom."""
+    items = [e for e in elements(user, kind=ui.item) if "data-conversation" in e.props]
+    return [label.text for item in items for label in item.descendants() if isinstance(label, ui.item_label)]
+
+
+async def test_the_list_shows_fifty_chats_then_more_on_demand_and_filters_by_title(chat: User) -> None:
+    for n in range(60):
+        engine().create_conversation(f"topic {n:02d}")
+    await wait_until(lambda: len(listed(chat)) == 50)
+    await chat.should_see("Show 10 more")
+    chat.find(marker="more-chats").click()
+    await wait_until(lambda: len(listed(chat)) == 60)
+    assert sorted(listed(chat)) == [f"topic {n:02d}" for n in range(60)]
+    assert not elements(chat, marker="more-chats")  # hidden: nothing more to show
+    chat.find(marker="chat-filter").type("Topic 07")  # every word, in any case
+    await wait_until(lambda: listed(chat) == ["topic 07"])
+    chat.find(marker="chat-filter").clear().type("no such title")
+    await chat.should_see("No chat has that in its title.")
+
+
+def shown_questions(user: User) -> list[str]:
+    """The user messages the transcript shows, in page order (moved elements included)."""
+    (column,) = elements(user, marker="messages")
+    return [
+        label.text
+        for child in column.default_slot.children
+        if "user-message" in child._markers
+        for label in child.descendants()
+        if isinstance(label, ui.label) and label.text.startswith("question")
+    ]
+
+
+async def test_a_long_chat_opens_on_its_last_messages_and_shows_earlier_ones_on_demand(
+    chat: User, upstream: ScriptedUpstream
+) -> None:
+    for n in range(1, 13):
+        upstream.plan(Behavior(text=f"answer {n}"))
+        await send(chat, f"question {n}")
+        await wait_until(lambda: last_answer(chat).status == "complete")
+    assert shown_questions(chat) == [f"question {n}" for n in range(1, 13)]  # sent here: all stay on the page
+    await chat.open(f"/chat/{cid_of(chat)}")
+    await wait_until(lambda: shown_questions(chat) == [f"question {n}" for n in range(5, 13)])  # 16 messages
+    chat.find(marker="show-earlier").click()
+    await wait_until(lambda: shown_questions(chat) == [f"question {n}" for n in range(1, 13)])
+    assert not elements(chat, marker="show-earlier")  # hidden: the whole chat is shown
+    upstream.plan(Behavior(text="answer 13"))
+    await send(chat, "question 13")
+    await wait_until(lambda: shown_questions(chat) == [f"question {n}" for n in range(1, 14)])

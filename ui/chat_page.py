@@ -5,16 +5,18 @@ Guarantees:
   a reload is rebuilt from it and then follows the same events live (through ``RefreshScheduler``).
 - Every user action goes through the engine: send, Stop (of the turn shown, never a newer one), Retry, choosing an
   attempt, rename, delete; a refusal is shown as a notice and loses nothing.
-- Leaving (navigation, reload, closed tab) is reported to the engine, which applies the leave policy.
+- Choosing another chat (the list, search, a branch link, the browser's Back and Forward) switches in place: the
+  URL follows (``/chat/{id}``), the page is not reloaded, each chat keeps its unsent draft while the page lives.
+- Leaving a chat (switching, navigation, reload, closed tab) is reported to the engine, which applies the leave
+  policy.
 """
 
 from __future__ import annotations
 
 from nicegui import background_tasks, ui
-from nicegui.events import KeyEventArguments, ValueChangeEventArguments
+from nicegui.events import GenericEventArguments, KeyEventArguments, ValueChangeEventArguments
 
 from engine.engine import InputRejected
-from ledger.events import CancelSource
 from ledger.state import ConversationState
 from ui.audit_panel import AuditPanel
 from ui.composer import Composer
@@ -23,6 +25,7 @@ from ui.format import announcement
 from ui.header import build_header, model_of
 from ui.health_banner import HealthBanner
 from ui.message_actions import MessageActions
+from ui.notices import notice
 from ui.refresh import FLUSH_SECONDS, RefreshScheduler
 from ui.sidebar import Sidebar
 from ui.style import add_style
@@ -36,16 +39,16 @@ class ChatPage:
         self.engine = context.require_engine()
         self.cid = cid
         self.client = ui.context.client
-        self.leaving: CancelSource | None = None
         self.shown_attempt: str | None = None
         self.model = model_of(self.engine.conversation(cid) if cid else None, self.engine.settings.models)
         self.title = "Ledger Chat"
         self.live_was: str | None = None
+        self.drafts: dict[str, str] = {}  # "" = the new chat; per chat, the message box text while switched away
 
     def build(self) -> None:
         add_style()
         self.client.layout.props('view="hHh lpR lFr"')  # the message box centres on the chat column, not the window
-        build_header(
+        self.picker = build_header(
             badge=self.context.model_label,
             models=self.engine.settings.models,
             model=self.model,
@@ -54,7 +57,7 @@ class ChatPage:
             toggle_audit=lambda: self.right.toggle(),
         )
         with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer") as self.left:
-            self.sidebar = Sidebar(self.engine, self.cid, self.navigate, self.after_delete)
+            self.sidebar = Sidebar(self.engine, self.cid, self.switch_to, self.after_delete)
             ui.separator().classes("my-2")
             self.tool_servers = ToolServersPanel(self.engine)
         with ui.right_drawer(value=False).props("width=380 breakpoint=800").classes("lc-drawer") as self.right:
@@ -68,7 +71,7 @@ class ChatPage:
                 self.engine,
                 cid=lambda: self.cid,
                 model=lambda: self.model,
-                open_chat=lambda cid: self.navigate(f"/chat/{cid}"),
+                open_chat=lambda cid: background_tasks.create(self.switch_to(cid), name="open chat"),
                 open_audit=self.open_audit,
                 drafts=self.context.drafts,
             )
@@ -82,6 +85,7 @@ class ChatPage:
             )
             if self.cid is not None and self.cid in self.context.drafts:
                 self.composer.input.value = self.context.drafts.pop(self.cid)
+        ui.on("lc-route", self._on_route)  # Back/Forward within the page (ledger.js)
         ui.keyboard(on_key=self._on_key)  # Esc anywhere on the page; inside the message box its own listener stops
         self.refresh = RefreshScheduler(
             conversation=lambda: self.cid,
@@ -108,10 +112,42 @@ class ChatPage:
         self.composer.show_streaming(self.shown_attempt is not None)
         if conv is not None:
             self._announce(conv)
-            title = f"{conv.title or 'New conversation'} · Ledger Chat"
-            if title != self.title:
-                self.title = title
-                ui.page_title(title)
+            self._set_title(f"{conv.title or 'New conversation'} · Ledger Chat")
+
+    async def switch_to(self, cid: str | None, *, push: bool = True) -> None:
+        """Show another chat (None: a new one) in place; the URL follows unless it already did (Back/Forward)."""
+        with self.client:  # called from dialogs and list items that may be gone by now
+            if cid is not None and self.engine.conversation(cid) is None:
+                notice("That conversation does not exist (it may have been deleted).", "warning")
+                cid = None
+            if cid == self.cid:
+                return
+            old = self.cid
+            self._show(cid, push=push)
+        if cid is not None:
+            await self.engine.viewer_joined(cid, self.client.id)
+        if old is not None:
+            await self.engine.viewer_left(old, self.client.id, "navigation")
+
+    def _show(self, cid: str | None, *, push: bool) -> None:
+        self.drafts[self.cid or ""] = self.composer.input.value or ""
+        self.cid = self.audit.cid = cid
+        self.shown_attempt = self.live_was = None
+        self.transcript.reset()
+        self.composer.enable()
+        self.composer.input.value = self.drafts.pop(cid or "", "")
+        self.model = model_of(self.engine.conversation(cid) if cid else None, self.engine.settings.models)
+        if self.picker is not None:
+            self.picker.value = self.model
+        self.sidebar.select(cid)
+        if push:
+            ui.navigate.history.push(f"/chat/{cid}" if cid else "/")
+        if cid is None:
+            self._set_title("Ledger Chat")
+        if self.right.value:
+            self.audit.show(cid)
+        self.refresh.chat_dirty = True
+        self.refresh.flush()
 
     # --- user actions ------------------------------------------------------------------------------------------
 
@@ -135,13 +171,10 @@ class ChatPage:
         self.right.set_value(True)
         self.audit.show(self.cid, message_id)
 
-    def navigate(self, url: str) -> None:
-        self.leaving = "navigation"
-        ui.navigate.to(url)
-
     async def after_delete(self, cid: str) -> None:
+        self.drafts.pop(cid, None)
         if cid == self.cid:
-            self.navigate("/")
+            await self.switch_to(None)
         else:
             self.sidebar.refresh()
 
@@ -163,6 +196,16 @@ class ChatPage:
         if ended is not None:
             self.announcer.set_text(announcement(ended))
 
+    def _set_title(self, title: str) -> None:
+        if title != self.title:
+            self.title = title
+            ui.page_title(title)
+
+    async def _on_route(self, e: GenericEventArguments) -> None:
+        path = str(e.args or "/")
+        cid = path.removeprefix("/chat/") if path.startswith("/chat/") else None
+        await self.switch_to(cid, push=False)
+
     def _render_lists(self) -> None:
         self.sidebar.refresh()
         self.tool_servers.refresh()
@@ -178,4 +221,4 @@ class ChatPage:
     async def _on_client_delete(self) -> None:
         self.unsubscribe()
         if self.cid is not None:
-            await self.engine.viewer_left(self.cid, self.client.id, self.leaving or "disconnect")
+            await self.engine.viewer_left(self.cid, self.client.id, "disconnect")

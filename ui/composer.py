@@ -53,6 +53,10 @@ class Composer:
         self.input.disable()
         self.button.disable()
 
+    def enable(self) -> None:
+        self.input.enable()
+        self.button.enable()
+
     async def send_or_stop(self) -> None:
         if self.streaming():
             if time.monotonic() < self.stop_guard_until:

@@ -117,6 +117,16 @@ def size(chars: int) -> str:
     return f"{chars / 1000:.1f}k chars" if chars < 1_000_000 else f"{chars / 1_000_000:.1f}M chars"
 
 
+def earlier_messages(count: int) -> str:
+    """The label of the transcript's "Show earlier messages" button."""
+    return f"Show {count} earlier message{'' if count == 1 else 's'}"
+
+
+def more_chats(count: int) -> str:
+    """The label of the conversation list's "Show more" button."""
+    return f"Show {count} more" if count != 1 else "Show 1 more"
+
+
 def day_group(iso: str, today: date) -> str:
     """Today, Yesterday, Previous 7 days, Previous 30 days, or the month (dates in UTC)."""
     try:

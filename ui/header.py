@@ -24,7 +24,9 @@ def build_header(
     on_model: Callable[[str], None],
     toggle_chats: Callable[[], object],
     toggle_audit: Callable[[], object],
-) -> None:
+) -> ui.select | None:
+    """Build the header; returns the model picker (None when one model is offered)."""
+    picker: ui.select | None = None
     with ui.header().classes("lc-header items-center gap-2 px-3 py-1 no-wrap"):
         ui.button(icon="menu", on_click=toggle_chats).props('flat round dense color=white aria-label="Chats"')
         ui.label("Ledger Chat").classes("text-lg font-medium gt-xs")
@@ -47,6 +49,7 @@ def build_header(
         ui.button(icon="timeline", on_click=toggle_audit).props(
             'flat round dense color=white aria-label="Audit panel"'
         ).mark("audit-toggle")
+    return picker
 
 
 def model_of(conv: ConversationState | None, models: tuple[str, ...]) -> str:

@@ -25,7 +25,7 @@ class MessageActions:
         *,
         cid: Callable[[], str | None],
         model: Callable[[], str],
-        open_chat: Callable[[str], None],
+        open_chat: Callable[[str], object],
         open_audit: Callable[[str], None],
         drafts: dict[str, str],
     ) -> None:

@@ -4,12 +4,13 @@
 Guarantees: pages are registered inside ``register_pages`` (NiceGUI's test runner re-imports page modules), read
 the engine from the ``PageContext`` they were given, and never import litellm or a store. An unknown or deleted
 conversation id shows the empty page with a notice and the URL is set back to ``/`` (404 for an export). Every
-route sits behind ``ui.guard`` like the pages.
+route sits behind ``ui.guard`` like the pages. A page that was served but never connected (a prefetch, a client
+that gave up) is released after ``UNCONNECTED_SECONDS`` (NiceGUI alone keeps it for a minute).
 """
 
 from __future__ import annotations
 
-from nicegui import app, ui
+from nicegui import Client, app, ui
 from starlette.responses import PlainTextResponse, Response
 
 from ledger.codec import to_jsonl
@@ -18,10 +19,13 @@ from ui.context import PageContext, install
 from ui.notices import notice
 from ui.style import serve_static
 
+UNCONNECTED_SECONDS = 15.0
+
 
 def register_pages(context: PageContext) -> None:
     install(context)
     serve_static()
+    app.timer(5.0, lambda: Client.prune_instances(client_age_threshold=UNCONNECTED_SECONDS))
 
     @ui.page("/")
     def index() -> None:

@@ -6,7 +6,7 @@ the first result, a click opens any; Esc closes; the button and the input have a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from nicegui import ui
 
@@ -15,7 +15,7 @@ from ledger.search import Hit
 
 
 class SearchDialog:
-    def __init__(self, engine: Engine, open_chat: Callable[[str], None]) -> None:
+    def __init__(self, engine: Engine, open_chat: Callable[[str], Awaitable[None]]) -> None:
         self.engine, self.open_chat = engine, open_chat
         self.hits: list[Hit] = []
         self._asked = 0  # the newest query's number: an older search that ends later is not shown
@@ -64,10 +64,10 @@ class SearchDialog:
                     if hit.line != hit.title:
                         ui.label(hit.line).classes("lc-meta text-left break-words")
 
-    def _open_first(self) -> None:
+    async def _open_first(self) -> None:
         if self.hits:
-            self._go(self.hits[0].conversation_id)
+            await self._go(self.hits[0].conversation_id)
 
-    def _go(self, cid: str) -> None:
+    async def _go(self, cid: str) -> None:
         self.dialog.close()
-        self.open_chat(cid)
+        await self.open_chat(cid)

@@ -1,8 +1,11 @@
-"""The conversation list: New chat, select, rename, delete (with confirmation), newest first, live markers.
+"""The conversation list: New chat, a title filter, select, rename, delete (with confirmation), newest first.
 
-Guarantees: rebuilt only when the list changes (a conversation created, renamed, deleted, or a stream started or
-ended), never per chunk; every action goes through the engine; a conversation id reaches the page only as an
-attribute value (never parsed as props or markup).
+Guarantees: the list shows at most ``shown`` conversations (``PAGE`` more on "Show more"), so a page costs the
+same with ten chats or ten thousand; it is built from the engine's summaries (the store's index), never from
+conversations' events; rebuilt only when what it shows changes (a conversation created, renamed, deleted, a
+stream started or ended, the filter), never per chunk; choosing a chat asks the page to switch in place
+(``open_chat``); every action goes through the engine; a conversation id reaches the page only as an attribute
+value (never parsed as props or markup).
 """
 
 from __future__ import annotations
@@ -13,10 +16,13 @@ from datetime import UTC, date, datetime
 from nicegui import ui
 
 from engine.engine import Engine, InputRejected
+from ledger.summary import ConversationSummary
 from ui.export import archive
-from ui.format import day_group
+from ui.format import day_group, more_chats
 from ui.notices import notice
 from ui.search import SearchDialog
+
+PAGE = 50  # conversations listed at first and added by each "Show more"
 
 
 class Sidebar:
@@ -24,21 +30,36 @@ class Sidebar:
         self,
         engine: Engine,
         current: str | None,
-        navigate: Callable[[str], None],
+        open_chat: Callable[[str | None], Awaitable[None]],
         on_deleted: Callable[[str], Awaitable[None]],
     ) -> None:
-        self.engine, self.current, self.navigate, self.on_deleted = engine, current, navigate, on_deleted
+        self.engine, self.current, self.open_chat, self.on_deleted = engine, current, open_chat, on_deleted
+        self.shown = PAGE
+        self.query = ""
         self._signature: tuple[object, ...] = ()
-        self.search = SearchDialog(engine, lambda cid: self.navigate(f"/chat/{cid}"))
+        self._items: dict[str, ui.item] = {}
+        self.search = SearchDialog(engine, self.open_chat)
         with ui.column().classes("w-full gap-1") as self.root:
             with ui.column().classes("w-full gap-1 lc-sidebar-top"):
-                ui.button("New chat", icon="add", on_click=lambda: self.navigate("/")).props(
+                ui.button("New chat", icon="add", on_click=lambda: self.open_chat(None)).props(
                     "unelevated no-caps"
                 ).classes("w-full").mark("new-chat")
                 ui.button("Search chats", icon="search", on_click=self.search.open).props(
                     'outline no-caps data-lc-search aria-label="Search chats (Ctrl+K)"'
                 ).classes("w-full").mark("search-chats")
+                self.filter = (
+                    ui.input(placeholder="Filter by title", on_change=lambda e: self._filter(e.value or ""))
+                    .props('dense outlined clearable debounce=150 aria-label="Filter chats by title"')
+                    .classes("w-full")
+                    .mark("chat-filter")
+                )
             self.list = ui.list().props("dense separator").classes("w-full").mark("conversation-list")
+            self.more = (
+                ui.button("Show more", icon="expand_more", on_click=self._more)
+                .props("flat dense no-caps")
+                .classes("w-full")
+                .mark("more-chats")
+            )
             ui.button("Download all chats", icon="archive", on_click=self._export_all).props(
                 'flat dense no-caps aria-label="Download all chats (zip)"'
             ).classes("w-full").mark("export-all").tooltip("Every chat's ledger and Markdown, in one zip")
@@ -48,57 +69,79 @@ class Sidebar:
     def today(self) -> date:
         return datetime.now(UTC).date()
 
+    def select(self, cid: str | None) -> None:
+        """Mark ``cid`` as the chat shown (after an in-place switch), without rebuilding the list."""
+        for was, now in ((self.current, False), (cid, True)):
+            item = self._items.get(was or "")
+            if item is not None:
+                item.classes(add="lc-current" if now else None, remove=None if now else "lc-current")
+                item.props(add='aria-current="page"' if now else None, remove=None if now else "aria-current")
+        self.current = cid
+
     def refresh(self) -> None:
-        convs = self.engine.conversations()
-        signature: tuple[object, ...] = (
-            self.current,
-            *((c.conversation_id, c.title, c.live_attempt() is not None) for c in convs),
-        )
+        summaries = self.engine.summaries(self.query)
+        visible = summaries[: self.shown]
+        hidden = len(summaries) - len(visible)
+        today = self.today
+        rows = tuple((s, day_group(s.when, today), self.engine.is_streaming(s.conversation_id)) for s in visible)
+        signature: tuple[object, ...] = (self.query, hidden, rows)
         if signature == self._signature:
             return
         self._signature = signature
+        self.more.set_text(more_chats(min(hidden, PAGE)))
+        self.more.set_visibility(hidden > 0)
         self.list.clear()
+        self._items.clear()
         with self.list:
-            if not convs:
+            if not rows:
                 with ui.item():
-                    ui.item_label("No conversations yet.").classes("lc-meta")
+                    text = "No chat has that in its title." if self.query else "No conversations yet."
+                    ui.item_label(text).classes("lc-meta")
             group = ""
-            for conv in convs:
-                cid = conv.conversation_id
-                when = day_group(conv.updated_ts or conv.created_ts, self.today)
+            for summary, when, streaming in rows:
                 if when != group:
                     group = when
                     with ui.item().classes("lc-group-item").props("dense"):
                         ui.item_label(when).classes("lc-group")
-                active = "lc-current" if cid == self.current else ""
-                item = ui.item(on_click=lambda cid=cid: self.navigate(f"/chat/{cid}"))
-                item.props["data-conversation"] = cid  # set as a value, never parsed as markup
-                with item.classes(active).mark(f"conversation-{cid}"):
-                    with ui.item_section():
-                        title = conv.title or "New conversation"
-                        ui.item_label(title).classes("lc-title").props["title"] = title
-                    with ui.item_section().props("side"), ui.row().classes("items-center gap-0 no-wrap"):
-                        if conv.live_attempt() is not None:
-                            ui.icon("fiber_manual_record", color="green", size="xs").tooltip("Streaming").mark(
-                                "live-marker"
-                            )
-                        ui.button(icon="edit", on_click=lambda cid=cid: self._rename(cid)).props(
-                            'flat dense round size=sm aria-label="Rename"'
-                        ).on("click.stop", lambda: None).mark("rename").tooltip("Rename")
-                        ui.button(icon="delete_outline", on_click=lambda cid=cid: self._confirm_delete(cid)).props(
-                            'flat dense round size=sm aria-label="Delete"'
-                        ).on("click.stop", lambda: None).mark("delete").tooltip("Delete")
+                self._item(summary, streaming)
+
+    def _item(self, summary: ConversationSummary, streaming: bool) -> None:
+        cid = summary.conversation_id
+        title = summary.title or "New conversation"
+        item = self._items[cid] = ui.item(on_click=lambda: self.open_chat(cid))
+        item.props["data-conversation"] = cid  # set as a value, never parsed as markup
+        if cid == self.current:
+            item.classes("lc-current").props["aria-current"] = "page"
+        with item.mark(f"conversation-{cid}"):
+            with ui.item_section():
+                ui.item_label(title).classes("lc-title").props["title"] = title
+            with ui.item_section().props("side"), ui.row().classes("items-center gap-0 no-wrap"):
+                if streaming:
+                    ui.icon("fiber_manual_record", color="green", size="xs").props('aria-label="Streaming"').mark(
+                        "live-marker"
+                    )
+                ui.button(icon="edit", on_click=lambda: self._rename(cid, summary.title)).props(
+                    'flat dense round size=sm aria-label="Rename" title="Rename"'
+                ).on("click.stop", lambda: None).mark("rename")
+                ui.button(icon="delete_outline", on_click=lambda: self._confirm_delete(cid, title)).props(
+                    'flat dense round size=sm aria-label="Delete" title="Delete"'
+                ).on("click.stop", lambda: None).mark("delete")
+
+    def _filter(self, query: str) -> None:
+        self.query, self.shown = query.strip(), PAGE
+        self.refresh()
+
+    def _more(self) -> None:
+        self.shown += PAGE
+        self.refresh()
 
     def _export_all(self) -> None:
         ui.download.content(archive(self.engine), "ledger-chat.zip", media_type="application/zip")
 
-    def _rename(self, cid: str) -> None:
-        conv = self.engine.conversation(cid)
-        if conv is None:
-            return
+    def _rename(self, cid: str, title: str) -> None:
         with ui.dialog() as dialog, ui.card().classes("min-w-[320px]"):
             ui.label("Rename conversation").classes("text-lg")
-            name = ui.input("Name", value=conv.title).props("autofocus").classes("w-full")
+            name = ui.input("Name", value=title).props("autofocus").classes("w-full")
 
             def save() -> None:
                 try:
@@ -114,12 +157,9 @@ class Sidebar:
                 ui.button("Save", on_click=save).props("no-caps")
         dialog.open()
 
-    def _confirm_delete(self, cid: str) -> None:
-        conv = self.engine.conversation(cid)
-        if conv is None:
-            return
+    def _confirm_delete(self, cid: str, title: str) -> None:
         with ui.dialog() as dialog, ui.card().classes("min-w-[320px]").mark("delete-dialog"):
-            ui.label(f"Delete “{conv.title or 'New conversation'}”?").classes("text-lg")
+            ui.label(f"Delete “{title}”?").classes("text-lg")
             ui.label("Its messages and its ledger are removed. A streaming answer is stopped first.").classes("lc-meta")
 
             async def delete() -> None:

@@ -1,11 +1,13 @@
 """The transcript: one view per message of the shown path of the conversation, updated only where it changed.
 
-Guarantees: the messages shown are exactly ``ledger.tree.selected_path`` (the chosen versions and selected
-attempts), in order, one view each; when the path changes (an edit, another version, a retry of an earlier answer)
-the views are rebuilt, otherwise a view is updated only when its message, its attempt or the streaming state
-changed (a streaming answer touches only its own view); ``render`` returns the attempt shown streaming (Stop
-cancels that attempt only); a branched chat links to where it came from; a deleted conversation shows one line
-saying so.
+Guarantees: the messages shown are a tail of ``ledger.tree.selected_path`` (the chosen versions and selected
+attempts), in order, one view each. A chat opens on its last ``WINDOW`` messages, so a page costs the same for a
+20-turn and a 2,000-turn chat; "Show earlier messages" adds ``WINDOW`` more above without rebuilding what is shown;
+messages sent meanwhile are added below. When the path changes (an edit, another version, a retry of an earlier
+answer) the views from the first difference on are rebuilt; otherwise a view is updated only when its message,
+its attempt or the streaming state changed (a streaming answer touches only its own view). ``render`` returns the
+attempt shown streaming (Stop cancels that attempt only); a branched chat links to where it came from; a deleted
+conversation shows one line saying so.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ from nicegui import ui
 from ledger.state import ConversationState
 from ledger.tree import selected_path
 from ui.assistant_message import AssistantMessageView
+from ui.format import earlier_messages
 from ui.user_message import UserMessageView
 from ui.widgets import Actions
+
+WINDOW = 16  # messages shown when a chat opens, and added by each "Show earlier messages"
 
 DEMO_HINT = (
     "Demo model: add #slow, #drop, #stall, #429, #500, #401, #malformed or #html to a message to watch Stop, "
@@ -29,7 +34,10 @@ class Transcript:
         self.actions = actions
         self.views: dict[str, UserMessageView | AssistantMessageView] = {}
         self.seen: dict[str, object] = {}
-        self.path: tuple[str, ...] = ()
+        self.path: tuple[str, ...] = ()  # the messages shown: a tail of the selected path
+        self.anchor: str | None = None  # the first message shown (None: the chat was not shown yet)
+        self.start = 0  # its place in the selected path
+        self.conv: ConversationState | None = None
         self.origin = ui.row().classes("w-full items-center gap-1 lc-meta").mark("branched-from")
         self.origin.set_visibility(False)
         self.empty = ui.column().classes("w-full items-center py-10 lc-meta")
@@ -37,18 +45,34 @@ class Transcript:
             ui.label("Ask anything.").classes("text-xl")
             if demo:
                 ui.label(DEMO_HINT).classes("text-center")
+        self.earlier = (
+            ui.button("Show earlier messages", icon="expand_less", on_click=self.show_earlier)
+            .props("flat dense no-caps")
+            .classes("self-center")
+            .mark("show-earlier")
+        )
+        self.earlier.set_visibility(False)
         self.messages = ui.column().classes("w-full gap-4").mark("messages")
         self.messages.props('role=log aria-live=off aria-label="Conversation"')
 
     def render(self, conv: ConversationState | None) -> str | None:
         """Bring every view up to date with ``conv``; return the attempt shown streaming, if any."""
-        path = selected_path(conv) if conv is not None else ()
-        self.empty.set_visibility(not path)
+        self.conv = conv
+        whole = selected_path(conv) if conv is not None else ()
+        self.empty.set_visibility(not whole)
         if conv is None:
             return None
         self._origin(conv)
-        if path != self.path:
-            self._keep_common_prefix(path)
+        self.start = whole.index(self.anchor) if self.anchor in whole else max(0, len(whole) - WINDOW)
+        self.anchor = whole[self.start] if whole else None  # the same, unless the path changed above it
+        path = whole[self.start :]
+        self._show_earlier_button()
+        above = len(path) - len(self.path)  # messages added above the shown ones ("Show earlier messages")
+        if not (self.path and above > 0 and path[above:] == self.path):
+            above = 0
+            if path != self.path:
+                self._keep_common_prefix(path)
+        self.path = path
         live = conv.live_attempt()
         for message_id in path:
             message = conv.messages[message_id]
@@ -70,6 +94,8 @@ class Transcript:
                 view.update(conv)
             else:
                 view.update(conv, shown.metrics if shown is not None else None, live is not None)
+        for index, message_id in enumerate(path[:above]):
+            self.views[message_id].root.move(target_index=index)  # built below the shown ones: move them up
         return live.attempt_id if live is not None else None
 
     def _keep_common_prefix(self, path: tuple[str, ...]) -> None:
@@ -84,6 +110,28 @@ class Transcript:
             if view is not None:
                 view.root.delete()
         self.path = path
+
+    def show_earlier(self) -> None:
+        """Add up to ``WINDOW`` earlier messages above the shown ones; what is shown stays as it is."""
+        if self.start and self.conv is not None:
+            self.anchor = selected_path(self.conv)[max(0, self.start - WINDOW)]
+            self.render(self.conv)
+
+    def _show_earlier_button(self) -> None:
+        hidden = self.start
+        self.earlier.set_visibility(hidden > 0)
+        if hidden:
+            self.earlier.set_text(earlier_messages(min(hidden, WINDOW)))
+
+    def reset(self) -> None:
+        """Forget every view (another chat is about to be shown)."""
+        self.messages.clear()
+        self.views.clear()
+        self.seen.clear()
+        self.path = ()
+        self.anchor, self.start = None, 0
+        self.origin.clear()
+        self.origin.set_visibility(False)
 
     def show_gone(self) -> None:
         self.messages.clear()

@@ -29,23 +29,24 @@ class UserMessageView:
         self._shown: tuple[object, ...] | None = None
         with ui.column().classes("lc-user self-end items-end gap-0 max-w-[85%]").mark("user-message") as self.root:
             self.bubble = ui.label(message.text).classes("lc-bubble whitespace-pre-wrap break-words")
-            self.editor = ui.column().classes("w-full gap-1 items-end")
-            self.editor.set_visibility(False)
+            self.editor: ui.column | None = None  # built when Edit is pressed
             with ui.row().classes("gap-1 items-center no-wrap"):
                 self.switcher = Switcher("version", "version", self._step)
                 self.sent = TimeLabel(prefix="sent ")
                 self.footer = ui.label("").classes("lc-meta")
                 self.tools = ui.row().classes("gap-0 lc-message-actions")
         with self.tools:
+            # native tooltips (``title``): a Quasar tooltip is one more element per button, per message
             ui.button(icon="content_copy", on_click=self._copy).props(
-                'flat dense round size=sm aria-label="Copy"'
-            ).tooltip("Copy your message")
-            ui.button(icon="edit", on_click=self._open_editor).props('flat dense round size=sm aria-label="Edit"').mark(
-                "edit"
-            ).tooltip("Edit and send as a new version")
+                'flat dense round size=sm aria-label="Copy" title="Copy your message"'
+            )
+            ui.button(icon="edit", on_click=self._open_editor).props(
+                'flat dense round size=sm aria-label="Edit" title="Edit and send as a new version"'
+            ).mark("edit")
             ui.button(icon="call_split", on_click=lambda: self.actions.branch(self.message_id)).props(
-                'flat dense round size=sm aria-label="Branch"'
-            ).mark("branch").tooltip("Branch to a new chat before this message, with it ready to edit")
+                'flat dense round size=sm aria-label="Branch" '
+                'title="Branch to a new chat before this message, with it ready to edit"'
+            ).mark("branch")
 
     def update(self, conv: ConversationState, metrics: TurnMetrics | None, live: bool) -> None:
         message = conv.messages[self.message_id]
@@ -61,6 +62,10 @@ class UserMessageView:
         self.footer.set_text(("· " if metrics is not None and metrics.sent_at else "") + user_line(metrics))
 
     def _open_editor(self) -> None:
+        if self.editor is None:
+            with self.root:
+                self.editor = ui.column().classes("w-full gap-1 items-end")
+            self.editor.move(target_index=1)  # under the bubble it replaces
         self.editor.clear()
         with self.editor:
             box = (
@@ -83,8 +88,9 @@ class UserMessageView:
         self.editor.set_visibility(True)
 
     def _close_editor(self) -> None:
-        self.editor.set_visibility(False)
-        self.editor.clear()
+        if self.editor is not None:
+            self.editor.set_visibility(False)
+            self.editor.clear()
         self.bubble.set_visibility(True)
 
     def _step(self, delta: int) -> None:

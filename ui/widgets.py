@@ -26,15 +26,23 @@ class Actions:
     edit: Callable[[str, str], Awaitable[bool]]
     select_version: Callable[[str], None]
     branch: Callable[[str], None]
-    open_chat: Callable[[str], None]
+    open_chat: Callable[[str], object]
     models: tuple[str, ...] = ()
 
 
 class Switcher:
-    """‹ n/m ›: step through versions; ``on_step(delta)`` is called with -1 or +1."""
+    """‹ n/m ›: step through versions; ``on_step(delta)`` is called with -1 or +1. Its buttons are built the first
+    time there is more than one version (most messages never have a second: a long chat stays light)."""
 
     def __init__(self, what: str, marker: str, on_step: Callable[[int], None]) -> None:
-        with ui.row().classes("items-center gap-1 lc-meta lc-switcher") as self.root:
+        self.what, self.marker, self.on_step = what, marker, on_step
+        self.root = ui.row().classes("items-center gap-1 lc-meta lc-switcher")
+        self.root.set_visibility(False)
+        self.built = False
+
+    def _build(self) -> None:
+        what, marker, on_step = self.what, self.marker, self.on_step
+        with self.root:
             self.prev = (
                 ui.button(icon="chevron_left", on_click=lambda: on_step(-1))
                 .props(f'flat dense round size=sm aria-label="Previous {what}"')
@@ -46,10 +54,14 @@ class Switcher:
                 .props(f'flat dense round size=sm aria-label="Next {what}"')
                 .mark(f"{marker}-next")
             )
-        self.root.set_visibility(False)
+        self.built = True
 
     def show(self, number: int, total: int, *, locked: bool = False) -> None:
         self.root.set_visibility(total > 1)
+        if total <= 1 and not self.built:
+            return
+        if not self.built:
+            self._build()
         self.label.set_text(f"{number}/{total}")
         self.prev.set_enabled(number > 1 and not locked)
         self.next.set_enabled(number < total and not locked)

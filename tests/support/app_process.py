@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+READY_LINE = "Ledger Chat: the model client is loaded"  # main.READY_LINE (main.py is a script, not imported here)
 FAKE_KEY = "sk-e2e-fake-key-0123456789abcdef"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -50,7 +51,9 @@ class AppProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = data_dir.parent / f"app-{self.port}.log"
 
-    def start(self, timeout: float = 60.0) -> AppProcess:
+    def start(self, timeout: float = 60.0, *, loaded: bool = True) -> AppProcess:
+        """Start and return once the app answers (and, with ``loaded``, once its background start-up printed that
+        the model client is loaded: a test then never races litellm's import for the CPU)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NICEGUI_", "LEDGERCHAT_"))}
         env.update(OPENAI_API_KEY=FAKE_KEY, PYTHONPATH=str(ROOT))
         if self.module:
@@ -74,14 +77,20 @@ class AppProcess:
                 raise RuntimeError(f"app exited with {self.proc.returncode}: {self.log.read_text()[-2000:]}")
             try:
                 with urllib.request.urlopen(self.url + "/", timeout=1) as response:
-                    if response.status == 200:
+                    if response.status == 200 and self._ready(loaded):
                         return self
             except urllib.error.HTTPError as exc:
-                if exc.code == 401:  # the front door answers: this server asks for its token
+                if exc.code == 401 and self._ready(loaded):  # the front door answers: it asks for its token
                     return self
             except OSError:
                 time.sleep(0.1)  # the poll interval of a condition wait (the app answering), not a sync sleep
         raise RuntimeError(f"app did not start in {timeout} s: {self.log.read_text()[-2000:]}")
+
+    def _ready(self, loaded: bool) -> bool:
+        if loaded and not self.module and READY_LINE not in self.log.read_text(errors="replace"):
+            time.sleep(0.1)  # the poll interval of a condition wait (the line appearing), not a sync sleep
+            return False
+        return True
 
     @property
     def token(self) -> str:

@@ -5,6 +5,7 @@
 // - a "Copy" button on every finished code block; times in the browser's own time zone (data-lc-time);
 // - elapsed time of a running tool call (data-lc-since); "waiting for the provider… N s" after a silence;
 // - the theme: follows the system until the reader picks one, then remembers it (localStorage);
+// - Back/Forward between chats switched in place: the server is told the new path ('lc-route');
 // - Ctrl/Cmd+K focuses chat search; announcements for screen readers come from the server (aria-live region).
 (() => {
   const THEME_KEY = 'ledger-chat-theme';
@@ -101,6 +102,10 @@
     },
   };
   window.lcTheme = theme;
+
+  window.addEventListener('popstate', () => {
+    if (typeof emitEvent === 'function') emitEvent('lc-route', window.location.pathname);
+  });
 
   const start = () => {
     observer.observe(document.body, { childList: true, subtree: true, characterData: true });

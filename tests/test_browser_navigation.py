@@ -1,0 +1,76 @@
+"""Moving between chats in real Chromium: in place (no reload), the URL follows, Back and Forward work, each
+chat keeps its unsent draft."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.support.app_process import AppProcess
+from tests.support.browser import conversation_id, last_answer, new_page, send
+from tests.support.upstream import Behavior, ScriptedUpstream
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed (tasks.py installs it)"),
+]
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream) -> Iterator[AppProcess]:
+    process = AppProcess(tmp_path_factory.mktemp("nav") / "data", upstream_server.base_url)
+    process.start()
+    yield process
+    process.stop()
+
+
+def chat_with(page: Page, upstream: ScriptedUpstream, question: str, answer: str) -> str:
+    upstream.plan(Behavior(text=answer))
+    send(page, question)
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    return conversation_id(page)
+
+
+def same_document(page: Page) -> bool:
+    """Whether the page is still the document marked by ``mark_document`` (no reload happened)."""
+    return bool(page.evaluate("() => window.__lcSameDocument === true"))
+
+
+def test_switching_chats_happens_in_place_the_url_follows_and_back_returns_with_the_draft(
+    browser, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    page = new_page(browser, app.url)
+    first = chat_with(page, upstream, "first question", "alpha answer")
+    page.get_by_role("button", name="New chat").click()
+    page.wait_for_url(app.url + "/")
+    second = chat_with(page, upstream, "second question", "beta answer")
+    page.evaluate("() => { window.__lcSameDocument = true; }")
+
+    page.locator(f"[data-conversation='{first}']").click()
+    page.wait_for_url(f"**/chat/{first}")
+    expect(last_answer(page)).to_contain_text("alpha answer")
+    expect(page.get_by_text("beta answer")).to_have_count(0)
+    expect(page).to_have_title("first question · Ledger Chat")
+    page.get_by_label("Message").fill("a draft I did not send")
+
+    page.locator(f"[data-conversation='{second}']").click()
+    page.wait_for_url(f"**/chat/{second}")
+    expect(last_answer(page)).to_contain_text("beta answer")
+    expect(page.get_by_label("Message")).to_have_value("")
+
+    page.go_back()
+    page.wait_for_url(f"**/chat/{first}")
+    expect(last_answer(page)).to_contain_text("alpha answer")
+    expect(page.get_by_label("Message")).to_have_value("a draft I did not send")
+    page.go_forward()
+    page.wait_for_url(f"**/chat/{second}")
+    expect(last_answer(page)).to_contain_text("beta answer")
+    assert same_document(page)
+    expect(page.locator(f"[data-conversation='{second}']")).to_have_attribute("aria-current", "page")
+
+    page.reload()  # the URL it followed is a real one
+    expect(last_answer(page)).to_contain_text("beta answer")
+    page.context.close()
