@@ -153,11 +153,6 @@ class Engine:
         self._runtimes.pop(cid, None)
         return True
 
-    def conversations(self) -> list[ConversationState]:
-        """Every live conversation, newest activity first (reads those not loaded: for export and tests; the list
-        uses ``summaries``)."""
-        return list(self.read_conversations())
-
     def read_conversations(self, state: State | None = None) -> Iterator[ConversationState]:
         """Every live conversation, newest first, one at a time: loaded ones from ``state``, the others read from
         the store without being kept (safe in a worker thread given a ``state`` snapshot)."""

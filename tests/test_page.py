@@ -44,8 +44,8 @@ def answer_text_in_ledger(cid: str) -> str:
 
 
 def cid_of(user: User) -> str:
-    (conv,) = engine().conversations()
-    return conv.conversation_id
+    (summary,) = engine().summaries()
+    return summary.conversation_id
 
 
 async def test_stop_right_after_sending_leaves_no_ghost_text_and_input_usable(

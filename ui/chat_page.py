@@ -116,8 +116,9 @@ class ChatPage:
 
     async def switch_to(self, cid: str | None, *, push: bool = True) -> None:
         """Show another chat (None: a new one) in place; the URL follows unless it already did (Back/Forward)."""
+        conv = await self.engine.load(cid) if cid is not None else None  # read in a worker thread if need be
         with self.client:  # called from dialogs and list items that may be gone by now
-            if cid is not None and self.engine.conversation(cid) is None:
+            if cid is not None and conv is None:
                 notice("That conversation does not exist (it may have been deleted).", "warning")
                 cid = None
             if cid == self.cid:

@@ -32,9 +32,9 @@ def register_pages(context: PageContext) -> None:
         ChatPage(context, None).build()
 
     @ui.page("/chat/{cid}")
-    def chat(cid: str) -> None:
+    async def chat(cid: str) -> None:
         engine = context.require_engine()
-        if engine.conversation(cid) is None:
+        if await engine.load(cid) is None:  # read in a worker thread when no page has it open
             notice("That conversation does not exist (it may have been deleted).", "warning")
             ChatPage(context, None).build()
             ui.navigate.history.replace("/")

@@ -17,7 +17,7 @@ from nicegui import ui
 
 from engine.engine import Engine, InputRejected
 from ledger.summary import ConversationSummary
-from ui.export import archive
+from ui.export import archive_async
 from ui.format import day_group, more_chats
 from ui.notices import notice
 from ui.search import SearchDialog
@@ -135,8 +135,9 @@ class Sidebar:
         self.shown += PAGE
         self.refresh()
 
-    def _export_all(self) -> None:
-        ui.download.content(archive(self.engine), "ledger-chat.zip", media_type="application/zip")
+    async def _export_all(self) -> None:
+        content = await archive_async(self.engine)  # every chat, read in a worker thread
+        ui.download.content(content, "ledger-chat.zip", media_type="application/zip")
 
     def _rename(self, cid: str, title: str) -> None:
         with ui.dialog() as dialog, ui.card().classes("min-w-[320px]"):
