@@ -1,20 +1,23 @@
 """An assistant message: its selected attempt streaming, stopping, failing, with its tool calls, and its actions.
 
 Guarantees:
-- It shows exactly its selected attempt (the ledger's projection): per step its rendered text (finished paragraphs
-  frozen in their own elements and sent once; only the growing tail is re-sent), then a card per tool call of
-  that step (``ui.tool_card``), in stream order.
+- It shows exactly its selected attempt (the ledger's projection): per step its text (``ui.markdown_stream``:
+  only what was added is sent; finished blocks rendered; the tail rendered when the attempt ends), then a card
+  per tool call of that step (``ui.tool_card``), in stream order; its reasoning streams the same way, as plain
+  text.
 - Its element carries ``data-status`` (streaming | complete | interrupted | failed | empty) and ``data-attempt``
-  ("2/3"); states are visible: typing dots, a "Stopped" marker naming a cause that was not the user, a readable
+  ("2/3"), and ``data-last-activity`` (refreshed at most every ``ACTIVITY_SECONDS``; the text element refreshes
+  it in the browser on every addition); states are visible: typing dots, a "Stopped" marker naming a cause that was not the user, a readable
   error marked "not in context", "Stopped before any text".
 - Every finished answer has Copy, Audit, Branch and Retry (retrying an earlier answer starts a new branch there;
   later turns stay with the old attempt); a chat branched from it is linked.
-- Model output is rendered by ``MarkdownBlock`` (raw HTML shown as text).
+- Model output is rendered by ``ui.safe_markdown`` (raw HTML shown as text).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +30,7 @@ from ui.notices import notice
 from ui.tool_card import ToolCard
 from ui.widgets import Actions, Switcher, TimeLabel
 
+ACTIVITY_SECONDS = 1.0  # the "waiting for the provider" hint shows after 4 s of silence
 DOM_STATUS = {
     "streaming": "streaming",
     "closing": "streaming",
@@ -48,7 +52,7 @@ class StepView:
         self.cards: dict[str, ToolCard] = {}
 
     def update(self, text: str, calls: list[ToolCallState], attempt_live: bool) -> None:
-        self.text.show(text)
+        self.text.show(text, final=not attempt_live)
         for call in calls:
             card = self.cards.get(call.call_id)
             if card is None:
@@ -65,7 +69,7 @@ class AssistantMessageView:
             self.switcher = Switcher("attempt", "attempt", self._step)
             self.reasoning_box = ui.expansion("Reasoning", icon="psychology").classes("lc-reasoning w-full")
             with self.reasoning_box:
-                self.reasoning = ui.label("").classes("whitespace-pre-wrap lc-meta")
+                self.reasoning = MarkdownStream(plain=True)
             self.body = ui.column().classes("lc-body w-full gap-2")
             self.typing = ui.html(
                 '<span class="lc-typing" role="img" aria-label="Answer streaming"><i></i><i></i><i></i></span>'
@@ -79,7 +83,7 @@ class AssistantMessageView:
         self.reasoning_box.set_visibility(False)
         self._attempt_id: str | None = None
         self._steps: list[StepView] = []
-        self._reasoning = ""
+        self._activity_at = 0.0
         self._status_key: tuple[Any, ...] | None = None
         self._footer = ""
         self._conv: ConversationState | None = None
@@ -95,11 +99,14 @@ class AssistantMessageView:
                 self._steps.append(StepView(self.actions.decide))
         for index, view in enumerate(self._steps):
             view.update(attempt.step_text(index), attempt.step_calls(index), attempt.is_live)
-        if attempt.reasoning != self._reasoning:
-            self._reasoning = attempt.reasoning
-            self.reasoning.set_text(attempt.reasoning)
-            self.reasoning_box.set_visibility(bool(attempt.reasoning))
-        if attempt.is_live:
+        reasoning = attempt.reasoning
+        if reasoning or self.reasoning.markdown:
+            self.reasoning.show(reasoning, final=not attempt.is_live)
+            if self.reasoning_box.visible != bool(reasoning):
+                self.reasoning_box.set_visibility(bool(reasoning))
+        now = time.monotonic()
+        if attempt.is_live and now - self._activity_at >= ACTIVITY_SECONDS:
+            self._activity_at = now
             self.root.props["data-last-activity"] = datetime.now(UTC).isoformat(timespec="milliseconds")
         self._render_status(message, attempt)
 
