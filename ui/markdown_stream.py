@@ -37,7 +37,7 @@ INLINE_LIMIT = 4_000  # characters: rendering a longer block (up to ~0.5 ms/KB) 
 
 def block_parts(source: str, last: bool) -> list[Part]:
     """A finished block (``last``: the final tail, half-written markup closed) as markup and ranges."""
-    return html_parts(source, render(closed(source) if last else source))
+    return html_parts(source, render(closed(source.rstrip()) if last else source))
 
 
 @dataclass(slots=True)

@@ -106,7 +106,8 @@ def _render(content: str) -> str:
 def render_blocks(text: str) -> list[str]:
     """The full render of ``text`` as the stream shows it: each block on its own, half-written markup closed."""
     blocks = split_blocks(text)
-    return [render(closed(block) if n == len(blocks) - 1 else block) for n, block in enumerate(blocks) if block]
+    last = len(blocks) - 1  # trailing spaces would keep a closing ``**`` from closing
+    return [render(closed(block.rstrip()) if n == last else block) for n, block in enumerate(blocks) if block.strip()]
 
 
 Part = str | list[int]
