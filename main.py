@@ -166,7 +166,8 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
 
 def probes(app: Any) -> None:
     """Opt-in measurement for ``bench/stream_bench.py``: ``LC_LOOP_LAG_FILE`` samples the event loop every 5 ms
-    and appends ``wall_time lag_ms`` for each wake-up over 2 ms late; ``LC_PROFILE_FILE`` profiles the loop's
+    and appends ``wall_time lag_ms cpu_ms`` for each wake-up over 2 ms late (cpu: what the loop's thread ran
+    meanwhile, so a block is told from a machine too busy to run the process); ``LC_PROFILE_FILE`` profiles the loop's
     thread (cProfile) from start-up to shutdown and writes the stats there."""
     from nicegui import background_tasks
 
@@ -177,11 +178,11 @@ def probes(app: Any) -> None:
             loop = asyncio.get_running_loop()
             with open(lag_file, "a", buffering=1) as out:
                 while True:
-                    started = loop.time()
+                    started, cpu = loop.time(), time.thread_time()
                     await asyncio.sleep(0.005)
                     late = (loop.time() - started - 0.005) * 1000
-                    if late > 2:
-                        out.write(f"{time.time():.3f} {late:.1f}\n")
+                    if late > 2:  # and how much of it the loop's thread ran (not waiting for a busy machine)
+                        out.write(f"{time.time():.3f} {late:.1f} {(time.thread_time() - cpu) * 1000:.1f}\n")
 
         app.on_startup(lambda: background_tasks.create(sample(), name="loop lag sampler"))
     if profile_file:

@@ -35,17 +35,20 @@ from tests.support.app_process import CHROMIUM_ARGS, ROOT, AppProcess
 from tests.support.upstream import Behavior, ScriptedUpstream
 
 TICKS = os.sysconf("SC_CLK_TCK")
+CHAT = {"path": "/"}  # every answer after the first goes to the same chat
 LAST = "zzlast"  # the answer's last word: the upstream notes when it sent it, the page when it showed it
-DONE_JS = """() => {
-  const a = [...document.querySelectorAll('.lc-assistant')].pop();
-  if (!a || a.dataset.status !== 'complete') return false;
+DONE_JS = """before => {
+  const all = document.querySelectorAll('.lc-assistant');
+  const a = all[all.length - 1];
+  if (all.length <= before || a.dataset.status !== 'complete') return false;
   const tails = [...a.querySelectorAll('.lc-stream:not(.lc-meta) > .lc-tail')];
   return tails.every(t => t.textContent === '');
 }"""
-WATCH_JS = """marker => {
+WATCH_JS = """([marker, before]) => {
   window.__lcSeen = null;
   const look = () => {
-    const a = [...document.querySelectorAll('.lc-assistant .lc-body')].pop();
+    const all = document.querySelectorAll('.lc-assistant');
+    const a = all.length > before ? all[all.length - 1] : null;
     if (window.__lcSeen === null && a && a.textContent.includes(marker)) window.__lcSeen = Date.now();
   };
   new MutationObserver(look).observe(document.body, { childList: true, subtree: true, characterData: true });
@@ -59,7 +62,8 @@ class Run:
     cpu: float
     seconds: float
     dom_ms: float | None = None
-    lag_ms: float = 0.0
+    lag_ms: float = 0.0  # the longest time the loop's thread ran while a 5 ms sleep was overdue: a block
+    wall_lag_ms: float = 0.0  # the longest overdue wake-up, a busy machine included
 
 
 class Timed:
@@ -92,6 +96,7 @@ def code_block(chunks: int) -> str:
 
 
 def measure(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, behavior: Behavior, lag_file: Path) -> Run:
+    """One answer in a fresh browser, in the bench's one chat (so the chat list does not grow between runs)."""
     assert app.proc is not None
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
@@ -101,32 +106,47 @@ def measure(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, behavior:
         counting = {"on": False}
 
         def on_ws(ws: Any) -> None:
-            ws.on("framereceived", lambda payload: counting["on"] and frames.append(len(payload)))
+            def count(payload: str | bytes) -> None:
+                if counting["on"]:
+                    frames.append(len(payload))
+
+            ws.on("framereceived", count)
 
         page.on("websocket", on_ws)
-        page.goto(app.url)
+        page.goto(app.url + CHAT["path"])
         page.get_by_label("Message").fill("stream please")
         page.wait_for_timeout(500)
-        page.evaluate(WATCH_JS, LAST)
+        before = page.locator(".lc-assistant").count()
+        page.evaluate(WATCH_JS, [LAST, before])
         upstream.plan(behavior)
         counting["on"], timed.sent_at = True, 0.0
         cpu0, started, wall0 = cpu_seconds(app.proc.pid), time.perf_counter(), time.time()
         page.get_by_role("button", name="Send").click()
-        page.wait_for_function(DONE_JS, polling=50)
+        page.wait_for_function(DONE_JS, arg=before, polling=50)
         seconds, cpu = time.perf_counter() - started, cpu_seconds(app.proc.pid) - cpu0
         wall1 = time.time()
         page.wait_for_timeout(300)
         counting["on"] = False
         seen = page.evaluate("window.__lcSeen")
+        CHAT["path"] = "/chat/" + page.url.rsplit("/chat/", 1)[-1] if "/chat/" in page.url else CHAT["path"]
         browser.close()
     dom_ms = (seen / 1000 - timed.sent_at) * 1000 if seen and timed.sent_at else None
-    lags = [float(lag) for at, lag in (line.split() for line in lag_file.read_text().splitlines()) if wall0 <= float(at) <= wall1]
-    return Run(sum(frames), len(frames), cpu, seconds, dom_ms, max(lags, default=0.0))
+    rows = [[float(x) for x in row.split()] for row in lag_file.read_text().splitlines()]
+    lags = [(lag, min(lag, ran)) for at, lag, ran in rows if wall0 <= at <= wall1]
+    return Run(
+        sum(frames),
+        len(frames),
+        cpu,
+        seconds,
+        dom_ms,
+        max((b for _, b in lags), default=0.0),
+        max((lag for lag, _ in lags), default=0.0),
+    )
 
 
 def bare(api_base: str, upstream: ScriptedUpstream, behavior: Behavior) -> float:
     """CPU seconds of a bare ``litellm.acompletion(stream=True)`` loop on the same stream, in its own process."""
-    upstream.plan(behavior)
+    upstream.plan(Behavior(text="warm up", chunk_delay=0), behavior)
     out = subprocess.run(
         [sys.executable, "-m", "bench.stream_bench", "--bare", api_base],
         cwd=ROOT,
@@ -147,7 +167,6 @@ def bare_loop(api_base: str) -> None:
     ll = litellm()
 
     async def go() -> float:
-        cpu0 = time.process_time()
         response = await ll.acompletion(
             model="openai/test-model",
             api_base=api_base,
@@ -161,9 +180,11 @@ def bare_loop(api_base: str) -> None:
             if chunk.choices and chunk.choices[0].delta is not None:
                 delta = chunk.choices[0].delta
                 parts.append((delta.content or "") + (getattr(delta, "reasoning_content", None) or ""))
-        return time.process_time() - cpu0
+        return time.process_time()
 
-    print(asyncio.run(go()))
+    asyncio.run(go())  # warm-up: the first request builds litellm's clients
+    cpu0 = time.process_time()
+    print(asyncio.run(go()) - cpu0)
 
 
 def verdict(figure: float, target: float) -> str:
@@ -217,24 +238,33 @@ def table(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, base: str, 
     print(f"(a) one-paragraph 500-token answer, 10 ms apart, medians of {runs} ({os.cpu_count()} cores):")
     line("websocket payload, Send -> complete", f"{kb:.1f} KB", "<= 30 KB", verdict(kb, 30))
     ratio = cpu / floor_cpu
-    line("app CPU per answer / bare litellm loop", f"{cpu:.2f} s / {floor_cpu:.2f} s = {ratio:.2f}x", "<= 1.25x",
-         verdict(ratio, 1.25))
+    line(
+        "app CPU per answer / bare litellm loop",
+        f"{cpu:.2f} s / {floor_cpu:.2f} s = {ratio:.2f}x",
+        "<= 1.25x",
+        verdict(ratio, 1.25),
+    )
     line("last token -> DOM", f"{dom:.0f} ms", "<= 60 ms", verdict(dom, 60))
-    print(f"  (messages: {statistics.median(r.frames for r in ours):.0f}; longest loop block "
-          f"{max(r.lag_ms for r in ours):.0f} ms)")
+    print(
+        f"  (messages: {statistics.median(r.frames for r in ours):.0f}; longest loop block "
+        f"{max(r.lag_ms for r in ours):.0f} ms, longest late wake-up {max(r.wall_lag_ms for r in ours):.0f} ms)"
+    )
 
 
 def long_answers(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, base: str, lag: Path, chunks: int) -> None:
     tiny = measure(app, upstream, timed, Behavior(text=f"ok {LAST}", chunk_delay=0), lag)
     fixed = tiny.bytes
-    print(f"(b) {chunks} chunks of ~5 characters, as fast as the upstream sends (fixed overhead: a one-word answer "
-          f"costs {fixed / 1024:.1f} KB):")
+    print(
+        f"(b) {chunks} chunks of ~5 characters, as fast as the upstream sends (fixed overhead: a one-word answer "
+        f"costs {fixed / 1024:.1f} KB):"
+    )
     kinds = {
         "one paragraph": (lambda: Behavior(text=one_paragraph(chunks), chunk_delay=0), one_paragraph(chunks)),
         "one code block": (lambda: Behavior(text=code_block(chunks), chunk_delay=0), code_block(chunks)),
         "reasoning": (
-            lambda: Behavior(reasoning=one_paragraph(chunks).replace(LAST, "thought"), text=f"done {LAST}",
-                             chunk_delay=0),
+            lambda: Behavior(
+                reasoning=one_paragraph(chunks).replace(LAST, "thought"), text=f"done {LAST}", chunk_delay=0
+            ),
             one_paragraph(chunks),
         ),
     }
@@ -243,12 +273,21 @@ def long_answers(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, base
         floor = bare(base, upstream, make())
         size = len(text.encode())
         print(f"  {kind}: {size / 1024:.0f} KB of text in {run.seconds:.1f} s")
-        line("app CPU / bare litellm loop", f"{run.cpu:.1f} s / {floor:.1f} s = {run.cpu / floor:.2f}x", "<= 1.5x",
-             verdict(run.cpu / floor, 1.5))
+        line(
+            "app CPU / bare litellm loop",
+            f"{run.cpu:.1f} s / {floor:.1f} s = {run.cpu / floor:.2f}x",
+            "<= 1.5x",
+            verdict(run.cpu / floor, 1.5),
+        )
         ratio = (run.bytes - fixed) / size
-        line("bytes to the browser (less fixed) / answer", f"{run.bytes / 1024:.0f} KB, {ratio:.2f}x", "<= 1.5x",
-             verdict(ratio, 1.5))
-        line("longest event-loop block", f"{run.lag_ms:.0f} ms", "<= 20 ms", verdict(run.lag_ms, 20))
+        line(
+            "bytes to the browser (less fixed) / answer",
+            f"{run.bytes / 1024:.0f} KB, {ratio:.2f}x",
+            "<= 1.5x",
+            verdict(ratio, 1.5),
+        )
+        line("longest event-loop block (loop thread ran)", f"{run.lag_ms:.0f} ms", "<= 20 ms", verdict(run.lag_ms, 20))
+        print(f"  (longest late wake-up, a busy machine included: {run.wall_lag_ms:.0f} ms)")
 
 
 def profiled(tmp: Path, upstream: ScriptedUpstream, timed: Timed, base: str, chunks: int) -> None:
@@ -257,6 +296,7 @@ def profiled(tmp: Path, upstream: ScriptedUpstream, timed: Timed, base: str, chu
     lag_file = tmp / "lag2.txt"
     lag_file.touch()
     os.environ["LC_PROFILE_FILE"] = str(stats_file)
+    CHAT["path"] = "/"
     app = AppProcess(tmp / "data2", base).start()
     try:
         measure(app, upstream, timed, Behavior(text=one_paragraph(chunks), chunk_delay=0), lag_file)
@@ -264,7 +304,7 @@ def profiled(tmp: Path, upstream: ScriptedUpstream, timed: Timed, base: str, chu
         app.stop()
         del os.environ["LC_PROFILE_FILE"]
     stats = pstats.Stats(str(stats_file))
-    table: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
+    table: dict[Any, Any] = stats.stats
     total = sum(row[2] for row in table.values())
     by_file: dict[str, float] = {}
     for (filename, _, _), row in table.items():

@@ -6,9 +6,10 @@ Guarantees:
   per tool call of that step (``ui.tool_card``), in stream order; its reasoning streams the same way, as plain
   text.
 - Its element carries ``data-status`` (streaming | complete | interrupted | failed | empty) and ``data-attempt``
-  ("2/3"), and ``data-last-activity`` (refreshed at most every ``ACTIVITY_SECONDS``; the text element refreshes
-  it in the browser on every addition); states are visible: typing dots, a "Stopped" marker naming a cause that was not the user, a readable
-  error marked "not in context", "Stopped before any text".
+  ("2/3"), and ``data-last-activity`` (sent at most every ``ACTIVITY_SECONDS`` and only for activity that shows
+  no text: the text element refreshes it in the browser on every addition); states are visible: typing dots, a
+  "Stopped" marker naming a cause that was not the user, a readable error marked "not in context", "Stopped
+  before any text".
 - Every finished answer has Copy, Audit, Branch and Retry (retrying an earlier answer starts a new branch there;
   later turns stay with the old attempt); a chat branched from it is linked.
 - Model output is rendered by ``ui.safe_markdown`` (raw HTML shown as text).
@@ -16,8 +17,8 @@ Guarantees:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -66,10 +67,6 @@ class AssistantMessageView:
         self.message_id = message_id
         self.actions = actions
         with ui.column().classes("lc-assistant w-full gap-1").mark("assistant-message") as self.root:
-            self.switcher = Switcher("attempt", "attempt", self._step)
-            self.reasoning_box = ui.expansion("Reasoning", icon="psychology").classes("lc-reasoning w-full")
-            with self.reasoning_box:
-                self.reasoning = MarkdownStream(plain=True)
             self.body = ui.column().classes("lc-body w-full gap-2")
             self.typing = ui.html(
                 '<span class="lc-typing" role="img" aria-label="Answer streaming"><i></i><i></i><i></i></span>'
@@ -80,10 +77,13 @@ class AssistantMessageView:
             with ui.row().classes("gap-1 items-baseline"):
                 self.footer = ui.label("").classes("lc-meta")
                 self.completed = TimeLabel(prefix="· ")
-        self.reasoning_box.set_visibility(False)
+        self.switcher: Switcher | None = None  # made when there is a second attempt (fewer bytes per answer)
+        self.reasoning_box: ui.expansion | None = None  # made when there is reasoning to show
+        self.reasoning: MarkdownStream | None = None
         self._attempt_id: str | None = None
         self._steps: list[StepView] = []
         self._activity_at = 0.0
+        self._text_len = 0
         self._status_key: tuple[Any, ...] | None = None
         self._footer = ""
         self._conv: ConversationState | None = None
@@ -99,18 +99,32 @@ class AssistantMessageView:
                 self._steps.append(StepView(self.actions.decide))
         for index, view in enumerate(self._steps):
             view.update(attempt.step_text(index), attempt.step_calls(index), attempt.is_live)
-        reasoning = attempt.reasoning
-        if reasoning or self.reasoning.markdown:
-            self.reasoning.show(reasoning, final=not attempt.is_live)
-            if self.reasoning_box.visible != bool(reasoning):
-                self.reasoning_box.set_visibility(bool(reasoning))
+        grew = self._show_reasoning(attempt.reasoning, attempt.is_live) | (len(attempt.text) != self._text_len)
+        self._text_len = len(attempt.text)
         now = time.monotonic()
-        if attempt.is_live and now - self._activity_at >= ACTIVITY_SECONDS:
+        if attempt.is_live and not grew and now - self._activity_at >= ACTIVITY_SECONDS:
+            # text that grew refreshes it in the browser (the stream element): only silent activity is sent
             self._activity_at = now
             self.root.props["data-last-activity"] = datetime.now(UTC).isoformat(timespec="milliseconds")
         self._render_status(message, attempt)
 
     # --- parts -------------------------------------------------------------------------------------------------
+
+    def _show_reasoning(self, reasoning: str, live: bool) -> bool:
+        """Show the attempt's reasoning (the box is made the first time there is any); whether it grew."""
+        if self.reasoning is None or self.reasoning_box is None:
+            if not reasoning:
+                return False
+            with self.root:
+                self.reasoning_box = ui.expansion("Reasoning", icon="psychology").classes("lc-reasoning w-full")
+                with self.reasoning_box:
+                    self.reasoning = MarkdownStream(plain=True)
+            self.reasoning_box.move(target_index=1 if self.switcher is not None else 0)
+        grew = len(reasoning) != len(self.reasoning.markdown)
+        self.reasoning.show(reasoning, final=not live)
+        if self.reasoning_box.visible != bool(reasoning):
+            self.reasoning_box.set_visibility(bool(reasoning))
+        return grew
 
     def _reset(self, attempt_id: str) -> None:
         self._attempt_id = attempt_id
@@ -127,7 +141,12 @@ class AssistantMessageView:
             self.root.props["data-status"] = DOM_STATUS[attempt.status]
             self.root.props["data-attempt"] = f"{number}/{total}"
             self.typing.set_visibility(attempt.is_live)
-            self.switcher.show(number, total, locked=live)
+            if self.switcher is None and total > 1:
+                with self.root:
+                    self.switcher = Switcher("attempt", "attempt", self._step)
+                self.switcher.root.move(target_index=0)
+            if self.switcher is not None:
+                self.switcher.show(number, total, locked=live)
             self._build_status_row(message, attempt, live)
         footer = " · ".join(p for p in (model_label(attempt.model), metrics_line(attempt.metrics)) if p)
         if footer != self._footer:

@@ -64,9 +64,9 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
         self._queue: deque[_Block] = deque()  # finished blocks not yet sent, in order
         self._sent: list[list[Any]] = []  # [start16, end16, parts] of every block sent (for a whole-state message)
         self._props["plain"] = plain
+        self._props["sid"] = self.id
         self._props["init"] = self._whole()
-        self.on("ready", self._on_ready)
-        self.on("resync", self._on_resync)
+        self.on("sync", self._on_sync)
 
     def show(self, text: str, final: bool = False) -> None:
         """Show ``text``; ``final``: it will not grow any more (the answer ended): render the tail too."""
@@ -139,19 +139,20 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
         self._sent.extend(ready)
         self._seq += 1
         if self._mounted:
-            self._run({"s": self._seq, "t": added, "b": ready})
+            self._run([self._seq, added, ready] if ready else [self._seq, added])
         else:  # not in the browser yet: its first state comes with the element
             self._props["init"] = self._whole()
             self.update()
 
-    def _whole(self) -> dict[str, Any]:
-        return {"r": 1, "s": self._seq, "t": self.markdown, "b": self._sent}
+    def _whole(self) -> list[Any]:
+        return [self._seq, self.markdown, self._sent, 1]
 
-    def _run(self, message: dict[str, Any]) -> None:
+    def _run(self, message: list[Any]) -> None:
+        """``[seq, text added, blocks finished]``, or with a 4th item: the whole state (``static/...js``)."""
         if self.is_deleted:
             return
         payload = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        self.client.run_javascript(f"return runMethod({self.id},'apply',[{payload}])")
+        self.client.run_javascript(f"lcStream({self.id},{payload})")
 
     def _restart(self, text: str) -> None:
         """Another text (not an extension): start over; the next message carries the whole state."""
@@ -166,14 +167,9 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
         if self._mounted:
             self._run(self._whole())
 
-    def _on_ready(self, e: GenericEventArguments) -> None:
+    def _on_sync(self, e: GenericEventArguments) -> None:
+        """The browser mounted the element or missed a message: it shows state ``e.args``; bring it up to date."""
         self._mounted = True
         if e.args != self._seq:
-            self._resend()
-
-    def _on_resync(self, e: GenericEventArguments) -> None:
-        self._resend()
-
-    def _resend(self) -> None:
-        self._seq += 1
-        self._run(self._whole())
+            self._seq += 1
+            self._run(self._whole())

@@ -1,47 +1,55 @@
 // The streamed text of an answer (ui/markdown_stream.py): the server sends what was added, never what the
-// browser already has. A message is {s: seq, t: text appended, b: [[start, end, parts], ...] blocks finished,
-// r: 1 when it is the whole state}. The text is kept here; each finished block [start, end) is shown
-// as the HTML its parts make (markup strings, and [start, end] ranges of the block's own text, escaped here),
-// through NiceGUI's DOMPurify pass; the rest (the tail) shows as plain text, whitespace kept.
-// A message out of sequence (a lost message) asks the server for the whole state once ('resync'); a mount
-// tells the server which state it shows ('ready'), so a re-mount after a reconnect is brought up to date.
+// browser already has. A message, lcStream(id, [seq, text added, blocks finished, whole]), is applied in
+// sequence; a block [start, end, parts] is the text's [start, end) shown as the HTML its parts make (markup
+// strings, and [from, to] ranges of the block's own text, escaped here), through NiceGUI's DOMPurify pass; the
+// rest (the tail) shows as plain text, whitespace kept. With `whole` set, the message is the whole state.
+// A message out of sequence (one was lost) asks the server for the whole state, once; so does a mount that
+// shows another state than the server's (a re-mount after a reconnect): both by the 'sync' event.
 const escapeHtml = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+const streams = (window.lcStreams ??= new Map());
+window.lcStream = (id, message) => streams.get(id)?.apply(message);
 
 export default {
   template: `<div><div ref="tail" class="lc-tail"></div></div>`,
-  props: { init: Object, plain: Boolean },
+  props: { init: Array, plain: Boolean, sid: Number },
   mounted() {
-    this.full(this.init || { s: 0, t: "", b: [] });
-    this.$emit("ready", this.seq);
+    streams.set(this.sid, this);
+    this.whole(this.init || [0, "", []]);
+    this.$emit("sync", this.seq);
+  },
+  beforeUnmount() {
+    if (streams.get(this.sid) === this) streams.delete(this.sid);
   },
   methods: {
     apply(m) {
-      if (m.r) return this.full(m);
-      if (m.s !== this.seq + 1) {
+      if (m[3]) return this.whole(m);
+      if (m[0] !== this.seq + 1) {
         if (!this.asked) {
           this.asked = true;
-          this.$emit("resync", this.seq);
+          this.$emit("sync", this.seq);
         }
         return;
       }
-      this.seq = m.s;
-      this.text += m.t;
-      if (m.b.length) {
-        for (const [start, end, parts] of m.b) this.block(start, end, parts);
+      const [seq, added, blocks] = m;
+      this.seq = seq;
+      this.text += added;
+      if (blocks && blocks.length) {
+        for (const [start, end, parts] of blocks) this.block(start, end, parts);
         this.showTail();
-      } else if (m.t) {
-        const added = this.$refs.tail.firstChild ? m.t : m.t.replace(/^\s*\n/, "");
-        if (added) this.$refs.tail.appendChild(document.createTextNode(added));
+      } else if (added) {
+        const shown = this.$refs.tail.firstChild ? added : added.replace(/^\s*\n/, "");
+        if (shown) this.$refs.tail.appendChild(document.createTextNode(shown));
       }
       this.touched();
     },
-    full(m) {
-      this.seq = m.s;
+    whole(m) {
+      const [seq, text, blocks] = m;
+      this.seq = seq;
       this.asked = false;
-      this.text = m.t;
+      this.text = text;
       this.frozen = 0;
       for (const old of this.$el.querySelectorAll(":scope > .lc-md")) old.remove();
-      for (const [start, end, parts] of m.b) this.block(start, end, parts);
+      for (const [start, end, parts] of blocks) this.block(start, end, parts);
       this.showTail();
       this.touched();
     },
@@ -60,9 +68,9 @@ export default {
       this.frozen = end;
     },
     touched() {
-      // new text is activity: the "waiting for the provider" hint counts from here without a server round trip
+      // new text is activity: the "waiting for the provider" hint counts from here without a server message
       const answer = this.$el.closest(".lc-assistant");
-      if (answer) answer.dataset.lastActivity = new Date().toISOString();
+      if (answer && this.text) answer.dataset.lastActivity = new Date().toISOString();
     },
   },
 };
