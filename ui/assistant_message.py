@@ -85,6 +85,7 @@ class AssistantMessageView:
         self._activity_at = 0.0
         self._text_len = 0
         self._status_key: tuple[Any, ...] | None = None
+        self._switcher_key: tuple[int, int, bool] | None = None
         self._footer = ""
         self._conv: ConversationState | None = None
 
@@ -135,19 +136,21 @@ class AssistantMessageView:
         total = len(message.attempt_ids)
         number = message.attempt_ids.index(attempt.attempt_id) + 1
         live = self._conv is not None and self._conv.live_attempt() is not None
-        key = (attempt.status, attempt.cancel_source, attempt.error_summary, number, total, live, message.branches)
-        if key != self._status_key:
-            self._status_key = key
-            self.root.props["data-status"] = DOM_STATUS[attempt.status]
-            self.root.props["data-attempt"] = f"{number}/{total}"
-            self.typing.set_visibility(attempt.is_live)
+        if (number, total, live) != self._switcher_key:  # an answer streaming in this chat locks it
+            self._switcher_key = (number, total, live)
             if self.switcher is None and total > 1:
                 with self.root:
                     self.switcher = Switcher("attempt", "attempt", self._step)
                 self.switcher.root.move(target_index=0)
             if self.switcher is not None:
                 self.switcher.show(number, total, locked=live)
-            self._build_status_row(message, attempt, live)
+        key = (attempt.status, attempt.cancel_source, attempt.error_summary, number, total, message.branches)
+        if key != self._status_key:
+            self._status_key = key
+            self.root.props["data-status"] = DOM_STATUS[attempt.status]
+            self.root.props["data-attempt"] = f"{number}/{total}"
+            self.typing.set_visibility(attempt.is_live)
+            self._build_status_row(message, attempt)
         footer = " · ".join(p for p in (model_label(attempt.model), metrics_line(attempt.metrics)) if p)
         if footer != self._footer:
             self._footer = footer
@@ -155,7 +158,7 @@ class AssistantMessageView:
             m = attempt.metrics
             self.completed.show(clock(m.completed_at) if m is not None and m.completed_at else None)
 
-    def _build_status_row(self, message: MessageState, attempt: AttemptState, live: bool) -> None:
+    def _build_status_row(self, message: MessageState, attempt: AttemptState) -> None:
         self.status_row.clear()
         with self.status_row:
             if attempt.status == "closing":
