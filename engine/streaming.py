@@ -9,6 +9,8 @@ Guarantees:
 - A first-chunk or idle timeout goes through the same path as a cancel (``cancel_requested`` with source
   ``timeout``, stream closed) and ends the attempt as failed with error_type ``timeout``. The idle deadline is
   one timer for the whole stream, moved at most once per ``IDLE_SLACK`` (not a timer per chunk).
+- A stream whose chunks are already buffered (the read never suspends) gives the event loop back every
+  ``TURN_SECONDS``, so pages and other streams are never starved by a fast provider.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from engine.stamps import new_id, now_iso
 from ledger.events import CancelRequested, Failed, RequestSent, Retrying, UpstreamClosed
 
 IDLE_SLACK = 0.25  # seconds: the idle timeout fires after idle_timeout to idle_timeout + IDLE_SLACK of silence
+TURN_SECONDS = 0.005  # the longest the stream keeps the event loop when chunks arrive faster than it reads
 
 
 async def stream_step(run: AttemptRun, settings: EngineSettings, tools: list[dict[str, Any]]) -> Outcome:
@@ -97,6 +100,7 @@ async def _one_request(run: AttemptRun, settings: EngineSettings, tools: list[di
             _timed_out(run)
             raise StreamStalled(limits.first_chunk_timeout, first=True) from None
         loop, idle = asyncio.get_running_loop(), limits.idle_timeout
+        turn_began = loop.time()
         try:
             async with asyncio.timeout(None) as deadline:
                 while delta is not None:
@@ -107,6 +111,9 @@ async def _one_request(run: AttemptRun, settings: EngineSettings, tools: list[di
                     now = loop.time()
                     if (deadline.when() or 0.0) < now + idle:  # moved once per IDLE_SLACK, not once per chunk
                         deadline.reschedule(now + idle + IDLE_SLACK)
+                    if now - turn_began > TURN_SECONDS:  # buffered chunks never suspend the read: let others run
+                        await asyncio.sleep(0)
+                        turn_began = loop.time()
                     delta = await anext(stream, None)
         except TimeoutError:
             _timed_out(run)

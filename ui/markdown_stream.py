@@ -140,9 +140,8 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
         self._seq += 1
         if self._mounted:
             self._run([self._seq, added, ready] if ready else [self._seq, added])
-        else:  # not in the browser yet: its first state comes with the element
-            self._props["init"] = self._whole()
-            self.update()
+        else:  # not in the browser yet: its state goes with the element if that is still to be sent, else the
+            self._props["init"] = self._whole()  # 'sync' on mount asks for it (once, never per update)
 
     def _whole(self) -> list[Any]:
         return [self._seq, self.markdown, self._sent, 1]
