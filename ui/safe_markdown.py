@@ -15,8 +15,8 @@ Guarantees:
   grows, it scans only what was added since its last block, and a block it returns is finished (it can never
   change again while text is only appended). ``split_blocks(text)`` is the same cut in one go (finished blocks,
   then the tail), and ``render_blocks`` the full render of a text the stream element must end equal to.
-- A code block over ``HIGHLIGHT_LIMIT`` characters is not highlighted (highlighting costs 9x the bytes and ~7 ms
-  per KB); only small texts are cached.
+- A code block over ``HIGHLIGHT_LIMIT`` characters is not highlighted (highlighting costs several times the bytes
+  and ~7 ms per KB); names, whitespace and punctuation get no span of their own; only small texts are cached.
 - ``html_parts(source, html)`` writes rendered HTML as markup plus ``[start, end]`` ranges of ``source`` wherever
   a text node is the source's own text, so a client that holds the source rebuilds the HTML from little more
   than its markup (ranges count UTF-16 units, as JavaScript does).
@@ -56,7 +56,9 @@ _CLEANER = nh3.Cleaner(
 _FENCE = re.compile(r"[ \t]{0,3}(```|~~~)")
 _FENCE_INFO = re.compile(r"^([ \t]{0,3}(?:```|~~~))[^\n`]*$", re.MULTILINE)
 _TAG = re.compile(r"(<[^>]*>)")
-HIGHLIGHT_LIMIT = 16_000
+# highlighted names, whitespace and punctuation look like plain text in both code styles: no span (half the bytes)
+_PLAIN_SPAN = re.compile(r'<span class="[nwp]">([^<]*)</span>')
+HIGHLIGHT_LIMIT = 8_000
 CACHE_LIMIT = 4_000
 MIN_RANGE = 8  # a shorter text node costs less as markup than as a range
 _IMG = re.compile(r"<img\b([^>]*?)/?>", re.IGNORECASE)
@@ -100,7 +102,7 @@ def _render_cached(content: str) -> str:
 
 def _render(content: str) -> str:
     html: str = markdown2.markdown(content, extras=list(EXTRAS), safe_mode="escape")
-    return sanitize(_IMG.sub(_image_as_link, html))
+    return _PLAIN_SPAN.sub(r"\1", sanitize(_IMG.sub(_image_as_link, html)))
 
 
 def render_blocks(text: str) -> list[str]:
