@@ -20,6 +20,7 @@ with source ``shutdown`` before NiceGUI cancels background tasks, then flushes a
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import sys
@@ -150,6 +151,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         warm_up(provider.model)
         if hub is not None:
             await hub.start()  # every server ready or failed (with a readable reason) before the first page
+        gc.freeze()  # what start-up made lives as long as the process: full collections skip it (shorter pauses)
 
     async def shutdown() -> None:
         if context.engine is not None:
