@@ -27,7 +27,8 @@ import gc
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
@@ -192,6 +193,41 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     app.on_startup(startup)
     app.on_shutdown(shutdown)  # registered before NiceGUI's own teardown, which cancels background tasks
     register_pages(context)
+    probes(app)
+
+
+def probes(app: Any) -> None:
+    """Opt-in measurement for ``bench/stream_bench.py``: ``LC_LOOP_LAG_FILE`` samples the event loop every 5 ms
+    and appends ``wall_time lag_ms cpu_ms`` for each wake-up over 2 ms late (cpu: what the loop's thread ran
+    meanwhile, so a block is told from a machine too busy to run the process); ``LC_PROFILE_FILE`` profiles the loop's
+    thread (cProfile) from start-up to shutdown and writes the stats there."""
+    from nicegui import background_tasks
+
+    lag_file, profile_file = os.environ.get("LC_LOOP_LAG_FILE"), os.environ.get("LC_PROFILE_FILE")
+    if lag_file:
+
+        async def sample() -> None:
+            loop = asyncio.get_running_loop()
+            with open(lag_file, "a", buffering=1) as out:
+                while True:
+                    started, cpu = loop.time(), time.thread_time()
+                    await asyncio.sleep(0.005)
+                    late = (loop.time() - started - 0.005) * 1000
+                    if late > 2:  # and how much of it the loop's thread ran (not waiting for a busy machine)
+                        out.write(f"{time.time():.3f} {late:.1f} {(time.thread_time() - cpu) * 1000:.1f}\n")
+
+        app.on_startup(lambda: background_tasks.create(sample(), name="loop lag sampler"))
+    if profile_file:
+        import cProfile
+
+        profile = cProfile.Profile(time.thread_time)  # CPU time: a busy machine does not count
+
+        def dump() -> None:
+            profile.disable()
+            profile.dump_stats(profile_file)
+
+        app.on_startup(profile.enable)
+        app.on_shutdown(dump)
 
 
 def provider_config(config: AppConfig, model: str | None = None, token: str | None = None) -> ProviderConfig:

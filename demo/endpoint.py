@@ -5,7 +5,8 @@ The app mounts it at ``/demo`` (the offline demo model); the tests' scripted ups
 Guarantees:
 - ``POST /v1/chat/completions`` with ``stream: true`` answers with OpenAI-style SSE chunks at a human pace
   (default 30 chunks/s), a final chunk with ``finish_reason`` and, when ``stream_options.include_usage`` is set,
-  a usage chunk, then ``data: [DONE]``.
+  a usage chunk, then ``data: [DONE]``. A behaviour's reasoning streams first, word by word
+  (``reasoning_content`` deltas), then its text.
 - Each request follows a ``Behavior`` chosen by ``choose``: here from tags in the last user message
   (``#slow #drop #stall #429 #500 #401 #malformed #html #long``), else a demo answer.
 - A request body over ``MAX_BODY_BYTES`` gets 413 without being read into memory (a declared length is refused
@@ -169,8 +170,10 @@ class DemoModel:
         try:
             if b.first_delay:
                 await asyncio.sleep(b.first_delay)
-            if b.reasoning:
-                yield _sse(_chunk(model, {"role": "assistant", "reasoning_content": b.reasoning}))
+            for n, piece in enumerate(re.findall(r"\s*\S+\s*", b.reasoning or "")):
+                thought = {"role": "assistant", "reasoning_content": piece} if not n else {"reasoning_content": piece}
+                yield _sse(_chunk(model, thought))
+                await asyncio.sleep(b.chunk_delay)
             for n, piece in enumerate(pieces):
                 if b.drop_after is not None and n >= b.drop_after:
                     raise InjectedDrop("upstream dropped the connection (fault injection)")

@@ -7,7 +7,10 @@ Guarantees:
 - A retryable failure before the step's first chunk is re-sent (new request_id, same attempt) after a backoff, at
   most ``max_resends`` times; after the step delivered anything nothing is ever re-sent.
 - A first-chunk or idle timeout goes through the same path as a cancel (``cancel_requested`` with source
-  ``timeout``, stream closed) and ends the attempt as failed with error_type ``timeout``.
+  ``timeout``, stream closed) and ends the attempt as failed with error_type ``timeout``. The idle deadline is
+  one timer for the whole stream, moved at most once per ``IDLE_SLACK`` (not a timer per chunk).
+- A stream whose chunks are already buffered (the read never suspends) gives the event loop back every
+  ``TURN_SECONDS``, so pages and other streams are never starved by a fast provider.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from engine.provider import ProviderStream, ToolPiece, open_stream
 from engine.settings import EngineSettings
 from engine.stamps import new_id, now_iso
 from ledger.events import CancelRequested, Failed, RequestSent, Retrying, UpstreamClosed
+
+IDLE_SLACK = 0.25  # seconds: the idle timeout fires after idle_timeout to idle_timeout + IDLE_SLACK of silence
+TURN_SECONDS = 0.005  # the longest the stream keeps the event loop when chunks arrive faster than it reads
 
 
 async def stream_step(run: AttemptRun, settings: EngineSettings, tools: list[dict[str, Any]]) -> Outcome:
@@ -93,17 +99,25 @@ async def _one_request(run: AttemptRun, settings: EngineSettings, tools: list[di
         except TimeoutError:
             _timed_out(run)
             raise StreamStalled(limits.first_chunk_timeout, first=True) from None
-        while delta is not None:
-            if isinstance(delta, ToolPiece):
-                run.receive_piece(delta)
-            else:
-                run.receive(delta.text, delta.block)
-            try:
-                async with asyncio.timeout(limits.idle_timeout):
+        loop, idle = asyncio.get_running_loop(), limits.idle_timeout
+        turn_began = loop.time()
+        try:
+            async with asyncio.timeout(None) as deadline:
+                while delta is not None:
+                    if isinstance(delta, ToolPiece):
+                        run.receive_piece(delta)
+                    else:
+                        run.receive(delta.text, delta.block)
+                    now = loop.time()
+                    if (deadline.when() or 0.0) < now + idle:  # moved once per IDLE_SLACK, not once per chunk
+                        deadline.reschedule(now + idle + IDLE_SLACK)
+                    if now - turn_began > TURN_SECONDS:  # buffered chunks never suspend the read: let others run
+                        await asyncio.sleep(0)
+                        turn_began = loop.time()
                     delta = await anext(stream, None)
-            except TimeoutError:
-                _timed_out(run)
-                raise StreamStalled(limits.idle_timeout, first=False) from None
+        except TimeoutError:
+            _timed_out(run)
+            raise StreamStalled(limits.idle_timeout, first=False) from None
         finished = True
         return Completed(stream.finish_reason, stream.usage)
     finally:

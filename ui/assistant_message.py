@@ -1,19 +1,23 @@
 """An assistant message: its selected attempt streaming, stopping, failing, with its tool calls, and its actions.
 
 Guarantees:
-- It shows exactly its selected attempt (the ledger's projection): per step its rendered text (finished paragraphs
-  frozen in their own elements and sent once; only the growing tail is re-sent), then a card per tool call of
-  that step (``ui.tool_card``), in stream order.
+- It shows exactly its selected attempt (the ledger's projection): per step its text (``ui.markdown_stream``:
+  only what was added is sent; finished blocks rendered; the tail rendered when the attempt ends), then a card
+  per tool call of that step (``ui.tool_card``), in stream order; its reasoning streams the same way, as plain
+  text.
 - Its element carries ``data-status`` (streaming | complete | interrupted | failed | empty) and ``data-attempt``
-  ("2/3"); states are visible: typing dots, a "Stopped" marker naming a cause that was not the user, a readable
-  error marked "not in context", "Stopped before any text".
+  ("2/3"), and ``data-last-activity`` (sent at most every ``ACTIVITY_SECONDS`` and only for activity that shows
+  no text: the text element refreshes it in the browser on every addition); states are visible: typing dots, a
+  "Stopped" marker naming a cause that was not the user, a readable error marked "not in context", "Stopped
+  before any text".
 - Every finished answer has Copy, Audit, Branch and Retry (retrying an earlier answer starts a new branch there;
   later turns stay with the old attempt); a chat branched from it is linked.
-- Model output is rendered by ``MarkdownBlock`` (raw HTML shown as text).
+- Model output is rendered by ``ui.safe_markdown`` (raw HTML shown as text).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +31,7 @@ from ui.notices import notice
 from ui.tool_card import ToolCard
 from ui.widgets import Actions, Switcher, TimeLabel
 
+ACTIVITY_SECONDS = 1.0  # the "waiting for the provider" hint shows after 4 s of silence
 DOM_STATUS = {
     "streaming": "streaming",
     "closing": "streaming",
@@ -48,7 +53,7 @@ class StepView:
         self.cards: dict[str, ToolCard] = {}
 
     def update(self, text: str, calls: list[ToolCallState], attempt_live: bool) -> None:
-        self.text.show(text)
+        self.text.show(text, final=not attempt_live)
         for call in calls:
             card = self.cards.get(call.call_id)
             if card is None:
@@ -62,10 +67,6 @@ class AssistantMessageView:
         self.message_id = message_id
         self.actions = actions
         with ui.column().classes("lc-assistant w-full gap-1").mark("assistant-message") as self.root:
-            self.switcher = Switcher("attempt", "attempt", self._step)
-            self.reasoning_box = ui.expansion("Reasoning", icon="psychology").classes("lc-reasoning w-full")
-            with self.reasoning_box:
-                self.reasoning = ui.label("").classes("whitespace-pre-wrap lc-meta")
             self.body = ui.column().classes("lc-body w-full gap-2")
             self.typing = ui.html(
                 '<span class="lc-typing" role="img" aria-label="Answer streaming"><i></i><i></i><i></i></span>'
@@ -76,11 +77,15 @@ class AssistantMessageView:
             with ui.row().classes("gap-1 items-baseline"):
                 self.footer = ui.label("").classes("lc-meta")
                 self.completed = TimeLabel(prefix="· ")
-        self.reasoning_box.set_visibility(False)
+        self.switcher: Switcher | None = None  # made when there is a second attempt (fewer bytes per answer)
+        self.reasoning_box: ui.expansion | None = None  # made when there is reasoning to show
+        self.reasoning: MarkdownStream | None = None
         self._attempt_id: str | None = None
         self._steps: list[StepView] = []
-        self._reasoning = ""
+        self._activity_at = 0.0
+        self._text_len = 0
         self._status_key: tuple[Any, ...] | None = None
+        self._switcher_key: tuple[int, int, bool] | None = None
         self._footer = ""
         self._conv: ConversationState | None = None
 
@@ -95,15 +100,32 @@ class AssistantMessageView:
                 self._steps.append(StepView(self.actions.decide))
         for index, view in enumerate(self._steps):
             view.update(attempt.step_text(index), attempt.step_calls(index), attempt.is_live)
-        if attempt.reasoning != self._reasoning:
-            self._reasoning = attempt.reasoning
-            self.reasoning.set_text(attempt.reasoning)
-            self.reasoning_box.set_visibility(bool(attempt.reasoning))
-        if attempt.is_live:
+        grew = self._show_reasoning(attempt.reasoning, attempt.is_live) | (len(attempt.text) != self._text_len)
+        self._text_len = len(attempt.text)
+        now = time.monotonic()
+        if attempt.is_live and not grew and now - self._activity_at >= ACTIVITY_SECONDS:
+            # text that grew refreshes it in the browser (the stream element): only silent activity is sent
+            self._activity_at = now
             self.root.props["data-last-activity"] = datetime.now(UTC).isoformat(timespec="milliseconds")
         self._render_status(message, attempt)
 
     # --- parts -------------------------------------------------------------------------------------------------
+
+    def _show_reasoning(self, reasoning: str, live: bool) -> bool:
+        """Show the attempt's reasoning (the box is made the first time there is any); whether it grew."""
+        if self.reasoning is None or self.reasoning_box is None:
+            if not reasoning:
+                return False
+            with self.root:
+                self.reasoning_box = ui.expansion("Reasoning", icon="psychology").classes("lc-reasoning w-full")
+                with self.reasoning_box:
+                    self.reasoning = MarkdownStream(plain=True)
+            self.reasoning_box.move(target_index=1 if self.switcher is not None else 0)
+        grew = len(reasoning) != len(self.reasoning.markdown)
+        self.reasoning.show(reasoning, final=not live)
+        if self.reasoning_box.visible != bool(reasoning):
+            self.reasoning_box.set_visibility(bool(reasoning))
+        return grew
 
     def _reset(self, attempt_id: str) -> None:
         self._attempt_id = attempt_id
@@ -114,14 +136,21 @@ class AssistantMessageView:
         total = len(message.attempt_ids)
         number = message.attempt_ids.index(attempt.attempt_id) + 1
         live = self._conv is not None and self._conv.live_attempt() is not None
-        key = (attempt.status, attempt.cancel_source, attempt.error_summary, number, total, live, message.branches)
+        if (number, total, live) != self._switcher_key:  # an answer streaming in this chat locks it
+            self._switcher_key = (number, total, live)
+            if self.switcher is None and total > 1:
+                with self.root:
+                    self.switcher = Switcher("attempt", "attempt", self._step)
+                self.switcher.root.move(target_index=0)
+            if self.switcher is not None:
+                self.switcher.show(number, total, locked=live)
+        key = (attempt.status, attempt.cancel_source, attempt.error_summary, number, total, message.branches)
         if key != self._status_key:
             self._status_key = key
             self.root.props["data-status"] = DOM_STATUS[attempt.status]
             self.root.props["data-attempt"] = f"{number}/{total}"
             self.typing.set_visibility(attempt.is_live)
-            self.switcher.show(number, total, locked=live)
-            self._build_status_row(message, attempt, live)
+            self._build_status_row(message, attempt)
         footer = " · ".join(p for p in (model_label(attempt.model), metrics_line(attempt.metrics)) if p)
         if footer != self._footer:
             self._footer = footer
@@ -129,7 +158,7 @@ class AssistantMessageView:
             m = attempt.metrics
             self.completed.show(clock(m.completed_at) if m is not None and m.completed_at else None)
 
-    def _build_status_row(self, message: MessageState, attempt: AttemptState, live: bool) -> None:
+    def _build_status_row(self, message: MessageState, attempt: AttemptState) -> None:
         self.status_row.clear()
         with self.status_row:
             if attempt.status == "closing":

@@ -1,49 +1,174 @@
-"""Streaming markdown into the page: finished blocks are frozen in their own elements, only the tail is re-sent.
+"""Streaming text into the page append-only: the browser gets what was added, never what it already has.
 
-Guarantees: ``show(text)`` makes the element show exactly ``text`` (rendered by ``MarkdownBlock``); when text is
-only appended, a finished block is sent to the browser once and never again; if the text changes in any other
-way (another attempt), everything is rebuilt; the growing tail is shown with half-written markdown closed
-(``ui.closing``), so neither a streaming nor a stopped answer shows raw ``**`` or an open code fence.
+Guarantees:
+- ``show(text, final)`` makes the element show exactly ``text``; when it only grew, one message carries the
+  characters added (plus the blocks that finished), numbered in sequence (``static/markdown_stream.js``). A
+  text that changed any other way (another attempt), a message the browser missed (a gap in the sequence) or a
+  mount that shows another state than the server's (a reconnect) is answered with the whole state, once.
+- The server stays authoritative and does the rendering (``ui.safe_markdown``: markdown2 + nh3, DOMPurify in
+  the browser as a second layer). A finished block is rendered once and sent as its markup plus ranges of the
+  text the browser already holds (``html_parts``): a plain paragraph costs ~20 bytes over its text, so a
+  streamed answer costs little more than its own size.
+- The growing tail shows as plain text (whitespace kept) while it streams; with ``final`` it is rendered with
+  half-written markup closed (``ui.closing``), so a stopped answer looks finished, and the page then holds
+  exactly ``render_blocks(text)`` (what a reload shows).
+- Work per update is on what was added: blocks are found by scanning only new lines (``BlockSplitter``), the
+  only whole-text work is C-speed (``startswith``); a block over ``INLINE_LIMIT`` characters is rendered in a
+  worker thread, so the event loop never waits for markdown2 on a long block (blocks still arrive in order).
+- ``plain=True`` (reasoning) shows the text as plain text only: nothing is rendered, nothing but the text sent.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
 from nicegui import ui
+from nicegui.events import GenericEventArguments
 
 from ui.closing import closed
-from ui.safe_markdown import MarkdownBlock, split_blocks
+from ui.safe_markdown import BlockSplitter, Part, html_parts, render, render_blocks
+
+INLINE_LIMIT = 4_000  # characters: rendering a longer block (up to ~0.5 ms/KB) moves to a worker thread
 
 
-class MarkdownStream:
-    def __init__(self) -> None:
-        self.root = ui.column().classes("w-full gap-0")
-        self._frozen: list[str] = []
-        self._tail = ""
-        with self.root:
-            self.tail = MarkdownBlock("")
+def block_parts(source: str, last: bool) -> list[Part]:
+    """A finished block (``last``: the final tail, half-written markup closed) as markup and ranges."""
+    return html_parts(source, render(closed(source.rstrip()) if last else source))
 
-    def show(self, text: str) -> None:
-        blocks = split_blocks(text)
-        finished, tail = blocks[:-1], blocks[-1]
-        if finished[: len(self._frozen)] != self._frozen:
-            self.clear()
-        fresh = finished[len(self._frozen) :]
-        if fresh:
-            # The growing tail element already holds most of the first finished block: freeze it in place and
-            # start a new tail, so a finished paragraph is never sent again.
-            self.tail.set_markdown(fresh[0])
-            with self.root:
-                for block in fresh[1:]:
-                    MarkdownBlock(block)
-                self.tail = MarkdownBlock("")
-            self._frozen.extend(fresh)
-            self._tail = ""
-        if tail != self._tail:
-            self._tail = tail
-            self.tail.set_markdown(closed(tail))  # half-written markers shown as if closed; the text is unchanged
 
-    def clear(self) -> None:
-        self._frozen, self._tail = [], ""
-        self.root.clear()
-        with self.root:
-            self.tail = MarkdownBlock("")
+@dataclass(slots=True)
+class _Block:
+    start16: int  # where the block is in the text, in UTF-16 units (as the browser counts)
+    end16: int
+    source: str
+    last: bool
+    parts: list[Part] | None = None
+
+
+class MarkdownStream(ui.element, component="static/markdown_stream.js"):
+    def __init__(self, *, plain: bool = False) -> None:
+        super().__init__()
+        self.classes("w-full lc-stream" + (" whitespace-pre-wrap lc-meta" if plain else ""))
+        self.plain = plain
+        self.markdown = ""  # the text shown (what the browser holds)
+        self._seq = 0
+        self._epoch = 0
+        self._final = False
+        self._mounted = False
+        self._splitter = BlockSplitter()
+        self._mark = (0, 0)  # a code point offset and its UTF-16 offset (blocks are found in order)
+        self._queue: deque[_Block] = deque()  # finished blocks not yet sent, in order
+        self._sent: list[list[Any]] = []  # [start16, end16, parts] of every block sent (for a whole-state message)
+        self._props["plain"] = plain
+        self._props["sid"] = self.id
+        self._props["init"] = self._whole()
+        self.on("sync", self._on_sync)
+
+    def show(self, text: str, final: bool = False) -> None:
+        """Show ``text``; ``final``: it will not grow any more (the answer ended): render the tail too."""
+        shown = self.markdown
+        if len(text) == len(shown) and final == self._final and text == shown:
+            return
+        if self._final or not text.startswith(shown):
+            self._restart(text)
+            shown = ""
+        self.markdown = text
+        added = text[len(shown) :]
+        if not self.plain:
+            for start, end in self._splitter.feed(text):
+                self._finish(start, end, last=False)
+            if final and text[self._splitter.start :].strip():
+                self._finish(self._splitter.start, len(text), last=True)
+        self._final = final
+        self._send(added)
+
+    @property
+    def content(self) -> str:
+        """The HTML the page ends with for this text (tests read it)."""
+        return self.markdown if self.plain else "".join(render_blocks(self.markdown))
+
+    # --- finished blocks -----------------------------------------------------------------------------------------
+
+    def _finish(self, start: int, end: int, last: bool) -> None:
+        source = self.markdown[start:end]
+        block = _Block(start16=self._u16(start), end16=self._u16(end), source=source, last=last)
+        self._queue.append(block)
+        if len(source) <= INLINE_LIMIT:
+            block.parts = block_parts(source, last)
+        else:
+            self._render_off_loop(block)
+
+    def _u16(self, at: int) -> int:
+        """``at`` (a code point offset, never before the last one asked) in UTF-16 units, as the browser counts."""
+        cp, u16 = self._mark
+        piece = self.markdown[cp:at]
+        u16 += len(piece) if piece.isascii() else len(piece.encode("utf-16-le")) // 2
+        self._mark = (at, u16)
+        return u16
+
+    def _render_off_loop(self, block: _Block) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            block.parts = block_parts(block.source, block.last)
+            return
+        epoch = self._epoch
+        future = loop.run_in_executor(None, block_parts, block.source, block.last)
+
+        def done(f: asyncio.Future[list[Part]]) -> None:
+            if epoch != self._epoch or f.cancelled():
+                return
+            block.parts = f.result()
+            self._send("")
+
+        future.add_done_callback(done)
+
+    # --- messages ------------------------------------------------------------------------------------------------
+
+    def _send(self, added: str) -> None:
+        ready: list[list[Any]] = []
+        while self._queue and self._queue[0].parts is not None:
+            block = self._queue.popleft()
+            ready.append([block.start16, block.end16, block.parts])
+        if not added and not ready:
+            return
+        self._sent.extend(ready)
+        self._seq += 1
+        if self._mounted:
+            self._run([self._seq, added, ready] if ready else [self._seq, added])
+        else:  # not in the browser yet: its state goes with the element if that is still to be sent, else the
+            self._props["init"] = self._whole()  # 'sync' on mount asks for it (once, never per update)
+
+    def _whole(self) -> list[Any]:
+        return [self._seq, self.markdown, self._sent, 1]
+
+    def _run(self, message: list[Any]) -> None:
+        """``[seq, text added, blocks finished]``, or with a 4th item: the whole state (``static/...js``)."""
+        if self.is_deleted:
+            return
+        payload = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        self.client.run_javascript(f"lcStream({self.id},{payload})")
+
+    def _restart(self, text: str) -> None:
+        """Another text (not an extension): start over; the next message carries the whole state."""
+        self._epoch += 1
+        self._splitter = BlockSplitter()
+        self._mark = (0, 0)
+        self._queue.clear()
+        self._sent = []
+        self.markdown = ""
+        self._final = False
+        self._seq += 1
+        if self._mounted:
+            self._run(self._whole())
+
+    def _on_sync(self, e: GenericEventArguments) -> None:
+        """The browser mounted the element or missed a message: it shows state ``e.args``; bring it up to date."""
+        self._mounted = True
+        if e.args != self._seq:
+            self._seq += 1
+            self._run(self._whole())

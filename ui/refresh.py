@@ -2,14 +2,19 @@
 
 Guarantees: an event only marks what it touches as dirty (the chat, the conversation list, the audit panel);
 the chat is re-rendered at most every ``FLUSH_SECONDS`` while streaming, and at once for events that start or
-end something (``FLUSH_NOW``); the audit panel, which folds the whole ledger, at most every ``AUDIT_SECONDS``
-unless the event was urgent. ``flushes`` counts renders, so tests can wait on it instead of sleeping.
+end something (``FLUSH_NOW``: on the loop's next turn, so that events appended together make one render); the
+audit panel, which folds the whole ledger, at most every ``AUDIT_SECONDS`` unless the event was urgent.
+``flushes`` counts renders, so tests can wait on it instead of sleeping.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
+
+from nicegui import context
+from nicegui.slot import Slot
 
 from ledger.events import AnyEvent
 
@@ -55,6 +60,8 @@ class RefreshScheduler:
         self.chat_dirty, self.list_dirty, self.audit_dirty, self.urgent = True, False, False, False
         self.audit_at = 0.0
         self.flushes = 0
+        self.soon = False
+        self.slot: Slot | None = context.slot_stack[-1] if context.slot_stack else None  # made inside the page
 
     def on_event(self, event: AnyEvent) -> None:
         if event.KIND in LIST_KINDS:
@@ -64,6 +71,19 @@ class RefreshScheduler:
         self.chat_dirty = self.audit_dirty = True
         if event.KIND in FLUSH_NOW:
             self.urgent = True
+            if not self.soon:  # events appended together (submitted, started, ...) make one render, at once
+                self.soon = True
+                try:
+                    asyncio.get_running_loop().call_soon(self._flush_soon)
+                except RuntimeError:
+                    self._flush_soon()
+
+    def _flush_soon(self) -> None:
+        self.soon = False
+        if self.slot is None:
+            self.flush()
+            return
+        with self.slot:  # the page's slot: a render may make elements, set the title
             self.flush()
 
     def flush(self) -> None:

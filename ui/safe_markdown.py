@@ -11,21 +11,31 @@ Guarantees:
 - ``MarkdownBlock`` shows it in a ``ui.html`` element with NiceGUI's client-side DOMPurify pass as a second
   layer: an update carries the rendered HTML and ~90 bytes of framing (``ui.markdown`` adds ~200 more per update,
   which dominates a streamed answer's traffic).
-- ``split_blocks(text)`` cuts text at blank lines outside fenced code blocks; joining the blocks with blank
-  lines gives back the same rendering, and every block but the last is finished (it can never change again
-  while text is only appended).
+- ``BlockSplitter`` cuts text at blank lines outside fenced code blocks, incrementally: fed a text that only
+  grows, it scans only what was added since its last block, and a block it returns is finished (it can never
+  change again while text is only appended). ``split_blocks(text)`` is the same cut in one go (finished blocks,
+  then the tail), and ``render_blocks`` the full render of a text the stream element must end equal to.
+- A code block over ``HIGHLIGHT_LIMIT`` characters is not highlighted (highlighting costs several times the bytes
+  and ~7 ms per KB); names, whitespace and punctuation get no span of their own; only small texts are cached.
+- ``html_parts(source, html)`` writes rendered HTML as markup plus ``[start, end]`` ranges of ``source`` wherever
+  a text node is the source's own text, so a client that holds the source rebuilds the HTML from little more
+  than its markup (ranges count UTF-16 units, as JavaScript does).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
+from html import unescape
 
 import markdown2
 import nh3
 from nicegui import ui
 from pygments.formatters import HtmlFormatter
 from pygments.token import STANDARD_TYPES
+
+from ui.closing import closed
 
 EXTRAS = ("fenced-code-blocks", "tables", "code-friendly", "target-blank-links", "strike")
 ALLOWED = frozenset(
@@ -43,7 +53,14 @@ _CLEANER = nh3.Cleaner(
     url_relative="deny",  # a link in an answer never points into this app
     strip_comments=True,
 )
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_FENCE = re.compile(r"[ \t]{0,3}(```|~~~)")
+_FENCE_INFO = re.compile(r"^([ \t]{0,3}(?:```|~~~))[^\n`]*$", re.MULTILINE)
+_TAG = re.compile(r"(<[^>]*>)")
+# highlighted names, whitespace and punctuation look like plain text in both code styles: no span (half the bytes)
+_PLAIN_SPAN = re.compile(r'<span class="[nwp]">([^<]*)</span>')
+HIGHLIGHT_LIMIT = 8_000
+CACHE_LIMIT = 4_000
+MIN_RANGE = 8  # a shorter text node costs less as markup than as a range
 _IMG = re.compile(r"<img\b([^>]*?)/?>", re.IGNORECASE)
 _ATTR = re.compile(r'([a-z]+)="([^"]*)"')
 
@@ -69,11 +86,59 @@ def code_css() -> str:
     return light + dark
 
 
-@lru_cache(maxsize=2048)
 def render(content: str) -> str:
     """Untrusted markdown as safe HTML: markdown2 (raw HTML escaped), images as links, then nh3."""
+    if len(content) <= CACHE_LIMIT:
+        return _render_cached(content)
+    if len(content) > HIGHLIGHT_LIMIT:
+        content = _FENCE_INFO.sub(r"\1", content)  # no language: a plain <pre><code>, not 9x the bytes in spans
+    return _render(content)
+
+
+@lru_cache(maxsize=2048)
+def _render_cached(content: str) -> str:
+    return _render(content)
+
+
+def _render(content: str) -> str:
     html: str = markdown2.markdown(content, extras=list(EXTRAS), safe_mode="escape")
-    return sanitize(_IMG.sub(_image_as_link, html))
+    return _PLAIN_SPAN.sub(r"\1", sanitize(_IMG.sub(_image_as_link, html)))
+
+
+def render_blocks(text: str) -> list[str]:
+    """The full render of ``text`` as the stream shows it: each block on its own, half-written markup closed."""
+    blocks = split_blocks(text)
+    last = len(blocks) - 1  # trailing spaces would keep a closing ``**`` from closing
+    return [render(closed(block.rstrip()) if n == last else block) for n, block in enumerate(blocks) if block.strip()]
+
+
+Part = str | list[int]
+
+
+def html_parts(source: str, html: str) -> list[Part]:
+    """``html`` as markup strings and ``[start, end]`` ranges of ``source`` (escaped, they give ``html`` back)."""
+    if not source.isascii() and len(source.encode("utf-16-le")) != 2 * len(source):
+        return [html]  # astral characters: Python and JavaScript count offsets differently
+    parts: list[Part] = []
+    literal: list[str] = []
+    cursor = 0
+    for piece in _TAG.split(html):
+        if len(piece) < MIN_RANGE or piece[0] == "<":
+            literal.append(piece)
+            continue
+        text = unescape(piece)
+        at = source.find(text, cursor, cursor + len(text) + 512)  # text nodes come in order, markers between
+        if at < 0:
+            literal.append(piece)
+            continue
+        if literal:
+            parts.append("".join(literal))
+            literal = []
+        parts.append([at, at + len(text)])
+        cursor = at + len(text)
+    if literal:
+        parts.append("".join(literal))
+    return parts
 
 
 def sanitize(html: str) -> str:
@@ -90,25 +155,58 @@ def _image_as_link(match: re.Match[str]) -> str:
 
 
 def split_blocks(text: str) -> list[str]:
-    """Blocks separated by blank lines, never splitting a fenced code block; the last may still grow."""
-    blocks: list[str] = []
-    current: list[str] = []
-    in_fence = False
-    lines = text.split("\n")
-    for number, line in enumerate(lines):
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        is_last = number == len(lines) - 1
-        if not in_fence and line.strip() == "" and not is_last and current and _next_is_new_block(lines, number):
-            blocks.append("\n".join(current))
-            current = []
-            continue
-        current.append(line)
-    blocks.append("\n".join(current))
-    return blocks
+    """Blocks separated by blank lines, never splitting a fenced code block; the last (the tail) may still grow."""
+    splitter = BlockSplitter()
+    blocks = [text[start:end] for start, end in splitter.feed(text)]
+    return [*blocks, text[splitter.start :]]
 
 
-def _next_is_new_block(lines: list[str], number: int) -> bool:
-    """A blank line ends a block unless the next line continues a list item (indented)."""
-    following = next((line for line in lines[number + 1 :] if line.strip()), None)
-    return following is None or not following.startswith((" ", "\t"))
+@dataclass(slots=True)
+class BlockSplitter:
+    """Finished blocks of a growing text, found by scanning only what was added (lines after the last block).
+
+    A blank line outside a fence ends a block once the next non-blank line is seen to start a new one (its first
+    character is not a space or tab: an indented line continues a list item)."""
+
+    start: int = 0  # where the current (unfinished) block starts
+    pos: int = 0  # where the next line to scan starts
+    content_end: int | None = None  # end of the current block's last non-blank line
+    in_fence: bool = False
+    pending: bool = False  # blank line(s) after content, outside a fence: the block may have ended
+    found: list[tuple[int, int]] = field(default_factory=list)
+
+    def feed(self, text: str) -> list[tuple[int, int]]:
+        """``(start, end)`` of the blocks ``text`` finished since the last call (``text`` only ever grows)."""
+        self.found = []
+        pos = self.pos
+        while (nl := text.find("\n", pos)) >= 0:
+            self._line(text, pos, nl)
+            pos = nl + 1
+        self.pos = pos
+        if self.pending and pos < len(text):  # the line being written decides as soon as it shows its start
+            first = text[pos]
+            if first not in " \t":
+                self._cut(pos)
+            elif text[pos:].strip():
+                self.pending = False
+        return self.found
+
+    def _line(self, text: str, start: int, end: int) -> None:
+        blank = not text[start:end].strip()
+        if self.pending and not blank:
+            if text[start] in " \t":
+                self.pending = False
+            else:
+                self._cut(start)
+        if blank:
+            if not self.in_fence and self.content_end is not None:
+                self.pending = True
+            return
+        if _FENCE.match(text, start, end):
+            self.in_fence = not self.in_fence
+        self.content_end = end
+
+    def _cut(self, next_start: int) -> None:
+        assert self.content_end is not None
+        self.found.append((self.start, self.content_end))
+        self.start, self.content_end, self.pending = next_start, None, False

@@ -12,6 +12,7 @@ from nicegui.testing.user_interaction import UserInteraction
 from engine.engine import Engine
 from tests.support.waiting import wait_until
 from ui.context import current
+from ui.markdown_stream import MarkdownStream
 from ui.safe_markdown import MarkdownBlock
 
 
@@ -41,7 +42,7 @@ def answers(user: User) -> list[SeenAnswer]:
     roots = elements(user, marker="assistant-message")
     seen = []
     for root in roots:
-        blocks = [el.markdown for el in root.descendants() if isinstance(el, MarkdownBlock) and el.markdown]
+        blocks = [el.markdown for el in root.descendants() if _is_text(el) and el.markdown]
         labels = [el.text for el in root.descendants() if isinstance(el, ui.label) and el.visible and el.text]
         seen.append(
             SeenAnswer(
@@ -57,7 +58,12 @@ def answers(user: User) -> list[SeenAnswer]:
 def answer_html(user: User) -> str:
     """The HTML the page holds for every assistant answer (what the browser will put in the DOM)."""
     roots = elements(user, marker="assistant-message")
-    return "".join(str(el.content) for root in roots for el in root.descendants() if isinstance(el, MarkdownBlock))
+    return "".join(str(el.content) for root in roots for el in root.descendants() if _is_text(el))
+
+
+def _is_text(el: ui.element) -> bool:
+    """An answer's text: a step's streamed markdown (not its reasoning) or a rendered block."""
+    return isinstance(el, MarkdownBlock) or (isinstance(el, MarkdownStream) and not el.plain)
 
 
 def last_answer(user: User) -> SeenAnswer:

@@ -1,0 +1,329 @@
+"""Append-only streaming, measured (issue 11): bytes to the browser, app CPU vs a bare litellm loop, latency, loop lag.
+
+    .venv/bin/python -m bench.stream_bench [--runs 5] [--chunks 20000] [--skip-long] [--skip-profile]
+
+The upstream (``tests.support.upstream``) runs in this process; the app (``main.py``) and the bare loop each run
+in a process of their own, so neither's CPU includes the upstream's. Everything is measured in one run.
+(a) The issue's table stream: a 500-token answer that is one paragraph, 10 ms apart, in headless Chromium, counted
+    from Send to complete: websocket payload received, app CPU per answer / the bare loop's CPU on the same stream
+    (``litellm.acompletion(stream=True)``, nothing else), last token sent by the upstream -> in the DOM (medians).
+(b) ``--chunks`` chunks of ~5 characters as fast as the upstream can, as one paragraph, one code block and
+    reasoning: app CPU / bare loop, bytes to the browser / answer size (the fixed overhead is what a one-word
+    answer costs in the same run), the longest event-loop block (the app samples its loop: ``LC_LOOP_LAG_FILE``),
+    and (one profiled run, ``LC_PROFILE_FILE``) the share of the app's loop-thread CPU spent in ledger/reducer.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Page, sync_playwright
+
+from demo.endpoint import serve_in_thread
+from tests.support.app_process import CHROMIUM_ARGS, ROOT, AppProcess
+from tests.support.upstream import Behavior, ScriptedUpstream
+
+TICKS = os.sysconf("SC_CLK_TCK")
+CHAT = {"path": "/"}  # every answer after the first goes to the same chat
+LAST = "zzlast"  # the answer's last word: the upstream notes when it sent it, the page when it showed it
+DONE_JS = """before => {
+  const all = document.querySelectorAll('.lc-assistant');
+  const a = all[all.length - 1];
+  if (all.length <= before || a.dataset.status !== 'complete') return false;
+  const tails = [...a.querySelectorAll('.lc-stream:not(.lc-meta) > .lc-tail')];
+  return tails.every(t => t.textContent === '');
+}"""
+WATCH_JS = """([marker, before]) => {
+  window.__lcSeen = null;
+  const look = () => {
+    const all = document.querySelectorAll('.lc-assistant');
+    const a = all.length > before ? all[all.length - 1] : null;
+    if (window.__lcSeen === null && a && a.textContent.includes(marker)) window.__lcSeen = Date.now();
+  };
+  new MutationObserver(look).observe(document.body, { childList: true, subtree: true, characterData: true });
+}"""
+
+
+@dataclass
+class Run:
+    bytes: int
+    frames: int
+    cpu: float
+    seconds: float
+    dom_ms: float | None = None
+    lag_ms: float = 0.0  # the longest time the loop's thread ran while a 5 ms sleep was overdue: a block
+    wall_lag_ms: float = 0.0  # the longest overdue wake-up, a busy machine included
+
+
+class Timed:
+    """ASGI wrapper around the upstream: the wall time at which a response body piece carried ``LAST``."""
+
+    def __init__(self, app: Any) -> None:
+        self.app, self.sent_at = app, 0.0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async def timed(message: Any) -> None:
+            await send(message)
+            if message.get("type") == "http.response.body" and LAST.encode() in message.get("body", b""):
+                self.sent_at = time.time()
+
+        await self.app(scope, receive, timed)
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def one_paragraph(words: int) -> str:
+    return " ".join(f"w{n % 1000:03d}" for n in range(words - 1)) + f" {LAST}"
+
+
+def code_block(chunks: int) -> str:
+    lines = [f"v{n % 1000:03d} = {n % 997}" for n in range(chunks // 3)]
+    return "```python\n" + "\n".join(lines) + f"\n# {LAST}\n```"
+
+
+def measure(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, behavior: Behavior, lag_file: Path) -> Run:
+    """One answer in a fresh browser, in the bench's one chat (so the chat list does not grow between runs)."""
+    assert app.proc is not None
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page: Page = browser.new_page()
+        page.set_default_timeout(600_000)
+        frames: list[int] = []
+        counting = {"on": False}
+
+        def on_ws(ws: Any) -> None:
+            def count(payload: str | bytes) -> None:
+                if counting["on"]:
+                    frames.append(len(payload))
+
+            ws.on("framereceived", count)
+
+        page.on("websocket", on_ws)
+        page.goto(app.url + CHAT["path"])
+        page.get_by_label("Message").fill("stream please")
+        page.wait_for_timeout(500)
+        before = page.locator(".lc-assistant").count()
+        page.evaluate(WATCH_JS, [LAST, before])
+        upstream.plan(behavior)
+        counting["on"], timed.sent_at = True, 0.0
+        cpu0, started, wall0 = cpu_seconds(app.proc.pid), time.perf_counter(), time.time()
+        page.get_by_role("button", name="Send").click()
+        page.wait_for_function(DONE_JS, arg=before, polling=50)
+        seconds, cpu = time.perf_counter() - started, cpu_seconds(app.proc.pid) - cpu0
+        wall1 = time.time()
+        page.wait_for_timeout(300)
+        counting["on"] = False
+        seen = page.evaluate("window.__lcSeen")
+        CHAT["path"] = "/chat/" + page.url.rsplit("/chat/", 1)[-1] if "/chat/" in page.url else CHAT["path"]
+        browser.close()
+    dom_ms = (seen / 1000 - timed.sent_at) * 1000 if seen and timed.sent_at else None
+    rows = [[float(x) for x in row.split()] for row in lag_file.read_text().splitlines()]
+    lags = [(lag, min(lag, ran)) for at, lag, ran in rows if wall0 <= at <= wall1]
+    return Run(
+        sum(frames),
+        len(frames),
+        cpu,
+        seconds,
+        dom_ms,
+        max((b for _, b in lags), default=0.0),
+        max((lag for lag, _ in lags), default=0.0),
+    )
+
+
+def bare(api_base: str, upstream: ScriptedUpstream, behavior: Behavior) -> float:
+    """CPU seconds of a bare ``litellm.acompletion(stream=True)`` loop on the same stream, in its own process."""
+    upstream.plan(Behavior(text="warm up", chunk_delay=0), behavior)
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.stream_bench", "--bare", api_base],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": "sk-bench"},
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return float(out.stdout.split()[-1])
+
+
+def bare_loop(api_base: str) -> None:
+    import asyncio
+
+    from engine.offline import litellm
+
+    ll = litellm()
+
+    async def go() -> float:
+        response = await ll.acompletion(
+            model="openai/test-model",
+            api_base=api_base,
+            messages=[{"role": "user", "content": "stream please"}],
+            stream=True,
+            stream_options={"include_usage": True},
+            max_retries=0,
+        )
+        parts = []
+        async for chunk in response:
+            if chunk.choices and chunk.choices[0].delta is not None:
+                delta = chunk.choices[0].delta
+                parts.append((delta.content or "") + (getattr(delta, "reasoning_content", None) or ""))
+        return time.process_time()
+
+    asyncio.run(go())  # warm-up: the first request builds litellm's clients
+    cpu0 = time.process_time()
+    print(asyncio.run(go()) - cpu0)
+
+
+def verdict(figure: float, target: float) -> str:
+    return "PASS" if figure <= target else "MISS"
+
+
+def line(label: str, figure: str, target: str, ok: str) -> None:
+    print(f"  {label:<42} {figure:>22}   target {target:<18} {ok}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bare")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--chunks", type=int, default=20_000)
+    parser.add_argument("--skip-long", action="store_true")
+    parser.add_argument("--skip-table", action="store_true")
+    parser.add_argument("--skip-profile", action="store_true")
+    args = parser.parse_args()
+    if args.bare:
+        bare_loop(args.bare)
+        return
+    upstream = ScriptedUpstream()
+    timed = Timed(upstream.app)
+    upstream.app = timed  # type: ignore[assignment]
+    base, stop = serve_in_thread(upstream)
+    with tempfile.TemporaryDirectory() as tmp:
+        lag_file = Path(tmp) / "lag.txt"
+        lag_file.touch()
+        app = AppProcess(Path(tmp) / "data", base).start()  # no sampler: its wake-ups would count as app CPU
+        try:
+            if not args.skip_table:
+                table(app, upstream, timed, base, lag_file, args.runs)
+        finally:
+            app.stop()
+        if not args.skip_long:
+            os.environ["LC_LOOP_LAG_FILE"] = str(lag_file)
+            CHAT["path"] = "/"
+            app = AppProcess(Path(tmp) / "data-long", base).start()
+            try:
+                long_answers(app, upstream, timed, base, lag_file, args.chunks)
+            finally:
+                app.stop()
+                del os.environ["LC_LOOP_LAG_FILE"]
+        if not args.skip_long and not args.skip_profile:
+            profiled(Path(tmp), upstream, timed, base, args.chunks)
+    stop()
+
+
+def table(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, base: str, lag: Path, runs: int) -> None:
+    make: Callable[[], Behavior] = lambda: Behavior(text=one_paragraph(500), chunk_delay=0.01)  # noqa: E731
+    measure(app, upstream, timed, make(), lag)  # warm-up (first page, first render)
+    ours = [measure(app, upstream, timed, make(), lag) for _ in range(runs)]
+    floor = [bare(base, upstream, make()) for _ in range(runs)]
+    kb = statistics.median(r.bytes for r in ours) / 1024
+    cpu, floor_cpu = statistics.median(r.cpu for r in ours), statistics.median(floor)
+    dom = statistics.median(r.dom_ms or 0.0 for r in ours)
+    print(f"(a) one-paragraph 500-token answer, 10 ms apart, medians of {runs} ({os.cpu_count()} cores):")
+    line("websocket payload, Send -> complete", f"{kb:.1f} KB", "<= 30 KB", verdict(kb, 30))
+    ratio = cpu / floor_cpu
+    line(
+        "app CPU per answer / bare litellm loop",
+        f"{cpu:.2f} s / {floor_cpu:.2f} s = {ratio:.2f}x",
+        "<= 1.25x",
+        verdict(ratio, 1.25),
+    )
+    line("last token -> DOM", f"{dom:.0f} ms", "<= 60 ms", verdict(dom, 60))
+    print(
+        f"  (messages: {statistics.median(r.frames for r in ours):.0f}; CPU of each run: app "
+        f"{[round(r.cpu, 2) for r in ours]} s, bare loop {[round(f, 2) for f in floor]} s)"
+    )
+
+
+def long_answers(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, base: str, lag: Path, chunks: int) -> None:
+    tiny = measure(app, upstream, timed, Behavior(text=f"ok {LAST}", chunk_delay=0), lag)
+    fixed = tiny.bytes
+    print(
+        f"(b) {chunks} chunks of ~5 characters, as fast as the upstream sends (fixed overhead: a one-word answer "
+        f"costs {fixed / 1024:.1f} KB):"
+    )
+    kinds = {
+        "one paragraph": (lambda: Behavior(text=one_paragraph(chunks), chunk_delay=0), one_paragraph(chunks)),
+        "one code block": (lambda: Behavior(text=code_block(chunks), chunk_delay=0), code_block(chunks)),
+        "reasoning": (
+            lambda: Behavior(
+                reasoning=one_paragraph(chunks).replace(LAST, "thought"), text=f"done {LAST}", chunk_delay=0
+            ),
+            one_paragraph(chunks),
+        ),
+    }
+    for kind, (make, text) in kinds.items():
+        run = measure(app, upstream, timed, make(), lag)
+        floor = bare(base, upstream, make())
+        size = len(text.encode())
+        print(f"  {kind}: {size / 1024:.0f} KB of text in {run.seconds:.1f} s")
+        line(
+            "app CPU / bare litellm loop",
+            f"{run.cpu:.1f} s / {floor:.1f} s = {run.cpu / floor:.2f}x",
+            "<= 1.5x",
+            verdict(run.cpu / floor, 1.5),
+        )
+        ratio = (run.bytes - fixed) / size
+        line(
+            "bytes to the browser (less fixed) / answer",
+            f"{run.bytes / 1024:.0f} KB, {ratio:.2f}x",
+            "<= 1.5x",
+            verdict(ratio, 1.5),
+        )
+        line("longest event-loop block (loop thread ran)", f"{run.lag_ms:.0f} ms", "<= 20 ms", verdict(run.lag_ms, 20))
+        print(f"  (longest late wake-up, a busy machine included: {run.wall_lag_ms:.0f} ms)")
+
+
+def profiled(tmp: Path, upstream: ScriptedUpstream, timed: Timed, base: str, chunks: int) -> None:
+    """One more 20,000-chunk paragraph with the app's loop thread under cProfile: what share is the reducer."""
+    stats_file = tmp / "app.prof"
+    lag_file = tmp / "lag2.txt"
+    lag_file.touch()
+    os.environ["LC_PROFILE_FILE"] = str(stats_file)
+    CHAT["path"] = "/"
+    app = AppProcess(tmp / "data2", base).start()
+    try:
+        measure(app, upstream, timed, Behavior(text=one_paragraph(chunks), chunk_delay=0), lag_file)
+    finally:
+        app.stop()
+        del os.environ["LC_PROFILE_FILE"]
+    stats = pstats.Stats(str(stats_file))
+    table: dict[Any, Any] = stats.stats
+    total = sum(row[2] for row in table.values())
+    by_file: dict[str, float] = {}
+    for (filename, _, _), row in table.items():
+        inside = filename.startswith(str(ROOT)) and "/.venv/" not in filename
+        key = filename.replace(str(ROOT) + "/", "") if inside else "(libraries: litellm, NiceGUI, ...)"
+        by_file[key] = by_file.get(key, 0.0) + row[2]
+    reducer = by_file.get("ledger/reducer.py", 0.0)
+    print(f"(b) profiled one-paragraph run, the app's loop thread under cProfile (CPU time): {total:.1f} s")
+    print(f"  ledger/reducer.py: {reducer:.2f} s = {100 * reducer / total:.1f}% of it")
+    for name, seconds in sorted(by_file.items(), key=lambda kv: -kv[1])[:8]:
+        print(f"  {name:<40} {seconds:6.2f} s  {100 * seconds / total:5.1f}%")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""End-to-end, in headless Chromium: the append-only text stream ends showing exactly a full render of the text.
+
+The page gets only what was added to an answer (``ui.markdown_stream``); these tests check in the real DOM that
+whatever happened on the way (an ordinary stream, a websocket message lost, a reconnect, a Stop in half-written
+markup), the answer ends with the same visible text as a fresh render of its final text (``render_blocks``).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, WebSocketRoute, expect
+
+from tests.support.app_process import AppProcess
+from tests.support.browser import conversation_id, last_answer, send, wait_words
+from tests.support.upstream import Behavior, ScriptedUpstream
+from ui.safe_markdown import render_blocks
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed (tasks.py installs it)"),
+]
+
+RICH = (
+    "A first paragraph with **bold** words, `code`, a [link](https://example.com) and a < b & c.\n\n"
+    "```python\ndef greet(name):\n    return f\"hello {name}\"  # <not a tag>\n\n\nprint(greet('x'))\n```\n\n"
+    "- one item\n- two *items*\n\n  still item two\n- three\n\n" + " ".join(f"tail{n}" for n in range(120))
+)
+SHOWN_VS_FULL = """blocks => {
+  const shown = [...document.querySelectorAll('.lc-assistant .lc-body .lc-stream')].pop();
+  const full = document.createElement('div');
+  full.className = shown.className;
+  for (const html of blocks) {
+    const block = document.createElement('div');
+    block.className = 'nicegui-markdown lc-md';
+    block.setHTML(html);
+    full.appendChild(block);
+  }
+  const hide = document.createElement('style');
+  hide.textContent = '.lc-copy-code { display: none !important; }';
+  document.head.appendChild(hide);
+  shown.parentElement.appendChild(full);
+  const texts = [shown.innerText, full.innerText];
+  full.remove();
+  hide.remove();
+  return texts;
+}"""
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream) -> Iterator[AppProcess]:
+    process = AppProcess(tmp_path_factory.mktemp("stream") / "data", upstream_server.base_url)
+    process.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def open_page(browser: Any, app: AppProcess) -> Iterator[Callable[..., Page]]:
+    contexts = []
+
+    def open_(route: Callable[[WebSocketRoute], None] | None = None) -> Page:
+        context = browser.new_context(viewport={"width": 1200, "height": 900})
+        contexts.append(context)
+        page: Page = context.new_page()
+        page.set_default_timeout(20_000)
+        if route is not None:
+            page.route_web_socket(re.compile(r".*/_nicegui_ws/.*"), route)
+        page.goto(app.url)
+        expect(page.get_by_label("Message")).to_be_visible()
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+class Relay:
+    """Passes the page's websocket through, dropping or counting the stream's messages when told to."""
+
+    def __init__(self) -> None:
+        self.drop_at: int | None = None  # drop the n-th text delta (counted from 1)
+        self.close_at: int | None = None  # close the socket at the n-th text delta (the page reconnects)
+        self.deltas = 0
+        self.whole_states = 0
+
+    def __call__(self, ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+        ws.on_message(server.send)
+
+        def from_server(message: str | bytes) -> None:
+            text = message if isinstance(message, str) else message.decode("utf-8", "replace")
+            if "lcStream(" in text:
+                if ',1])"' in text:  # [seq, text, blocks, 1]: the whole state
+                    self.whole_states += 1
+                else:
+                    self.deltas += 1
+                    if self.deltas == self.drop_at:
+                        return
+                    if self.deltas == self.close_at:
+                        ws.close()
+                        return
+            ws.send(message)
+
+        server.on_message(from_server)
+
+
+def shown_and_full(page: Page, text: str) -> tuple[str, str]:
+    shown, full = page.evaluate(SHOWN_VS_FULL, render_blocks(text))
+    return shown, full
+
+
+def test_a_streamed_answer_with_prose_code_and_a_list_ends_as_its_full_render(
+    open_page: Callable[..., Page], upstream: ScriptedUpstream
+) -> None:
+    page = open_page()
+    upstream.plan(Behavior(text=RICH, chunk_delay=0.005))
+    send(page, "show me everything")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    shown, full = shown_and_full(page, RICH)
+    assert shown == full and "tail119" in shown
+    body = last_answer(page).locator(".lc-body")
+    expect(body.locator("pre code")).to_contain_text('return f"hello {name}"  # <not a tag>')
+    expect(body.locator("li")).to_have_count(3)
+    expect(body.locator("strong")).to_have_text("bold")
+    assert "**" not in shown and "```" not in shown
+
+
+def test_a_lost_message_brings_one_whole_state_and_the_answer_still_ends_as_its_full_render(
+    open_page: Callable[..., Page], upstream: ScriptedUpstream
+) -> None:
+    relay = Relay()
+    relay.drop_at = 5
+    page = open_page(relay)
+    upstream.plan(Behavior(text=RICH, chunk_delay=0.01))
+    send(page, "lose one")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    assert relay.deltas > relay.drop_at and relay.whole_states >= 1
+    shown, full = shown_and_full(page, RICH)
+    assert shown == full
+
+
+def test_a_reconnect_mid_stream_ends_as_the_full_render(
+    open_page: Callable[..., Page], upstream: ScriptedUpstream
+) -> None:
+    relay = Relay()
+    relay.close_at = 4
+    page = open_page(relay)
+    upstream.plan(Behavior(text=RICH, chunk_delay=0.01))
+    send(page, "reconnect")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    assert relay.deltas > relay.close_at
+    shown, full = shown_and_full(page, RICH)
+    assert shown == full
+
+
+def test_a_stopped_half_written_answer_shows_closed_markup(
+    open_page: Callable[..., Page], upstream: ScriptedUpstream, app: AppProcess
+) -> None:
+    page = open_page()
+    words = " ".join(f"w{n}" for n in range(400))
+    upstream.plan(Behavior(text=f"Intro.\n\nSome **{words}** end.", chunk_delay=0.02))
+    send(page, "stop me in bold")
+    wait_words(page, 12)
+    page.get_by_role("button", name="Stop").click()
+    expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
+    body = last_answer(page).locator(".lc-body")
+    expect(body.locator("strong")).to_contain_text("w1 w2")
+    cid = conversation_id(page)
+    stopped = [e["text"] for e in app.export(cid) if e["kind"] == "persisted"][-1]
+    assert stopped.startswith("Intro.\n\nSome **w0") and not stopped.endswith("**")
+    shown, full = shown_and_full(page, stopped)
+    assert shown == full and "**" not in shown
