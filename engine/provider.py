@@ -62,11 +62,20 @@ class ProviderConfig:
         return tuple(params)
 
 
+KEEP_CHUNKS_EVERY = 200
+
+
 class ProviderStream:
-    """Deltas of one HTTP response; ``finish_reason`` and ``usage`` are known once it is exhausted."""
+    """Deltas of one HTTP response; ``finish_reason`` and ``usage`` are known once it is exhausted.
+
+    litellm's stream keeps every chunk object (``chunks``) to rebuild a whole response for its logging callbacks,
+    which are off here: every ``KEEP_CHUNKS_EVERY`` chunks all but the last two (its repetition check reads those)
+    are let go, so a 20,000-chunk answer holds a few hundred chunk objects, not 20,000, and the garbage collector's
+    full passes, which stop the event loop, stay short at any answer length."""
 
     def __init__(self, response: Any) -> None:
         self._response = response
+        self._count = 0
         self._iter: AsyncIterator[Any] = response.__aiter__()
         self._queued: list[Delta | ToolPiece] = []
         self.finish_reason: str | None = None
@@ -80,6 +89,9 @@ class ProviderStream:
             if self._queued:
                 return self._queued.pop(0)
             chunk = await self._iter.__anext__()
+            self._count += 1
+            if self._count % KEEP_CHUNKS_EVERY == 0:
+                self._let_go()
             usage = getattr(chunk, "usage", None)
             if usage is not None and getattr(usage, "completion_tokens", None) is not None:
                 details = getattr(usage, "prompt_tokens_details", None)
@@ -115,6 +127,11 @@ class ProviderStream:
 
     async def aclose(self) -> None:
         await self._response.aclose()
+
+    def _let_go(self) -> None:
+        kept = getattr(self._response, "chunks", None)
+        if isinstance(kept, list) and len(kept) > 2:
+            del kept[:-2]
 
 
 async def open_stream(
