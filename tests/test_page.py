@@ -347,3 +347,16 @@ async def test_a_long_chat_opens_on_its_last_messages_and_shows_earlier_ones_on_
     upstream.plan(Behavior(text="answer 13"))
     await send(chat, "question 13")
     await wait_until(lambda: shown_questions(chat) == [f"question {n}" for n in range(1, 14)])
+
+
+async def test_the_list_marks_a_chat_while_it_streams_and_only_then(chat: User, upstream: ScriptedUpstream) -> None:
+    upstream.plan(Behavior(text=WORDS, chunk_delay=0.01))
+    await send(chat, "stream a while")
+    await wait_until(lambda: len(elements(chat, marker="live-marker")) == 1)
+    await wait_until(lambda: last_answer(chat).status == "complete", timeout=15)
+    await wait_until(lambda: not elements(chat, marker="live-marker"))
+    upstream.plan(Behavior(text=WORDS, chunk_delay=0.01))
+    await send(chat, "and again")  # the same chat at the same place: its marker comes back without a rebuild
+    await wait_until(lambda: len(elements(chat, marker="live-marker")) == 1)
+    await wait_until(lambda: last_answer(chat).status == "complete", timeout=15)
+    await wait_until(lambda: not elements(chat, marker="live-marker"))

@@ -38,6 +38,8 @@ class Sidebar:
         self.query = ""
         self._signature: tuple[object, ...] = ()
         self._items: dict[str, ui.item] = {}
+        self._sides: dict[str, ui.row] = {}  # per item, the row holding its live marker and buttons
+        self._live: dict[str, ui.icon] = {}
         self.search = SearchDialog(engine, self.open_chat)
         with ui.column().classes("w-full gap-1") as self.root:
             with ui.column().classes("w-full gap-1 lc-sidebar-top"):
@@ -84,14 +86,18 @@ class Sidebar:
         hidden = len(summaries) - len(visible)
         today = self.today
         rows = tuple((s, day_group(s.when, today), self.engine.is_streaming(s.conversation_id)) for s in visible)
-        signature: tuple[object, ...] = (self.query, hidden, rows)
-        if signature == self._signature:
+        signature: tuple[object, ...] = (self.query, hidden, tuple((s.conversation_id, s.title, w) for s, w, _ in rows))
+        if signature == self._signature:  # the same chats in the same places: only live markers may change
+            for summary, _, streaming in rows:
+                self._mark_live(summary.conversation_id, streaming)
             return
         self._signature = signature
         self.more.set_text(more_chats(min(hidden, PAGE)))
         self.more.set_visibility(hidden > 0)
         self.list.clear()
         self._items.clear()
+        self._sides.clear()
+        self._live.clear()
         with self.list:
             if not rows:
                 with ui.item():
@@ -115,17 +121,25 @@ class Sidebar:
         with item.mark(f"conversation-{cid}"):
             with ui.item_section():
                 ui.item_label(title).classes("lc-title").props["title"] = title
-            with ui.item_section().props("side"), ui.row().classes("items-center gap-0 no-wrap"):
-                if streaming:
-                    ui.icon("fiber_manual_record", color="green", size="xs").props('aria-label="Streaming"').mark(
-                        "live-marker"
-                    )
+            with ui.item_section().props("side"), ui.row().classes("items-center gap-0 no-wrap") as side:
+                self._sides[cid] = side
                 ui.button(icon="edit", on_click=lambda: self._rename(cid, summary.title)).props(
                     'flat dense round size=sm aria-label="Rename" title="Rename"'
                 ).on("click.stop", lambda: None).mark("rename")
                 ui.button(icon="delete_outline", on_click=lambda: self._confirm_delete(cid, title)).props(
                     'flat dense round size=sm aria-label="Delete" title="Delete"'
                 ).on("click.stop", lambda: None).mark("delete")
+        self._mark_live(cid, streaming)
+
+    def _mark_live(self, cid: str, streaming: bool) -> None:
+        marker = self._live.get(cid)
+        if streaming and marker is None and cid in self._sides:
+            with self._sides[cid]:
+                marker = self._live[cid] = ui.icon("fiber_manual_record", color="green", size="xs")
+            marker.props('aria-label="Streaming" title="Streaming"').mark("live-marker")
+            marker.move(target_index=0)
+        elif not streaming and marker is not None:
+            self._live.pop(cid).delete()
 
     def _filter(self, query: str) -> None:
         self.query, self.shown = query.strip(), PAGE
