@@ -62,7 +62,7 @@ class ProviderConfig:
         return tuple(params)
 
 
-KEEP_CHUNKS_EVERY = 200
+KEEP_CHUNKS_EVERY = 16
 
 
 class ProviderStream:
@@ -70,8 +70,8 @@ class ProviderStream:
 
     litellm's stream keeps every chunk object (``chunks``) to rebuild a whole response for its logging callbacks,
     which are off here: every ``KEEP_CHUNKS_EVERY`` chunks all but the last two (its repetition check reads those)
-    are let go, so a 20,000-chunk answer holds a few hundred chunk objects, not 20,000, and the garbage collector's
-    full passes, which stop the event loop, stay short at any answer length."""
+    are let go, so an answer of any length holds a handful of chunk objects (not one per chunk), litellm's
+    end-of-stream rebuild has almost nothing to do, and the garbage collector's full passes stay short."""
 
     def __init__(self, response: Any) -> None:
         self._response = response
