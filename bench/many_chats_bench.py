@@ -53,11 +53,15 @@ def started_app(data_dir: Path) -> tuple[AppProcess, float]:
     return app, time.perf_counter() - started
 
 
-def settled_rss(pid: int, timeout: float = 60.0) -> float:
-    """RSS once it held still (within 1 MB) for 3 s: background work (litellm's import) and page releases done."""
+def settled_rss(pid: int, at_least: float = 3.0, timeout: float = 60.0) -> float:
+    """RSS once it held still (within 1 MB) for 3 s, sampled for ``at_least`` seconds: background work (litellm's
+    import) and page releases done."""
     samples: list[float] = []
+    least = int(at_least / 0.5)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and not (len(samples) >= 6 and max(samples[-6:]) - min(samples[-6:]) < 1):
+    while time.monotonic() < deadline and not (
+        len(samples) >= max(6, least) and max(samples[-6:]) - min(samples[-6:]) < 1
+    ):
         time.sleep(0.5)
         samples.append(rss_mb(pid))
     return samples[-1]
@@ -118,8 +122,9 @@ def measure(data_dir: Path, label: str, browser) -> dict[str, float]:
             for tab in tabs:
                 tab.close()
             context.close()
-            # NiceGUI deletes a client reconnect_timeout (3 s) after its socket closed
-            figures["rss_after_mb"] = settled_rss(app.proc.pid)
+            # NiceGUI deletes a client reconnect_timeout (3 s) after its socket closed; the app gives memory back
+            # within 5 s of that
+            figures["rss_after_mb"] = settled_rss(app.proc.pid, at_least=15)
         else:
             context.close()
         print(f"  {label}: " + ", ".join(f"{k} {v:,.1f}" for k, v in figures.items()), flush=True)
