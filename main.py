@@ -166,6 +166,8 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         if recovered:
             log.warning("finalized %d answer(s) interrupted by the last shutdown", len(recovered))
         context.engine = engine
+        gc.collect()
+        gc.freeze()  # what start-up made (the index, the engine) lives on: full collections never walk it again
         if hub is not None:  # the tools panel shows "starting" meanwhile; a turn waits for them to settle
             background_tasks.create(hub.start(), name="tool servers")
 

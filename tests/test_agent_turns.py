@@ -274,7 +274,8 @@ async def test_a_turn_killed_while_a_tool_ran_comes_back_interrupted_with_a_vali
     _, m1 = await first.submit(cid, "slow job")
     await wait_until(lambda: "tool_dispatched" in kinds(first, cid), what="the call running")
     await first.flush()
-    shutil.copytree(tmp_path / "data", tmp_path / "disk-at-death", ignore=shutil.ignore_patterns(".lock"))
+    in_flight = shutil.ignore_patterns(".lock", ".*.tmp")  # a write still in flight is not on disk yet
+    shutil.copytree(tmp_path / "data", tmp_path / "disk-at-death", ignore=in_flight)
     await first.cancel(cid, "shutdown")  # the first process is gone: its turn must not reach the upstream any more
     engine = engines(tmp_path / "disk-at-death")  # what a restarted process finds on disk
     assert current_attempt(engine, cid, m1).tool_calls["call_k"].phase == "running"

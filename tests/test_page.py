@@ -360,3 +360,10 @@ async def test_the_list_marks_a_chat_while_it_streams_and_only_then(chat: User, 
     await wait_until(lambda: len(elements(chat, marker="live-marker")) == 1)
     await wait_until(lambda: last_answer(chat).status == "complete", timeout=15)
     await wait_until(lambda: not elements(chat, marker="live-marker"))
+
+
+async def test_a_link_to_a_chat_that_never_existed_shows_a_notice_and_a_new_chat(chat: User) -> None:
+    await chat.open("/chat/conv_never_was")
+    await chat.should_see("That conversation does not exist (it may have been deleted).")
+    await chat.should_see("Ask anything.")
+    assert not engine().summaries()

@@ -43,6 +43,7 @@ class ChatPage:
         self.model = model_of(self.engine.conversation(cid) if cid else None, self.engine.settings.models)
         self.title = "Ledger Chat"
         self.live_was: str | None = None
+        self.switches = 0  # in-place switches asked for; only the latest one is carried out
         self.drafts: dict[str, str] = {}  # "" = the new chat; per chat, the message box text while switched away
 
     def build(self) -> None:
@@ -115,8 +116,13 @@ class ChatPage:
             self._set_title(f"{conv.title or 'New conversation'} · Ledger Chat")
 
     async def switch_to(self, cid: str | None, *, push: bool = True) -> None:
-        """Show another chat (None: a new one) in place; the URL follows unless it already did (Back/Forward)."""
+        """Show another chat (None: a new one) in place; the URL follows unless it already did (Back/Forward). When
+        clicks overtake each other (a big chat still being read), the last one wins."""
+        self.switches += 1
+        mine = self.switches
         conv = await self.engine.load(cid) if cid is not None else None  # read in a worker thread if need be
+        if mine != self.switches or self.client.is_deleted:
+            return  # a later switch was asked for meanwhile, or the page went away
         with self.client:  # called from dialogs and list items that may be gone by now
             if cid is not None and conv is None:
                 notice("That conversation does not exist (it may have been deleted).", "warning")

@@ -64,12 +64,12 @@ def register_pages(context: PageContext) -> None:
         ChatPage(context, cid).build()
 
     @app.get("/export/{cid}")
-    def export(cid: str) -> Response:
-        engine = context.require_engine()
-        if engine.conversation(cid) is None:
+    async def export(cid: str) -> Response:
+        events = await context.require_engine().exported(cid)  # on the loop, read off it: never a thread's write
+        if events is None:
             return PlainTextResponse("No such conversation.", status_code=404)
         return Response(
-            "".join(to_jsonl(engine.events(cid))).encode("utf-8"),
+            "".join(to_jsonl(events)).encode("utf-8"),
             media_type="application/x-ndjson",
             headers={"content-disposition": f'attachment; filename="ledger-{cid}.jsonl"'},
         )
