@@ -67,8 +67,9 @@ class Cluster:
         self._loop = asyncio.get_running_loop()
         self.engine.elsewhere = self
         self._stops = [self.store.follow(self._followed), self.engine.subscribe(self._seen)]
-        for cid in self.store.conversation_ids():  # committed between the engine's replay and following
-            self._inbox.put(list(self.store.events(cid)))
+        for cid in self.store.conversation_ids():  # committed between opening a loaded conversation and following
+            if self.engine.is_loaded(cid):
+                self._inbox.put(list(self.store.events(cid)))
         self._drain()
         await asyncio.to_thread(self.owners.start)
         recovered = await self.sweep()

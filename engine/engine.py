@@ -18,8 +18,10 @@ Guarantees:
   Send and Retry raise ``InputRejected`` with the reason; what is already running goes on, kept in memory.
 - Lazy history: start-up reads no conversation (the store's index gives ``summaries``); ``state`` holds the
   conversations that are loaded, each equal to ``replay`` of its stored events. ``conversation(cid)`` loads on
-  demand, ``await load(cid)`` loads in a worker thread (the event loop never waits for a file); a conversation
-  is dropped from memory (``state`` and store) when its last viewer leaves and nothing streams in it. Deleted
+  demand (rename, delete and recovery read a file on the loop), ``await load(cid)`` loads in a worker thread (what
+  pages use); a conversation is dropped from memory (``state`` and store) when its last viewer leaves and nothing
+  streams in it, and after a rename or recovery no page asked for. PostgreSQL keeps every event in memory and
+  drops nothing (``PgStore.forget`` refuses). Deleted
   conversations are only a tombstone in the store. Search and export read unloaded conversations without
   keeping them (``read_conversations``; ``search_async`` in a worker thread).
 """
@@ -275,6 +277,7 @@ class Engine:
             raise InputRejected("A conversation needs a name.")
         self._require(cid)
         self._append(Renamed(conversation_id=cid, title=valid_text(title[:120])))
+        self._release(cid)  # renamed from the list: not kept in memory unless a page shows it
 
     async def submit(self, cid: str, text: str, model: str | None = None) -> tuple[str, str]:
         """Send a user message after the shown path's last answer (answered by ``model``, default the app's);
@@ -447,9 +450,12 @@ class Engine:
         if only is None:
             only = [s.conversation_id for s in self.store.summaries() if s.open_attempts]
         mine = {cid for cid in only if not self.is_running_here(cid) and self.conversation(cid) is not None}
-        return recover(
+        recovered = recover(
             lambda: State(Map({c: v for c, v in self.state.conversations.items() if c in mine})), self._append
         )
+        for cid in mine:
+            self._release(cid)
+        return recovered
 
     # --- viewers: leaving and coming back (docs/architecture.md) ------------------------------------------------
 
@@ -586,6 +592,13 @@ class Engine:
                     rt.active = None
         if not rt.viewers:
             await self._drop_when_saved(rt.conversation_id)  # it streamed on after its last page left
+
+    def _release(self, cid: str) -> None:
+        """A conversation read for an operation no page asked for is dropped again once saved (if no page shows it
+        by then)."""
+        rt = self._runtimes.get(cid)
+        if rt is None or (not rt.viewers and rt.active is None):
+            self.settings.spawn(self._drop_when_saved(cid), f"drop {cid}")
 
     async def _drop_when_saved(self, cid: str) -> None:
         """``drop`` the conversation, once what was appended to it is on disk."""

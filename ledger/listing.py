@@ -2,7 +2,8 @@
 
 Guarantees: ``newest_first(source)`` equals ``ledger.summary.newest_first`` over ``source.summaries()`` as long as
 every conversation whose summary changed since the last call was ``touch``-ed; a change costs one removal and one
-insertion (a bisect), not a sort of the whole list; the first call (and ``reset``) sorts once.
+insertion (a bisect, then a shift of the list in C), never a sort of the whole list; the first call (and ``reset``)
+sorts once.
 """
 
 from __future__ import annotations
