@@ -163,17 +163,11 @@ class PgStore(BatchWriter):
         """Give the event its seq (taking the conversation's write lease first if needed) and queue it.
         Raises ``ConversationDeletedError``, or ``ConversationBusyError`` while another instance writes it."""
         cid = event.conversation_id
-        if self.read_only or self._pool is None:
-            raise StoreError("this store was opened read-only")
         with self._cond:
-            if cid in self._deleted:
-                raise ConversationDeletedError(cid)
-            if cid not in self._leases:
-                self._take_lease(cid)
+            self._lease_for_writing(cid)
             events = self._events.setdefault(cid, [])
             event = replace(event, seq=(events[-1].seq + 1) if events else 1)
             events.append(event)
-            self._last_append[cid] = time.monotonic()
             self._summarize(event)
             self.queue(cid, event, urgent=is_urgent(event))
         return event
@@ -202,15 +196,20 @@ class PgStore(BatchWriter):
     def hold(self, cid: str, dead: str | None = None) -> None:
         """Take the conversation's write lease now, as the next ``append`` would (catching up first), taking it
         over from ``dead`` (an instance whose attempt leases expired). Raises like ``append``."""
+        with self._cond:
+            self._lease_for_writing(cid, dead)
+            self._cond.notify_all()  # the writer thread schedules the lease's release (``housekeep``)
+
+    def _lease_for_writing(self, cid: str, dead: str | None = None) -> None:
+        """Under ``_cond``: refuse a read-only store or a deleted conversation, else hold the write lease (taken,
+        and caught up, if not held yet) and note the write, which keeps the lease from being given back."""
         if self.read_only or self._pool is None:
             raise StoreError("this store was opened read-only")
-        with self._cond:
-            if cid in self._deleted:
-                raise ConversationDeletedError(cid)
-            if cid not in self._leases:
-                self._take_lease(cid, dead)
-            self._last_append[cid] = time.monotonic()
-            self._cond.notify_all()  # the writer thread schedules the lease's release (``housekeep``)
+        if cid in self._deleted:
+            raise ConversationDeletedError(cid)
+        if cid not in self._leases:
+            self._take_lease(cid, dead)
+        self._last_append[cid] = time.monotonic()
 
     def last_seq(self, cid: str) -> int:
         events = self._events.get(cid)
