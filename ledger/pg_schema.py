@@ -33,10 +33,6 @@ def redact_dsn(text: str) -> str:
     return _PASSWORD_KEY.sub(r"\g<key>[redacted]", text)
 
 
-def is_database_url(text: str) -> bool:
-    return text.startswith(("postgresql://", "postgres://"))
-
-
 def describe_db_error(exc: BaseException) -> tuple[str, str]:
     """(a key naming the kind of failure, a readable reason without credentials) for a database failure."""
     detail = redact_dsn(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
