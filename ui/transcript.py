@@ -63,7 +63,10 @@ class Transcript:
         if conv is None:
             return None
         self._origin(conv)
-        self.start = whole.index(self.anchor) if self.anchor in whole else max(0, len(whole) - WINDOW)
+        try:
+            self.start = whole.index(self.anchor)
+        except ValueError:  # first render, or the path changed above (or at) the first message shown
+            self.start = max(0, len(whole) - WINDOW)
         self.anchor = whole[self.start] if whole else None  # the same, unless the path changed above it
         path = whole[self.start :]
         self._show_earlier_button()
