@@ -98,3 +98,19 @@ def test_a_chat_in_the_list_is_a_real_link_and_its_title_shows_as_plain_text(
     assert page.url == app.url + "/"
     tab.close()
     page.context.close()
+
+
+def test_on_a_phone_choosing_a_chat_in_the_drawer_closes_it_and_shows_the_chat(
+    browser, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    page = new_page(browser, app.url, width=390, height=800)
+    cid = chat_with(page, upstream, "phone question", "delta answer")
+    page.goto(app.url + "/")  # the list is a closed drawer here
+    page.get_by_role("button", name="Chats").click()
+    link = page.locator(f"[data-conversation='{cid}']").get_by_role("link")
+    expect(link).to_be_in_viewport()
+    link.click()
+    page.wait_for_url(f"**/chat/{cid}")
+    expect(last_answer(page)).to_contain_text("delta answer")
+    expect(link).not_to_be_in_viewport()  # the drawer slid away
+    page.context.close()

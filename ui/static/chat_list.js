@@ -3,7 +3,8 @@
 // Delete button, a dot while it streams, a heading where the day group changes. The server sends the rows
 // (`rows`: [id, title, group, live]) and the chat shown (`current`); every word comes from the server (`words`).
 // A plain click on a link asks the server to switch in place ('act' event: ["open", id]); the buttons send
-// ["rename", id] and ["delete", id]. Titles and ids are text and attribute values only (Vue escapes them).
+// ["rename", id] and ["delete", id]. On a narrow screen (the list is a drawer over the chat) choosing a chat
+// closes the drawer. Titles and ids are text and attribute values only (Vue escapes them).
 export default {
   template: `
     <ul class="lc-chats">
@@ -31,6 +32,13 @@ export default {
       if (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
       event.preventDefault();
       this.act("open", id);
+      // on a narrow screen the list is a drawer over the chat: close it so the chat chosen shows
+      if (this.$el.closest(".q-drawer--mobile")) this.drawer()?.hide();
+    },
+    drawer() {
+      let c = this.$parent;
+      while (c && c.$options.name !== "QDrawer") c = c.$parent;
+      return c;
     },
     act(action, id) {
       this.$emit("act", [action, id]);
