@@ -10,7 +10,7 @@ export default {
     <ul class="lc-chats">
       <li v-if="!rows.length" class="lc-chats-empty lc-meta">{{ empty }}</li>
       <template v-for="(row, i) in rows" :key="row[0]">
-        <li v-if="row[2] && (i === 0 || rows[i - 1][2] !== row[2])" class="lc-group" aria-hidden="true">{{ row[2] }}</li>
+        <li v-if="row[2] && (i === 0 || rows[i - 1][2] !== row[2])" class="lc-group">{{ row[2] }}</li>
         <li class="lc-chat" :class="{ 'lc-current': row[0] === current }" :data-conversation="row[0]">
           <a :href="'/chat/' + encodeURIComponent(row[0])" :title="row[1]"
              :aria-current="row[0] === current ? 'page' : null" @click="open($event, row[0])"
