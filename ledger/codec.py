@@ -109,64 +109,121 @@ def _encode(value: Any) -> Any:
     return value
 
 
+Decoder = typing.Callable[[Any, str], Any]  # (value, context) -> the decoded value, or CodecError naming context
+_PLANS: dict[type, tuple[frozenset[str], tuple[tuple[str, bool, Decoder], ...]]] = {}
+_DECODERS: dict[Any, Decoder] = {}
+
+
 def _decode_dataclass(cls: type, data: dict[str, Any], *, context: str, ignore: tuple[str, ...] = ()) -> Any:
     if not isinstance(data, dict):
         raise CodecError(f"{context}: expected an object, got {type(data).__name__}")
-    hints = _hints(cls)
-    names = {f.name for f in _fields(cls)}
-    unknown = sorted(set(data) - names - set(ignore))
-    if unknown:
-        raise CodecError(f"{context}: unknown field {unknown[0]!r}")
+    names, plan = _plan(cls)
+    if not names.issuperset(data):
+        unknown = sorted(set(data) - names - set(ignore))
+        if unknown:
+            raise CodecError(f"{context}: unknown field {unknown[0]!r}")
     kwargs: dict[str, Any] = {}
-    for field in _fields(cls):
-        if field.name not in data:
-            if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
-                raise CodecError(f"{context}: missing field {field.name!r}")
-            continue
-        kwargs[field.name] = _decode(hints[field.name], data[field.name], f"{context}.{field.name}")
+    for name, required, decode in plan:
+        if name in data:
+            kwargs[name] = decode(data[name], f"{context}.{name}")
+        elif required:
+            raise CodecError(f"{context}: missing field {name!r}")
     return cls(**kwargs)
 
 
-def _decode(hint: Any, value: Any, context: str) -> Any:
+def _plan(cls: type) -> tuple[frozenset[str], tuple[tuple[str, bool, Decoder], ...]]:
+    """A dataclass's fields with their decoders, made once per class (the type hints are read once)."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        hints = _hints(cls)
+        fields = _fields(cls)
+        required = {
+            f.name: f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING for f in fields
+        }
+        plan = _PLANS[cls] = (
+            frozenset(f.name for f in fields),
+            tuple((f.name, required[f.name], _decoder(hints[f.name])) for f in fields),
+        )
+    return plan
+
+
+def _decoder(hint: Any) -> Decoder:
+    found = _DECODERS.get(hint)
+    if found is None:
+        found = _DECODERS[hint] = _make_decoder(hint)
+    return found
+
+
+def _make_decoder(hint: Any) -> Decoder:
     origin = typing.get_origin(hint)
     if origin in (Union, types.UnionType):
         args = typing.get_args(hint)
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _decode(arg, value, context)
-            except CodecError as exc:
-                errors.append(str(exc))
-        raise CodecError(errors[0] if len(errors) == 1 else f"{context}: bad value {value!r}")
+        optional = type(None) in args
+        members = tuple(_decoder(arg) for arg in args if arg is not type(None))
+
+        def union(value: Any, context: str) -> Any:
+            if value is None and optional:
+                return None
+            errors = []
+            for member in members:
+                try:
+                    return member(value, context)
+                except CodecError as exc:
+                    errors.append(str(exc))
+            raise CodecError(errors[0] if len(errors) == 1 else f"{context}: bad value {value!r}")
+
+        return union
     if origin is Literal:
-        if value not in typing.get_args(hint):
-            raise CodecError(f"{context}: {value!r} is not one of {list(typing.get_args(hint))}")
-        return value
+        allowed = typing.get_args(hint)
+
+        def literal(value: Any, context: str) -> Any:
+            if value not in allowed:
+                raise CodecError(f"{context}: {value!r} is not one of {list(allowed)}")
+            return value
+
+        return literal
     if origin is tuple:
         (item,) = typing.get_args(hint)[:1]
         if item is Param:
-            if not isinstance(value, dict):
-                raise CodecError(f"{context}: expected an object of parameters")
-            return tuple(Param(name=str(k), value=v) for k, v in value.items())
-        if not isinstance(value, list):
-            raise CodecError(f"{context}: expected a list, got {type(value).__name__}")
-        return tuple(_decode(item, v, context) for v in value)
+            return _params
+        each = _decoder(item)
+
+        def items(value: Any, context: str) -> Any:
+            if not isinstance(value, list):
+                raise CodecError(f"{context}: expected a list, got {type(value).__name__}")
+            return tuple(each(v, context) for v in value)
+
+        return items
     if hint in _VALUE_CLASSES:
-        return _decode_dataclass(hint, value, context=context)
+        return lambda value, context: _decode_dataclass(hint, value, context=context)
     if hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise CodecError(f"{context}: expected a number, got {value!r}")
-        return float(value)
+        return _number
     if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise CodecError(f"{context}: expected an integer, got {value!r}")
-        return value
+        return _integer
     if hint in (str, bool):
-        if type(value) is not hint:
-            raise CodecError(f"{context}: expected {hint.__name__}, got {value!r}")
-        return value
-    raise CodecError(f"{context}: cannot decode type {hint!r}")  # pragma: no cover - a new field type needs a rule
+
+        def exact(value: Any, context: str) -> Any:
+            if type(value) is not hint:
+                raise CodecError(f"{context}: expected {hint.__name__}, got {value!r}")
+            return value
+
+        return exact
+    raise CodecError(f"cannot decode type {hint!r}")  # pragma: no cover - a new field type needs a rule
+
+
+def _params(value: Any, context: str) -> tuple[Param, ...]:
+    if not isinstance(value, dict):
+        raise CodecError(f"{context}: expected an object of parameters")
+    return tuple(Param(name=str(k), value=v) for k, v in value.items())
+
+
+def _number(value: Any, context: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CodecError(f"{context}: expected a number, got {value!r}")
+    return float(value)
+
+
+def _integer(value: Any, context: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CodecError(f"{context}: expected an integer, got {value!r}")
+    return value

@@ -69,8 +69,48 @@ def test_switching_chats_happens_in_place_the_url_follows_and_back_returns_with_
     page.wait_for_url(f"**/chat/{second}")
     expect(last_answer(page)).to_contain_text("beta answer")
     assert same_document(page)
-    expect(page.locator(f"[data-conversation='{second}']")).to_have_attribute("aria-current", "page")
+    current = page.locator(f"[data-conversation='{second}']").get_by_role("link")
+    expect(current).to_have_attribute("aria-current", "page")
 
     page.reload()  # the URL it followed is a real one
     expect(last_answer(page)).to_contain_text("beta answer")
+    page.context.close()
+
+
+def test_a_chat_in_the_list_is_a_real_link_and_its_title_shows_as_plain_text(
+    browser, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    page = new_page(browser, app.url)
+    title = "<img src=x onerror=self.lcOwned=1><b>b</b>"
+    cid = chat_with(page, upstream, title, "gamma answer")
+    row = page.locator(f"[data-conversation='{cid}']")
+    expect(row.get_by_role("link")).to_have_text(title)
+    assert row.locator("img, b").count() == 0 and page.evaluate("() => self.lcOwned") is None
+    expect(row.get_by_role("button", name="Rename")).to_be_visible()
+    expect(row.get_by_role("link")).to_have_attribute("href", f"/chat/{cid}")
+
+    page.get_by_role("button", name="New chat").click()
+    page.wait_for_url(app.url + "/")
+    with page.context.expect_page() as opened:  # Ctrl+click: the browser's own new tab, this page stays
+        row.get_by_role("link").click(modifiers=["Control"])
+    tab = opened.value
+    expect(last_answer(tab)).to_contain_text("gamma answer")
+    assert page.url == app.url + "/"
+    tab.close()
+    page.context.close()
+
+
+def test_on_a_phone_choosing_a_chat_in_the_drawer_closes_it_and_shows_the_chat(
+    browser, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    page = new_page(browser, app.url, width=390, height=800)
+    cid = chat_with(page, upstream, "phone question", "delta answer")
+    page.goto(app.url + "/")  # the list is a closed drawer here
+    page.get_by_role("button", name="Chats").click()
+    link = page.locator(f"[data-conversation='{cid}']").get_by_role("link")
+    expect(link).to_be_in_viewport()
+    link.click()
+    page.wait_for_url(f"**/chat/{cid}")
+    expect(last_answer(page)).to_contain_text("delta answer")
+    expect(link).not_to_be_in_viewport()  # the drawer slid away
     page.context.close()

@@ -11,7 +11,19 @@ import pytest
 from nicegui import ui
 from nicegui.testing import User
 
-from tests.support.page import answer_html, answers, button, click, elements, engine, last_answer, send
+from tests.support.page import (
+    answer_html,
+    answers,
+    button,
+    chat_list,
+    click,
+    elements,
+    engine,
+    last_answer,
+    list_action,
+    listed,
+    send,
+)
 from tests.support.upstream import HOSTILE, Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for, wait_until
 
@@ -169,7 +181,7 @@ async def test_deleting_a_chat_while_it_streams_removes_it_and_closes_upstream(
     await send(chat, "stream then delete")
     await wait_until(lambda: len(last_answer(chat).text.split()) >= 3)
     cid = cid_of(chat)
-    chat.find(marker="delete").click()
+    list_action(chat, "delete", cid)
     await wait_until(lambda: bool(elements(chat, marker="confirm-delete")))
     chat.find(marker="confirm-delete").click()
     await wait_until(lambda: engine().conversation(cid) is None)
@@ -285,10 +297,10 @@ async def test_rename_and_export_from_the_page(chat: User, upstream: ScriptedUps
     upstream.plan(Behavior(text="exported answer"))
     await send(chat, "first question")
     await wait_until(lambda: last_answer(chat).status == "complete")
-    chat.find(marker="rename").click()
+    list_action(chat, "rename", cid_of(chat))
     chat.find("Name").clear().type("My renamed chat")
     chat.find(kind=ui.button, content="Save").click()
-    await chat.should_see("My renamed chat")
+    await wait_until(lambda: listed(chat) == ["My renamed chat"])
     chat.find(marker="export").click()
     response = await chat.download.next()
     lines = [json.loads(line) for line in response.text.splitlines()]
@@ -296,12 +308,6 @@ async def test_rename_and_export_from_the_page(chat: User, upstream: ScriptedUps
     assert kinds[:3] == ["created", "submitted", "started"] and "renamed" in kinds and kinds[-1] == "renamed"
     assert any(line["kind"] == "persisted" and line["text"] == "exported answer" for line in lines)
     assert FAKE_KEY not in response.text
-
-
-def listed(user: User) -> list[str]:
-    """The titles the conversation list shows, top to bottom."""
-    items = [e for e in elements(user, kind=ui.item) if "data-conversation" in e.props]
-    return [label.text for item in items for label in item.descendants() if isinstance(label, ui.item_label)]
 
 
 async def test_the_list_shows_fifty_chats_then_more_on_demand_and_filters_by_title(chat: User) -> None:
@@ -316,7 +322,7 @@ async def test_the_list_shows_fifty_chats_then_more_on_demand_and_filters_by_tit
     chat.find(marker="chat-filter").type("Topic 07")  # every word, in any case
     await wait_until(lambda: listed(chat) == ["topic 07"])
     chat.find(marker="chat-filter").clear().type("no such title")
-    await chat.should_see("No chat has that in its title.")
+    await wait_until(lambda: chat_list(chat).props["empty"] == "No chat has that in its title." and not listed(chat))
 
 
 def shown_questions(user: User) -> list[str]:
@@ -349,17 +355,34 @@ async def test_a_long_chat_opens_on_its_last_messages_and_shows_earlier_ones_on_
     await wait_until(lambda: shown_questions(chat) == [f"question {n}" for n in range(1, 14)])
 
 
+async def test_a_list_action_for_a_chat_the_list_does_not_show_does_nothing(chat: User) -> None:
+    shown = engine().create_conversation("shown")
+    other = engine().create_conversation("other")
+    chat.find(marker="chat-filter").type("shown")
+    await wait_until(lambda: listed(chat) == ["shown"])
+    list_action(chat, "delete", other)  # a forged event: the browser never showed this row
+    await nothing_more_for(0.3)
+    assert not elements(chat, marker="confirm-delete")
+    list_action(chat, "delete", shown)
+    await wait_until(lambda: bool(elements(chat, marker="confirm-delete")))
+
+
+def live(user: User) -> list[str]:
+    """The chats the list shows with the streaming dot."""
+    return [row.conversation_id for row in chat_list(user).rows if row.live]
+
+
 async def test_the_list_marks_a_chat_while_it_streams_and_only_then(chat: User, upstream: ScriptedUpstream) -> None:
     upstream.plan(Behavior(text=WORDS, chunk_delay=0.01))
     await send(chat, "stream a while")
-    await wait_until(lambda: len(elements(chat, marker="live-marker")) == 1)
+    await wait_until(lambda: live(chat) == [cid_of(chat)])
     await wait_until(lambda: last_answer(chat).status == "complete", timeout=15)
-    await wait_until(lambda: not elements(chat, marker="live-marker"))
+    await wait_until(lambda: not live(chat))
     upstream.plan(Behavior(text=WORDS, chunk_delay=0.01))
     await send(chat, "and again")  # the same chat at the same place: its marker comes back without a rebuild
-    await wait_until(lambda: len(elements(chat, marker="live-marker")) == 1)
+    await wait_until(lambda: live(chat) == [cid_of(chat)])
     await wait_until(lambda: last_answer(chat).status == "complete", timeout=15)
-    await wait_until(lambda: not elements(chat, marker="live-marker"))
+    await wait_until(lambda: not live(chat))
 
 
 async def test_a_link_to_a_chat_that_never_existed_shows_a_notice_and_a_new_chat(chat: User) -> None:

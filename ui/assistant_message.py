@@ -170,24 +170,24 @@ class AssistantMessageView:
                     ui.label(error_title(attempt)).classes("font-medium")
                     ui.label(attempt.error_summary or "The answer failed.").classes("break-words")
                 if attempt.text:
-                    ui.label("not in context").classes("lc-chip").tooltip(
-                        "This partial answer is shown but will not be sent to the model."
+                    ui.label("not in context").classes("lc-chip").props(
+                        'title="This partial answer is shown but will not be sent to the model."'
                     )
-            if not attempt.is_live:
+            if not attempt.is_live:  # native tooltips (``title``): a Quasar one is an element per button per message
                 if attempt.text:
                     ui.button(icon="content_copy", on_click=self._copy).props(
-                        'flat dense round size=sm aria-label="Copy"'
-                    ).tooltip("Copy the answer")
+                        'flat dense round size=sm aria-label="Copy" title="Copy the answer"'
+                    )
                 ui.button(icon="timeline", on_click=lambda: self.actions.audit(self.message_id)).props(
-                    'flat dense round size=sm aria-label="Audit"'
-                ).tooltip("Show this answer in the audit panel")
+                    'flat dense round size=sm aria-label="Audit" title="Show this answer in the audit panel"'
+                )
                 ui.button(icon="call_split", on_click=lambda: self.actions.branch(self.message_id)).props(
-                    'flat dense round size=sm aria-label="Branch"'
-                ).mark("branch").tooltip("Branch from here: a new chat with the conversation up to this answer")
+                    'flat dense round size=sm aria-label="Branch" '
+                    'title="Branch from here: a new chat with the conversation up to this answer"'
+                ).mark("branch")
                 again = "Ask again: a new attempt" + (", tools run again" if attempt.tool_calls else "")
-                ui.button("Retry", icon="refresh", on_click=lambda: self.actions.retry(self.message_id, None)).props(
-                    "flat dense no-caps"
-                ).mark("retry").tooltip(again)
+                retry = ui.button("Retry", icon="refresh", on_click=lambda: self.actions.retry(self.message_id, None))
+                retry.props("flat dense no-caps").mark("retry").props["title"] = again
                 if len(self.actions.models) > 1:
                     with (
                         ui.button(icon="expand_more")

@@ -162,7 +162,8 @@ class ChatPage:
         try:
             if self.cid is None:
                 self.cid = self.engine.create_conversation()
-                self.sidebar.current = self.audit.cid = self.cid
+                self.audit.cid = self.cid
+                self.sidebar.select(self.cid)
                 ui.navigate.history.replace(f"/chat/{self.cid}")
                 await self.engine.viewer_joined(self.cid, self.client.id)
             await self.engine.submit(self.cid, text, model=self.model)

@@ -122,6 +122,9 @@ def earlier_messages(count: int) -> str:
     return f"Show {count} earlier message{'' if count == 1 else 's'}"
 
 
+CHAT_LIST_WORDS = {"rename": "Rename", "remove": "Delete", "live": "Streaming"}  # the list's buttons and dot
+
+
 def more_chats(count: int) -> str:
     """The label of the conversation list's "Show more" button."""
     return f"Show {count} more" if count != 1 else "Show 1 more"

@@ -16,7 +16,7 @@ from datetime import UTC, date, datetime
 from nicegui import ui
 
 from engine.engine import Engine, InputRejected
-from ledger.summary import ConversationSummary
+from ui.chat_list import ChatList, ChatRow
 from ui.export import archive_async
 from ui.format import day_group, more_chats
 from ui.notices import notice
@@ -33,13 +33,11 @@ class Sidebar:
         open_chat: Callable[[str | None], Awaitable[None]],
         on_deleted: Callable[[str], Awaitable[None]],
     ) -> None:
-        self.engine, self.current, self.open_chat, self.on_deleted = engine, current, open_chat, on_deleted
+        self.engine, self.open_chat, self.on_deleted = engine, open_chat, on_deleted
         self.shown = PAGE
         self.query = ""
         self._signature: tuple[object, ...] = ()
-        self._items: dict[str, ui.item] = {}
-        self._sides: dict[str, ui.row] = {}  # per item, the row holding its live marker and buttons
-        self._live: dict[str, ui.icon] = {}
+        self._titles: dict[str, str] = {}  # the titles of the chats listed, as named (empty: never named)
         self.search = SearchDialog(engine, self.open_chat)
         with ui.column().classes("w-full gap-1") as self.root:
             with ui.column().classes("w-full gap-1 lc-sidebar-top"):
@@ -55,7 +53,9 @@ class Sidebar:
                     .classes("w-full")
                     .mark("chat-filter")
                 )
-            self.list = ui.list().props("dense separator").classes("w-full").mark("conversation-list")
+            self.list = ChatList(on_open=self.open_chat, on_rename=self._rename, on_delete=self._confirm_delete)
+            self.list.classes("w-full").mark("conversation-list")
+            self.list.select(current)
             self.more = (
                 ui.button("Show more", icon="expand_more", on_click=self._more)
                 .props("flat dense no-caps")
@@ -72,74 +72,29 @@ class Sidebar:
         return datetime.now(UTC).date()
 
     def select(self, cid: str | None) -> None:
-        """Mark ``cid`` as the chat shown (after an in-place switch), without rebuilding the list."""
-        for was, now in ((self.current, False), (cid, True)):
-            item = self._items.get(was or "")
-            if item is not None:
-                item.classes(add="lc-current" if now else None, remove=None if now else "lc-current")
-                item.props(add='aria-current="page"' if now else None, remove=None if now else "aria-current")
-        self.current = cid
+        """Mark ``cid`` as the chat shown (after an in-place switch or a new chat's first message)."""
+        self.list.select(cid)
 
     def refresh(self) -> None:
         summaries = self.engine.summaries(self.query)
         visible = summaries[: self.shown]
         hidden = len(summaries) - len(visible)
+        live = {s.conversation_id for s in visible if self.engine.is_streaming(s.conversation_id)}
         today = self.today
-        rows = tuple((s, day_group(s.when, today), self.engine.is_streaming(s.conversation_id)) for s in visible)
-        signature: tuple[object, ...] = (self.query, hidden, tuple((s.conversation_id, s.title, w) for s, w, _ in rows))
+        self._titles = {s.conversation_id: s.title for s in visible}
+        rows = [
+            ChatRow(cid, s.title or "New conversation", day_group(s.when, today), cid in live)
+            for s in visible
+            for cid in (s.conversation_id,)
+        ]
+        signature: tuple[object, ...] = (self.query, hidden, tuple((r.conversation_id, r.title, r.group) for r in rows))
         if signature == self._signature:  # the same chats in the same places: only live markers may change
-            for summary, _, streaming in rows:
-                self._mark_live(summary.conversation_id, streaming)
+            self.list.set_live(live)
             return
         self._signature = signature
         self.more.set_text(more_chats(min(hidden, PAGE)))
         self.more.set_visibility(hidden > 0)
-        self.list.clear()
-        self._items.clear()
-        self._sides.clear()
-        self._live.clear()
-        with self.list:
-            if not rows:
-                with ui.item():
-                    text = "No chat has that in its title." if self.query else "No conversations yet."
-                    ui.item_label(text).classes("lc-meta")
-            group = ""
-            for summary, when, streaming in rows:
-                if when != group:
-                    group = when
-                    with ui.item().classes("lc-group-item").props("dense"):
-                        ui.item_label(when).classes("lc-group")
-                self._item(summary, streaming)
-
-    def _item(self, summary: ConversationSummary, streaming: bool) -> None:
-        cid = summary.conversation_id
-        title = summary.title or "New conversation"
-        item = self._items[cid] = ui.item(on_click=lambda: self.open_chat(cid))
-        item.props["data-conversation"] = cid  # set as a value, never parsed as markup
-        if cid == self.current:
-            item.classes("lc-current").props["aria-current"] = "page"
-        with item.mark(f"conversation-{cid}"):
-            with ui.item_section():
-                ui.item_label(title).classes("lc-title").props["title"] = title
-            with ui.item_section().props("side"), ui.row().classes("items-center gap-0 no-wrap") as side:
-                self._sides[cid] = side
-                ui.button(icon="edit", on_click=lambda: self._rename(cid, summary.title)).props(
-                    'flat dense round size=sm aria-label="Rename" title="Rename"'
-                ).on("click.stop", lambda: None).mark("rename")
-                ui.button(icon="delete_outline", on_click=lambda: self._confirm_delete(cid, title)).props(
-                    'flat dense round size=sm aria-label="Delete" title="Delete"'
-                ).on("click.stop", lambda: None).mark("delete")
-        self._mark_live(cid, streaming)
-
-    def _mark_live(self, cid: str, streaming: bool) -> None:
-        marker = self._live.get(cid)
-        if streaming and marker is None and cid in self._sides:
-            with self._sides[cid]:
-                marker = self._live[cid] = ui.icon("fiber_manual_record", color="green", size="xs")
-            marker.props('aria-label="Streaming" title="Streaming"').mark("live-marker")
-            marker.move(target_index=0)
-        elif not streaming and marker is not None:
-            self._live.pop(cid).delete()
+        self.list.show(rows, "No chat has that in its title." if self.query else "No conversations yet.")
 
     def _filter(self, query: str) -> None:
         self.query, self.shown = query.strip(), PAGE
@@ -153,7 +108,8 @@ class Sidebar:
         content = await archive_async(self.engine)  # every chat, read in a worker thread
         ui.download.content(content, "ledger-chat.zip", media_type="application/zip")
 
-    def _rename(self, cid: str, title: str) -> None:
+    def _rename(self, cid: str) -> None:
+        title = self._titles.get(cid, "")
         with ui.dialog() as dialog, ui.card().classes("min-w-[320px]"):
             ui.label("Rename conversation").classes("text-lg")
             name = ui.input("Name", value=title).props("autofocus").classes("w-full")
@@ -172,7 +128,8 @@ class Sidebar:
                 ui.button("Save", on_click=save).props("no-caps")
         dialog.open()
 
-    def _confirm_delete(self, cid: str, title: str) -> None:
+    def _confirm_delete(self, cid: str) -> None:
+        title = self._titles.get(cid) or "New conversation"
         with ui.dialog() as dialog, ui.card().classes("min-w-[320px]").mark("delete-dialog"):
             ui.label(f"Delete “{title}”?").classes("text-lg")
             ui.label("Its messages and its ledger are removed. A streaming answer is stopped first.").classes("lc-meta")

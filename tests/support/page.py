@@ -11,6 +11,7 @@ from nicegui.testing.user_interaction import UserInteraction
 
 from engine.engine import Engine
 from tests.support.waiting import wait_until
+from ui.chat_list import ChatList
 from ui.context import current
 from ui.markdown_stream import MarkdownStream
 from ui.safe_markdown import MarkdownBlock
@@ -96,3 +97,19 @@ async def send(user: User, text: str) -> None:
     user.find("Message").type(text)
     user.find("Message").trigger("keydown.enter.exact.prevent")
     await wait_until(lambda: len(elements(user, marker="assistant-message")) > before, 5, "the new answer's element")
+
+
+def chat_list(user: User) -> ChatList:
+    """The conversation list's element (its rows are what the browser renders)."""
+    (found,) = (e for e in elements(user, marker="conversation-list") if isinstance(e, ChatList))
+    return found
+
+
+def listed(user: User) -> list[str]:
+    """The titles the conversation list shows, top to bottom."""
+    return [row.title for row in chat_list(user).rows]
+
+
+def list_action(user: User, action: str, cid: str) -> None:
+    """What a click on a row's link ("open"), Rename or Delete button sends from the browser."""
+    user.find(marker="conversation-list").trigger("act", [action, cid])
