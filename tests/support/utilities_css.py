@@ -7,7 +7,8 @@ Re-run it after adding a class to ``ui/`` (``tests/test_utilities_css.py`` fails
 own ``tailwindcss.min.js`` (the browser build the page used to run) in headless Chromium on a page whose elements
 carry every class of ``used_classes`` plus ``RUNTIME_CLASSES``, with NiceGUI's layer order and dark variant, and
 writes the stylesheet Tailwind injected: the theme variables it used, its preflight (base) and the utilities, in
-Tailwind's cascade layers, so the page looks as it did with the in-browser compiler.
+Tailwind's cascade layers, followed by what NiceGUI puts in its ``overrides`` layer only with Tailwind on
+(``headwind.css``), so the page looks as it did with the in-browser compiler.
 
 Guarantees: ``used_classes`` finds every class token written in ``ui/*.py`` (string literals given to
 ``.classes(...)``, including f-strings' literal parts and ``add=``, and ``class="..."`` in HTML strings) and in
@@ -33,14 +34,16 @@ ROOT = Path(__file__).resolve().parents[2]
 UI = ROOT / "ui"
 OUTPUT = UI / "static" / "utilities.css"
 TAILWIND_JS = Path(nicegui.__file__).parent / "static" / "tailwindcss.min.js"
+# What NiceGUI adds to its ``overrides`` layer only with Tailwind on: it cancels Tailwind's ``rotate`` for Quasar's
+# rotate-* classes (Quasar turns them with ``transform``; both together would turn its open-select arrow 360°).
+HEADWIND = Path(nicegui.__file__).parent / "static" / "headwind.css"
 LAYERS = "@layer theme, base, quasar, nicegui, components, utilities, overrides, quasar_importants;"
 DARK_VARIANT = "@custom-variant dark (&:where(body.body--dark, body.body--dark *));"  # NiceGUI's index.html
 OURS = ("lc-", "q-", "nicegui-")
 # Classes Quasar's components put on their own elements that Tailwind also knows: the in-browser compiler saw them
 # in the page and made rules for them, so the sheet keeps those rules (found by reading what Tailwind injected into
 # the real app: empty page, a markdown answer, audit panel, tool cards running and done, rename and delete dialogs,
-# search, model and retry menus, a tooltip, a failed answer, a notification, dark mode, a phone). ``rotate-180``
-# (Quasar's open-select arrow) adds ``rotate`` to Quasar's ``transform``: the arrow turns 360°, as it did before.
+# search, model and retry menus, a tooltip, a failed answer, a notification, dark mode, a phone).
 RUNTIME_CLASSES = (
     *("absolute", "fixed", "block", "flex", "inline", "hidden", "cursor-pointer", "text-white", "rotate-180"),
     *("items-stretch", "justify-center", "justify-start", "self-stretch"),
@@ -126,8 +129,10 @@ def compile_css(classes: set[str], browser: Browser | None = None) -> str:
 
 
 def stylesheet(classes: set[str], css: str) -> str:
-    """The file's text: the header naming the classes, then Tailwind's CSS."""
-    return HEADER + CLASSES_LINE.format(" ".join(sorted(classes))) + css.rstrip() + "\n"
+    """The file's text: the header naming the classes, Tailwind's CSS, then NiceGUI's headwind overrides."""
+    headwind = HEADWIND.read_text(encoding="utf-8").strip().replace("\n", "\n  ")
+    classes_line = CLASSES_LINE.format(" ".join(sorted(classes)))
+    return f"{HEADER}{classes_line}{css.rstrip()}\n@layer overrides {{\n  {headwind}\n}}\n"
 
 
 def write(path: Path = OUTPUT) -> Path:
