@@ -38,16 +38,8 @@ def test_the_scan_finds_classes_in_calls_f_strings_keywords_html_and_scripts_but
         "    return 'text-lg'  # not a class: no .classes() and no class attribute\n"
     )
     (tmp_path / "static" / "page.js").write_text("el.classList.add('italic'); b.className = 'lc-copy-code shadow';\n")
-    assert used_classes(tmp_path) == {
-        "mt-3",
-        "p-2",
-        "mx-1",
-        "w-full",
-        "whitespace-pre-wrap",
-        "underline",
-        "italic",
-        "shadow",
-    }
+    found = used_classes(tmp_path)
+    assert found == {"mt-3", "p-2", "mx-1", "w-full", "whitespace-pre-wrap", "underline", "italic", "shadow"}
 
 
 def test_the_app_classes_that_need_a_rule_have_one_in_the_stylesheet() -> None:
