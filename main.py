@@ -103,6 +103,7 @@ def run(config: AppConfig) -> int:
         show_welcome_message=False,
         dark=None,  # follow the system until the reader picks a theme (remembered in the browser)
         language="en-US",
+        tailwind=False,  # no in-browser compiler: ui/static/utilities.css holds the CSS it made (ui.style)
     )
     return 0
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Ledger Chat's two set-up commands; needs only Python 3.11 (standard library) and is safe to re-run.
+"""Ledger Chat's set-up commands; needs only Python 3.11 (standard library) and is safe to re-run.
 
     python3.11 tasks.py app [main.py options]   # the app with the offline demo model on http://127.0.0.1:8080
     python3.11 tasks.py test [pytest options]   # lint, types, and every test (installs Chromium for the browser suite)
+    python3.11 tasks.py utilities-css           # re-make ui/static/utilities.css after adding a class in ui/
 
 Each makes (or reuses) .venv beside this file and installs the dependencies listed in pyproject.toml when they
 changed; the browser suite's Debian packages (chromium, chromium-driver) and the PostgreSQL tests' (postgresql) are
@@ -28,7 +29,7 @@ def main(argv: list[str]) -> int:
     if sys.version_info < (3, 11):  # noqa: UP036 - this file must explain itself on an older Python
         print("Ledger Chat needs Python 3.11 or newer", file=sys.stderr)
         return 2
-    if not argv or argv[0] not in ("app", "test"):
+    if not argv or argv[0] not in ("app", "test", "utilities-css"):
         print(__doc__)
         return 2
     command, rest = argv[0], argv[1:]
@@ -37,6 +38,8 @@ def main(argv: list[str]) -> int:
         return run([str(PYTHON), str(ROOT / "main.py"), *rest])
     ensure_venv(extras=("test",))
     ensure_chromium()
+    if command == "utilities-css":  # Tailwind's browser build in Chromium: tests/support/utilities_css.py
+        return run([str(PYTHON), "-m", "tests.support.utilities_css"])
     ensure_postgresql()
     for step in (
         [str(PYTHON), "-m", "ruff", "check", "."],

@@ -1,9 +1,12 @@
 """The page's look and its browser-side behaviour, served as the app's own static files.
 
-Guarantees: ``ledger.css`` and ``ledger.js`` (in ``ui/static``) are served from the app itself under
-``/lc-static`` (nothing is loaded from another host); ``add_style`` adds them to a page with the Pygments styles
-for code, the skip link to the message box, the "Jump to latest" button and the screen-reader announcement
-region. What the script does is listed at its top.
+Guarantees: ``utilities.css``, ``ledger.css`` and ``ledger.js`` (in ``ui/static``) are served from the app itself
+under ``/lc-static`` with a version in the URL (nothing is loaded from another host); ``add_style`` adds them to a
+page with the Pygments styles for code, the skip link to the message box, the "Jump to latest" button and the
+screen-reader announcement region. What the script does is listed at its top. ``utilities.css`` is the CSS
+Tailwind makes for the classes ``ui/`` uses (NiceGUI runs without its in-browser Tailwind compiler:
+``tailwind=False`` in ``main.py``); ``python3.11 tasks.py utilities-css`` re-makes it
+(``tests/support/utilities_css.py``), ``tests/test_utilities_css.py`` fails while it misses a class.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ def serve_static() -> None:
 
 def add_style() -> None:
     version = int(max(p.stat().st_mtime for p in STATIC.iterdir()))
+    ui.add_head_html(f'<link rel="stylesheet" href="{ROUTE}/utilities.css?v={version}">')
     ui.add_head_html(f'<link rel="stylesheet" href="{ROUTE}/ledger.css?v={version}">')
     ui.add_head_html(f'<script src="{ROUTE}/ledger.js?v={version}" defer></script>')
     ui.add_css(code_css())
