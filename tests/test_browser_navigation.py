@@ -114,3 +114,24 @@ def test_on_a_phone_choosing_a_chat_in_the_drawer_closes_it_and_shows_the_chat(
     expect(last_answer(page)).to_contain_text("delta answer")
     expect(link).not_to_be_in_viewport()  # the drawer slid away
     page.context.close()
+
+
+def test_a_long_chat_opens_on_its_latest_answer_then_fills_sixteen_messages_above_without_moving(
+    browser, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    page = new_page(browser, app.url, height=600)
+    for n in range(1, 13):
+        cid = chat_with(page, upstream, f"question {n}", f"answer {n}")
+    page.get_by_role("button", name="New chat").click()
+    page.wait_for_url(app.url + "/")
+    for opened in ("in place", "by its address"):
+        if opened == "in place":
+            page.locator(f"[data-conversation='{cid}']").get_by_role("link").click()
+        else:
+            page.goto(f"{app.url}/chat/{cid}")
+        expect(last_answer(page)).to_contain_text("answer 12")
+        expect(page.locator(".lc-user")).to_have_count(8)  # 16 messages: questions 5 to 12
+        expect(page.locator(".lc-user").first).to_contain_text("question 5")
+        expect(last_answer(page)).to_be_in_viewport()  # the view stayed on the latest answer
+        expect(page.get_by_role("button", name="Show 8 earlier messages")).to_have_count(1)
+    page.context.close()

@@ -26,6 +26,7 @@ from tests.support.page import (
 )
 from tests.support.upstream import HOSTILE, Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for, wait_until
+from ui.chat_page import PAINTED
 
 pytest_plugins = ["nicegui.testing.user_plugin"]
 FAKE_KEY = "sk-test-page-0123456789abcdef"
@@ -45,6 +46,7 @@ def app_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, upstream: ScriptedU
 
 @pytest.fixture
 async def chat(app_env: ScriptedUpstream, user: User) -> User:
+    user.javascript_rules[re.compile(re.escape(PAINTED))] = lambda _: PAINTED  # as a browser answers the round trip
     await user.open("/")
     return user
 

@@ -32,6 +32,8 @@ from ui.style import add_style
 from ui.tool_servers import ToolServersPanel
 from ui.transcript import Transcript
 
+PAINTED = "'lc-painted'"  # a round trip to the browser: its answer comes after what was sent before it
+
 
 class ChatPage:
     def __init__(self, context: PageContext, cid: str | None) -> None:
@@ -102,6 +104,7 @@ class ChatPage:
         self.refresh.flush()
         if self.cid is not None:
             background_tasks.create(self.engine.viewer_joined(self.cid, self.client.id), name="viewer joined")
+            background_tasks.create(self._fill_when_shown(self.switches), name="fill the transcript")
 
     def render(self) -> None:
         conv = self.engine.conversation(self.cid) if self.cid else None
@@ -155,6 +158,19 @@ class ChatPage:
             self.audit.show(cid)
         self.refresh.chat_dirty = True
         self.refresh.flush()
+        if cid is not None:
+            background_tasks.create(self._fill_when_shown(self.switches), name="fill the transcript")
+
+    async def _fill_when_shown(self, switch: int) -> None:
+        """Once the browser shows the chat's first messages, add the rest of its window above them."""
+        try:
+            await self.client.connected(timeout=30)
+            await self.client.run_javascript(PAINTED, timeout=5)  # answered after the first messages arrived
+        except TimeoutError:
+            return
+        if switch == self.switches and not self.client.is_deleted:
+            with self.client:
+                self.transcript.fill()
 
     # --- user actions ------------------------------------------------------------------------------------------
 

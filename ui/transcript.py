@@ -7,7 +7,8 @@ messages sent meanwhile are added below. When the path changes (an edit, another
 answer) the views from the first difference on are rebuilt; otherwise a view is updated only when its message,
 its attempt or the streaming state changed (a streaming answer touches only its own view). ``render`` returns the
 attempt shown streaming (Stop cancels that attempt only); a branched chat links to where it came from; a deleted
-conversation shows one line saying so.
+conversation shows one line saying so. A chat is first painted with its last ``FIRST`` messages (its readable
+text comes sooner); ``fill`` then grows that to ``WINDOW`` above them, once the page shows it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ui.user_message import UserMessageView
 from ui.widgets import Actions
 
 WINDOW = 16  # messages shown when a chat opens, and added by each "Show earlier messages"
+FIRST = 6  # of those, the messages the chat is first painted with (``fill`` adds the rest above)
 
 DEMO_HINT = (
     "Demo model: add #slow, #drop, #stall, #429, #500, #401, #malformed or #html to a message to watch Stop, "
@@ -66,7 +68,7 @@ class Transcript:
         try:
             self.start = whole.index(self.anchor)
         except ValueError:  # first render, or the path changed above (or at) the first message shown
-            self.start = max(0, len(whole) - WINDOW)
+            self.start = max(0, len(whole) - (FIRST if self.anchor is None else WINDOW))
         self.anchor = whole[self.start] if whole else None  # the same, unless the path changed above it
         path = whole[self.start :]
         self._show_earlier_button()
@@ -118,6 +120,12 @@ class Transcript:
         """Add up to ``WINDOW`` earlier messages above the shown ones; what is shown stays as it is."""
         if self.start and self.conv is not None:
             self.anchor = selected_path(self.conv)[max(0, self.start - WINDOW)]
+            self.render(self.conv)
+
+    def fill(self) -> None:
+        """Grow the messages a chat was first painted with to ``WINDOW``, above them (what is shown stays)."""
+        if self.start and self.conv is not None and len(self.path) < WINDOW:
+            self.anchor = selected_path(self.conv)[max(0, self.start - (WINDOW - len(self.path)))]
             self.render(self.conv)
 
     def _show_earlier_button(self) -> None:
