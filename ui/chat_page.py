@@ -164,7 +164,7 @@ class ChatPage:
     async def _fill_when_shown(self, switch: int) -> None:
         """Once the browser shows the chat's first messages, add the rest of its window above them."""
         try:
-            await self.client.connected(timeout=30)
+            await self.client.connected(timeout=15)  # a page that never connects is released meanwhile
             await self.client.run_javascript(PAINTED, timeout=5)  # answered after the first messages arrived
         except TimeoutError:
             return
