@@ -37,10 +37,9 @@ class Pair:
     def __init__(self, url: str, a: AppProcess, b: AppProcess, spares: list[AppProcess]) -> None:
         self.url, self.a, self.b, self.spares = url, a, b, spares
 
-    @property
-    def survivors(self) -> set[int]:
-        """The pids of the two instances the tests keep running (either may finalize a dead owner's attempt)."""
-        return {p.proc.pid for p in (self.a, self.b) if p.proc is not None}
+    def others(self, owner: AppProcess) -> set[int]:
+        """The pids of the instances other than ``owner`` (any of them may finalize the attempts it owned)."""
+        return {p.proc.pid for p in (self.a, self.b, *self.spares) if p is not owner and p.proc is not None}
 
     def rows(self, cid: str) -> list[tuple[str, str, dict[str, Any]]]:
         """(kind, writer, payload) of the conversation's events in the database, in seq order."""
@@ -155,7 +154,7 @@ def test_killing_the_owner_mid_stream_lets_the_other_instance_mark_the_answer_in
     rows = pair.rows(cid)
     assert [k for k, _, _ in rows][-2:] == ["recovered", "persisted"]
     persisted_writer, persisted = rows[-1][1], rows[-1][2]
-    assert pid_of(persisted_writer) in pair.survivors and persisted["status"] == "interrupted"
+    assert pid_of(persisted_writer) in pair.others(owner) and persisted["status"] == "interrupted"
     text = persisted["text"].split()
     assert text == WORDS[: len(text)] and len(text) >= 15
     assert wait_until_blocking(lambda: visible_words(on_b), what="words") == text
@@ -182,6 +181,6 @@ def test_an_owner_that_stops_renewing_its_lease_is_finalized_by_the_other_instan
         owner.kill()
     assert LEASE * 2 / 3 - 0.5 < waited < LEASE + 2, "after the lease (renewed every lease/3 s), not before"
     rows = pair.rows(cid)
-    assert [k for k, _, _ in rows][-2:] == ["recovered", "persisted"] and pid_of(rows[-1][1]) in pair.survivors
+    assert [k for k, _, _ in rows][-2:] == ["recovered", "persisted"] and pid_of(rows[-1][1]) in pair.others(owner)
     text = rows[-1][2]["text"].split()
     assert text == WORDS[: len(text)] and len(text) >= 15
