@@ -138,8 +138,8 @@ def measure(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, behavior:
     lags = [(lag, min(lag, ran)) for at, lag, ran in rows if wall0 <= at <= wall1]
     gc_file = lag_file.with_suffix(".gc")
     text = gc_file.read_text() if gc_file.exists() else ""
-    gcs = [[float(x) for x in row.split()] for row in text.splitlines() if not row.startswith("#")]
-    gcs = [(int(gen), ms, int(old)) for at, gen, ms, old in gcs if wall0 <= at <= wall1]
+    numbers = [[float(x) for x in row.split()] for row in text.splitlines()]
+    gcs = [(int(gen), ms, int(old)) for at, gen, ms, old in numbers if wall0 <= at <= wall1]
     worst = [max((ms for g, ms, _ in gcs if g == gen), default=0.0) for gen in range(3)]
     return Run(
         sum(frames),
