@@ -327,6 +327,7 @@ class Store:
                         self._pending[cid] = events + self._pending.get(cid, [])
                     self._saving_failed(error)
                 self._cond.notify_all()
+            del batch, failed  # not kept while waiting for the next one: saved events live on as rows only
 
     def _wait_for_batch(self) -> None:
         """Let a batch gather for ``flush_interval``, unless something urgent came or the store is closing."""
