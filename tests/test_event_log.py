@@ -4,15 +4,15 @@ appended, and a long answer does not add objects for the garbage collector to wa
 from __future__ import annotations
 
 import gc
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ledger.event_log import BLOCK, EventLog
 from ledger.events import AnyEvent, Chunk, Renamed, StaleChunk
-from ledger.store import Store
+from ledger.store_api import EventStore
 from tests.support.ledger_builders import answer_events, conversation_events
+from tests.support.stores import StoreMaker
 
 
 def chunk(seq: int, text: str, block: str = "text", cid: str = "c1") -> Chunk:
@@ -70,20 +70,20 @@ def test_a_chunk_with_a_field_that_is_not_a_plain_value_is_kept_as_it_was_append
     assert log.events()[0] is odd
 
 
-def test_a_long_answer_read_back_after_a_reopen_equals_what_was_appended(tmp_path: Path) -> None:
-    store = Store.open(tmp_path, flush_interval=0.01)
+def test_a_long_answer_read_back_after_a_reopen_equals_what_was_appended(stores: StoreMaker) -> None:
+    store = stores.open()
     written = [store.append(e) for e in conversation_events("c1", answers=1, chunks=2 * BLOCK + 7)]
     written += [store.append(e) for e in answer_events("c1", 2, 3 * BLOCK)]
     assert list(store.events("c1")) == written
-    store.close()
-    reopened = Store.open(tmp_path)
+    assert store.close() == 0
+    reopened = stores.open()
     assert list(reopened.events("c1")) == written
     more = reopened.append(chunk(0, "one more", "reasoning"))
     assert list(reopened.events("c1")) == [*written, more] and more.seq == len(written) + 1
-    reopened.close()
+    assert reopened.all_events() == [*written, more]
 
 
-def tracked_after(store: Store, events: list[AnyEvent]) -> int:
+def tracked_after(store: EventStore, events: list[AnyEvent]) -> int:
     for event in events:
         store.append(event)
     assert store.flush_sync()
@@ -91,11 +91,10 @@ def tracked_after(store: Store, events: list[AnyEvent]) -> int:
     return len(gc.get_objects())
 
 
-def test_saved_chunks_add_almost_nothing_for_the_garbage_collector_to_walk(tmp_path: Path) -> None:
-    store = Store.open(tmp_path, flush_interval=0.01)
+def test_saved_chunks_add_almost_nothing_for_the_garbage_collector_to_walk(stores: StoreMaker) -> None:
+    store = stores.open()
     events = conversation_events("c1", answers=1, chunks=6000)
     head, chunks = events[:4], [e for e in events if isinstance(e, Chunk)]
     before = tracked_after(store, [*head, *chunks[:100]])
     after = tracked_after(store, chunks[100:])
     assert after - before < 300, f"{after - before} more tracked objects for {len(chunks) - 100} chunks"
-    store.close()
