@@ -25,7 +25,7 @@ from ledger.events import AnyEvent, Chunk
 
 #: seq, ts, attempt_id, request_id, chunk_seq, text, block: a chunk without its conversation id (the log's own).
 ChunkRow = tuple[int, str, str, str, int, str, str]
-_ATOMIC = (str, int)
+_ATOMIC = frozenset((str, int))
 BLOCK = 256  # items per sealed block: the lists the collector walks hold one entry per block, not per event
 
 
@@ -69,7 +69,7 @@ class EventLog:
 def _row(chunk: Chunk) -> ChunkRow | None:
     """The chunk as a row of atomic values, or None when a field is not an exact str/int (kept as the object)."""
     row = (chunk.seq, chunk.ts, chunk.attempt_id, chunk.request_id, chunk.chunk_seq, chunk.text, chunk.block)
-    return row if all(type(value) in _ATOMIC for value in row) else None
+    return row if {type(value) for value in row} <= _ATOMIC else None
 
 
 def _chunk(conversation_id: str, row: ChunkRow) -> Chunk:

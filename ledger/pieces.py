@@ -21,16 +21,13 @@ FOLD = 256  # pending pieces joined into the buffer's text at once, at the lates
 
 
 class _Buffer:
-    __slots__ = ("joined", "joined_count", "pending")
+    __slots__ = ("count", "joined", "joined_count", "pending")
 
     def __init__(self, joined: str = "", joined_count: int = 0) -> None:
         self.joined = joined  # the text of the lineage's first ``joined_count`` pieces
         self.joined_count = joined_count
         self.pending: list[str] = []  # the pieces after those, not joined yet (fewer than ``FOLD``)
-
-    @property
-    def count(self) -> int:
-        return self.joined_count + len(self.pending)
+        self.count = joined_count  # joined_count + len(pending)
 
     def join(self) -> str:
         """Fold every pending piece into ``joined``; the whole lineage's text so far."""
@@ -62,10 +59,12 @@ class Pieces:
         buffer = self._buffer
         if buffer is None or buffer.count != self._count:  # new, or a later value already appended: fork
             buffer = _Buffer(self.text, self._count)
-        buffer.pending.append(piece)
-        if len(buffer.pending) >= FOLD:
+        count = buffer.count = self._count + 1
+        pending = buffer.pending
+        pending.append(piece)
+        if len(pending) >= FOLD:
             buffer.join()
-        return Pieces(buffer, self._count + 1, self.length + len(piece))
+        return Pieces(buffer, count, self.length + len(piece))
 
     @property
     def text(self) -> str:
