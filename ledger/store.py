@@ -20,10 +20,10 @@ Guarantees:
   tombstone kept in the index, so the refusal survives a restart. In memory it is only its id (a tombstone).
 - Lazy: opening reads the index (``ledger.opening.read_index``: summaries and tombstones), not the conversations;
   ``events(cid)`` reads a conversation's file when first asked (damage is handled and reported then) and keeps it
-  until ``forget(cid)``, which drops it once nothing of it waits to be written. ``summaries()`` come from the
-  index, kept up to date on every append by ``ledger.summary.summarize``; the index is rewritten with a batch
-  when a title, an open attempt, the list or the end of an attempt changed (not for chunks alone), and always
-  before that batch's conversation files.
+  (a ``ledger.event_log.EventLog``: chunks as rows the garbage collector skips) until ``forget(cid)``, which
+  drops it once nothing of it waits to be written. ``summaries()`` come from the index, kept up to date on every
+  append by ``ledger.summary.summarize``; the index is rewritten with a batch when a title, an open attempt, the
+  list or the end of an attempt changed (not for chunks alone), and always before that batch's conversation files.
 """
 
 from __future__ import annotations
