@@ -39,8 +39,9 @@ class Pair:
 
     @property
     def survivors(self) -> set[int]:
-        """The pids of the two instances the tests keep running (either may finalize a dead owner's attempt)."""
-        return {p.proc.pid for p in (self.a, self.b) if p.proc is not None}
+        """The pids of the instances still running: any of them may finalize a dead owner's attempt (whichever
+        sweeps first), the spare that a later test stops included."""
+        return {p.proc.pid for p in (self.a, self.b, *self.spares) if p.proc is not None and p.proc.poll() is None}
 
     def rows(self, cid: str) -> list[tuple[str, str, dict[str, Any]]]:
         """(kind, writer, payload) of the conversation's events in the database, in seq order."""
