@@ -124,7 +124,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     from nicegui import app, background_tasks
 
     from engine.engine import Engine
-    from engine.offline import start_import
+    from engine.offline import rehearse, start_import
     from engine.settings import EngineSettings
     from engine.tokens import warm_up
     from engine.tools import ToolHub
@@ -149,6 +149,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         # index) is moved out of the garbage collector's way: a full collection no longer walks it (gc.freeze)
         def loaded() -> None:
             warm_up(provider.model)
+            rehearse(provider.model)  # what litellm builds on a first request is frozen with the rest
             gc.freeze()
             print(READY_LINE, flush=True)
 
@@ -220,6 +221,8 @@ def probes(app: Any) -> None:
                         out.write(f"{time.time():.3f} {late:.1f} {(time.thread_time() - cpu) * 1000:.1f}\n")
 
         app.on_startup(lambda: background_tasks.create(sample(), name="loop lag sampler"))
+    if gc_file := os.environ.get("LC_GC_FILE"):
+        gc_probe(gc_file)
     if profile_file:
         import cProfile
 
@@ -231,6 +234,26 @@ def probes(app: Any) -> None:
 
         app.on_startup(profile.enable)
         app.on_shutdown(dump)
+
+
+def gc_probe(path: str) -> None:
+    """Opt-in (``LC_GC_FILE``): append ``wall_time generation cpu_ms objects_in_gen2`` for every collection of the
+    garbage collector over 1 ms of its thread's CPU, whatever thread ran it (``objects_in_gen2``: what a full one
+    left tracked, counted after it; -1 after a young one)."""
+    out = open(path, "a", buffering=1)  # noqa: SIM115 - open for the life of the process
+    started = [0.0]
+
+    def timed(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = time.thread_time()
+            return
+        ms = (time.thread_time() - started[0]) * 1000
+        if ms > 1:
+            gen = info["generation"]
+            old = len(gc.get_objects(2)) if gen == 2 else -1
+            out.write(f"{time.time():.3f} {gen} {ms:.1f} {old}\n")
+
+    gc.callbacks.append(timed)
 
 
 def provider_config(config: AppConfig, model: str | None = None, token: str | None = None) -> ProviderConfig:

@@ -64,6 +64,9 @@ class Run:
     dom_ms: float | None = None
     lag_ms: float = 0.0  # the longest time the loop's thread ran while a 5 ms sleep was overdue: a block
     wall_lag_ms: float = 0.0  # the longest overdue wake-up, a busy machine included
+    gc_ms: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the longest collection of each generation (LC_GC_FILE)
+    gc_full: int = 0  # full (generation-2) collections over 1 ms
+    gen2_objects: int = 0  # objects the collector tracks in generation 2 after the last full collection
 
 
 class Timed:
@@ -133,6 +136,11 @@ def measure(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, behavior:
     dom_ms = (seen / 1000 - timed.sent_at) * 1000 if seen and timed.sent_at else None
     rows = [[float(x) for x in row.split()] for row in lag_file.read_text().splitlines()]
     lags = [(lag, min(lag, ran)) for at, lag, ran in rows if wall0 <= at <= wall1]
+    gc_file = lag_file.with_suffix(".gc")
+    text = gc_file.read_text() if gc_file.exists() else ""
+    numbers = [[float(x) for x in row.split()] for row in text.splitlines()]
+    gcs = [(int(gen), ms, int(old)) for at, gen, ms, old in numbers if wall0 <= at <= wall1]
+    worst = [max((ms for g, ms, _ in gcs if g == gen), default=0.0) for gen in range(3)]
     return Run(
         sum(frames),
         len(frames),
@@ -141,6 +149,9 @@ def measure(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, behavior:
         dom_ms,
         max((b for _, b in lags), default=0.0),
         max((lag for lag, _ in lags), default=0.0),
+        (worst[0], worst[1], worst[2]),
+        sum(g == 2 for g, _, _ in gcs),
+        max((old for g, _, old in gcs if g == 2), default=0),
     )
 
 
@@ -222,13 +233,14 @@ def main() -> None:
             app.stop()
         if not args.skip_long:
             os.environ["LC_LOOP_LAG_FILE"] = str(lag_file)
+            os.environ["LC_GC_FILE"] = str(lag_file.with_suffix(".gc"))
             CHAT["path"] = "/"
             app = AppProcess(Path(tmp) / "data-long", base).start()
             try:
                 long_answers(app, upstream, timed, base, lag_file, args.chunks)
             finally:
                 app.stop()
-                del os.environ["LC_LOOP_LAG_FILE"]
+                del os.environ["LC_LOOP_LAG_FILE"], os.environ["LC_GC_FILE"]
         if not args.skip_long and not args.skip_profile:
             profiled(Path(tmp), upstream, timed, base, args.chunks)
     stop()
@@ -295,6 +307,10 @@ def long_answers(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, base
         )
         line("longest event-loop block (loop thread ran)", f"{run.lag_ms:.0f} ms", "<= 20 ms", verdict(run.lag_ms, 20))
         print(f"  (longest late wake-up, a busy machine included: {run.wall_lag_ms:.0f} ms)")
+        print(
+            f"  (longest garbage collection of generation 0/1/2: {' / '.join(f'{ms:.0f}' for ms in run.gc_ms)} ms; "
+            f"{run.gc_full} full ones over 1 ms; {run.gen2_objects:,} objects in generation 2 at most)"
+        )
 
 
 def profiled(tmp: Path, upstream: ScriptedUpstream, timed: Timed, base: str, chunks: int) -> None:

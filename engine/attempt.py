@@ -8,7 +8,8 @@ Guarantees:
   allows it, otherwise as a ``stale_chunk`` with the reason; either way it gets the next per-attempt chunk_seq.
 - ``outcome`` is set by the stream task when the stream ends on its own, ``cancel`` by the one cancel path;
   whichever is set first decides how the attempt is finalized (``settled``).
-- Delivered text is kept as pieces and joined when read: receiving is linear in the answer's length.
+- Delivered text is kept as pieces and joined when read: receiving is linear in the answer's length; runs of
+  ``FOLD`` pieces are joined as they come, so the list stays short (a full garbage collection walks each item).
 - Tool calls are assembled from their streamed pieces by index; a call's first piece is recorded at once
   (``tool_call_started``: the page shows the call being written), the whole call only when its step has finished
   streaming (``tool_call``), so a Stop mid-step never leaves a half-written call to run. A piece that arrives when
@@ -42,6 +43,7 @@ from ledger.events import (
     ToolStatus,
     Usage,
 )
+from ledger.pieces import FOLD
 from ledger.stale import stale_reason, tool_result_stale_reason
 from ledger.state import ConversationState
 
@@ -228,6 +230,8 @@ class AttemptRun:
         if block == "text":
             self.delivered_chars += len(text)
             self._pieces.append(text)
+            if len(self._pieces) >= 2 * FOLD:  # a list of every piece would be walked by each full collection
+                self._pieces[-FOLD:] = ["".join(self._pieces[-FOLD:])]
         return True
 
     def record_result(self, call_id: str, status: ToolStatus, content: str, duration_ms: float | None) -> bool:

@@ -133,9 +133,9 @@ class Engine:
             if conv is None:  # the store does not know it (a mistyped or stale link), unless created meanwhile
                 known = self.state.conversations.get(cid)
                 return None if known is None or known.deleted else known
-            stored = self.store.events(cid)
-            if conv is not None and stored and stored[-1].seq != conv.last_seq:
-                conv = replay(stored).conversations.get(cid)  # events came in meanwhile (another instance)
+            summary = self.store.summary(cid)  # not the events: making them again on the loop costs their length
+            if summary is not None and summary.last_seq != conv.last_seq:  # events came in meanwhile (another instance)
+                conv = replay(self.store.events(cid)).conversations.get(cid)
             if cid not in self.state.conversations:
                 self._install(cid, conv)
         return self.conversation(cid)

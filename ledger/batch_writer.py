@@ -143,6 +143,7 @@ class BatchWriter:
                     target = self._appended
             if not idle:
                 self._write(batch, target)
+                del batch  # not kept while waiting for the next one: saved events live on as rows only
             self.housekeep()
 
     def _write(self, batch: Batch, target: int) -> None:

@@ -5,6 +5,9 @@ Guarantees:
 - A run of consecutive chunk events of one attempt and request is stored as one ``chunk_batch`` document with
   one short row per chunk (about 5x smaller than a document per chunk); every other event is one document,
   the codec's dict without the conversation id (the file already names it).
+- In memory a batch's rows are a tuple of tuples of atomic values (``untracked_rows`` makes those read from a file
+  so too): the garbage collector stops walking them after one young collection, however long the cached file
+  grows (issue 11).
 """
 
 from __future__ import annotations
@@ -28,16 +31,24 @@ def to_documents(events: Sequence[AnyEvent]) -> list[dict[str, Any]]:
             if batch is None or batch["attempt_id"] != event.attempt_id or batch["request_id"] != event.request_id:
                 batch = {"kind": BATCH_KIND, "attempt_id": event.attempt_id, "request_id": event.request_id, "rows": []}
                 docs.append(batch)
-            row: list[Any] = [event.seq, event.ts, event.chunk_seq, event.text]
-            if event.block != "text":
-                row.append(event.block)
-            batch["rows"].append(row)
+            row: tuple[Any, ...] = (event.seq, event.ts, event.chunk_seq, event.text)
+            batch["rows"].append(row if event.block == "text" else (*row, event.block))
             continue
         batch = None
         doc = to_dict(event)
         del doc["conversation_id"]
         docs.append(doc)
+    for doc in docs:
+        if doc.get("kind") == BATCH_KIND:
+            doc["rows"] = tuple(doc["rows"])
     return docs
+
+
+def untracked_rows(docs: Iterable[dict[str, Any]]) -> None:
+    """Turn the rows of chunk batches read from a file (JSON arrays: lists) into tuples of tuples, in place."""
+    for doc in docs:
+        if isinstance(doc, dict) and doc.get("kind") == BATCH_KIND and isinstance(doc.get("rows"), list):
+            doc["rows"] = tuple(tuple(row) if isinstance(row, list) else row for row in doc["rows"])
 
 
 def from_documents(conversation_id: str, docs: Iterable[dict[str, Any]]) -> tuple[list[AnyEvent], list[str]]:

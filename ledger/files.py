@@ -20,7 +20,7 @@ from typing import Any
 
 from tinydb import TinyDB
 
-from ledger.documents import to_documents
+from ledger.documents import to_documents, untracked_rows
 from ledger.events import AnyEvent, Deleted
 from ledger.lock import DataDirLock
 from ledger.opening import INDEX_FILE, TABLE, index_docs
@@ -62,6 +62,7 @@ class FolderFiles:
 
     def loaded(self, cid: str, docs: list[dict[str, Any]]) -> None:
         """The conversation's stored documents, as opening read them (saves reading the file again to append)."""
+        untracked_rows(docs)
         data = {TABLE: {str(i): doc for i, doc in enumerate(docs, start=1)}}
         self._dbs[cid] = TinyDB(self.path(cid), storage=AtomicJSONStorage, data=data)
 

@@ -36,6 +36,7 @@ from psycopg_pool import ConnectionPool
 from ledger import pg_leases
 from ledger.batch_writer import BatchWriter
 from ledger.errors import ConversationDeletedError, StoreError, UnknownConversationError
+from ledger.event_log import EventLog
 from ledger.events import AnyEvent, Created, Deleted, Renamed
 from ledger.health import ProblemLog
 from ledger.pg_follow import CHANNEL, listen
@@ -61,7 +62,7 @@ class PgStore(BatchWriter):
         self.read_only = read_only
         self.lease_seconds, self.release_after = lease_seconds, min(release_after, lease_seconds / 3)
         self.instance = pg_leases.instance_name()
-        self._events: dict[str, list[AnyEvent]] = {}
+        self._events: dict[str, EventLog] = {}  # chunks as untracked rows (issue 11)
         self._summaries: dict[str, ConversationSummary] = {}
         self._deleted: set[str] = set()
         self._leases: dict[str, str] = {}  # conversation id -> token of the lease this instance holds
@@ -104,9 +105,16 @@ class PgStore(BatchWriter):
         except (StoreError, ValueError, TypeError, KeyError) as exc:
             self._log.report(f"row:{cid}:{seq}", f"Conversation {cid}: event {seq} could not be read ({exc}).")
             return None
-        self._events.setdefault(cid, []).append(event)
+        self._log_of(cid).append(event)
         self._summarize(event)
         return event
+
+    def _log_of(self, cid: str) -> EventLog:
+        """Under ``_cond``: the conversation's events in memory, an empty log the first time."""
+        kept = self._events.get(cid)
+        if kept is None:
+            kept = self._events[cid] = EventLog(cid)
+        return kept
 
     def _summarize(self, event: AnyEvent) -> None:
         summary = summarize(self._summaries.get(event.conversation_id), event)
@@ -143,11 +151,13 @@ class PgStore(BatchWriter):
         with self._cond:
             if conversation_id not in self._events:
                 raise UnknownConversationError(conversation_id)
-            return tuple(self._events[conversation_id])
+            kept = self._events[conversation_id].copy()
+        return kept.events()  # the chunks are made again from their rows outside the lock
 
     def all_events(self) -> list[AnyEvent]:
         with self._cond:
-            return [e for cid, events in self._events.items() if cid not in self._deleted for e in events]
+            kept = [log.copy() for cid, log in self._events.items() if cid not in self._deleted]
+        return [e for log in kept for e in log.events()]
 
     def is_deleted(self, conversation_id: str) -> bool:
         return conversation_id in self._deleted
@@ -165,9 +175,9 @@ class PgStore(BatchWriter):
         cid = event.conversation_id
         with self._cond:
             self._lease_for_writing(cid)
-            events = self._events.setdefault(cid, [])
-            event = replace(event, seq=(events[-1].seq + 1) if events else 1)
-            events.append(event)
+            kept = self._log_of(cid)
+            event = replace(event, seq=kept.last_seq + 1)
+            kept.append(event)
             self._summarize(event)
             self.queue(cid, event, urgent=is_urgent(event))
         return event
@@ -212,8 +222,8 @@ class PgStore(BatchWriter):
         self._last_append[cid] = time.monotonic()
 
     def last_seq(self, cid: str) -> int:
-        events = self._events.get(cid)
-        return events[-1].seq if events else 0
+        kept = self._events.get(cid)
+        return kept.last_seq if kept is not None else 0
 
     def close(self, timeout: float = 10.0) -> int:
         """Write what is pending (for at most ``timeout`` s), give up every lease, stop listening, disconnect.
@@ -299,9 +309,9 @@ class PgStore(BatchWriter):
             self._leases.pop(cid, None)
             later = self._pending.pop(cid, [])
             self._saved += len(later)
-            self._events[cid] = [e for e in self._events.get(cid, []) if e.seq < events[0].seq]
+            kept = self._events[cid] = EventLog(cid, (e for e in self._log_of(cid).events() if e.seq < events[0].seq))
             self._summaries.pop(cid, None)
-            for event in self._events[cid]:
+            for event in kept.events():
                 self._summarize(event)
         count = len(events) + len(later)
         self._log.report(

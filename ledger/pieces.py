@@ -6,24 +6,36 @@ Guarantees:
   state appended to again, e.g. replay from an old state) copies its own prefix into a new buffer first, so it
   still never sees text appended to the other branch.
 - ``str(p)`` (and ``text``) joins the pieces when read, at most once per new piece per buffer (a cached join,
-  extended by the new pieces): reading after every append stays linear in practice as long as reads are rarer than
-  appends; ``tail(start)`` gives the text from ``start`` in time proportional to what it returns.
+  extended by the new pieces, also every ``FOLD`` appends): reading after every append stays linear in practice as
+  long as reads are rarer than appends; ``tail(start)`` gives the text from ``start`` in time proportional to what
+  it returns (and fewer than ``FOLD`` pieces).
 - Equality, hashing and ``repr`` are those of the text, so states holding pieces compare as before.
+- A buffer holds its text as one ``str`` and fewer than ``FOLD`` pieces not joined yet, never a list of every piece:
+  a full garbage collection walks the same few references at any answer length (issue 11).
 - One lineage is appended from one thread at a time (the reducer of one state), as the reducer guarantees.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
+FOLD = 256  # pending pieces joined into the buffer's text at once, at the latest (keeps ``pending`` short)
 
 
 class _Buffer:
-    __slots__ = ("ends", "joined", "parts")
+    __slots__ = ("count", "joined", "joined_count", "pending")
 
-    def __init__(self, parts: list[str], ends: list[int]) -> None:
-        self.parts = parts  # append-only
-        self.ends = ends  # ends[i] == total length of parts[: i + 1]
-        self.joined = ""  # "".join(parts[:k]) for the k at which it was last extended (len(joined) == ends[k-1])
+    def __init__(self, joined: str = "", joined_count: int = 0) -> None:
+        self.joined = joined  # the text of the lineage's first ``joined_count`` pieces
+        self.joined_count = joined_count
+        self.pending: list[str] = []  # the pieces after those, not joined yet (fewer than ``FOLD``)
+        self.count = joined_count  # joined_count + len(pending)
+
+    def join(self) -> str:
+        """Fold every pending piece into ``joined``; the whole lineage's text so far."""
+        if self.pending:
+            self.joined += "".join(self.pending)
+            self.joined_count += len(self.pending)
+            self.pending.clear()
+        return self.joined
 
 
 class Pieces:
@@ -45,26 +57,21 @@ class Pieces:
         if not piece:
             return self
         buffer = self._buffer
-        if buffer is None or len(buffer.parts) != self._count:  # new, or a later value already appended: fork
-            parts = buffer.parts[: self._count] if buffer is not None else []
-            ends = buffer.ends[: self._count] if buffer is not None else []
-            buffer = _Buffer(parts, ends)
-            if self._buffer is not None and len(self._buffer.joined) <= self.length:
-                buffer.joined = self._buffer.joined
-        buffer.parts.append(piece)
-        length = self.length + len(piece)
-        buffer.ends.append(length)
-        return Pieces(buffer, self._count + 1, length)
+        if buffer is None or buffer.count != self._count:  # new, or a later value already appended: fork
+            buffer = _Buffer(self.text, self._count)
+        count = buffer.count = self._count + 1
+        pending = buffer.pending
+        pending.append(piece)
+        if len(pending) >= FOLD:
+            buffer.join()
+        return Pieces(buffer, count, self.length + len(piece))
 
     @property
     def text(self) -> str:
         buffer = self._buffer
         if buffer is None or self.length == 0:
             return ""
-        joined = buffer.joined
-        if len(joined) < self.length:
-            done = bisect_right(buffer.ends, len(joined))  # pieces already in ``joined``
-            joined = buffer.joined = joined + "".join(buffer.parts[done : len(buffer.parts)])
+        joined = buffer.joined if len(buffer.joined) >= self.length else buffer.join()
         return joined if len(joined) == self.length else joined[: self.length]
 
     def tail(self, start: int) -> str:
@@ -72,11 +79,11 @@ class Pieces:
         buffer = self._buffer
         if buffer is None or start >= self.length:
             return ""
-        if len(buffer.joined) >= self.length:
-            return buffer.joined[start : self.length]
-        first = bisect_right(buffer.ends, start)  # the piece that holds character ``start``
-        begin = buffer.ends[first - 1] if first else 0
-        return "".join(buffer.parts[first : self._count])[start - begin :]
+        joined = buffer.joined
+        if len(joined) >= self.length:
+            return joined[start : self.length]
+        rest = "".join(buffer.pending[: self._count - buffer.joined_count])  # this value's pieces after ``joined``
+        return rest[start - len(joined) :] if start >= len(joined) else joined[start:] + rest
 
     def __str__(self) -> str:
         return self.text

@@ -20,10 +20,10 @@ Guarantees:
   tombstone kept in the index, so the refusal survives a restart. In memory it is only its id (a tombstone).
 - Lazy: opening reads the index (``ledger.opening.read_index``: summaries and tombstones), not the conversations;
   ``events(cid)`` reads a conversation's file when first asked (damage is handled and reported then) and keeps it
-  until ``forget(cid)``, which drops it once nothing of it waits to be written. ``summaries()`` come from the
-  index, kept up to date on every append by ``ledger.summary.summarize``; the index is rewritten with a batch
-  when a title, an open attempt, the list or the end of an attempt changed (not for chunks alone), and always
-  before that batch's conversation files.
+  (a ``ledger.event_log.EventLog``: chunks as rows the garbage collector skips) until ``forget(cid)``, which
+  drops it once nothing of it waits to be written. ``summaries()`` come from the index, kept up to date on every
+  append by ``ledger.summary.summarize``; the index is rewritten with a batch when a title, an open attempt, the
+  list or the end of an attempt changed (not for chunks alone), and always before that batch's conversation files.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ledger.errors import ConversationDeletedError, DataDirInUseError, StoreError, UnknownConversationError
+from ledger.event_log import EventLog
 from ledger.events import FLUSH_AT_ONCE_KINDS, AnyEvent, Failed
 from ledger.files import FolderFiles
 from ledger.health import ProblemLog, StoreHealth, describe_os_error
@@ -70,7 +71,7 @@ class Store:
         self.stats = StoreStats()
         self._log = ProblemLog(log)
         self._cond = threading.Condition()
-        self._events: dict[str, list[AnyEvent]] = {}  # the conversations read or written since opening/forget
+        self._events: dict[str, EventLog] = {}  # the conversations read or written since opening/forget
         self._summaries: dict[str, ConversationSummary] = {}  # every live conversation
         self._deleted: set[str] = set()
         self._index_due = False  # a summary changed in a way the index must say (not chunks alone)
@@ -123,23 +124,26 @@ class Store:
     def events(self, conversation_id: str, *, keep: bool = True) -> tuple[AnyEvent, ...]:
         """The conversation's events, read from its file when not in memory (kept, unless ``keep`` is False)."""
         with self._cond:
-            if conversation_id in self._events:
-                return tuple(self._events[conversation_id])
-            if conversation_id in self._deleted:
+            kept = self._events.get(conversation_id)
+            kept = kept.copy() if kept is not None else None
+            if kept is None and conversation_id in self._deleted:
                 return ()
-            if conversation_id not in self._summaries:
+            if kept is None and conversation_id not in self._summaries:
                 raise UnknownConversationError(conversation_id)
+        if kept is not None:  # the chunks are made again from their rows outside the lock
+            return kept.events()
         read = read_conversation(self.data_dir, conversation_id, writable=self._writable, report=self._log.report)
         events, docs = read if read is not None else ([], [])
+        fresh = EventLog(conversation_id, events) if keep else None  # chunks as rows, made outside the lock
         with self._cond:
-            if conversation_id in self._events:  # appended (or read) meanwhile: that copy is the newer
-                return tuple(self._events[conversation_id])
-            if keep and conversation_id not in self._deleted:
-                self._events[conversation_id] = events
+            kept = self._events.get(conversation_id)
+            kept = kept.copy() if kept is not None else None  # appended (or read) meanwhile: that copy is newer
+            if kept is None and fresh is not None and conversation_id not in self._deleted:
+                self._events[conversation_id] = fresh
                 if read is not None:
                     self._files.loaded(conversation_id, docs)
                 self._check_summary(conversation_id, events)
-        return tuple(events)
+        return kept.events() if kept is not None else tuple(events)
 
     def _check_summary(self, conversation_id: str, events: list[AnyEvent]) -> None:
         """Under ``_cond``: the index's summary, corrected if the file says otherwise (a crash between the index
@@ -221,9 +225,11 @@ class Store:
         with self._cond:
             if cid in self._deleted:
                 raise ConversationDeletedError(cid)
-            events = self._events.setdefault(cid, [])
-            event = replace(event, seq=(events[-1].seq + 1) if events else 1)
-            events.append(event)
+            kept = self._events.get(cid)
+            if kept is None:
+                kept = self._events[cid] = EventLog(cid)
+            event = replace(event, seq=kept.last_seq + 1)
+            kept.append(event)
             self._pending.setdefault(cid, []).append(event)
             self._appended += 1
             if self._pending_since is None:
@@ -321,6 +327,7 @@ class Store:
                         self._pending[cid] = events + self._pending.get(cid, [])
                     self._saving_failed(error)
                 self._cond.notify_all()
+            del batch, failed  # not kept while waiting for the next one: saved events live on as rows only
 
     def _wait_for_batch(self) -> None:
         """Let a batch gather for ``flush_interval``, unless something urgent came or the store is closing."""
