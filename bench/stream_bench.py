@@ -249,8 +249,11 @@ def main() -> None:
 def table(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, base: str, lag: Path, runs: int) -> None:
     make: Callable[[], Behavior] = lambda: Behavior(text=one_paragraph(500), chunk_delay=0.01)  # noqa: E731
     measure(app, upstream, timed, make(), lag)  # warm-up (first page, first render)
-    ours = [measure(app, upstream, timed, make(), lag) for _ in range(runs)]
-    floor = [bare(base, upstream, make()) for _ in range(runs)]
+    ours: list[Run] = []
+    floor: list[float] = []
+    for _ in range(runs):  # interleaved: a machine that speeds up or slows down mid-run skews neither side
+        ours.append(measure(app, upstream, timed, make(), lag))
+        floor.append(bare(base, upstream, make()))
     kb = statistics.median(r.bytes for r in ours) / 1024
     cpu, floor_cpu = statistics.median(r.cpu for r in ours), statistics.median(floor)
     dom = statistics.median(r.dom_ms or 0.0 for r in ours)
