@@ -5,10 +5,10 @@ Guarantees:
   value reads. Values of one lineage share one append-only buffer; a value that is not the buffer's newest (an old
   state appended to again, e.g. replay from an old state) copies its own prefix into a new buffer first, so it
   still never sees text appended to the other branch.
-- ``str(p)`` (and ``text``) joins the pieces when read, at most once per new piece per buffer (a cached join,
-  extended by the new pieces, also every ``FOLD`` appends): reading after every append stays linear in practice as
-  long as reads are rarer than appends; ``tail(start)`` gives the text from ``start`` in time proportional to what
-  it returns (and fewer than ``FOLD`` pieces).
+- ``str(p)`` (and ``text``) joins the buffer's text with fewer than ``FOLD`` pending pieces when read (the pending
+  ones are folded into the text every ``FOLD`` appends); reading never changes the buffer, so a worker thread may
+  read a value while the loop appends to its lineage; ``tail(start)`` gives the text from ``start`` in time
+  proportional to what it returns (and fewer than ``FOLD`` pieces).
 - Equality, hashing and ``repr`` are those of the text, so states holding pieces compare as before.
 - A buffer holds its text as one ``str`` and fewer than ``FOLD`` pieces not joined yet, never a list of every piece:
   a full garbage collection walks the same few references at any answer length (issue 11).
@@ -21,21 +21,14 @@ FOLD = 256  # pending pieces joined into the buffer's text at once, at the lates
 
 
 class _Buffer:
-    __slots__ = ("count", "joined", "joined_count", "pending")
+    __slots__ = ("count", "state")
 
     def __init__(self, joined: str = "", joined_count: int = 0) -> None:
-        self.joined = joined  # the text of the lineage's first ``joined_count`` pieces
-        self.joined_count = joined_count
-        self.pending: list[str] = []  # the pieces after those, not joined yet (fewer than ``FOLD``)
+        # (the text of the lineage's first ``joined_count`` pieces, joined_count, the pieces after those): replaced
+        # whole when pieces are folded, so a reader on another thread (search, export) always sees one consistent
+        # triple; the list is only ever appended to
+        self.state: tuple[str, int, list[str]] = (joined, joined_count, [])
         self.count = joined_count  # joined_count + len(pending)
-
-    def join(self) -> str:
-        """Fold every pending piece into ``joined``; the whole lineage's text so far."""
-        if self.pending:
-            self.joined += "".join(self.pending)
-            self.joined_count += len(self.pending)
-            self.pending.clear()
-        return self.joined
 
 
 class Pieces:
@@ -60,10 +53,10 @@ class Pieces:
         if buffer is None or buffer.count != self._count:  # new, or a later value already appended: fork
             buffer = _Buffer(self.text, self._count)
         count = buffer.count = self._count + 1
-        pending = buffer.pending
+        joined, _, pending = buffer.state
         pending.append(piece)
         if len(pending) >= FOLD:
-            buffer.join()
+            buffer.state = (joined + "".join(pending), count, [])
         return Pieces(buffer, count, self.length + len(piece))
 
     @property
@@ -71,18 +64,20 @@ class Pieces:
         buffer = self._buffer
         if buffer is None or self.length == 0:
             return ""
-        joined = buffer.joined if len(buffer.joined) >= self.length else buffer.join()
-        return joined if len(joined) == self.length else joined[: self.length]
+        joined, joined_count, pending = buffer.state
+        if len(joined) >= self.length:
+            return joined if len(joined) == self.length else joined[: self.length]
+        return joined + "".join(pending[: self._count - joined_count])
 
     def tail(self, start: int) -> str:
         """The text from character ``start`` on, without joining what comes before it."""
         buffer = self._buffer
         if buffer is None or start >= self.length:
             return ""
-        joined = buffer.joined
+        joined, joined_count, pending = buffer.state
         if len(joined) >= self.length:
             return joined[start : self.length]
-        rest = "".join(buffer.pending[: self._count - buffer.joined_count])  # this value's pieces after ``joined``
+        rest = "".join(pending[: self._count - joined_count])  # this value's pieces after ``joined``
         return rest[start - len(joined) :] if start >= len(joined) else joined[start:] + rest
 
     def __str__(self) -> str:

@@ -1,13 +1,16 @@
 """The audit panel: one timeline entry per phase of each attempt (never per chunk), live while streaming.
 
 Guarantees: everything shown is ``ledger.audit`` over the conversation's events; the timeline is rebuilt only
-when a phase is added, otherwise only the live counters (chunks, stale chunks) change; Export downloads the
-conversation's ledger as JSON Lines.
+when a phase is added, otherwise only the live counters (chunks, stale chunks) change; the ledger is read and
+audited in a worker thread (a long answer's 20,000 chunk events cost the event loop nothing), one read at a time,
+the latest request winning; Export downloads the conversation's ledger as JSON Lines.
 """
 
 from __future__ import annotations
 
-from nicegui import ui
+import asyncio
+
+from nicegui import background_tasks, ui
 
 from engine.engine import Engine
 from ledger.audit import AttemptAudit, PhaseKind, audit
@@ -49,6 +52,9 @@ class AuditPanel:
         self.message_id: str | None = None
         self._signature: tuple[object, ...] = ()
         self._counters: dict[str, ui.label] = {}
+        self._reading = False  # a read runs in a worker thread
+        self._again = False  # asked for again meanwhile
+        self._force = False
         with ui.column().classes("w-full gap-2").mark("audit-panel") as self.root:
             with ui.row().classes("items-center w-full justify-between"):
                 ui.label("Audit").classes("text-lg font-medium")
@@ -75,11 +81,38 @@ class AuditPanel:
         self.refresh(force=True)
 
     def refresh(self, force: bool = False) -> None:
-        if self.cid is None or self.engine.conversation(self.cid) is None:
-            self.timeline_box.clear()
-            self._signature = ()
+        """Bring the timeline up to date (soon: the ledger is read off the event loop)."""
+        self._force = self._force or force
+        if self._reading:
+            self._again = True
             return
-        audits = audit(self.engine.events(self.cid))
+        self._reading = True
+        background_tasks.create(self._read(), name="audit panel")
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                self._again = False
+                cid = self.cid
+                if cid is None or self.engine.conversation(cid) is None:
+                    self.timeline_box.clear()
+                    self._signature = ()
+                    return
+                audits = await asyncio.to_thread(self._audits, cid)
+                if self.timeline_box.is_deleted:
+                    return
+                if not self._again and cid == self.cid:
+                    force, self._force = self._force, False
+                    self._show(audits, force)
+                if not self._again:
+                    return
+        finally:
+            self._reading = False
+
+    def _audits(self, cid: str) -> list[AttemptAudit]:
+        return audit(self.engine.events(cid))
+
+    def _show(self, audits: list[AttemptAudit], force: bool) -> None:
         if self.scope.value == "message" and self.message_id:
             audits = [a for a in audits if a.message_id == self.message_id]
         signature = tuple((a.attempt_id, len(a.phases)) for a in audits)

@@ -104,7 +104,7 @@ class ChatPage:
         self.refresh.flush()
         if self.cid is not None:
             background_tasks.create(self.engine.viewer_joined(self.cid, self.client.id), name="viewer joined")
-            background_tasks.create(self._fill_when_shown(self.switches), name="fill the transcript")
+            background_tasks.create(self._fill_when_shown(self.cid), name="fill the transcript")
 
     def render(self) -> None:
         conv = self.engine.conversation(self.cid) if self.cid else None
@@ -159,16 +159,16 @@ class ChatPage:
         self.refresh.chat_dirty = True
         self.refresh.flush()
         if cid is not None:
-            background_tasks.create(self._fill_when_shown(self.switches), name="fill the transcript")
+            background_tasks.create(self._fill_when_shown(cid), name="fill the transcript")
 
-    async def _fill_when_shown(self, switch: int) -> None:
+    async def _fill_when_shown(self, cid: str) -> None:
         """Once the browser shows the chat's first messages, add the rest of its window above them."""
         try:
             await self.client.connected(timeout=15)  # a page that never connects is released meanwhile
             await self.client.run_javascript(PAINTED, timeout=5)  # answered after the first messages arrived
         except TimeoutError:
             return
-        if switch == self.switches and not self.client.is_deleted:
+        if cid == self.cid and not self.client.is_deleted and self.engine.conversation(cid) is not None:
             with self.client:
                 self.transcript.fill()
 

@@ -140,13 +140,15 @@ class Transcript:
         self.views.clear()
         self.seen.clear()
         self.path = ()
+        self.conv = None
         self.anchor, self.start = None, 0
         self.origin.clear()
         self.origin.set_visibility(False)
 
     def show_gone(self) -> None:
-        self.messages.clear()
-        self.views.clear()
+        """The conversation was deleted: one line says so; nothing of it is shown or added again (``fill``)."""
+        self.reset()
+        self.earlier.set_visibility(False)
         with self.messages:
             ui.label("This conversation was deleted.").classes("lc-meta").mark("gone")
 
