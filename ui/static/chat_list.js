@@ -3,9 +3,8 @@
 // Delete button, a dot while it streams, a heading where the day group changes. The server sends the rows
 // (`rows`: [id, title, group, live]) and the chat shown (`current`); every word comes from the server (`words`).
 // A plain click on a link asks the server to switch in place ('act' event: ["open", id]); the buttons send
-// ["rename", id] and ["delete", id] (named "Rename: <title>", so a screen reader tells the rows' buttons apart).
-// On a narrow screen (the list is a drawer over the chat) choosing a chat closes the drawer. Titles and ids are
-// text and attribute values only (Vue escapes them).
+// ["rename", id] and ["delete", id]. On a narrow screen (the list is a drawer over the chat) choosing a chat
+// closes the drawer. Titles and ids are text and attribute values only (Vue escapes them).
 export default {
   template: `
     <ul class="lc-chats">
@@ -17,12 +16,10 @@ export default {
              :aria-current="row[0] === current ? 'page' : null" @click="open($event, row[0])"
              ><span class="lc-title">{{ row[1] }}</span></a>
           <span v-if="row[3]" class="lc-live" role="img" :aria-label="words.live" :title="words.live"></span>
-          <button type="button" :aria-label="words.rename + ': ' + row[1]" :title="words.rename"
-                  @click="act('rename', row[0])">
+          <button type="button" :aria-label="words.rename" :title="words.rename" @click="act('rename', row[0])">
             <span class="material-icons" aria-hidden="true">edit</span>
           </button>
-          <button type="button" :aria-label="words.remove + ': ' + row[1]" :title="words.remove"
-                  @click="act('delete', row[0])">
+          <button type="button" :aria-label="words.remove" :title="words.remove" @click="act('delete', row[0])">
             <span class="material-icons" aria-hidden="true">delete_outline</span>
           </button>
         </li>
