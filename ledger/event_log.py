@@ -29,6 +29,14 @@ _ATOMIC = frozenset((str, int))
 BLOCK = 256  # items per sealed block: the lists the collector walks hold one entry per block, not per event
 
 
+def log_of(logs: dict[str, EventLog], conversation_id: str) -> EventLog:
+    """The conversation's log in a store's ``logs`` (under the store's lock), an empty one made the first time."""
+    kept = logs.get(conversation_id)
+    if kept is None:
+        kept = logs[conversation_id] = EventLog(conversation_id)
+    return kept
+
+
 class EventLog:
     """The events of one conversation, in seq order, appended one at a time."""
 

@@ -36,7 +36,7 @@ from psycopg_pool import ConnectionPool
 from ledger import pg_leases
 from ledger.batch_writer import BatchWriter
 from ledger.errors import ConversationDeletedError, StoreError, UnknownConversationError
-from ledger.event_log import EventLog
+from ledger.event_log import EventLog, log_of
 from ledger.events import AnyEvent, Created, Deleted, Renamed
 from ledger.health import ProblemLog
 from ledger.pg_follow import CHANNEL, listen
@@ -105,16 +105,9 @@ class PgStore(BatchWriter):
         except (StoreError, ValueError, TypeError, KeyError) as exc:
             self._log.report(f"row:{cid}:{seq}", f"Conversation {cid}: event {seq} could not be read ({exc}).")
             return None
-        self._log_of(cid).append(event)
+        log_of(self._events, cid).append(event)
         self._summarize(event)
         return event
-
-    def _log_of(self, cid: str) -> EventLog:
-        """Under ``_cond``: the conversation's events in memory, an empty log the first time."""
-        kept = self._events.get(cid)
-        if kept is None:
-            kept = self._events[cid] = EventLog(cid)
-        return kept
 
     def _summarize(self, event: AnyEvent) -> None:
         summary = summarize(self._summaries.get(event.conversation_id), event)
@@ -175,7 +168,7 @@ class PgStore(BatchWriter):
         cid = event.conversation_id
         with self._cond:
             self._lease_for_writing(cid)
-            kept = self._log_of(cid)
+            kept = log_of(self._events, cid)
             event = replace(event, seq=kept.last_seq + 1)
             kept.append(event)
             self._summarize(event)
@@ -309,9 +302,10 @@ class PgStore(BatchWriter):
             self._leases.pop(cid, None)
             later = self._pending.pop(cid, [])
             self._saved += len(later)
-            kept = self._events[cid] = EventLog(cid, (e for e in self._log_of(cid).events() if e.seq < events[0].seq))
+            before = [e for e in log_of(self._events, cid).events() if e.seq < events[0].seq]
+            self._events[cid] = EventLog(cid, before)
             self._summaries.pop(cid, None)
-            for event in kept.events():
+            for event in before:
                 self._summarize(event)
         count = len(events) + len(later)
         self._log.report(

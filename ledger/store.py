@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ledger.errors import ConversationDeletedError, DataDirInUseError, StoreError, UnknownConversationError
-from ledger.event_log import EventLog
+from ledger.event_log import EventLog, log_of
 from ledger.events import FLUSH_AT_ONCE_KINDS, AnyEvent, Failed
 from ledger.files import FolderFiles
 from ledger.health import ProblemLog, StoreHealth, describe_os_error
@@ -225,9 +225,7 @@ class Store:
         with self._cond:
             if cid in self._deleted:
                 raise ConversationDeletedError(cid)
-            kept = self._events.get(cid)
-            if kept is None:
-                kept = self._events[cid] = EventLog(cid)
+            kept = log_of(self._events, cid)
             event = replace(event, seq=kept.last_seq + 1)
             kept.append(event)
             self._pending.setdefault(cid, []).append(event)
