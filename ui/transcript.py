@@ -118,14 +118,17 @@ class Transcript:
 
     def show_earlier(self) -> None:
         """Add up to ``WINDOW`` earlier messages above the shown ones; what is shown stays as it is."""
-        if self.start and self.conv is not None:
-            self.anchor = selected_path(self.conv)[max(0, self.start - WINDOW)]
-            self.render(self.conv)
+        self._grow_above(WINDOW)
 
     def fill(self) -> None:
         """Grow the messages a chat was first painted with to ``WINDOW``, above them (what is shown stays)."""
-        if self.start and self.conv is not None and len(self.path) < WINDOW:
-            self.anchor = selected_path(self.conv)[max(0, self.start - (WINDOW - len(self.path)))]
+        if len(self.path) < WINDOW:
+            self._grow_above(WINDOW - len(self.path))
+
+    def _grow_above(self, count: int) -> None:
+        """Show up to ``count`` more messages above the first one shown, without rebuilding what is shown."""
+        if self.start and self.conv is not None:
+            self.anchor = selected_path(self.conv)[max(0, self.start - count)]
             self.render(self.conv)
 
     def _show_earlier_button(self) -> None:
