@@ -72,13 +72,20 @@ def pair(
 
 def streaming_on_a(pair: Pair, browser: Any, upstream: ScriptedUpstream) -> tuple[Page, Page, str]:
     """A tab on A sends a long answer; a tab on B opens the same chat and sees it stream."""
-    on_a = new_page(browser, pair.a.url)
+    return streaming_on(pair.a, pair, browser, upstream, "tell a long story", 10)
+
+
+def streaming_on(
+    owner: AppProcess, pair: Pair, browser: Any, upstream: ScriptedUpstream, question: str, words: int
+) -> tuple[Page, Page, str]:
+    """A tab on ``owner`` sends a long answer; a tab on B opens the same chat and sees ``words`` words of it."""
+    on_owner = new_page(browser, owner.url)
     upstream.plan(Behavior(text=" ".join(WORDS), chunk_delay=0.02))
-    send(on_a, "tell a long story")
-    cid = conversation_id(on_a)
+    send(on_owner, question)
+    cid = conversation_id(on_owner)
     on_b = new_page(browser, f"{pair.b.url}/chat/{cid}")
-    wait_words(on_b, 10)
-    return on_a, on_b, cid
+    wait_words(on_b, words)
+    return on_owner, on_b, cid
 
 
 def test_a_stream_running_on_one_instance_shows_live_on_the_other_and_stop_there_closes_the_upstream(
@@ -139,12 +146,7 @@ def test_killing_the_owner_mid_stream_lets_the_other_instance_mark_the_answer_in
 ) -> None:
     owner = pair.spares[0]
     try:
-        on_owner = new_page(browser, owner.url)
-        upstream.plan(Behavior(text=" ".join(WORDS), chunk_delay=0.02))
-        send(on_owner, "a story that will be cut")
-        cid = conversation_id(on_owner)
-        on_b = new_page(browser, f"{pair.b.url}/chat/{cid}")
-        wait_words(on_b, 15)
+        _, on_b, cid = streaming_on(owner, pair, browser, upstream, "a story that will be cut", 15)
     finally:
         owner.kill()
     killed = time.monotonic()
@@ -166,12 +168,7 @@ def test_an_owner_that_stops_renewing_its_lease_is_finalized_by_the_other_instan
     owner = pair.spares[1]
     assert owner.proc is not None
     try:
-        on_owner = new_page(browser, owner.url)
-        upstream.plan(Behavior(text=" ".join(WORDS), chunk_delay=0.02))
-        send(on_owner, "a story whose server freezes")
-        cid = conversation_id(on_owner)
-        on_b = new_page(browser, f"{pair.b.url}/chat/{cid}")
-        wait_words(on_b, 15)
+        _, on_b, cid = streaming_on(owner, pair, browser, upstream, "a story whose server freezes", 15)
         os.kill(owner.proc.pid, signal.SIGSTOP)  # alive (so not known dead) but renewing nothing: another host's fate
         frozen = time.monotonic()
         expect(last_answer(on_b)).to_have_attribute("data-status", "interrupted", timeout=(LEASE + 2) * 1000)
