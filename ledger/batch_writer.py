@@ -65,10 +65,13 @@ class BatchWriter:
         """Under ``_cond``: queue an event for the writer."""
         self._pending.setdefault(cid, []).append(event)
         self._appended += 1
-        if self._pending_since is None:
+        first, urgent = self._pending_since is None, urgent and not self._urgent
+        if first:
             self._pending_since = time.monotonic()
-        self._urgent = self._urgent or urgent
-        self._cond.notify_all()
+        if urgent:
+            self._urgent = True
+        if first or urgent:  # a batch that already waits for its interval needs no wake-up per chunk
+            self._cond.notify_all()
 
     def has_pending(self, cid: str) -> bool:
         return cid in self._pending

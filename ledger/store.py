@@ -230,12 +230,14 @@ class Store:
             kept.append(event)
             self._pending.setdefault(cid, []).append(event)
             self._appended += 1
-            if self._pending_since is None:
-                self._pending_since = time.monotonic()
             self._summarize(event)
-            if is_urgent(event):
+            first, urgent = self._pending_since is None, is_urgent(event) and not self._urgent
+            if first:
+                self._pending_since = time.monotonic()
+            if urgent:
                 self._urgent = True
-            self._cond.notify_all()
+            if first or urgent:  # a batch that already waits for its interval needs no wake-up per chunk
+                self._cond.notify_all()
         return event
 
     def _summarize(self, event: AnyEvent) -> None:
