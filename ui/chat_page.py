@@ -26,7 +26,7 @@ from ui.header import build_header, model_of
 from ui.health_banner import HealthBanner
 from ui.message_actions import MessageActions
 from ui.notices import notice
-from ui.refresh import FLUSH_SECONDS, RefreshScheduler
+from ui.refresh import RefreshScheduler
 from ui.sidebar import Sidebar
 from ui.style import add_style
 from ui.tool_servers import ToolServersPanel
@@ -99,7 +99,6 @@ class ChatPage:
         )
         self.unsubscribe = self.engine.subscribe(self.refresh.on_event)
         self.client.on_delete(self._on_client_delete)
-        ui.timer(FLUSH_SECONDS, self.refresh.flush)
         ui.timer(1.0, self.tool_servers.refresh)  # server health changes outside any conversation
         self.refresh.flush()
         if self.cid is not None:
@@ -244,5 +243,6 @@ class ChatPage:
 
     async def _on_client_delete(self) -> None:
         self.unsubscribe()
+        self.refresh.close()
         if self.cid is not None:
             await self.engine.viewer_left(self.cid, self.client.id, "disconnect")
