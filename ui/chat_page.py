@@ -62,14 +62,14 @@ class ChatPage:
         with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer") as self.left:
             self.sidebar = Sidebar(self.engine, self.cid, self.switch_to, self.after_delete)
             ui.separator().classes("my-2")
-            self.tool_servers = ToolServersPanel(self.engine)
+            self.tool_servers = ToolServersPanel(self.engine, self.context.tools)
         with ui.right_drawer(value=False).props("width=380 breakpoint=800").classes("lc-drawer") as self.right:
             self.audit = AuditPanel(self.engine)
             self.audit.cid = self.cid
         self.right.on_value_change(self._audit_toggled)
         self.announcer = ui.label("").classes("lc-sr-only").props("role=status aria-live=polite").mark("announcer")
         with ui.column().classes("lc-main w-full max-w-3xl mx-auto gap-3 px-3 pb-4"):
-            HealthBanner(self.engine)
+            HealthBanner(self.engine, self.context.health)
             actions = MessageActions(
                 self.engine,
                 cid=lambda: self.cid,
@@ -99,7 +99,6 @@ class ChatPage:
         )
         self.unsubscribe = self.engine.subscribe(self.refresh.on_event)
         self.client.on_delete(self._on_client_delete)
-        ui.timer(1.0, self.tool_servers.refresh)  # server health changes outside any conversation
         self.refresh.flush()
         if self.cid is not None:
             background_tasks.create(self.engine.viewer_joined(self.cid, self.client.id), name="viewer joined")
