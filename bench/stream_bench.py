@@ -8,8 +8,9 @@ in a process of their own, so neither's CPU includes the upstream's. Everything 
 (a) The issue's table stream: a 500-token answer that is one paragraph, 10 ms apart, in headless Chromium, counted
     from Send to complete: websocket payload received, app CPU per answer / the bare loop's CPU on the same stream
     (``litellm.acompletion(stream=True)``, nothing else), last token sent by the upstream -> in the DOM (medians;
-    the CPU ratio is the median of each run's ratio, the two sides measured back to back: ``paired``). With ``--chainlit`` (a throwaway venv, made here) or ``--chainlit-venv`` (one made before), Chainlit answers the
-    same stream in the same run (``bench.chainlit_rival``), and the app's CPU per answer is compared with its own.
+    the CPU ratio is the median of each run's ratio, the two sides measured back to back: ``paired``). With
+    ``--chainlit`` (a throwaway venv, made here) or ``--chainlit-venv`` (one made before), Chainlit answers the same
+    stream in the same run (``bench.chainlit_rival``), and the app's CPU per answer is compared with its own.
 (b) ``--chunks`` chunks of ~5 characters as fast as the upstream can, as one paragraph, one code block and
     reasoning: app CPU / bare loop, bytes to the browser / answer size (the fixed overhead is what a one-word
     answer costs in the same run), the longest event-loop block (the app samples its loop: ``LC_LOOP_LAG_FILE``),
