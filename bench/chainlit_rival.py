@@ -1,11 +1,12 @@
 """Chainlit on the same stream, for ``bench.stream_bench`` (issue 11: app CPU per answer at most Chainlit's, same run).
 
-``Rival.start`` makes a throwaway venv (or reuses the one given) holding Chainlit 2.x and the very litellm and openai
-versions the app runs, so both sides pay the same client floor; it runs ``bench/chainlit_app.py`` there on a free
-port, its files in a temp folder. ``measure`` drives one answer in headless Chromium as the app's measure does: CPU of
-the Chainlit process from Send until its server finished the answer and the page shows the answer's last word,
-websocket bytes received meanwhile, and last token sent by the upstream -> in the DOM. Nothing here is imported by
-the app or the tests; making the venv needs the package registry (about 90 s here).
+``Rival.start`` makes a throwaway venv (or reuses the one given) holding Chainlit 2.x and the very litellm, openai,
+httpx, aiohttp and pydantic versions the app runs, so both sides pay the same client floor; it runs
+``bench/chainlit_app.py`` there on a free port, its files in a temp folder. ``measure`` drives one answer in
+headless Chromium as the app's measure does: CPU of the Chainlit process from Send until its server finished the
+answer and the page shows the answer's last word, websocket bytes received meanwhile, and last token sent by the
+upstream -> in the DOM. Nothing here is imported by the app or the tests; making the venv needs the package registry
+(about 90 s here).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def make_venv(where: Path) -> Path:
     """A venv with Chainlit and the app's litellm and openai versions; returns its python."""
     subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
     python = where / "bin" / "python"
-    pins = [f"litellm=={version('litellm')}", f"openai=={version('openai')}"]
+    pins = [f"{name}=={version(name)}" for name in ("litellm", "openai", "httpx", "aiohttp", "pydantic")]
     subprocess.run([str(python), "-m", "pip", "install", "-q", "chainlit>=2,<3", *pins], check=True)
     return python
 
@@ -93,7 +94,8 @@ class Rival:
             self.proc.wait(timeout=15)
 
     def measure(self, upstream: Any, timed: Any, behavior: Any, last: str, cpu_seconds: Any) -> RivalRun:
-        """One answer in a fresh browser (a new Chainlit thread each time)."""
+        """One answer in a fresh browser, as the app's measure does; Chainlit starts a new thread (its session per
+        connection, no data layer configured) where the app adds the answer to the bench's one chat."""
         assert self.proc is not None
         answers = self.done_file.read_text().count("\n") if self.done_file.exists() else 0
         with sync_playwright() as p:

@@ -266,11 +266,15 @@ def table(
     ours: list[Run] = []
     floor: list[float] = []
     theirs: list[RivalRun] = []
-    for _ in range(runs):  # interleaved: a machine that speeds up or slows down mid-run skews neither side
-        ours.append(measure(app, upstream, timed, make(), lag))
-        floor.append(bare(base, upstream, make()))
-        if rival is not None:
-            theirs.append(rival.measure(upstream, timed, make(), LAST, cpu_seconds))
+    sides: list[Callable[[], None]] = [
+        lambda: ours.append(measure(app, upstream, timed, make(), lag)),
+        lambda: floor.append(bare(base, upstream, make())),
+    ]
+    if rival is not None:
+        sides.append(lambda: theirs.append(rival.measure(upstream, timed, make(), LAST, cpu_seconds)))
+    for n in range(runs):  # each run measures every side back to back, in an order that turns from run to run
+        for side in sides[n % len(sides) :] + sides[: n % len(sides)]:
+            side()
     kb = statistics.median(r.bytes for r in ours) / 1024
     cpu, floor_cpu = statistics.median(r.cpu for r in ours), statistics.median(floor)
     dom = statistics.median(r.dom_ms or 0.0 for r in ours)
@@ -290,7 +294,7 @@ def table(
         line("app CPU per answer / Chainlit's", f"{versus:.2f}x", "<= 1.00x", verdict(versus, 1.0))
         rival_dom = statistics.median(r.dom_ms or 0.0 for r in theirs)
         print(
-            f"  (Chainlit, same stream: CPU {rival_cpu / floor_cpu:.2f}x the bare loop, websocket "
+            f"  (Chainlit, same stream: CPU {paired([r.cpu for r in theirs], floor):.2f}x the bare loop, websocket "
             f"{statistics.median(r.bytes for r in theirs) / 1024:.1f} KB, last token -> DOM {rival_dom:.0f} ms; "
             f"CPU of each run {[round(r.cpu, 2) for r in theirs]} s; medians: app / Chainlit = {cpu / rival_cpu:.2f}x)"
         )

@@ -63,14 +63,14 @@ class BatchWriter:
 
     def queue(self, cid: str, event: AnyEvent, *, urgent: bool) -> None:
         """Under ``_cond``: queue an event for the writer."""
+        first, now_urgent = not self._pending, urgent and not self._urgent
         self._pending.setdefault(cid, []).append(event)
         self._appended += 1
-        first, urgent = self._pending_since is None, urgent and not self._urgent
-        if first:
+        if first or self._pending_since is None:
             self._pending_since = time.monotonic()
-        if urgent:
+        if now_urgent:
             self._urgent = True
-        if first or urgent:  # a batch that already waits for its interval needs no wake-up per chunk
+        if first or now_urgent:  # a batch that already waits for its interval needs no wake-up per chunk
             self._cond.notify_all()
 
     def has_pending(self, cid: str) -> bool:

@@ -228,15 +228,15 @@ class Store:
             kept = log_of(self._events, cid)
             event = replace(event, seq=kept.last_seq + 1)
             kept.append(event)
+            first, now_urgent = not self._pending, is_urgent(event) and not self._urgent
             self._pending.setdefault(cid, []).append(event)
             self._appended += 1
             self._summarize(event)
-            first, urgent = self._pending_since is None, is_urgent(event) and not self._urgent
-            if first:
+            if first or self._pending_since is None:
                 self._pending_since = time.monotonic()
-            if urgent:
+            if now_urgent:
                 self._urgent = True
-            if first or urgent:  # a batch that already waits for its interval needs no wake-up per chunk
+            if first or now_urgent:  # a batch that already waits for its interval needs no wake-up per chunk
                 self._cond.notify_all()
         return event
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from engine.engine import Engine
 from engine.tools import ServerHealth
 from ledger.health import StoreHealth
+from ui.health_banner import shown
 from ui.watch import Watch
 
 HEALTH_SECONDS = 0.25  # a write that fails shows on every open page within this time
@@ -30,7 +31,7 @@ class PageContext:
     tools: Watch[tuple[ServerHealth, ...]] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.health = Watch(lambda: self.require_engine().health(), HEALTH_SECONDS)
+        self.health = Watch(lambda: shown(self.require_engine().health()), HEALTH_SECONDS)
         self.tools = Watch(lambda: self.require_engine().tool_health(), TOOLS_SECONDS)
 
     def require_engine(self) -> Engine:

@@ -1,13 +1,15 @@
 """The data folder's health on every page, live: a banner while saving fails, a card per problem found at opening.
 
-Guarantees: it shows ``engine.health()`` as the process's one poll of it reads it (``ui.context.HEALTH_SECONDS``;
-server-side, and nothing crosses the websocket unless what is shown changes), so a write that fails shows on every
-open page within that time, and the banner goes away by itself after the next write that succeeds. The saving banner
-cannot be dismissed (it is the truth about the disk); each problem found when opening is shown once per page and can
-be dismissed.
+Guarantees: one poll for the whole process reads ``engine.health()`` every ``ui.context.HEALTH_SECONDS`` and tells
+the pages only when what they show changed (``shown``; server-side, and nothing crosses the websocket unless what is
+shown changes), so a write that fails shows on every open page within that time, and the banner goes away by itself
+after the next write that succeeds. The saving banner cannot be dismissed (it is the truth about the disk); each
+problem found when opening is shown once per page and can be dismissed.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from nicegui import ui
 
@@ -66,7 +68,13 @@ class HealthBanner:
 
     def _dismiss(self, key: str) -> None:
         self._dismissed.add(key)
-        self.show(self.engine.health())
+        self.show(shown(self.engine.health()))
+
+
+def shown(health: StoreHealth) -> StoreHealth:
+    """What the banner shows of ``health``: the count of unsaved events only while saving fails (while it works, that
+    count changes with every chunk streamed and would tell every page of nothing new)."""
+    return health if health.saving_fails is not None else replace(health, unsaved=0)
 
 
 def saving_text(health: StoreHealth) -> str:

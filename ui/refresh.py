@@ -97,6 +97,8 @@ class RefreshScheduler:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop (called from a thread of a test): render now
+            if self._pending is not None:
+                self._pending.cancel()
             self._flush_in_slot()
             return
         now = time.monotonic()

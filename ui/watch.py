@@ -1,10 +1,11 @@
 """One poll for the whole process of what changes outside any conversation (the data folder's health, the tool
 servers), shown on every open page.
 
-Guarantees: a ``Watch`` reads its value at most once per ``seconds`` for all pages together, and not at all while
-no page follows it; a page's ``show`` runs inside that page's slot when it starts following, then only when the
-value changed (``==``), so an idle page costs nothing per tick however many are open. A page stops following when
-its client is deleted; a ``show`` that raises is reported and the others still run.
+Guarantees: a ``Watch`` reads its value once per ``seconds`` for all pages together (and once more when a page
+starts following), and not at all while no page follows it; a page's ``show`` runs inside that page's slot when it
+starts following, then only when the value changed (``==``), so an idle page costs nothing per tick however many are
+open. A page stops following when its client is deleted; a ``show`` that raises is reported and the others still
+run.
 """
 
 from __future__ import annotations
