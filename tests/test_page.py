@@ -322,8 +322,8 @@ async def test_a_full_disk_shows_on_every_open_page_and_the_banner_goes_once_sav
     assert saving_banner(first) is None and saving_banner(second) is None
     filler = fill(small_data)
     engine().rename(cid_of(first), "renamed while the disk is full")  # a write that fails
-    for page in (first, second):
-        await wait_until(lambda page=page: "the disk is full" in (saving_banner(page) or ""), what="the banner")
+    full = "the disk is full"
+    await wait_until(lambda: full in (saving_banner(first) or "") and full in (saving_banner(second) or ""))
     filler.unlink()
     await wait_until(lambda: saving_banner(first) is None and saving_banner(second) is None, timeout=5)
     assert [r.getMessage()[:27] for r in caplog.records if r.levelname == "ERROR"] == ["Saving fails: the disk is f"]
