@@ -11,7 +11,8 @@ targets:
 - switching chats in place: click in the list until the other chat's last answer is on screen, median of 10
   (target <= 200 ms);
 - the app's resident memory (RSS) after one page, after 20 tabs on 20 conversations, and after closing them and
-  NiceGUI releasing their clients (target: back within 50 MB of the first figure).
+  NiceGUI releasing their clients (target: back within 50 MB of the first figure);
+- the app's CPU while those 20 tabs sit idle for ``IDLE_SECONDS`` (no target: an idle page should cost nothing).
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ from pathlib import Path
 from playwright.sync_api import Page, expect, sync_playwright
 
 from bench.make_chats import fresh_copy, long_ids
+from bench.stream_bench import cpu_seconds
 from tests.support.app_process import CHROMIUM_ARGS, AppProcess
 
 ANSWER = ".lc-assistant .lc-body"
+IDLE_SECONDS = 10.0
 
 
 def rss_mb(pid: int) -> float:
@@ -133,6 +136,7 @@ def measure(data_dir: Path, label: str, browser) -> dict[str, float]:
                 expect(tab.locator(ANSWER).last).not_to_be_empty(timeout=30_000)
                 tabs.append(tab)
             figures["rss_20_tabs_mb"] = rss_mb(app.proc.pid)
+            figures["idle_cpu_pct"] = idle_cpu_pct(app.proc.pid)
             for tab in tabs:
                 tab.close()
             context.close()
@@ -145,6 +149,13 @@ def measure(data_dir: Path, label: str, browser) -> dict[str, float]:
         return figures
     finally:
         app.stop()
+
+
+def idle_cpu_pct(pid: int) -> float:
+    """The app's CPU, in percent of one core, over ``IDLE_SECONDS`` while its open tabs do nothing."""
+    cpu0 = cpu_seconds(pid)
+    time.sleep(IDLE_SECONDS)  # the measuring window itself, not a wait for something to happen
+    return (cpu_seconds(pid) - cpu0) / IDLE_SECONDS * 100
 
 
 def verdict(ok: bool) -> str:
@@ -195,6 +206,9 @@ def main() -> None:
     print()
     for name, figure, target, ok in rows:
         print(f"{name:<28} {figure:<48} target {target:<12} {verdict(ok)}")
+    print(
+        f"(the app's CPU while the 20 tabs sat idle for {IDLE_SECONDS:.0f} s: {fig['idle_cpu_pct']:.1f}% of one core)"
+    )
 
 
 if __name__ == "__main__":

@@ -1,12 +1,16 @@
 """Append-only streaming, measured (issue 11): bytes to the browser, app CPU vs a bare litellm loop, latency, loop lag.
 
     .venv/bin/python -m bench.stream_bench [--runs 5] [--chunks 20000] [--skip-long] [--skip-profile]
+                                           [--chainlit | --chainlit-venv DIR]
 
 The upstream (``tests.support.upstream``) runs in this process; the app (``main.py``) and the bare loop each run
 in a process of their own, so neither's CPU includes the upstream's. Everything is measured in one run.
 (a) The issue's table stream: a 500-token answer that is one paragraph, 10 ms apart, in headless Chromium, counted
     from Send to complete: websocket payload received, app CPU per answer / the bare loop's CPU on the same stream
-    (``litellm.acompletion(stream=True)``, nothing else), last token sent by the upstream -> in the DOM (medians).
+    (``litellm.acompletion(stream=True)``, nothing else), last token sent by the upstream -> in the DOM (medians;
+    the CPU ratio is the median of each run's ratio, the two sides measured back to back: ``paired``). With
+    ``--chainlit`` (a throwaway venv, made here) or ``--chainlit-venv`` (one made before), Chainlit answers the same
+    stream in the same run (``bench.chainlit_rival``), and the app's CPU per answer is compared with its own.
 (b) ``--chunks`` chunks of ~5 characters as fast as the upstream can, as one paragraph, one code block and
     reasoning: app CPU / bare loop, bytes to the browser / answer size (the fixed overhead is what a one-word
     answer costs in the same run), the longest event-loop block (the app samples its loop: ``LC_LOOP_LAG_FILE``),
@@ -30,6 +34,7 @@ from typing import Any
 
 from playwright.sync_api import Page, sync_playwright
 
+from bench.chainlit_rival import Rival, RivalRun
 from demo.endpoint import serve_in_thread
 from tests.support.app_process import CHROMIUM_ARGS, ROOT, AppProcess
 from tests.support.upstream import Behavior, ScriptedUpstream
@@ -214,6 +219,8 @@ def main() -> None:
     parser.add_argument("--skip-long", action="store_true")
     parser.add_argument("--skip-table", action="store_true")
     parser.add_argument("--skip-profile", action="store_true")
+    parser.add_argument("--chainlit", action="store_true", help="compare with Chainlit (makes a throwaway venv)")
+    parser.add_argument("--chainlit-venv", type=Path, help="compare with Chainlit installed in this venv")
     args = parser.parse_args()
     if args.bare:
         bare_loop(args.bare)
@@ -226,11 +233,14 @@ def main() -> None:
         lag_file = Path(tmp) / "lag.txt"
         lag_file.touch()
         app = AppProcess(Path(tmp) / "data", base).start()  # no sampler: its wake-ups would count as app CPU
+        rival = Rival(base, args.chainlit_venv).start() if args.chainlit or args.chainlit_venv else None
         try:
             if not args.skip_table:
-                table(app, upstream, timed, base, lag_file, args.runs)
+                table(app, upstream, timed, base, lag_file, args.runs, rival)
         finally:
             app.stop()
+            if rival is not None:
+                rival.stop()
         if not args.skip_long:
             os.environ["LC_LOOP_LAG_FILE"] = str(lag_file)
             os.environ["LC_GC_FILE"] = str(lag_file.with_suffix(".gc"))
@@ -246,31 +256,54 @@ def main() -> None:
     stop()
 
 
-def table(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, base: str, lag: Path, runs: int) -> None:
+def table(
+    app: AppProcess, upstream: ScriptedUpstream, timed: Timed, base: str, lag: Path, runs: int, rival: Rival | None
+) -> None:
     make: Callable[[], Behavior] = lambda: Behavior(text=one_paragraph(500), chunk_delay=0.01)  # noqa: E731
     measure(app, upstream, timed, make(), lag)  # warm-up (first page, first render)
+    if rival is not None:
+        rival.measure(upstream, timed, make(), LAST, cpu_seconds)
     ours: list[Run] = []
     floor: list[float] = []
-    for _ in range(runs):  # interleaved: a machine that speeds up or slows down mid-run skews neither side
-        ours.append(measure(app, upstream, timed, make(), lag))
-        floor.append(bare(base, upstream, make()))
+    theirs: list[RivalRun] = []
+    sides: list[Callable[[], None]] = [
+        lambda: ours.append(measure(app, upstream, timed, make(), lag)),
+        lambda: floor.append(bare(base, upstream, make())),
+    ]
+    if rival is not None:
+        sides.append(lambda: theirs.append(rival.measure(upstream, timed, make(), LAST, cpu_seconds)))
+    for n in range(runs):  # each run measures every side back to back, in an order that turns from run to run
+        for side in sides[n % len(sides) :] + sides[: n % len(sides)]:
+            side()
     kb = statistics.median(r.bytes for r in ours) / 1024
     cpu, floor_cpu = statistics.median(r.cpu for r in ours), statistics.median(floor)
     dom = statistics.median(r.dom_ms or 0.0 for r in ours)
     print(f"(a) one-paragraph 500-token answer, 10 ms apart, medians of {runs} ({os.cpu_count()} cores):")
     line("websocket payload, Send -> complete", f"{kb:.1f} KB", "<= 30 KB", verdict(kb, 30))
-    ratio = cpu / floor_cpu
-    line(
-        "app CPU per answer / bare litellm loop",
-        f"{cpu:.2f} s / {floor_cpu:.2f} s = {ratio:.2f}x",
-        "<= 1.25x",
-        verdict(ratio, 1.25),
-    )
+    ratio = paired([r.cpu for r in ours], floor)
+    line("app CPU per answer / bare litellm loop", f"{ratio:.2f}x", "<= 1.25x", verdict(ratio, 1.25))
     line("last token -> DOM", f"{dom:.0f} ms", "<= 60 ms", verdict(dom, 60))
     print(
         f"  (messages: {statistics.median(r.frames for r in ours):.0f}; CPU of each run: app "
         f"{[round(r.cpu, 2) for r in ours]} s, bare loop {[round(f, 2) for f in floor]} s)"
     )
+    print(f"  (medians: app {cpu:.2f} s / bare loop {floor_cpu:.2f} s = {cpu / floor_cpu:.2f}x)")
+    if theirs:
+        rival_cpu = statistics.median(r.cpu for r in theirs)
+        versus = paired([r.cpu for r in ours], [r.cpu for r in theirs])
+        line("app CPU per answer / Chainlit's", f"{versus:.2f}x", "<= 1.00x", verdict(versus, 1.0))
+        rival_dom = statistics.median(r.dom_ms or 0.0 for r in theirs)
+        print(
+            f"  (Chainlit, same stream: CPU {paired([r.cpu for r in theirs], floor):.2f}x the bare loop, websocket "
+            f"{statistics.median(r.bytes for r in theirs) / 1024:.1f} KB, last token -> DOM {rival_dom:.0f} ms; "
+            f"CPU of each run {[round(r.cpu, 2) for r in theirs]} s; medians: app / Chainlit = {cpu / rival_cpu:.2f}x)"
+        )
+
+
+def paired(ours: list[float], theirs: list[float]) -> float:
+    """The median of the runs' ratios, each run's sides measured back to back: this machine's speed drifts by tens
+    of percent within a minute, and a ratio of two sides' medians would mix runs at different speeds."""
+    return statistics.median(a / b for a, b in zip(ours, theirs, strict=True))
 
 
 def long_answers(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, base: str, lag: Path, chunks: int) -> None:

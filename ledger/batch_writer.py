@@ -63,12 +63,15 @@ class BatchWriter:
 
     def queue(self, cid: str, event: AnyEvent, *, urgent: bool) -> None:
         """Under ``_cond``: queue an event for the writer."""
+        first, now_urgent = not self._pending, urgent and not self._urgent
         self._pending.setdefault(cid, []).append(event)
         self._appended += 1
-        if self._pending_since is None:
+        if first or self._pending_since is None:
             self._pending_since = time.monotonic()
-        self._urgent = self._urgent or urgent
-        self._cond.notify_all()
+        if now_urgent:
+            self._urgent = True
+        if first or now_urgent:  # a batch that already waits for its interval needs no wake-up per chunk
+            self._cond.notify_all()
 
     def has_pending(self, cid: str) -> bool:
         return cid in self._pending

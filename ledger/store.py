@@ -228,14 +228,16 @@ class Store:
             kept = log_of(self._events, cid)
             event = replace(event, seq=kept.last_seq + 1)
             kept.append(event)
+            first, now_urgent = not self._pending, is_urgent(event) and not self._urgent
             self._pending.setdefault(cid, []).append(event)
             self._appended += 1
-            if self._pending_since is None:
-                self._pending_since = time.monotonic()
             self._summarize(event)
-            if is_urgent(event):
+            if first or self._pending_since is None:
+                self._pending_since = time.monotonic()
+            if now_urgent:
                 self._urgent = True
-            self._cond.notify_all()
+            if first or now_urgent:  # a batch that already waits for its interval needs no wake-up per chunk
+                self._cond.notify_all()
         return event
 
     def _summarize(self, event: AnyEvent) -> None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from nicegui import ui
 from nicegui.testing import User
 
+from tests.support.folders import fill, small_disk
 from tests.support.page import (
     answer_html,
     answers,
@@ -211,6 +212,21 @@ async def test_two_tabs_on_one_chat_stream_the_same_text_and_stop_in_one_stops_b
     await wait_until(lambda: upstream.records[-1].disconnected_at is not None, what="the upstream seeing the close")
 
 
+async def test_a_chat_started_in_another_tab_appears_in_this_tabs_list_while_this_one_is_idle(
+    app_env: ScriptedUpstream, create_user: Callable[[], User]
+) -> None:
+    upstream = app_env
+    first, second = create_user(), create_user()
+    await first.open("/")
+    upstream.plan(Behavior(text="one"), Behavior(text="two"))
+    await send(first, "the first chat")
+    await wait_until(lambda: last_answer(first).status == "complete")
+    await second.open("/")
+    await send(second, "a chat from the other tab")
+    await wait_until(lambda: listed(first) == ["a chat from the other tab", "the first chat"], what="the first list")
+    assert last_answer(first).text == "one", "the first tab still shows its own chat"
+
+
 async def test_hostile_model_output_is_shown_as_text_with_no_script_or_javascript_links(
     chat: User, upstream: ScriptedUpstream
 ) -> None:
@@ -279,6 +295,39 @@ async def test_a_damaged_ledger_file_is_reported_on_the_page_and_the_app_still_w
     upstream.plan(Behavior(text="still fine"))
     await send(user, "hello")
     await wait_until(lambda: last_answer(user).status == "complete")
+
+
+@pytest.fixture
+def small_data(app_env: ScriptedUpstream, tmp_path: Path) -> Iterator[Path]:
+    """The app's data folder on a 256 KiB tmpfs, mounted before the app starts."""
+    with small_disk(tmp_path / "data", 256) as data:
+        yield data
+
+
+def saving_banner(user: User) -> str | None:
+    """The saving banner's text when it shows on this page, else None (the simulated user finds what is visible)."""
+    shown = elements(user, marker="saving-reason")
+    return str(shown[0].text) if shown else None
+
+
+async def test_a_full_disk_shows_on_every_open_page_and_the_banner_goes_once_saving_works(
+    small_data: Path, create_user: Callable[[], User], upstream: ScriptedUpstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    first, second = create_user(), create_user()
+    await first.open("/")
+    upstream.plan(Behavior(text="saved answer"))
+    await send(first, "hello")
+    await wait_until(lambda: last_answer(first).status == "complete")
+    await second.open(f"/chat/{cid_of(first)}")
+    assert saving_banner(first) is None and saving_banner(second) is None
+    filler = fill(small_data)
+    engine().rename(cid_of(first), "renamed while the disk is full")  # a write that fails
+    full = "the disk is full"
+    await wait_until(lambda: full in (saving_banner(first) or "") and full in (saving_banner(second) or ""))
+    filler.unlink()
+    await wait_until(lambda: saving_banner(first) is None and saving_banner(second) is None, timeout=5)
+    assert [r.getMessage()[:27] for r in caplog.records if r.levelname == "ERROR"] == ["Saving fails: the disk is f"]
+    caplog.clear()  # the one ERROR line this test causes on purpose (the simulated user fails a test on any)
 
 
 async def test_esc_stops_the_answer_and_enter_never_does(chat: User, upstream: ScriptedUpstream) -> None:

@@ -26,7 +26,7 @@ from ui.header import build_header, model_of
 from ui.health_banner import HealthBanner
 from ui.message_actions import MessageActions
 from ui.notices import notice
-from ui.refresh import FLUSH_SECONDS, RefreshScheduler
+from ui.refresh import RefreshScheduler
 from ui.sidebar import Sidebar
 from ui.style import add_style
 from ui.tool_servers import ToolServersPanel
@@ -62,14 +62,14 @@ class ChatPage:
         with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer") as self.left:
             self.sidebar = Sidebar(self.engine, self.cid, self.switch_to, self.after_delete)
             ui.separator().classes("my-2")
-            self.tool_servers = ToolServersPanel(self.engine)
+            self.tool_servers = ToolServersPanel(self.engine, self.context.tools)
         with ui.right_drawer(value=False).props("width=380 breakpoint=800").classes("lc-drawer") as self.right:
             self.audit = AuditPanel(self.engine)
             self.audit.cid = self.cid
         self.right.on_value_change(self._audit_toggled)
         self.announcer = ui.label("").classes("lc-sr-only").props("role=status aria-live=polite").mark("announcer")
         with ui.column().classes("lc-main w-full max-w-3xl mx-auto gap-3 px-3 pb-4"):
-            HealthBanner(self.engine)
+            HealthBanner(self.engine, self.context.health)
             actions = MessageActions(
                 self.engine,
                 cid=lambda: self.cid,
@@ -99,8 +99,6 @@ class ChatPage:
         )
         self.unsubscribe = self.engine.subscribe(self.refresh.on_event)
         self.client.on_delete(self._on_client_delete)
-        ui.timer(FLUSH_SECONDS, self.refresh.flush)
-        ui.timer(1.0, self.tool_servers.refresh)  # server health changes outside any conversation
         self.refresh.flush()
         if self.cid is not None:
             background_tasks.create(self.engine.viewer_joined(self.cid, self.client.id), name="viewer joined")
@@ -244,5 +242,6 @@ class ChatPage:
 
     async def _on_client_delete(self) -> None:
         self.unsubscribe()
+        self.refresh.close()
         if self.cid is not None:
             await self.engine.viewer_left(self.cid, self.client.id, "disconnect")

@@ -1,23 +1,25 @@
 """The data folder's health on every page, live: a banner while saving fails, a card per problem found at opening.
 
-Guarantees: it reads ``engine.health()`` every ``POLL_SECONDS`` (server-side; nothing crosses the websocket unless
-what is shown changes), so a write that fails shows on every open page within that time, and the banner goes away
-by itself after the next write that succeeds. The saving banner cannot be dismissed (it is the truth about the
-disk); each problem found when opening is shown once per page and can be dismissed.
+Guarantees: one poll for the whole process reads ``engine.health()`` every ``ui.context.HEALTH_SECONDS`` and tells
+the pages only when what they show changed (``shown``; server-side, and nothing crosses the websocket unless what is
+shown changes), so a write that fails shows on every open page within that time, and the banner goes away by itself
+after the next write that succeeds. The saving banner cannot be dismissed (it is the truth about the disk); each
+problem found when opening is shown once per page and can be dismissed.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from nicegui import ui
 
 from engine.engine import Engine
 from ledger.health import StoreHealth
-
-POLL_SECONDS = 0.25
+from ui.watch import Watch
 
 
 class HealthBanner:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, health: Watch[StoreHealth]) -> None:
         self.engine = engine
         self._dismissed: set[str] = set()
         self._cards: tuple[str, ...] = ()
@@ -35,11 +37,9 @@ class HealthBanner:
                 self.reason = ui.label().classes("flex-grow break-words").mark("saving-reason")
             self.opening = ui.column().classes("w-full gap-2")
         self.banner.set_visibility(False)
-        self.refresh()
-        ui.timer(POLL_SECONDS, self.refresh)
+        health.follow(self.show)
 
-    def refresh(self) -> None:
-        health = self.engine.health()
+    def show(self, health: StoreHealth) -> None:
         self.banner.set_visibility(health.saving_fails is not None)
         if health.saving_fails is not None:
             text = saving_text(health)
@@ -68,7 +68,13 @@ class HealthBanner:
 
     def _dismiss(self, key: str) -> None:
         self._dismissed.add(key)
-        self.refresh()
+        self.show(shown(self.engine.health()))
+
+
+def shown(health: StoreHealth) -> StoreHealth:
+    """What the banner shows of ``health``: the count of unsaved events only while saving fails (while it works, that
+    count changes with every chunk streamed and would tell every page of nothing new)."""
+    return health if health.saving_fails is not None else replace(health, unsaved=0)
 
 
 def saving_text(health: StoreHealth) -> str:

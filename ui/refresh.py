@@ -1,10 +1,12 @@
 """The page's refresh scheduler: engine events in, coalesced re-renders out.
 
-Guarantees: an event only marks what it touches as dirty (the chat, the conversation list, the audit panel);
-the chat is re-rendered at most every ``FLUSH_SECONDS`` while streaming, and at once for events that start or
-end something (``FLUSH_NOW``: on the loop's next turn, so that events appended together make one render); the
-audit panel, which folds the whole ledger, at most every ``AUDIT_SECONDS`` unless the event was urgent.
-``flushes`` counts renders, so tests can wait on it instead of sleeping.
+Guarantees: an event only marks what it touches as dirty (the chat, the conversation list, the audit panel) and
+asks for a render; nothing runs while nothing happens (no timer ticks on an idle page). The chat is re-rendered at
+most every ``FLUSH_SECONDS`` while streaming (a chunk after a quiet spell is shown at once), and at once for events
+that start or end something (``FLUSH_NOW``: on the loop's next turn, so that events appended together make one
+render); the audit panel, which folds the whole ledger, at most every ``AUDIT_SECONDS`` unless the event was urgent.
+After ``close`` (the page went away) nothing more is rendered. ``flushes`` counts renders, so tests can wait on it
+instead of sleeping.
 """
 
 from __future__ import annotations
@@ -60,26 +62,58 @@ class RefreshScheduler:
         self.chat_dirty, self.list_dirty, self.audit_dirty, self.urgent = True, False, False, False
         self.audit_at = 0.0
         self.flushes = 0
-        self.soon = False
+        self.flushed_at = 0.0  # ``time.monotonic()`` of the last render
+        self.closed = False
+        self._pending: asyncio.Handle | None = None  # the render asked for, due at ``_due``
+        self._due = 0.0
         self.slot: Slot | None = context.slot_stack[-1] if context.slot_stack else None  # made inside the page
 
     def on_event(self, event: AnyEvent) -> None:
         if event.KIND in LIST_KINDS:
             self.list_dirty = True
         if event.conversation_id != self.conversation():
+            if self.list_dirty:
+                self._ask(FLUSH_SECONDS)
             return
         self.chat_dirty = self.audit_dirty = True
         if event.KIND in FLUSH_NOW:
             self.urgent = True
-            if not self.soon:  # events appended together (submitted, started, ...) make one render, at once
-                self.soon = True
-                try:
-                    asyncio.get_running_loop().call_soon(self._flush_soon)
-                except RuntimeError:
-                    self._flush_soon()
+            self._ask(0.0)  # events appended together (submitted, started, ...) make one render, at once
+        else:
+            self._ask(FLUSH_SECONDS)
 
-    def _flush_soon(self) -> None:
-        self.soon = False
+    def close(self) -> None:
+        """The page went away: forget the render asked for, and ask for none again."""
+        self.closed = True
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+
+    def _ask(self, spacing: float) -> None:
+        """Render on the loop's next turn, or ``spacing`` after the last render if that is later; a render already
+        asked for no later than that stands."""
+        if self.closed:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (called from a thread of a test): render now
+            if self._pending is not None:
+                self._pending.cancel()
+            self._flush_in_slot()
+            return
+        now = time.monotonic()
+        due = max(now, self.flushed_at + spacing)
+        if self._pending is not None:
+            if self._due <= due:
+                return
+            self._pending.cancel()
+        self._due = due
+        self._pending = loop.call_later(due - now, self._flush_in_slot)
+
+    def _flush_in_slot(self) -> None:
+        self._pending = None
+        if self.closed:
+            return
         if self.slot is None:
             self.flush()
             return
@@ -87,7 +121,8 @@ class RefreshScheduler:
             self.flush()
 
     def flush(self) -> None:
-        """Render what is dirty (called by the page's timer every ``FLUSH_SECONDS`` and for urgent events)."""
+        """Render what is dirty, now (``on_event`` calls it when due; the page, when it shows another chat)."""
+        self.flushed_at = time.monotonic()
         if self.list_dirty:
             self.list_dirty = False
             self.render_list()

@@ -1,7 +1,8 @@
 """The tool servers panel: each configured server, its state, its tools, and what went wrong in plain words.
 
-Guarantees: a projection of ``Engine.tool_health()``; rebuilt only when that changed (the page checks every
-flush); a server that failed or is restarting says so with the reason; nothing here can start a server.
+Guarantees: a projection of ``Engine.tool_health()``; rebuilt only when that changed (the process's one poll of it,
+``ui.context.TOOLS_SECONDS``, and the page's renders of the list ask); a server that failed or is restarting says so
+with the reason; nothing here can start a server.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from nicegui import ui
 
 from engine.engine import Engine
 from engine.tools import ServerHealth
+from ui.watch import Watch
 
 STATE_WORDS = {
     "starting": "starting…",
@@ -21,14 +23,16 @@ STATE_WORDS = {
 
 
 class ToolServersPanel:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, health: Watch[tuple[ServerHealth, ...]]) -> None:
         self.engine = engine
         self._shown: tuple[ServerHealth, ...] | None = None
         self.root = ui.column().classes("w-full gap-1 lc-tools").mark("tool-servers")
-        self.refresh()
+        health.follow(self.show)
 
     def refresh(self) -> None:
-        health = self.engine.tool_health()
+        self.show(self.engine.tool_health())
+
+    def show(self, health: tuple[ServerHealth, ...]) -> None:
         if health == self._shown:
             return
         self._shown = health

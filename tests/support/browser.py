@@ -15,7 +15,11 @@ ANSWER = ".lc-assistant"
 
 
 def send(page: Page, text: str) -> None:
-    """Type and press Enter; return once the new answer's element is on the page (so ``last_answer`` is it)."""
+    """Type and press Enter; return once the new answer's element is on the page (so ``last_answer`` is it). Waits
+    for the page's socket first: before it connects, the browser holds the box's text and the key in two queues
+    that may reach the server in either order, and Enter with a box the server still sees empty sends nothing (the
+    text stays in the box; a person presses Enter again)."""
+    page.wait_for_function("() => window.did_handshake === true")
     answers = page.locator(ANSWER).count()
     box = page.get_by_label("Message")
     box.fill(text)
