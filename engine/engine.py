@@ -220,6 +220,10 @@ class Engine:
         rt = self._runtimes.get(cid)
         return bool(rt and rt.active) or self._live_elsewhere(cid) is not None
 
+    def streams_here(self) -> int:
+        """How many answers this instance is streaming now, in all conversations."""
+        return sum(1 for rt in self._runtimes.values() if rt.active is not None)
+
     def active_run(self, cid: str) -> AttemptRun | None:
         """The attempt running in this conversation, if any."""
         rt = self._runtimes.get(cid)
