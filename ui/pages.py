@@ -31,7 +31,7 @@ class _MemoryGiver:
     """When pages went away, collect their cycles and give the freed memory back to the system (``malloc_trim``,
     where the C library has it): the process shrinks back after a burst of tabs instead of keeping its peak. The
     full collection holds the event loop for as long as it walks the pages' objects (tens of ms after many tabs),
-    so it waits until no answer streams here: a stream never stalls for it."""
+    so it waits until no answer streams here (Python's own full collections still come when they are due)."""
 
     def __init__(self, busy: Callable[[], bool]) -> None:
         self.busy = busy
