@@ -220,9 +220,9 @@ class Engine:
         rt = self._runtimes.get(cid)
         return bool(rt and rt.active) or self._live_elsewhere(cid) is not None
 
-    def streams_here(self) -> int:
-        """How many answers this instance is streaming now, in all conversations."""
-        return sum(1 for rt in self._runtimes.values() if rt.active is not None)
+    def streaming_here(self) -> list[str]:
+        """The conversations in which this instance streams an answer now (never another instance's)."""
+        return [cid for cid, rt in self._runtimes.items() if rt.active is not None]
 
     def active_run(self, cid: str) -> AttemptRun | None:
         """The attempt running in this conversation, if any."""
@@ -442,8 +442,7 @@ class Engine:
 
     async def shutdown(self) -> None:
         """Cancel every stream, keeping partials, and write everything to disk."""
-        running = [cid for cid, rt in self._runtimes.items() if rt.active is not None]  # never another instance's
-        await asyncio.gather(*(self.cancel(cid, "shutdown") for cid in running))
+        await asyncio.gather(*(self.cancel(cid, "shutdown") for cid in self.streaming_here()))
         if not await self.store.flush():
             log.error("shutting down with %d event(s) not yet saved", self.store.health().unsaved)
 

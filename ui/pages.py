@@ -54,7 +54,7 @@ def register_pages(context: PageContext) -> None:
     install(context)
     serve_static()
     app.timer(5.0, lambda: Client.prune_instances(client_age_threshold=UNCONNECTED_SECONDS))
-    app.timer(5.0, _MemoryGiver(lambda: context.engine is not None and context.engine.streams_here() > 0).check)
+    app.timer(5.0, _MemoryGiver(lambda: context.engine is not None and bool(context.engine.streaming_here())).check)
 
     @ui.page("/")
     def index() -> None:
