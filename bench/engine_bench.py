@@ -19,7 +19,7 @@ import time
 from demo.endpoint import serve_in_thread
 from engine.engine import Engine
 from engine.offline import litellm
-from ledger.store import Store
+from store.tinydb.store import Store
 from tests.support.engine import make_settings
 from tests.support.upstream import Behavior, ScriptedUpstream
 

@@ -30,7 +30,7 @@ from bench.make_chats import chats_dir, long_ids
 from engine.engine import Engine
 from engine.offline import litellm
 from ledger.reducer import replay
-from ledger.store import Store
+from store.tinydb.store import Store
 from tests.support.ledger_builders import answer_events, conversation_events
 
 

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ledger.events import AnyEvent, Chunk, Created, Done, Persisted, RequestSent, Started, Submitted, TurnMetrics
-from ledger.store import Store
+from store.tinydb.store import Store
 
 FORMAT = 3  # bump when the store's files change, so that a cached folder is made again
 T0 = datetime(2025, 12, 1, tzinfo=UTC)
@@ -76,7 +76,7 @@ def fresh_copy(conversations: int = 10_000, turns: int = 20, long: int = 5, long
     """A private copy of the cached folder (the caller removes it): for benches that write or run in parallel."""
     source = chats_dir(conversations, turns, long, long_turns)
     target = Path(tempfile.mkdtemp(prefix="ledger-chats-copy-"))
-    shutil.copytree(source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("ledger.lock"))
+    shutil.copytree(source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("store.tinydb.lock"))
     return target
 
 

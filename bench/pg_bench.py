@@ -34,9 +34,9 @@ import psycopg
 from playwright.sync_api import Page, expect, sync_playwright
 
 from ledger.events import AnyEvent
-from ledger.pg_store import PgStore
-from ledger.store import Store
-from ledger.store_api import EventStore
+from store.api import EventStore
+from store.postgres.store import PgStore
+from store.tinydb.store import Store
 from tests.support.app_process import CHROMIUM_ARGS, AppProcess
 from tests.support.browser import conversation_id, last_answer, new_page, send
 from tests.support.ledger_builders import conversation_events

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from engine.engine import Engine
-from ledger.store import Store
+from store.tinydb.store import Store
 from tests.support.engine import make_settings
 from tests.support.tools import demo_hub, server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream, serve

@@ -6,7 +6,7 @@ Guarantees:
 - Events another instance commits (``PgStore.follow``, on the store's listener thread) go through a thread-safe
   queue to the event loop (``call_soon_threadsafe``) and are folded by ``Engine.absorb``, in seq order, never
   appended again: pages here show another instance's stream live.
-- Every attempt started here is claimed (``ledger.pg_owners``) while its ``started`` event is still in memory
+- Every attempt started here is claimed (``store.postgres.owners``) while its ``started`` event is still in memory
   (so before it can be durable), renewed every lease/3 s by a thread, and released once its end is durable.
 - ``cancel`` (this is ``Engine.elsewhere``) asks the attempt's owner with the attempt id and turn (so a late
   request never touches a newer attempt, which the owner's ``Engine.cancel`` checks), asks again every second,
@@ -35,10 +35,10 @@ from typing import get_args
 from engine.engine import Engine
 from ledger.errors import ConversationBusyError, ConversationDeletedError, StoreError
 from ledger.events import AnyEvent, CancelSource, Persisted, Started
-from ledger.health import ProblemLog
-from ledger.pg_leases import is_dead
-from ledger.pg_owners import AttemptOwners, Request
-from ledger.pg_store import PgStore
+from store.health import ProblemLog
+from store.postgres.leases import is_dead
+from store.postgres.owners import AttemptOwners, Request
+from store.postgres.store import PgStore
 
 log = logging.getLogger("ledger_chat.cluster")
 LEASE = 5.0  # seconds an attempt's owner may go without renewing before a survivor finalizes the attempt

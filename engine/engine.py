@@ -46,7 +46,7 @@ from engine.provider import ProviderConfig
 from engine.settings import EngineSettings
 from engine.stamps import new_id, now_iso
 from engine.text import valid_text, visible_title
-from engine.tools import ServerHealth, ToolHub
+from engine.tools.hub import ServerHealth, ToolHub
 from engine.turn import run_turn
 from ledger.errors import StateError, UnknownConversationError
 from ledger.events import (
@@ -66,15 +66,15 @@ from ledger.events import (
     Trigger,
     VersionSelected,
 )
-from ledger.health import StoreHealth
 from ledger.history import as_messages, model_history
 from ledger.listing import Listing
 from ledger.reducer import reduce, replay
 from ledger.search import Hit, match, title_hit
 from ledger.state import EMPTY_STATE, AttemptState, ConversationState, State
-from ledger.store_api import EventStore
 from ledger.summary import ConversationSummary, newest_first
 from ledger.tree import chain_before, selected_path, tip
+from store.api import EventStore
+from store.health import StoreHealth
 
 log = logging.getLogger("ledger_chat.engine")
 Listener = Callable[[AnyEvent], None]

@@ -5,7 +5,7 @@ Guarantees:
   its own records ``step_finished`` with that step's usage. A step that wrote no tool call ends the attempt
   (``Completed``, usage summed over the steps when every step reported it).
 - A step's tool calls are recorded complete only once the step has finished streaming, then run
-  (``engine.tool_runs``); the next step sends the history the ledger gives for this attempt so far
+  (``engine.tools.runs``); the next step sends the history the ledger gives for this attempt so far
   (``ledger.history.attempt_entries``): exactly what a later turn will send for it.
 - The first model call waits for litellm's import and for the tool servers to settle (ready or failed, at most
   the first-chunk timeout) before any timeout of its own starts: a turn sent right after start-up is not cut short.
@@ -20,8 +20,8 @@ from engine.failures import Failure
 from engine.offline import ready
 from engine.settings import EngineSettings
 from engine.streaming import stream_step
-from engine.tool_runs import run_tools
-from engine.tools import ToolHub
+from engine.tools.hub import ToolHub
+from engine.tools.runs import run_tools
 from ledger.events import StepFinished, Usage
 from ledger.history import as_messages, attempt_entries
 

@@ -13,7 +13,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
-from ledger.store import Store  # noqa: E402
+from store.tinydb.store import Store  # noqa: E402
 from tests.support.app_process import CHROMIUM_ARGS, AppProcess  # noqa: E402
 from tests.support.engine import EngineFactory  # noqa: E402
 from tests.support.ledger_builders import conversation_events  # noqa: E402

@@ -14,7 +14,7 @@ from dataclasses import replace
 from nicegui import ui
 
 from engine.engine import Engine
-from ledger.health import StoreHealth
+from store.health import StoreHealth
 from ui.watch import Watch
 
 

@@ -10,11 +10,6 @@ that gave up) is released after ``UNCONNECTED_SECONDS`` (NiceGUI alone keeps it 
 
 from __future__ import annotations
 
-import ctypes
-import gc
-import sys
-from collections.abc import Callable
-
 from nicegui import Client, app, ui
 from starlette.responses import PlainTextResponse, Response
 
@@ -27,34 +22,10 @@ from ui.style import serve_static
 UNCONNECTED_SECONDS = 15.0
 
 
-class _MemoryGiver:
-    """When pages went away, collect their cycles and give the freed memory back to the system (``malloc_trim``,
-    where the C library has it): the process shrinks back after a burst of tabs instead of keeping its peak. The
-    full collection holds the event loop for as long as it walks the pages' objects (tens of ms after many tabs),
-    so it waits until no answer streams here (Python's own full collections still come when they are due)."""
-
-    def __init__(self, busy: Callable[[], bool]) -> None:
-        self.busy = busy
-        self.clients = 0
-        self.due = False
-        self.trim = getattr(ctypes.CDLL(None), "malloc_trim", None) if sys.platform == "linux" else None
-
-    def check(self) -> None:
-        now = len(Client.instances)
-        self.due = self.due or now < self.clients
-        self.clients = now
-        if self.due and not self.busy():
-            self.due = False
-            gc.collect()
-            if self.trim is not None:
-                self.trim(0)
-
-
 def register_pages(context: PageContext) -> None:
     install(context)
     serve_static()
     app.timer(5.0, lambda: Client.prune_instances(client_age_threshold=UNCONNECTED_SECONDS))
-    app.timer(5.0, _MemoryGiver(lambda: context.engine is not None and bool(context.engine.streaming_here())).check)
 
     @ui.page("/")
     def index() -> None:

@@ -6,7 +6,7 @@ page with the Pygments styles for code, the skip link to the message box, the "J
 screen-reader announcement region. What the script does is listed at its top. ``utilities.css`` is the CSS
 Tailwind makes for the classes ``ui/`` uses (NiceGUI runs without its in-browser Tailwind compiler:
 ``tailwind=False`` in ``main.py``); ``python3.11 tasks.py utilities-css`` re-makes it
-(``tests/support/utilities_css.py``), ``tests/test_utilities_css.py`` fails while it misses a class.
+(``tests/support/utilities_css.py``), ``tests/browser/test_utilities_css.py`` fails while it misses a class.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 from nicegui import ui
 
 from engine.engine import Engine
-from engine.tools import ServerHealth
+from engine.tools.hub import ServerHealth
 from ui.watch import Watch
 
 STATE_WORDS = {

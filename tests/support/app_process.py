@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-READY_LINE = "Ledger Chat: the model client is loaded"  # main.READY_LINE (main.py is a script, not imported here)
+READY_LINE = "Ledger Chat: the model client is loaded"  # app.wiring.READY_LINE (the app runs as a subprocess here)
 FAKE_KEY = "sk-e2e-fake-key-0123456789abcdef"
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -13,9 +13,9 @@ import time
 
 from ledger.errors import ConversationBusyError, DataDirInUseError
 from ledger.events import Renamed
-from ledger.pg_store import PgStore
-from ledger.store import Store
-from ledger.store_api import EventStore
+from store.api import EventStore
+from store.postgres.store import PgStore
+from store.tinydb.store import Store
 
 
 def main(kind: str, location: str, name: str, count: int) -> None:

@@ -6,7 +6,7 @@ import asyncio
 import sys
 
 from engine.engine import Engine
-from ledger.store import Store
+from store.tinydb.store import Store
 from tests.support.engine import current_attempt, make_settings
 
 

@@ -8,9 +8,9 @@ from typing import Any
 from engine.engine import Engine
 from engine.provider import ProviderConfig
 from engine.settings import EngineSettings, Limits
-from engine.tools import ToolHub
+from engine.tools.hub import ToolHub
 from ledger.state import AttemptState
-from ledger.store import Store
+from store.tinydb.store import Store
 from tests.support.upstream import ScriptedUpstream
 
 TEST_KEY = "sk-test-not-a-real-key-123456"

@@ -12,12 +12,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ledger.documents import to_documents
 from ledger.events import AnyEvent
-from ledger.pg_store import PgStore
-from ledger.storage import dumps
-from ledger.store import Store
-from ledger.store_api import EventStore
+from store.api import EventStore
+from store.postgres.store import PgStore
+from store.tinydb.documents import to_documents
+from store.tinydb.storage import dumps
+from store.tinydb.store import Store
 
 
 class StoreMaker:
@@ -46,8 +46,9 @@ class StoreMaker:
 def write_tinydb_folder(
     data_dir: Path, conversations: dict[str, list[AnyEvent]], deleted: tuple[str, ...] = ()
 ) -> dict[str, list[AnyEvent]]:
-    """A data folder exactly as the TinyDB store lays it out (``ledger.documents``, ``index.json``), written in one
-    go (the store itself fsyncs each file, which for a thousand conversations takes longer than a test may).
+    """A data folder exactly as the TinyDB store lays it out (``store.tinydb.documents``, ``index.json``),
+    written in one go (the store itself fsyncs each file, which for a thousand conversations takes longer than a
+    test may).
     Returns the events as stored: with their seqs, 1, 2, 3... per conversation."""
     data_dir.mkdir(parents=True, exist_ok=True)
     index, stored = {}, {}

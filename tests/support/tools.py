@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.tool_config import ServerConfig
-from engine.tools import ToolHub
+from engine.tools.config import ServerConfig
+from engine.tools.hub import ToolHub
 
 ROOT = Path(__file__).resolve().parents[2]
 

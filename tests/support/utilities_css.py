@@ -3,10 +3,10 @@ instead of in every page load (NiceGUI runs with ``tailwind=False``).
 
     python3.11 tasks.py utilities-css      # or: .venv/bin/python -m tests.support.utilities_css
 
-Re-run it after adding a class to ``ui/`` (``tests/test_utilities_css.py`` fails until you do). It loads NiceGUI's
-own ``tailwindcss.min.js`` (the browser build the page used to run) in headless Chromium on a page whose elements
-carry every class of ``used_classes`` plus ``RUNTIME_CLASSES``, with NiceGUI's layer order and dark variant, and
-writes the stylesheet Tailwind injected: the theme variables it used, its preflight (base) and the utilities, in
+Re-run it after adding a class to ``ui/`` (``tests/browser/test_utilities_css.py`` fails until you do). It loads
+NiceGUI's own ``tailwindcss.min.js`` (the browser build the page used to run) in headless Chromium on a page whose
+elements carry every class of ``used_classes`` plus ``RUNTIME_CLASSES``, with NiceGUI's layer order and dark variant,
+and writes the stylesheet Tailwind injected: the theme variables it used, its preflight (base) and the utilities, in
 Tailwind's cascade layers, followed by what NiceGUI puts in its ``overrides`` layer only with Tailwind on
 (``headwind.css``), so the page looks as it did with the in-browser compiler.
 

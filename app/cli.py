@@ -1,0 +1,35 @@
+"""The command line: ``run`` (the default), ``export`` and ``migrate``.
+
+Guarantees: a bad option, a model litellm cannot route, a missing key or a broken tools file stops start-up with
+one line on stderr and exit code 2, before anything is opened; under NiceGUI's user simulation (tests) the command
+line is ignored and the model check skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from app.commands import export, migrate
+from app.config import ConfigError, load_config
+from app.providers import check_model, tool_servers
+from app.serve import run
+from engine.tools.config import ToolConfigError
+
+
+def main(argv: list[str] | None = None) -> int:
+    simulated = os.environ.get("NICEGUI_USER_SIMULATION") == "true"
+    args = [] if simulated else (sys.argv[1:] if argv is None else argv)
+    try:
+        config = load_config(args, os.environ)
+        if config.command == "export":
+            return export(config)
+        if config.command == "migrate":
+            return migrate(config)
+        if not config.is_demo and not simulated:
+            check_model(config)
+        tool_servers(config)  # a broken tools file stops start-up with one line
+    except (ConfigError, ToolConfigError) as exc:
+        print(f"ledger-chat: {exc}", file=sys.stderr)
+        return 2
+    return run(config)

@@ -1,0 +1,34 @@
+"""The process's memory policy: after pages went away, their cycles are collected and the freed memory is given
+back to the system (``malloc_trim``, where the C library has it), so the process shrinks back after a burst of tabs
+instead of keeping its peak.
+
+Guarantees: the full collection (which holds the event loop for as long as it walks the pages' objects, tens of ms
+after many tabs) runs only once no answer streams here (``busy`` is False); it runs once per drop in the number
+of pages, however many checks come before it may. Python's own full collections still come when they are due.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import sys
+from collections.abc import Callable
+
+
+class MemoryGiver:
+    def __init__(self, busy: Callable[[], bool], pages: Callable[[], int]) -> None:
+        self.busy = busy
+        self.pages = pages
+        self.clients = 0
+        self.due = False
+        self.trim = getattr(ctypes.CDLL(None), "malloc_trim", None) if sys.platform == "linux" else None
+
+    def check(self) -> None:
+        now = self.pages()
+        self.due = self.due or now < self.clients
+        self.clients = now
+        if self.due and not self.busy():
+            self.due = False
+            gc.collect()
+            if self.trim is not None:
+                self.trim(0)

@@ -1,0 +1,59 @@
+"""Running the server: logging (credentials redacted), the store opened and locked before anything is served, the
+wiring, then NiceGUI's server.
+
+Guarantees: a second process on the same ``--data-dir`` or an unreachable database exits with one line naming it
+(exit 1) before the port is bound; the first line printed names the address, the model and where the data lives;
+no credential from ``--api-base`` or an error reaches a log line.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from app.config import AppConfig
+from app.stores import open_store
+from app.wiring import wire
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def run(config: AppConfig) -> int:
+    from nicegui import ui
+
+    from engine.redaction import RedactingFormatter
+    from ledger.errors import DatabaseUnavailableError, DataDirInUseError
+    from ui.access import new_token
+
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(RedactingFormatter(LOG_FORMAT))  # no credential from --api-base or an error in a log
+    for noisy in ("LiteLLM", "litellm", "httpx"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    try:
+        store = open_store(config)
+    except (DataDirInUseError, DatabaseUnavailableError) as exc:
+        print(f"ledger-chat: {exc}", file=sys.stderr)
+        return 1
+    token = (config.token or new_token()) if config.needs_token else None
+    wire(config, store, token)
+    where = f"http://{config.url_host}:{config.port}"
+    if token and not config.token:
+        where += f" — open {config.local_url}/?token={token}"
+    elif token:
+        where += " (access token required)"
+    print(f"Ledger Chat on {where} — model: {config.model} — data: {store.where}", flush=True)
+    ui.run(
+        host=config.host,
+        port=config.port,
+        title="Ledger Chat",
+        favicon="📒",
+        reload=False,
+        show=config.show,
+        reconnect_timeout=3.0,
+        show_welcome_message=False,
+        dark=None,  # follow the system until the reader picks a theme (remembered in the browser)
+        language="en-US",
+        tailwind=False,  # no in-browser compiler: ui/static/utilities.css holds the CSS it made (ui.style)
+    )
+    return 0

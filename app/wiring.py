@@ -1,0 +1,101 @@
+"""Wiring, in order: front door → settings → engine → pages, inside NiceGUI's life cycle, over an open store.
+
+Guarantees: the front door (``ui.guard``: Host, Origin, token, security headers) sits before every route; the
+engine starts with the app (before the first page is served): attempts a dead process left streaming are
+finalized (on PostgreSQL only those whose instance is gone, by a survivor: ``engine.cluster``); litellm's import
+(seconds) and the tool servers start in the background while pages are served already, and a turn waits for both
+before its own timeouts start. Shutdown cancels every stream with source ``shutdown`` before NiceGUI cancels
+background tasks, then flushes and closes the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+
+from app.config import AppConfig
+from app.memory import MemoryGiver
+from app.probes import probes
+from app.providers import provider_config, tool_servers
+from store.api import EventStore
+
+log = logging.getLogger("ledger_chat")
+READY_LINE = "Ledger Chat: the model client is loaded"
+
+
+def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None:
+    from nicegui import Client, app, background_tasks
+
+    from engine.cluster import Cluster
+    from engine.engine import Engine
+    from engine.offline import rehearse, start_import
+    from engine.settings import EngineSettings
+    from engine.tokens import warm_up
+    from engine.tools.hub import ToolHub
+    from ui.access import AccessPolicy
+    from ui.context import PageContext
+    from ui.guard import Guard
+    from ui.pages import register_pages
+
+    policy = AccessPolicy.for_bind(config.host, config.port, token=token, allowed_hosts=config.allowed_hosts)
+    app.add_middleware(Guard, policy=policy)
+    provider = provider_config(config, token=token)
+    servers = tool_servers(config)
+    hub = ToolHub(servers, log_dir=config.data_dir / "logs") if servers else None
+    context = PageContext(model_label="demo model (offline)" if config.is_demo else config.model, demo=config.is_demo)
+    if config.is_demo or "demo" in config.models:
+        from demo.endpoint import DemoModel
+
+        app.mount("/demo", DemoModel(chunk_delay=config.demo_chunk_delay, transient_faults=True).app)
+    clusters: list[Cluster] = []
+
+    async def startup() -> None:
+        # on a thread, pages are served meanwhile; then everything alive so far (litellm's modules, the store's
+        # index) is moved out of the garbage collector's way: a full collection no longer walks it (gc.freeze)
+        def loaded() -> None:
+            warm_up(provider.model)
+            rehearse(provider.model)  # what litellm builds on a first request is frozen with the rest
+            gc.freeze()
+            print(READY_LINE, flush=True)
+
+        start_import(then=loaded)
+        settings = EngineSettings(
+            provider=provider,
+            limits=config.limits,
+            spawn=lambda coro, name: background_tasks.create(coro, name=name),
+            others=tuple(provider_config(config, model, token) for model in config.models),
+        )
+        engine = Engine(store, settings, hub)
+        if config.database_url is None:
+            recovered = engine.recover()
+        else:  # several instances may share the database: follow them, own attempts, finalize dead owners' ones
+            from store.postgres.store import PgStore
+
+            assert isinstance(store, PgStore)
+            clusters.append(Cluster(engine, store, config.database_url))
+            recovered = await clusters[-1].start()
+        if recovered:
+            log.warning("finalized %d answer(s) interrupted by the last shutdown", len(recovered))
+        context.engine = engine
+        gc.collect()
+        gc.freeze()  # what start-up made (the index, the engine) lives on: full collections never walk it again
+        if hub is not None:  # the tools panel shows "starting" meanwhile; a turn waits for them to settle
+            background_tasks.create(hub.start(), name="tool servers")
+
+    async def shutdown() -> None:
+        if context.engine is not None:
+            await context.engine.shutdown()
+        if clusters:
+            await clusters.pop().close()
+        await asyncio.to_thread(store.close)
+        if hub is not None:
+            await hub.stop()
+
+    app.on_startup(startup)
+    app.on_shutdown(shutdown)  # registered before NiceGUI's own teardown, which cancels background tasks
+    register_pages(context)
+    giver = MemoryGiver(lambda: context.engine is not None and bool(context.engine.streaming_here()),
+                        lambda: len(Client.instances))
+    app.timer(5.0, giver.check)
+    probes(app)

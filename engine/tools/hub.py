@@ -1,0 +1,194 @@
+"""The tool hub: the configured MCP servers, their tools as the model sees them, their health, and calls.
+
+Guarantees:
+- Only servers in the configuration are started; a server that fails to start or dies gives a readable
+  ``ServerHealth`` message and its tools leave the tool set (the model is not offered them), never a crash.
+- A server that dies (during a call, or while idle, noticed at the next call) is started again in the background
+  with backoff, at most ``max_restarts`` times in a row (a successful call resets the count).
+- Tool names are unique as the model sees them and valid for every provider (``[A-Za-z0-9_-]{1,64}``): a name
+  two servers share is offered as ``server_tool``; a name a provider would refuse is rewritten.
+- ``call`` raises only ``ToolServerError`` subclasses; cancelling the calling task tells the server to cancel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from engine.tools.config import ServerConfig
+from engine.tools.mcp_server import CallOutcome, MCPConnection, Progress, ServerGone, ServerUnavailable, ToolSpec
+
+log = logging.getLogger("ledger_chat.tools")
+HealthState = Literal["starting", "ready", "failed", "restarting", "stopped"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerHealth:
+    name: str
+    state: HealthState
+    tools: tuple[str, ...] = ()
+    message: str | None = None
+    confirm: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedTool:
+    """Where a tool name the model used leads."""
+
+    server: str
+    tool: str
+    confirm: bool
+
+
+class ToolHub:
+    def __init__(
+        self, servers: tuple[ServerConfig, ...], *, log_dir: Path | None = None, max_restarts: int = 3
+    ) -> None:
+        self.configs = {s.name: s for s in servers}
+        self.log_dir = log_dir
+        self.max_restarts = max_restarts
+        self._connections: dict[str, MCPConnection] = {}
+        self._health: dict[str, ServerHealth] = {
+            s.name: ServerHealth(name=s.name, state="starting", confirm=s.confirm) for s in servers
+        }
+        self._restarts: dict[str, int] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._exposed: dict[str, ResolvedTool] = {}
+        self._specs: dict[str, ToolSpec] = {}
+        self._settled = asyncio.Event()
+
+    async def start(self) -> None:
+        """Start every configured server at once; returns when each is ready or has failed."""
+        try:
+            await asyncio.gather(*(self._start(name) for name in self.configs))
+        finally:
+            self._settled.set()
+
+    async def settled(self, timeout: float) -> bool:
+        """Wait (at most ``timeout`` seconds) until ``start`` has finished; whether it has."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._settled.wait(), timeout)
+        return self._settled.is_set()
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """The tools the model is offered now, in litellm's (OpenAI's) ``tools=`` shape."""
+        return [
+            {
+                "type": "function",
+                "function": {"name": name, "description": spec.description, "parameters": _parameters(spec.schema)},
+            }
+            for name, spec in self._specs.items()
+        ]
+
+    def resolve(self, name: str) -> ResolvedTool | None:
+        return self._exposed.get(name)
+
+    def health(self) -> tuple[ServerHealth, ...]:
+        return tuple(self._health.values())
+
+    async def call(self, server: str, tool: str, arguments: dict[str, Any], progress: Progress | None) -> CallOutcome:
+        connection = self._connections.get(server)
+        if connection is None or not connection.alive:
+            if connection is not None:
+                self._died(server, "it had stopped", connection)  # died while idle: start it again for next time
+            raise ServerUnavailable(f"the tool server {server!r} is not running")
+        try:
+            outcome = await connection.call(tool, arguments, progress)
+        except ServerGone:
+            self._died(server, "it stopped while running a call", connection)
+            raise
+        self._restarts[server] = 0  # healthy again: a later crash gets its full set of restarts
+        return outcome
+
+    async def stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*(c.stop() for c in self._connections.values()), return_exceptions=True)
+        for name in self._health:
+            self._set(name, "stopped", message="stopped with the app")
+
+    # --- internals ---------------------------------------------------------------------------------------------
+
+    async def _start(self, name: str) -> None:
+        connection = MCPConnection(self.configs[name], self.log_dir)
+        try:
+            await connection.start()
+        except ServerUnavailable as exc:
+            log.warning("tool server %s could not start: %s", name, exc)
+            self._set(name, "failed", message=f"could not start: {exc}")
+            return
+        self._connections[name] = connection
+        self._set(name, "ready", tools=tuple(t.name for t in connection.tools))
+        self._expose()
+
+    def _died(self, name: str, why: str, connection: MCPConnection) -> None:
+        if self._health[name].state != "ready" or self._connections.get(name) is not connection:
+            return  # a late failure of an older connection never touches the current one
+        count = self._restarts.get(name, 0)
+        self._connections.pop(name, None)
+        self._expose()
+        self._spawn(connection.stop())
+        if count >= self.max_restarts:
+            self._set(name, "failed", message=f"{why}; gave up after {count} restarts")
+            return
+        self._restarts[name] = count + 1
+        self._set(name, "restarting", message=f"{why}; starting it again")
+        self._spawn(self._restart(name, why))
+
+    async def _restart(self, name: str, why: str) -> None:
+        """Start the server again with backoff, until it is ready or the restarts run out."""
+        while True:
+            await asyncio.sleep(0.5 * 2 ** (self._restarts[name] - 1))
+            await self._start(name)
+            if self._health[name].state == "ready" or self._restarts[name] >= self.max_restarts:
+                return
+            self._restarts[name] += 1
+            self._set(name, "restarting", message=f"{why}; starting it again")
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _expose(self) -> None:
+        counts: dict[str, int] = {}
+        for connection in self._connections.values():
+            for spec in connection.tools:
+                counts[spec.name] = counts.get(spec.name, 0) + 1
+        exposed: dict[str, ResolvedTool] = {}
+        specs: dict[str, ToolSpec] = {}
+        for server, connection in self._connections.items():
+            for spec in connection.tools:
+                name = _safe_name(spec.name if counts[spec.name] == 1 else f"{server}_{spec.name}", exposed)
+                exposed[name] = ResolvedTool(server=server, tool=spec.name, confirm=self.configs[server].confirm)
+                specs[name] = spec
+        self._exposed, self._specs = exposed, specs
+
+    def _set(self, name: str, state: HealthState, *, tools: tuple[str, ...] = (), message: str | None = None) -> None:
+        self._health[name] = ServerHealth(
+            name=name, state=state, tools=tools, message=message, confirm=self.configs[name].confirm
+        )
+
+
+def _safe_name(name: str, taken: dict[str, ResolvedTool]) -> str:
+    """A function name every provider accepts (``[A-Za-z0-9_-]{1,64}``), unique among ``taken``."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "tool"
+    candidate, n = safe, 2
+    while candidate in taken:
+        candidate, n = f"{safe[:60]}_{n}", n + 1
+    return candidate
+
+
+def _parameters(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON schema providers accept for function parameters (an object, even for a tool without inputs)."""
+    out = {k: v for k, v in schema.items() if k not in ("title", "$schema")}
+    out.setdefault("type", "object")
+    out.setdefault("properties", {})
+    return out

@@ -1,0 +1,187 @@
+"""One connection to one configured MCP server, through the official ``mcp`` SDK (2.x).
+
+Guarantees:
+- The SDK's transport and session are entered and left in one owner task (anyio requires it); any other task
+  may call ``call`` concurrently.
+- Cancelling a task that awaits ``call`` makes the SDK send ``notifications/cancelled`` for that request (MCP
+  2.x does so by itself; 1.x never did); the session stays usable.
+- A server that dies makes every call in flight fail with ``ServerGone`` and marks the connection dead; the hub
+  decides whether to start a new one. Nothing here ever raises anything but ``ToolServerError`` subclasses from
+  ``start`` and ``call``.
+- The server's stderr goes to a log file of its own (never the app's terminal or the page).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from engine.tools.config import ServerConfig
+
+log = logging.getLogger("ledger_chat.tools")
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class ToolServerError(Exception):
+    """Root of what a tool server connection raises.
+
+    ToolServerError
+     ├── ServerUnavailable   the server could not be started, or is not running now
+     ├── ServerGone          the server's process or connection ended while a call was in flight
+     └── CallTimedOut        the call passed its deadline (the server was told to cancel)
+    """
+
+
+class ServerUnavailable(ToolServerError):
+    pass
+
+
+class ServerGone(ToolServerError):
+    pass
+
+
+class CallTimedOut(ToolServerError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    text: str
+    is_error: bool
+
+
+class MCPConnection:
+    def __init__(self, config: ServerConfig, log_dir: Path | None = None) -> None:
+        self.config = config
+        self.log_dir = log_dir
+        self.tools: tuple[ToolSpec, ...] = ()
+        self._session: Any = None
+        self._stop = asyncio.Event()
+        self._ready: asyncio.Future[None] | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._errlog: TextIO | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self._session is not None and not self._stop.is_set()
+
+    async def start(self, timeout: float = 30.0) -> None:
+        """Start the server, initialize, list its tools; raise ``ServerUnavailable`` with a readable reason."""
+        self._ready = asyncio.get_running_loop().create_future()
+        self._owner = asyncio.get_running_loop().create_task(self._own(), name=f"mcp {self.config.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready), timeout)
+        except TimeoutError:
+            await self.stop()
+            raise ServerUnavailable(f"did not answer within {timeout:g} s") from None
+        except ToolServerError:
+            await self.stop()
+            raise
+
+    async def call(self, name: str, arguments: dict[str, Any], progress: Progress | None = None) -> CallOutcome:
+        from mcp import MCPError
+        from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+        session = self._session
+        if session is None or self._stop.is_set():
+            raise ServerUnavailable("it is not running")
+        try:
+            result = await session.call_tool(
+                name, arguments, read_timeout_seconds=self.config.timeout, progress_callback=progress
+            )
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                self._stop.set()
+                raise ServerGone("the tool server stopped while running this call (connection closed)") from None
+            if exc.code == REQUEST_TIMEOUT:
+                raise CallTimedOut(f"no result within {self.config.timeout:g} s") from None
+            return CallOutcome(text=f"The tool server answered with an error: {exc.message}", is_error=True)
+        return CallOutcome(text=_text(result), is_error=bool(getattr(result, "is_error", False)))
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._owner is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(self._owner, 6.0)
+        if self._errlog is not None:
+            self._errlog.close()
+            self._errlog = None
+
+    async def _own(self) -> None:
+        from mcp import ClientSession, StdioServerParameters, stdio_client
+
+        assert self._ready is not None
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                if self.config.command:
+                    params = StdioServerParameters(
+                        command=self.config.command,
+                        args=list(self.config.args),
+                        env=self.config.env or None,
+                        cwd=self.config.cwd,
+                    )
+                    read, write = await stack.enter_async_context(stdio_client(params, errlog=self._stderr()))
+                else:
+                    import httpx2
+                    from mcp.client.streamable_http import streamable_http_client
+
+                    client = await stack.enter_async_context(httpx2.AsyncClient(headers=self.config.headers))
+                    streams = await stack.enter_async_context(
+                        streamable_http_client(self.config.url or "", http_client=client)
+                    )
+                    read, write = streams[0], streams[1]
+                session = await stack.enter_async_context(ClientSession(read, write))
+                await session.initialize()
+                listed = await session.list_tools()
+                self.tools = tuple(
+                    ToolSpec(name=t.name, description=t.description or "", schema=dict(t.input_schema or {}))
+                    for t in listed.tools
+                )
+                self._session = session
+                self._ready.set_result(None)
+                await self._stop.wait()
+        except Exception as exc:  # noqa: BLE001 - every start-up failure becomes a readable reason
+            if not self._ready.done():
+                self._ready.set_exception(ServerUnavailable(_reason(exc)))
+            else:
+                log.warning("tool server %s ended: %s", self.config.name, _reason(exc))
+        finally:
+            self._session = None
+            self._stop.set()
+
+    def _stderr(self) -> TextIO:
+        if self.log_dir is None:
+            return sys.stderr
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self._errlog = (self.log_dir / f"mcp-{self.config.name}.log").open("a", encoding="utf-8")
+        return self._errlog
+
+
+def _text(result: Any) -> str:
+    parts = []
+    for item in getattr(result, "content", None) or []:
+        text = getattr(item, "text", None)
+        parts.append(text if isinstance(text, str) else f"[{getattr(item, 'type', 'content')} not shown]")
+    return "\n".join(parts)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_reason(e) for e in exc.exceptions)
+    if isinstance(exc, FileNotFoundError):
+        return f"its command was not found ({exc.filename})"
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:300]

@@ -1,0 +1,181 @@
+"""Running the tool calls of one finished step, and what a Stop does to them.
+
+Guarantees:
+- Calls run one at a time, in the order the model wrote them; each gets **exactly one** ``tool_result``:
+  ``ok`` or ``error`` (what the server returned, or why it could not run: malformed arguments, an unknown tool,
+  a server that is down or died mid-call, a deadline), ``declined`` (the user pressed Skip), ``cancelled`` or
+  ``not_run`` (a Stop, below). A tool error is a result the model sees, never a failed attempt.
+- Stop while a call runs: the call's task is cancelled, which makes the MCP SDK send ``notifications/cancelled``
+  to the server; the call then has ``tool_grace`` seconds to end; what it returned in that time is recorded,
+  otherwise ``cancelled`` with a sentence saying the user stopped it before it returned. Calls not yet dispatched
+  (including one waiting for Run/Skip) get ``not_run``. Then the cancellation goes on.
+- Progress from the server is recorded at most four times a second per call (and always the last one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from engine.attempt import AttemptRun, PendingCall
+from engine.settings import Limits
+from engine.tools.hub import ToolHub
+from engine.tools.mcp_server import CallOutcome, ToolServerError
+from ledger.events import ToolAwaitingApproval, ToolDispatched, ToolProgress, ToolStatus
+
+PROGRESS_SECONDS = 0.25
+
+
+async def run_tools(run: AttemptRun, calls: list[PendingCall], hub: ToolHub | None, limits: Limits) -> None:
+    """Give every call of the step its one result (see the module's guarantees)."""
+    pending = list(calls)
+    undispatched: list[PendingCall] = []
+    running: tuple[PendingCall, asyncio.Task[CallOutcome], float] | None = None
+    try:
+        while pending:
+            call = pending.pop(0)
+            undispatched = [call, *pending]
+            target = _target(run, call, hub)
+            if target is None:
+                continue
+            server, tool, arguments, confirm = target
+            if confirm and not await _approved(run, call):
+                run.record_result(call.call_id, "declined", "Declined by the user: this call was not run.", None)
+                continue
+            run.append(
+                ToolDispatched(
+                    conversation_id=run.conversation_id, attempt_id=run.attempt_id, call_id=call.call_id, server=server
+                )
+            )
+            assert hub is not None
+            task = asyncio.get_running_loop().create_task(hub.call(server, tool, arguments, _progress(run, call)))
+            running = (call, task, time.monotonic())
+            undispatched = list(pending)
+            status, content = await _outcome(asyncio.shield(task))
+            run.record_result(call.call_id, status, content, _elapsed(run, running[2]))
+            running = None
+    except asyncio.CancelledError:
+        if running is not None:
+            await _stop_running(run, *running, grace=limits.tool_grace)
+        for call in undispatched:
+            run.record_result(call.call_id, "not_run", _not_run_words(run), None)
+        raise
+    except Exception as exc:  # a bug here must still leave every call answered (the history stays valid)
+        if running is not None:
+            running[1].cancel()
+            run.record_result(running[0].call_id, "error", f"The call was abandoned ({type(exc).__name__}).", None)
+        for call in undispatched:
+            run.record_result(call.call_id, "not_run", "Not run: the turn ended with an error before it.", None)
+        raise
+
+
+def _target(run: AttemptRun, call: PendingCall, hub: ToolHub | None) -> tuple[str, str, dict[str, Any], bool] | None:
+    """Where the call goes, or None after recording why it cannot run."""
+    resolved = hub.resolve(call.name) if hub is not None else None
+    if resolved is None:
+        run.record_result(call.call_id, "error", f"No tool named {call.name!r} is available.", None)
+        return None
+    try:
+        arguments = json.loads(call.arguments) if call.arguments.strip() else {}
+    except (ValueError, RecursionError) as exc:
+        run.record_result(
+            call.call_id, "error", f"The arguments were not valid JSON ({exc}); the tool did not run.", None
+        )
+        return None
+    if not isinstance(arguments, dict):
+        run.record_result(call.call_id, "error", "The arguments must be a JSON object; the tool did not run.", None)
+        return None
+    return resolved.server, resolved.tool, arguments, resolved.confirm
+
+
+async def _approved(run: AttemptRun, call: PendingCall) -> bool:
+    future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+    run.approvals[call.call_id] = future
+    run.append(
+        ToolAwaitingApproval(conversation_id=run.conversation_id, attempt_id=run.attempt_id, call_id=call.call_id)
+    )
+    try:
+        return await future
+    finally:
+        run.approvals.pop(call.call_id, None)
+
+
+async def _outcome(awaitable: asyncio.Future[CallOutcome]) -> tuple[ToolStatus, str]:
+    try:
+        outcome = await awaitable
+    except ToolServerError as exc:
+        return "error", f"The tool did not return a result: {exc}."
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a broken call is a result the model sees, not a crash
+        return "error", f"The tool call failed ({type(exc).__name__}: {exc})."
+    return ("error" if outcome.is_error else "ok"), outcome.text
+
+
+async def _stop_running(
+    run: AttemptRun, call: PendingCall, task: asyncio.Task[CallOutcome], started: float, *, grace: float
+) -> None:
+    if not task.done():
+        task.cancel()  # the SDK sends notifications/cancelled for this request
+        await asyncio.wait({task}, timeout=grace)
+    if task.done() and not task.cancelled():
+        status, content = await _outcome(task)
+    else:
+        status, content = "cancelled", _stopped_words(run)
+    run.record_result(call.call_id, status, content, _elapsed(run, started))
+
+
+def _progress(run: AttemptRun, call: PendingCall) -> Any:
+    last = [0.0]
+
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        now = time.monotonic()
+        if now - last[0] < PROGRESS_SECONDS and not (total and progress >= total):
+            return
+        last[0] = now
+        conv = run.view()
+        attempt = conv.attempts.get(run.attempt_id) if conv is not None else None
+        known = attempt.tool_calls.get(call.call_id) if attempt is not None else None
+        if known is None or known.answered:  # progress after the result is news to nobody
+            return
+        run.append(
+            ToolProgress(
+                conversation_id=run.conversation_id,
+                attempt_id=run.attempt_id,
+                call_id=call.call_id,
+                progress=float(progress),
+                total=total,
+                message=message,
+            )
+        )
+
+    return report
+
+
+def _elapsed(run: AttemptRun, started: float) -> float:
+    seconds = time.monotonic() - started
+    run.tool_seconds += seconds
+    return round(seconds * 1000, 1)
+
+
+def _stopped_words(run: AttemptRun) -> str:
+    who = "the user stopped it" if run.cancel is None or run.cancel.source == "user" else _why(run)
+    return f"Cancelled: {who} before the tool returned; the tool server was told to cancel."
+
+
+def _not_run_words(run: AttemptRun) -> str:
+    who = "the user stopped the turn" if run.cancel is None or run.cancel.source == "user" else _why(run)
+    return f"Not run: {who} before this call was dispatched."
+
+
+def _why(run: AttemptRun) -> str:
+    source = run.cancel.source if run.cancel else "user"
+    return {
+        "navigation": "the user left the chat",
+        "disconnect": "the page was closed",
+        "delete": "the chat was deleted",
+        "timeout": "the turn timed out",
+        "shutdown": "the app was shutting down",
+    }.get(source, "the turn was stopped")

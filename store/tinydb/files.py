@@ -1,0 +1,100 @@
+"""The files of one data folder as the store writes them: its lock, the index, one TinyDB file per conversation.
+
+Guarantees:
+- ``take_lock`` holds the folder's lock (``store.tinydb.lock``) before anything is written; every write checks it.
+- ``write(cid, events)`` appends the events' documents to the conversation's file, or, when the last event is
+  ``deleted``, removes the file. Each file is replaced atomically (``store.tinydb.storage``); a write that raises leaves
+  file and cache as they were, so retrying it neither loses nor doubles anything.
+- ``write_index(summaries, deleted)`` replaces the index (one entry per live conversation with its summary, and a
+  tombstone per deleted one) atomically; the store writes it before the conversation files of the same batch, so
+  an index never says less than the files (an attempt it marks open may be closed on disk, never the reverse).
+- Only the files of conversations written since they were last ``forget``-ten are cached in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tinydb import TinyDB
+
+from ledger.events import AnyEvent, Deleted
+from ledger.summary import ConversationSummary
+from store.tinydb.documents import to_documents, untracked_rows
+from store.tinydb.lock import DataDirLock
+from store.tinydb.opening import INDEX_FILE, TABLE, index_docs
+from store.tinydb.storage import AtomicJSONStorage, atomic_write, dumps
+
+
+class FolderFiles:
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self._lock: DataDirLock | None = None
+        self._dbs: dict[str, TinyDB] = {}
+        self._index: dict[str, Any] = {}
+        self._deleted_at: dict[str, str] = {}
+
+    def write(self, cid: str, events: Sequence[AnyEvent]) -> None:
+        """Make the events durable (or the deletion, when the last one is ``deleted``); raises on any failure."""
+        self.take_lock()
+        if isinstance(events[-1], Deleted):
+            self._remove(cid)
+        else:
+            self._db(cid).table(TABLE).insert_multiple(to_documents(events))
+
+    def write_index(self, summaries: dict[str, ConversationSummary], deleted: set[str]) -> None:
+        """Replace the index with these summaries and tombstones; raises on any failure."""
+        self.take_lock()
+        for cid in deleted - self._deleted_at.keys():
+            self._deleted_at[cid] = _now()
+        docs = index_docs(summaries, deleted, self._index)
+        for doc in docs["conversations"].values():
+            if doc.get("deleted") and "deleted_at" not in doc:
+                doc["deleted_at"] = self._deleted_at.get(str(doc["id"]), _now())
+        atomic_write(self.data_dir / INDEX_FILE, dumps(docs))
+        self._index = docs
+
+    def load(self, index: dict[str, Any]) -> None:
+        """Start from the index opening read."""
+        self._index = index
+
+    def loaded(self, cid: str, docs: list[dict[str, Any]]) -> None:
+        """The conversation's stored documents, as opening read them (saves reading the file again to append)."""
+        untracked_rows(docs)
+        data = {TABLE: {str(i): doc for i, doc in enumerate(docs, start=1)}}
+        self._dbs[cid] = TinyDB(self.path(cid), storage=AtomicJSONStorage, data=data)
+
+    def forget(self, cid: str) -> None:
+        """Drop the cached file of a conversation nothing is being written to."""
+        db = self._dbs.pop(cid, None)
+        if db is not None:
+            db.close()
+
+    def take_lock(self) -> None:
+        """Hold the folder's lock; raises ``DataDirInUseError`` or the ``OSError`` of an unwritable folder."""
+        if self._lock is None or not self._lock.held:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            self._lock = DataDirLock.acquire(self.data_dir)
+
+    def release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+
+    def path(self, cid: str) -> Path:
+        return self.data_dir / f"conv-{cid}.json"
+
+    def _db(self, cid: str) -> TinyDB:
+        db = self._dbs.get(cid)
+        if db is None:
+            db = self._dbs[cid] = TinyDB(self.path(cid), storage=AtomicJSONStorage)
+        return db
+
+    def _remove(self, cid: str) -> None:
+        self.forget(cid)
+        self.path(cid).unlink(missing_ok=True)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -1,0 +1,266 @@
+"""Reading a data folder at start-up: whatever is damaged is kept aside and reported, opening never raises.
+
+Guarantees:
+- ``read_index`` reads the index only: per live conversation its summary (``ledger.summary``), and the tombstones.
+  Entries without a summary (an index written before summaries) and conversation files the index does not list
+  are read once, their summaries rebuilt from their events and the index rewritten (when ``writable``): an old
+  folder is upgraded at its first open. Conversation files are otherwise read one at a time, when opened
+  (``read_conversation``), with the same damage handling.
+- ``read_folder`` returns every conversation it can read and the tombstones of deleted ones. It never raises for
+  anything found in the folder: an unreadable, truncated, non-UTF-8, wrongly shaped or too deeply nested file,
+  a folder or a dangling link named like a conversation file, an index entry without an id, an index of the wrong
+  shape, documents the codec rejects, a file name that is not a conversation id.
+- Each such finding is one call of ``report(key, message)`` with a readable line. With ``writable`` the damaged
+  original is kept aside as ``<name>.corrupt-<time>`` (never deleted) and replaced by what could be read; without
+  it (export, a read-only folder) nothing in the folder changes.
+- Ids come only from file names that match ``ID_PATTERN`` (letters, digits, ``_`` and ``-``): an id never carries
+  quotes, spaces or markup into a page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ledger.events import AnyEvent
+from ledger.summary import ConversationSummary, as_doc, from_doc, summarize
+from store.tinydb.documents import from_documents, to_documents
+from store.tinydb.storage import AtomicJSONStorage, loads, salvage
+
+TABLE = "events"
+INDEX_FILE = "index.json"
+INDEX_TABLE = "conversations"
+ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+Report = Callable[[str, str], object]
+_READ_ERRORS = (ValueError, KeyError, TypeError, AttributeError, RecursionError)
+
+
+@dataclass
+class Folder:
+    """What could be read: events and stored documents per conversation, tombstones, the index's documents."""
+
+    events: dict[str, list[AnyEvent]] = field(default_factory=dict)
+    docs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    deleted: set[str] = field(default_factory=set)
+    index: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Index:
+    """What the index says: the index's documents, live conversations' summaries, tombstones."""
+
+    docs: dict[str, Any] = field(default_factory=dict)
+    summaries: dict[str, ConversationSummary] = field(default_factory=dict)
+    deleted: set[str] = field(default_factory=set)
+
+
+def read_index(data_dir: Path, *, writable: bool, report: Report) -> Index:
+    """The summaries and tombstones of ``data_dir``, reading conversation files only to upgrade an older index."""
+    reader = _Reader(data_dir, writable, report)
+    index = Index()
+    index.docs, index.deleted = reader.index()
+    listed: dict[str, ConversationSummary | None] = {}
+    for doc in index.docs.get(INDEX_TABLE, {}).values():
+        cid = str(doc["id"])
+        if cid not in index.deleted:
+            listed[cid] = from_doc(cid, doc)
+    for cid in _file_ids(data_dir, reader):
+        if cid not in index.deleted:
+            listed.setdefault(cid, None)
+    upgraded = False
+    for cid, summary in listed.items():
+        if summary is None:
+            read = read_conversation(data_dir, cid, writable=writable, report=report)
+            if read is None:
+                continue
+            summary, upgraded = summary_of_events(cid, read[0]), True
+        index.summaries[cid] = summary
+    if upgraded:
+        index.docs = index_docs(index.summaries, index.deleted, index.docs)
+        if writable:
+            reader.write(data_dir / INDEX_FILE, index.docs)
+    return index
+
+
+def summary_of_events(cid: str, events: list[AnyEvent]) -> ConversationSummary:
+    summary: ConversationSummary | None = None
+    for event in events:
+        summary = summarize(summary, event)
+    return summary or ConversationSummary(cid)
+
+
+def index_docs(
+    summaries: dict[str, ConversationSummary], deleted: set[str], old: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The index file's content: one entry per live conversation (with its summary), then the tombstones."""
+    tombstones = {
+        str(doc["id"]): doc for doc in (old or {}).get(INDEX_TABLE, {}).values() if str(doc.get("id")) in deleted
+    }
+    entries = [{"id": cid, "file": f"conv-{cid}.json", "deleted": False, **as_doc(s)} for cid, s in summaries.items()]
+    entries += [tombstones.get(cid, {"id": cid, "file": None, "deleted": True}) for cid in sorted(deleted)]
+    return {INDEX_TABLE: {str(n): doc for n, doc in enumerate(entries, start=1)}}
+
+
+def read_conversation(
+    data_dir: Path, cid: str, *, writable: bool, report: Report
+) -> tuple[list[AnyEvent], list[dict[str, Any]]] | None:
+    """One conversation's events and stored documents; damage is kept aside (when ``writable``) and reported;
+    ``None`` when its file is not there or cannot be read."""
+    path = data_dir / f"conv-{cid}.json"
+    if not (path.exists() or path.is_symlink()):
+        return None
+    return _conversation(_Reader(data_dir, writable, report), cid, path)
+
+
+def _file_ids(data_dir: Path, reader: _Reader) -> list[str]:
+    """The ids of the conversation files in the folder; a file not named like one is kept aside and reported."""
+    found = []
+    for path in sorted(data_dir.glob("conv-*.json")):
+        cid = path.name.removeprefix("conv-").removesuffix(".json")
+        if ID_PATTERN.fullmatch(cid):
+            found.append(cid)
+            continue
+        aside = reader.keep_aside(path)
+        reader.report(
+            f"name:{path.name}", f"The file {path.name!r} is not named like a conversation: ignored{aside.note}."
+        )
+    return found
+
+
+def read_folder(data_dir: Path, *, writable: bool, report: Report) -> Folder:
+    """Every conversation and tombstone in ``data_dir``; damage is kept aside (when ``writable``) and reported."""
+    reader = _Reader(data_dir, writable, report)
+    folder = Folder()
+    folder.index, folder.deleted = reader.index()
+    for cid in _file_ids(data_dir, reader):
+        if cid in folder.deleted:
+            continue
+        read = _conversation(reader, cid, data_dir / f"conv-{cid}.json")
+        if read is not None:
+            folder.events[cid], folder.docs[cid] = read
+    return folder
+
+
+def _conversation(reader: _Reader, cid: str, path: Path) -> tuple[list[AnyEvent], list[dict[str, Any]]] | None:
+    docs = reader.conversation(cid, path)
+    if docs is None:
+        return None
+    events, problems = from_documents(cid, docs)
+    events.sort(key=lambda e: e.seq)
+    if problems:
+        readable = to_documents(events)
+        aside = reader.keep_aside(path, replacement=_table(readable))
+        reader.report(
+            f"codec:{path.name}",
+            f"Conversation {cid}: {len(problems)} stored record(s) could not be read and were left out "
+            f"({problems[0]}){aside.note}.",
+        )
+        docs = readable if aside.moved else docs
+    return events, docs
+
+
+@dataclass(frozen=True, slots=True)
+class Aside:
+    """Whether a damaged path was moved aside, and the words that say so in a report."""
+
+    moved: bool
+    note: str
+
+
+def is_conversation_id(cid: object) -> bool:
+    """Whether ``cid`` can name a conversation file and appear in a page: 1-64 letters, digits, ``_``, ``-``."""
+    return isinstance(cid, str) and ID_PATTERN.fullmatch(cid) is not None
+
+
+class _Reader:
+    def __init__(self, data_dir: Path, writable: bool, report: Report) -> None:
+        self.data_dir, self.writable, self.report = data_dir, writable, report
+
+    def index(self) -> tuple[dict[str, Any], set[str]]:
+        """The index's documents and the ids of deleted conversations; a damaged index is rebuilt from the files."""
+        path = self.data_dir / INDEX_FILE
+        try:
+            data = loads(path.read_bytes()) if path.exists() else {}
+            table = data.get(INDEX_TABLE, {}) if isinstance(data, dict) else None
+            if not isinstance(table, dict) or not all(isinstance(doc, dict) for doc in table.values()):
+                raise TypeError(f"expected an object of {INDEX_TABLE}, got {type(table or data).__name__}")
+        except (OSError, *_READ_ERRORS) as exc:
+            aside = self.keep_aside(path)
+            rebuilt = {INDEX_TABLE: self._rebuilt_index()}
+            if aside.moved:
+                self.write(path, rebuilt)
+            action = "it was rebuilt from the files" if aside.moved else "it is read as if empty"
+            self.report("index", f"The conversation index is damaged ({_why(exc)}); {action}{aside.note}.")
+            return rebuilt, set()
+        good = {key: doc for key, doc in table.items() if is_conversation_id(doc.get("id"))}
+        cleaned = {**data, INDEX_TABLE: good}
+        if len(good) < len(table):
+            bad = ", ".join(sorted(set(table) - set(good)))
+            aside = self.keep_aside(path, replacement=cleaned)
+            self.report("index-entries", f"The conversation index has entries without a valid id ({bad}){aside.note}.")
+        return cleaned, {str(doc["id"]) for doc in good.values() if doc.get("deleted")}
+
+    def conversation(self, cid: str, path: Path) -> list[dict[str, Any]] | None:
+        """The stored documents of one file, in order; ``None`` when the path is not a readable file."""
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            aside = self.keep_aside(path)
+            self.report(f"read:{path.name}", f"Conversation {cid}: its file cannot be read ({_why(exc)}){aside.note}.")
+            return None
+        try:
+            data = loads(raw.decode("utf-8"))
+            table = data[TABLE]
+            docs = [table[k] for k in sorted(table, key=int)]
+            if not all(isinstance(doc, dict) for doc in docs):
+                raise TypeError("a stored record is not an object")
+            return docs
+        except _READ_ERRORS as exc:
+            docs = salvage(raw.decode("utf-8", errors="replace"))[1]
+            aside = self.keep_aside(path, replacement=_table(docs))
+            found = f"({_why(exc)}); {'recovered' if aside.moved else 'read'} {len(docs)} stored record(s) before"
+            message = f"its file {'was' if aside.moved else 'is'} damaged {found} the damage"
+            self.report(f"damaged:{path.name}", f"Conversation {cid}: {message}{aside.note}.")
+            return docs
+
+    def keep_aside(self, path: Path, replacement: dict[str, Any] | None = None) -> Aside:
+        """Move ``path`` aside and write ``replacement`` in its place (only when writable)."""
+        if not self.writable or not (path.exists() or path.is_symlink()):
+            return Aside(moved=False, note="")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        kept = path.with_name(f"{path.name}.corrupt-{stamp}")
+        try:
+            path.replace(kept)
+        except OSError as exc:
+            return Aside(moved=False, note=f" (it could not be kept aside: {_why(exc)})")
+        if replacement is not None:
+            self.write(path, replacement)
+        return Aside(moved=True, note=f". The original is kept at {kept.name}")
+
+    def write(self, path: Path, data: dict[str, Any]) -> None:
+        try:
+            AtomicJSONStorage(path).write(data)
+        except OSError as exc:
+            self.report(f"write:{path.name}", f"{path.name} could not be rewritten ({_why(exc)}).")
+
+    def _rebuilt_index(self) -> dict[str, Any]:
+        names = sorted(p.name for p in self.data_dir.glob("conv-*.json") if p.is_file())
+        cids = [n.removeprefix("conv-").removesuffix(".json") for n in names]
+        valid = [(cid, name) for cid, name in zip(cids, names, strict=True) if is_conversation_id(cid)]
+        return {str(n): {"id": cid, "file": name, "deleted": False} for n, (cid, name) in enumerate(valid, 1)}
+
+
+def _table(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {TABLE: {str(i): doc for i, doc in enumerate(docs, start=1)}}
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return type(exc).__name__

@@ -1,0 +1,55 @@
+"""A process killed mid-stream comes back with the answer interrupted at its persisted prefix (release scenario 8)."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from ledger.events import Chunk
+from tests.support.engine import EngineFactory, current_attempt
+from tests.support.upstream import Behavior, ScriptedUpstream
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def test_a_process_killed_mid_stream_comes_back_interrupted_with_its_persisted_prefix(
+    engines: EngineFactory, upstream: ScriptedUpstream, tmp_path: Path
+) -> None:
+    data = tmp_path / "crash"
+    story = " ".join(f"word{n}" for n in range(400))
+    upstream.plan(Behavior(text=story, chunk_delay=0.01))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.crash_child", str(data), upstream.base_url],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert child.stdout is not None
+        ready, _, _ = select.select([child.stdout], [], [], 60)
+        line = child.stdout.readline() if ready else "(no answer within 60 s)"
+        assert line.startswith("STREAMING"), f"child did not stream: {line!r}"
+        _, cid, message_id = line.split()
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+    engine = engines(data)
+    stored_chunks = [e for e in engine.store.events(cid) if isinstance(e, Chunk)]
+    assert len(stored_chunks) >= 20
+    assert current_attempt(engine, cid, message_id).status == "streaming"
+    recovered = engine.recover()
+    attempt = current_attempt(engine, cid, message_id)
+    assert recovered == [attempt.attempt_id]
+    assert attempt.status == "interrupted" and attempt.cancel_source == "restart"
+    assert attempt.text == "".join(c.text for c in stored_chunks) and story.startswith(attempt.text)
+    kinds = [e.KIND for e in engine.store.events(cid)][-2:]
+    assert kinds == ["recovered", "persisted"]
+    assert engine.recover() == [], "recovery must happen once"

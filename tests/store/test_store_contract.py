@@ -1,0 +1,158 @@
+"""The store contract (``store.api``), one suite run against every store: TinyDB files and PostgreSQL.
+
+Each test runs twice (``stores`` is parametrized), on real files in a temp dir and on a fresh database of a real
+PostgreSQL server; what it asserts is what the ledger proves after reopening, never a store's insides.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from ledger.errors import ConversationDeletedError, UnknownConversationError
+from ledger.events import Created, Deleted, Renamed
+from ledger.reducer import replay
+from ledger.summary import summary_of
+from tests.support.app_process import ROOT
+from tests.support.ledger_builders import conversation_events
+from tests.support.stores import StoreMaker
+
+
+def fill(store, events) -> list:
+    return [store.append(e) for e in events]
+
+
+def test_appended_events_get_consecutive_seqs_and_come_back_identical_after_reopening(stores: StoreMaker) -> None:
+    store = stores.open()
+    written = fill(store, conversation_events("c1", answers=3, chunks=20))
+    assert [e.seq for e in written] == list(range(1, len(written) + 1))
+    assert list(store.events("c1")) == written, "readable at once, before it is durable"
+    assert store.close() == 0
+    reopened = stores.open()
+    assert list(reopened.events("c1")) == written
+    assert reopened.problems == [] and reopened.health().ok
+
+
+def test_seqs_go_on_after_a_reopen(stores: StoreMaker) -> None:
+    store = stores.open()
+    fill(store, conversation_events("c1", answers=1, chunks=3))
+    store.close()
+    store = stores.open()
+    event = store.append(Renamed(conversation_id="c1", ts="x", title="new"))
+    assert event.seq == len(store.events("c1")) == 10
+
+
+def test_a_reopened_store_replays_to_the_same_state_for_many_conversations(stores: StoreMaker) -> None:
+    store = stores.open()
+    written = []
+    for n in range(30):
+        written += fill(store, conversation_events(f"c{n:02d}", answers=2, chunks=15))
+    before = replay(store.all_events())
+    store.close()
+    reopened = stores.open()
+    assert sorted(reopened.conversation_ids()) == [f"c{n:02d}" for n in range(30)]
+    assert replay(reopened.all_events()) == before == replay(written)
+
+
+def test_events_are_durable_after_flush_without_any_event_that_ends_an_answer(stores: StoreMaker) -> None:
+    store = stores.open()
+    written = fill(store, conversation_events("c1", answers=1, chunks=5)[:6])  # created .. chunks, no end
+    assert store.flush_sync() and store.health().unsaved == 0
+    reader = stores.open(read_only=True)
+    assert list(reader.events("c1")) == written
+
+
+def test_a_deleted_conversation_refuses_writes_and_stays_deleted_after_reopening(stores: StoreMaker) -> None:
+    store = stores.open()
+    fill(store, conversation_events("c1", answers=1, chunks=5))
+    keep = fill(store, conversation_events("c2", answers=1, chunks=2))
+    store.append(Deleted(conversation_id="c1", ts=""))
+    with pytest.raises(ConversationDeletedError):
+        store.append(Renamed(conversation_id="c1", ts="", title="late"))
+    assert store.conversation_ids() == ["c2"] and store.all_events() == keep
+    store.close()
+    reopened = stores.open()
+    assert reopened.conversation_ids() == ["c2"] and reopened.is_deleted("c1")
+    with pytest.raises(ConversationDeletedError):
+        reopened.append(Renamed(conversation_id="c1", ts="", title="after restart"))
+    assert reopened.all_events() == keep
+
+
+def test_text_no_database_column_can_hold_is_stored_and_read_back_exactly(stores: StoreMaker) -> None:
+    store = stores.open()
+    odd = [
+        Created(conversation_id="c1", ts="2026-01-01T00:00:00.000Z", title="nul \x00 inside"),
+        Renamed(conversation_id="c1", ts="", title="half an emoji \ud83d and more"),
+        Renamed(conversation_id="c1", ts="\ud800", title='quotes " \\ and \u2028 line'),
+    ]
+    written = fill(store, odd)
+    store.close()
+    assert stores.open().events("c1") == tuple(written)
+
+
+def test_an_unknown_conversation_is_named_as_unknown(stores: StoreMaker) -> None:
+    store = stores.open()
+    with pytest.raises(UnknownConversationError, match="nope"):
+        store.events("nope")
+
+
+def test_two_processes_appending_to_one_conversation_never_collide_or_reorder(stores: StoreMaker) -> None:
+    store = stores.open()
+    store.append(Created(conversation_id="shared", ts="t", title="shared"))
+    store.close()
+    children = [
+        subprocess.Popen(stores.child(name, 60), cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for name in ("a", "b")
+    ]
+    outputs = []
+    try:
+        ready = [child.stdout.readline().strip().split(" ", 1)[0] for child in children]
+        for child in children:
+            if child.poll() is None:
+                child.stdin.write("go\n")
+                child.stdin.flush()
+        outputs = [child.communicate(timeout=120)[0] for child in children]
+    finally:
+        for child in children:
+            child.kill()
+    accepted = {name: 60 if "DONE 60" in out else 0 for name, out in zip("ab", outputs, strict=True)}
+    if stores.kind == "tinydb":
+        assert sorted(ready) == ["READY", "REFUSED"], "one process per data folder: the second is refused"
+    else:
+        assert ready == ["READY", "READY"] and accepted == {"a": 60, "b": 60}, outputs
+    events = stores.open().events("shared")
+    assert [e.seq for e in events] == list(range(1, 1 + sum(accepted.values()) + 1))
+    titles = [e.title for e in events[1:]]
+    for name, count in accepted.items():
+        assert [t for t in titles if t.startswith(f"{name}-")] == [f"{name}-{i}" for i in range(count)]
+    if stores.kind == "postgres":
+        switches = sum(1 for x, y in zip(titles, titles[1:], strict=False) if x[0] != y[0])
+        assert switches >= 2, "the two writers took turns on the one conversation"
+
+
+def test_summaries_say_title_times_and_open_attempts_and_equal_the_replayed_ones_after_reopening(
+    stores: StoreMaker,
+) -> None:
+    store = stores.open()
+    fill(store, conversation_events("done", answers=2, chunks=3))
+    fill(store, conversation_events("open", answers=1, chunks=3)[:-2])  # streaming: no done, no persisted
+    fill(store, conversation_events("gone", answers=1, chunks=1))
+    store.append(Deleted(conversation_id="gone", ts=""))
+    store.append(Renamed(conversation_id="done", ts="2026-11-30T09:00:00.000+00:00", title="renamed"))
+    expected = {cid: summary_of(replay(store.events(cid)).conversations[cid]) for cid in ("done", "open")}
+    assert {s.conversation_id: s for s in store.summaries()} == expected
+    assert expected["open"].open_attempts == ("a1",) and expected["done"].title == "renamed"
+    assert store.close() == 0
+    reopened = stores.open()
+    assert {s.conversation_id: s for s in reopened.summaries()} == expected
+
+
+def test_a_forgotten_conversation_is_read_again_identical_and_its_seqs_go_on(stores: StoreMaker) -> None:
+    store = stores.open()
+    written = fill(store, conversation_events("c1", answers=2, chunks=4))
+    assert store.flush_sync()
+    store.forget("c1")
+    assert list(store.events("c1", keep=False)) == written
+    event = store.append(Renamed(conversation_id="c1", ts="x", title="after"))
+    assert event.seq == len(written) + 1 and list(store.events("c1")) == [*written, event]
