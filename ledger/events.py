@@ -425,24 +425,3 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     ToolResult,
     StaleToolResult,
 )
-
-#: Events the store writes at once instead of within its flush interval: the end of an attempt, and changes a
-#: person would be upset to lose (a sent message, a new, renamed or deleted conversation, a chosen attempt).
-FLUSH_AT_ONCE_KINDS: frozenset[str] = frozenset(
-    {
-        "cancelled",
-        "done",
-        "persisted",
-        "deleted",
-        "recovered",
-        "submitted",
-        "created",
-        "renamed",
-        "selected",
-        "version_selected",
-        "branched",
-        "tool_call",
-        "tool_dispatched",
-        "tool_result",
-    }
-)

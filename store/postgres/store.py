@@ -36,13 +36,13 @@ from psycopg_pool import ConnectionPool
 from ledger.errors import ConversationDeletedError, StoreError, UnknownConversationError
 from ledger.events import AnyEvent, Created, Deleted, Renamed
 from ledger.summary import ConversationSummary, summarize
+from store.api import is_urgent
 from store.event_log import EventLog, log_of
 from store.health import ProblemLog
 from store.postgres import leases as pg_leases
 from store.postgres.follow import CHANNEL, listen
 from store.postgres.rows import SELECT, column_text, copy_rows, from_row
 from store.postgres.schema import connect, describe_db_error, has_schema, migrate, redact_dsn
-from store.tinydb.store import is_urgent
 from store.writer import BatchWriter
 
 log = logging.getLogger("store.postgres.store")

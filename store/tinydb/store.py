@@ -36,8 +36,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ledger.errors import ConversationDeletedError, DataDirInUseError, StoreError, UnknownConversationError
-from ledger.events import FLUSH_AT_ONCE_KINDS, AnyEvent, Failed
+from ledger.events import AnyEvent
 from ledger.summary import ConversationSummary, summarize
+from store.api import is_urgent
 from store.event_log import EventLog, log_of
 from store.health import ProblemLog, StoreHealth, describe_os_error
 from store.tinydb.files import FolderFiles
@@ -46,11 +47,6 @@ from store.tinydb.storage import loads
 
 log = logging.getLogger("store.tinydb.store")
 MAX_BACKOFF = 2.0  # seconds between retries of a failing write, at most
-
-
-def is_urgent(event: AnyEvent) -> bool:
-    """Events that end an attempt or change the conversation list are written at once."""
-    return event.KIND in FLUSH_AT_ONCE_KINDS or (isinstance(event, Failed) and not event.will_retry)
 
 
 @dataclass(kw_only=True, slots=True)
