@@ -1,79 +1,54 @@
-"""The ledger's vocabulary: one frozen dataclass per event kind (see docs/ledger.md).
+"""The ledger's vocabulary: the one list of event kinds (``AnyEvent``), one frozen dataclass per kind (see
+docs/ledger.md).
 
 Guarantees:
 - Events are immutable values; every field is a str, int, float, bool, None, a tuple, or one of the small
-  frozen value types below (``Usage``, ``TurnMetrics``, ``Param``). Nothing mutable is shared.
+  frozen value types of ``ledger.values`` (``Usage``, ``TurnMetrics``, ``Param``). Nothing mutable is shared.
 - Every event carries ``seq`` (per-conversation order, assigned by the store when it is appended), ``ts``
   (ISO 8601 UTC, stamped by whoever appends) and ``conversation_id``. ``KIND`` names the event in the
   JSON Lines format (see ``ledger.codec``).
+- The kinds are listed once, in ``AnyEvent``; ``EVENT_CLASSES`` is read from it, so a kind added to the union is
+  known to the codec, the docs test and the property tests. The agent kinds (steps, tool calls) are defined in
+  ``ledger.agent_events`` and the values in ``ledger.values``; both are re-exported here, so every kind, value
+  and literal type is imported from ``ledger.events``.
 - Ids and timestamps are never generated here.
 """
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-CancelSource = Literal["user", "navigation", "disconnect", "delete", "timeout", "shutdown"]
-ErrorType = Literal[
-    "rate_limit", "auth", "server", "timeout", "connection", "malformed_stream", "bad_request", "step_limit", "unknown"
-]
-StaleWhy = Literal["closing", "closed", "superseded", "out_of_order"]
-StaleBlock = Literal["text", "reasoning", "tool_call", "tool_result"]
-ToolStatus = Literal["ok", "error", "cancelled", "not_run", "declined"]
-Trigger = Literal["submit", "retry"]
-Block = Literal["text", "reasoning"]
-FinalStatus = Literal["complete", "interrupted", "failed", "empty"]
-
-#: Cancel sources whose delivered prefix stays in the model history (docs/ledger.md).
-PARTIAL_KEEPING_SOURCES: frozenset[str] = frozenset({"user", "navigation", "disconnect", "shutdown", "restart"})
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Usage:
-    """Token counts of one answer; ``estimated`` when counted locally because the provider sent none."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    estimated: bool = False
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TurnMetrics:
-    """What a turn cost and how it felt: copied onto the assistant and the user message of the turn.
-
-    Tokens add up over the steps of an agent turn; ``wait_ms`` is the first step's time to first chunk;
-    ``tool_ms`` the time spent running tools."""
-
-    sent_at: str | None = None
-    wait_ms: float | None = None
-    output_ms: float | None = None
-    completed_at: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    estimated: bool = False
-    steps: int = 1
-    tool_ms: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Param:
-    """One request parameter (never a secret)."""
-
-    name: str
-    value: str | int | float | bool | None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Event:
-    """Fields every event has."""
-
-    KIND: ClassVar[str] = ""
-    seq: int = 0
-    ts: str = ""
-    conversation_id: str
+# ``X as X`` re-exports each name (PEP 484); the import sorter would split them into one statement each.
+# isort: off
+from ledger.agent_events import (
+    StaleToolResult as StaleToolResult,
+    StepFinished as StepFinished,
+    StepStarted as StepStarted,
+    ToolAwaitingApproval as ToolAwaitingApproval,
+    ToolCalled as ToolCalled,
+    ToolCallStarted as ToolCallStarted,
+    ToolDispatched as ToolDispatched,
+    ToolProgress as ToolProgress,
+    ToolResult as ToolResult,
+)
+from ledger.values import (
+    PARTIAL_KEEPING_SOURCES as PARTIAL_KEEPING_SOURCES,
+    Block as Block,
+    CancelSource as CancelSource,
+    ErrorType as ErrorType,
+    Event as Event,
+    FinalStatus as FinalStatus,
+    Param as Param,
+    StaleBlock as StaleBlock,
+    StaleWhy as StaleWhy,
+    ToolStatus as ToolStatus,
+    Trigger as Trigger,
+    TurnMetrics as TurnMetrics,
+    Usage as Usage,
+)
+# isort: on
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -263,103 +238,6 @@ class Deleted(Event):
     KIND: ClassVar[str] = "deleted"
 
 
-# --- agent turns: steps and tool calls ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class StepStarted(Event):
-    """A model call of an agent attempt begins (step 1 is the first request of every attempt)."""
-
-    KIND: ClassVar[str] = "step_started"
-    attempt_id: str
-    step: int
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class StepFinished(Event):
-    """A step's stream ended on its own: with tool calls to run (``tool_calls``) or with the answer."""
-
-    KIND: ClassVar[str] = "step_finished"
-    attempt_id: str
-    step: int
-    finish_reason: str | None = None
-    usage: Usage | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolCallStarted(Event):
-    """The model began writing a tool call (its first streamed piece: id and name)."""
-
-    KIND: ClassVar[str] = "tool_call_started"
-    attempt_id: str
-    step: int
-    call_id: str
-    name: str
-    index: int = 0
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolCalled(Event):
-    """A tool call is complete (its step finished streaming): it will be answered by exactly one ``tool_result``."""
-
-    KIND: ClassVar[str] = "tool_call"
-    attempt_id: str
-    step: int
-    call_id: str
-    name: str
-    arguments: str
-    server: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolAwaitingApproval(Event):
-    KIND: ClassVar[str] = "tool_awaiting_approval"
-    attempt_id: str
-    call_id: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolDispatched(Event):
-    KIND: ClassVar[str] = "tool_dispatched"
-    attempt_id: str
-    call_id: str
-    server: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolProgress(Event):
-    KIND: ClassVar[str] = "tool_progress"
-    attempt_id: str
-    call_id: str
-    progress: float
-    total: float | None = None
-    message: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolResult(Event):
-    """The one result of a tool call: its full content (the model history may get a shortened copy)."""
-
-    KIND: ClassVar[str] = "tool_result"
-    attempt_id: str
-    call_id: str
-    status: ToolStatus
-    content: str
-    size: int = 0
-    duration_ms: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class StaleToolResult(Event):
-    """A tool result that arrived for an attempt that had ended or been superseded: recorded, never shown."""
-
-    KIND: ClassVar[str] = "stale_tool_result"
-    attempt_id: str
-    call_id: str
-    why: StaleWhy
-    size: int = 0
-
-
 AnyEvent = (
     Created
     | Renamed
@@ -393,35 +271,5 @@ AnyEvent = (
     | StaleToolResult
 )
 
-EVENT_CLASSES: tuple[type[Event], ...] = (
-    Created,
-    Renamed,
-    Submitted,
-    Started,
-    RequestSent,
-    Chunk,
-    StaleChunk,
-    CancelRequested,
-    UpstreamClosed,
-    Cancelled,
-    Failed,
-    Retrying,
-    Done,
-    Persisted,
-    Selected,
-    VersionSelected,
-    Branched,
-    Recovered,
-    Detached,
-    Attached,
-    Deleted,
-    StepStarted,
-    StepFinished,
-    ToolCallStarted,
-    ToolCalled,
-    ToolAwaitingApproval,
-    ToolDispatched,
-    ToolProgress,
-    ToolResult,
-    StaleToolResult,
-)
+#: Every kind, in the union's order (the codec's table of kinds is built from it).
+EVENT_CLASSES: tuple[type[Event], ...] = typing.get_args(AnyEvent)

@@ -1,0 +1,76 @@
+"""What events are made of: the literal types, the small frozen values they carry, and the ``Event`` base.
+
+Guarantees:
+- Every value is immutable (a frozen slotted dataclass); every field is a str, int, float, bool or None.
+- ``Event`` holds the fields every kind has: ``seq`` (per-conversation order, assigned by the store when it is
+  appended), ``ts`` (ISO 8601 UTC, stamped by whoever appends) and ``conversation_id``; ``KIND`` names a kind in
+  the JSON Lines format (see ``ledger.codec``). The kinds themselves are in ``ledger.events`` (the one list of
+  them) and ``ledger.agent_events`` (steps and tool calls).
+- Ids and timestamps are never generated here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+CancelSource = Literal["user", "navigation", "disconnect", "delete", "timeout", "shutdown"]
+ErrorType = Literal[
+    "rate_limit", "auth", "server", "timeout", "connection", "malformed_stream", "bad_request", "step_limit", "unknown"
+]
+StaleWhy = Literal["closing", "closed", "superseded", "out_of_order"]
+StaleBlock = Literal["text", "reasoning", "tool_call", "tool_result"]
+ToolStatus = Literal["ok", "error", "cancelled", "not_run", "declined"]
+Trigger = Literal["submit", "retry"]
+Block = Literal["text", "reasoning"]
+FinalStatus = Literal["complete", "interrupted", "failed", "empty"]
+
+#: Cancel sources whose delivered prefix stays in the model history (docs/ledger.md).
+PARTIAL_KEEPING_SOURCES: frozenset[str] = frozenset({"user", "navigation", "disconnect", "shutdown", "restart"})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Usage:
+    """Token counts of one answer; ``estimated`` when counted locally because the provider sent none."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    estimated: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnMetrics:
+    """What a turn cost and how it felt: copied onto the assistant and the user message of the turn.
+
+    Tokens add up over the steps of an agent turn; ``wait_ms`` is the first step's time to first chunk;
+    ``tool_ms`` the time spent running tools."""
+
+    sent_at: str | None = None
+    wait_ms: float | None = None
+    output_ms: float | None = None
+    completed_at: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    estimated: bool = False
+    steps: int = 1
+    tool_ms: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Param:
+    """One request parameter (never a secret)."""
+
+    name: str
+    value: str | int | float | bool | None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Event:
+    """Fields every event has."""
+
+    KIND: ClassVar[str] = ""
+    seq: int = 0
+    ts: str = ""
+    conversation_id: str
