@@ -3,28 +3,50 @@
 Guarantees: computed from the ledger alone (no state outside the events); one ``Phase`` per phase, never per
 chunk; durations the engine measured on a monotonic clock (time to first chunk in the turn metrics, upstream
 close, tool calls) are used as recorded, the others are derived from timestamps and are never negative; every
-value is typed (a ``PhaseKind``, counts, milliseconds, token counts) and frozen: the words and units a person
-reads are made by the page (``ui.format``), never here. Every number is read or derived from recorded events.
+value is typed and frozen (``ledger.audit_values``, re-exported here): the words and units a person reads are made
+by the page (``ui.format``), never here. Every number is read or derived from recorded events.
+- Each value is built once, frozen, at the end of the fold, never mirrored by a mutable copy of its fields: what
+  the timeline records (cancel source, upstream close, final error, retries, tool calls, stale results, the end)
+  is read from its phases, so the numbers agree with it; the rest from the events that said it (the last ``done``
+  and ``persisted``; a request's ``request_sent``, ``upstream_closed``, ``failed``, ``done``) and chunk counters.
+- Every kind is named in the fold (``assert_never``): a new kind is either folded or listed as telling nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, assert_never
 
+# ``X as X`` re-exports each name (PEP 484); the import sorter would split them into one statement each.
+# isort: off
+from ledger.audit_values import (
+    AttemptAudit as AttemptAudit,
+    Phase as Phase,
+    PhaseKind as PhaseKind,
+    RequestAudit as RequestAudit,
+)
+
+# isort: on
 from ledger.events import (
     AnyEvent,
+    Attached,
+    Branched,
     Cancelled,
     CancelRequested,
     Chunk,
+    Created,
+    Deleted,
+    Detached,
     Done,
     Failed,
     Persisted,
     Recovered,
+    Renamed,
     RequestSent,
     Retrying,
+    Selected,
     StaleChunk,
     StaleToolResult,
     Started,
@@ -33,105 +55,14 @@ from ledger.events import (
     Submitted,
     ToolAwaitingApproval,
     ToolCalled,
+    ToolCallStarted,
     ToolDispatched,
+    ToolProgress,
     ToolResult,
-    TurnMetrics,
     UpstreamClosed,
     Usage,
+    VersionSelected,
 )
-
-PhaseKind = Literal[
-    "submitted",
-    "started",
-    "request_sent",
-    "first_chunk",
-    "chunks",
-    "cancel_requested",
-    "upstream_closed",
-    "cancelled",
-    "recovered",
-    "request_failed",
-    "failed",
-    "retrying",
-    "done",
-    "persisted",
-    "step_started",
-    "step_finished",
-    "tool_call",
-    "tool_awaiting_approval",
-    "tool_dispatched",
-    "tool_result",
-    "stale_tool_result",
-]
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Phase:
-    """One step of an attempt's life; only the fields that matter for its kind are set."""
-
-    kind: PhaseKind
-    ts: str
-    ms: float | None = None  # first_chunk: after the request was sent; upstream_closed: after the cancel
-    count: int | None = None  # chunks: how many; cancelled: characters kept
-    last_seq: int | None = None
-    source: str | None = None  # cancel source, "restart", "user"/"auto" for retrying, the trigger for started
-    number: int | None = None  # started: the attempt number
-    model: str | None = None
-    error_type: str | None = None
-    http_status: int | None = None
-    summary: str | None = None
-    finish_reason: str | None = None
-    status: str | None = None
-    usage: Usage | None = None
-    step: int | None = None
-    name: str | None = None  # the tool's name
-    call_id: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RequestAudit:
-    request_id: str
-    model: str
-    sent_ts: str
-    first_chunk_ms: float | None = None
-    chunk_count: int = 0
-    last_chunk_seq: int | None = None
-    closed_ms: float | None = None
-    error_type: str | None = None
-    error_summary: str | None = None
-    http_status: int | None = None
-    finish_reason: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class AttemptAudit:
-    attempt_id: str
-    message_id: str
-    number: int
-    model: str
-    trigger: str
-    started_ts: str
-    turn: int = 0
-    requests: tuple[RequestAudit, ...] = ()
-    chunk_count: int = 0
-    last_chunk_seq: int | None = None
-    stale_chunks: int = 0
-    stale_why: tuple[tuple[str, int], ...] = ()
-    cancel_source: str | None = None
-    upstream_close_ms: float | None = None
-    error_type: str | None = None
-    error_summary: str | None = None
-    retries: int = 0
-    finish_reason: str | None = None
-    usage: Usage | None = None
-    status: str = "streaming"
-    metrics: TurnMetrics | None = None
-    first_chunk_ms: float | None = None
-    duration_ms: float | None = None
-    steps: int = 0
-    tool_calls: int = 0
-    stale_tool_results: int = 0
-    phases: tuple[Phase, ...] = ()
 
 
 def audit(events: Iterable[AnyEvent]) -> list[AttemptAudit]:
@@ -144,16 +75,8 @@ def audit(events: Iterable[AnyEvent]) -> list[AttemptAudit]:
             submitted[event.message_id] = event.ts
             continue
         if isinstance(event, Started):
-            number = sum(1 for a in attempts.values() if a.message_id == event.message_id) + 1
-            a = attempts[event.attempt_id] = _Attempt(
-                attempt_id=event.attempt_id,
-                message_id=event.message_id,
-                number=number,
-                model=event.model,
-                trigger=event.trigger,
-                started_ts=event.ts,
-                turn=event.turn,
-            )
+            number = sum(1 for a in attempts.values() if a.started.message_id == event.message_id) + 1
+            a = attempts[event.attempt_id] = _Attempt(started=event, number=number)
             if event.user_message_id in submitted and event.trigger == "submit":
                 a.add("submitted", submitted[event.user_message_id])
             a.add("started", event.ts, number=number, source=event.trigger, model=event.model)
@@ -170,13 +93,13 @@ def audit(events: Iterable[AnyEvent]) -> list[AttemptAudit]:
 def _fold(a: _Attempt, requests: dict[str, _Request], event: AnyEvent) -> None:
     match event:
         case RequestSent():
-            r = requests[event.request_id] = _Request(request_id=event.request_id, model=event.model, sent_ts=event.ts)
+            r = requests[event.request_id] = _Request(sent=event)
             a.requests.append(r)
             a.add("request_sent", event.ts, model=event.model)
-        case Chunk():
+        case Chunk():  # the hot path: counters only
             sent = requests.get(event.request_id)
             if a.chunk_count == 0:
-                a.add("first_chunk", event.ts, ms=_ms_between(sent.sent_ts if sent else a.started_ts, event.ts))
+                a.add("first_chunk", event.ts, ms=_ms_between(sent.sent.ts if sent else a.started.ts, event.ts))
             a.chunk_count += 1
             a.last_chunk_seq = event.chunk_seq
             if sent is not None:
@@ -184,39 +107,36 @@ def _fold(a: _Attempt, requests: dict[str, _Request], event: AnyEvent) -> None:
                 sent.chunk_count += 1
                 sent.last_chunk_seq = event.chunk_seq
         case StaleChunk():
-            a.stale_chunks += 1
             a.stale_why[event.why] = a.stale_why.get(event.why, 0) + 1
         case CancelRequested():
-            a.cancel_source = event.source
             a.chunks_phase()
             a.add("cancel_requested", event.ts, source=event.source)
         case UpstreamClosed():
-            a.upstream_close_ms = event.close_ms
             if event.request_id in requests:
-                requests[event.request_id].closed_ms = event.close_ms
+                requests[event.request_id].closed = event
             a.add("upstream_closed", event.ts, ms=event.close_ms)
         case Cancelled():
-            a.cancel_source, a.ended_ts = event.source, event.ts
             a.add("cancelled", event.ts, count=event.delivered_chars, source=event.source)
         case Recovered():
-            a.cancel_source, a.ended_ts = "restart", event.ts
             a.chunks_phase()
             a.add("recovered", event.ts, source="restart")
         case Failed():
-            _failed(a, requests.get(event.request_id or ""), event)
+            if (failed := requests.get(event.request_id or "")) is not None:
+                failed.failed = event
+            if not event.will_retry:
+                a.chunks_phase()
+            kind: PhaseKind = "request_failed" if event.will_retry else "failed"
+            a.add(kind, event.ts, error_type=event.error_type, http_status=event.http_status, summary=event.summary)
         case Retrying():
-            if event.why == "auto":
-                a.retries += 1
             a.add("retrying", event.ts, source=event.why)
         case Done():
-            a.finish_reason, a.usage, a.ended_ts = event.finish_reason, event.usage, event.ts
+            a.done = event
             if event.request_id in requests:
-                requests[event.request_id].finish_reason = event.finish_reason
+                requests[event.request_id].done = event
             a.chunks_phase()
             a.add("done", event.ts, finish_reason=event.finish_reason or "stop", usage=event.usage)
         case Persisted():
-            a.status, a.metrics = event.status, event.metrics
-            a.ended_ts = a.ended_ts or event.ts
+            a.persisted = event
             m = event.metrics
             usage = Usage(input_tokens=m.input_tokens, output_tokens=m.output_tokens, estimated=m.estimated)
             has_tokens = m.input_tokens or m.output_tokens
@@ -228,7 +148,6 @@ def _fold(a: _Attempt, requests: dict[str, _Request], event: AnyEvent) -> None:
         case StepFinished():
             a.add("step_finished", event.ts, step=event.step, finish_reason=event.finish_reason, usage=event.usage)
         case ToolCalled():
-            a.tool_calls += 1
             a.names[event.call_id] = event.name
             a.add("tool_call", event.ts, step=event.step, name=event.name, call_id=event.call_id)
         case ToolAwaitingApproval():
@@ -237,83 +156,65 @@ def _fold(a: _Attempt, requests: dict[str, _Request], event: AnyEvent) -> None:
             name = a.names.get(event.call_id)
             a.add("tool_dispatched", event.ts, name=name, call_id=event.call_id, model=event.server)
         case ToolResult():
-            name = a.names.get(event.call_id)
-            a.add(
-                "tool_result",
-                event.ts,
-                name=name,
-                call_id=event.call_id,
-                status=event.status,
-                ms=event.duration_ms,
-                count=event.size,
-            )
+            name, ms, size = a.names.get(event.call_id), event.duration_ms, event.size
+            a.add("tool_result", event.ts, name=name, call_id=event.call_id, status=event.status, ms=ms, count=size)
         case StaleToolResult():
-            a.stale_tool_results += 1
             a.add("stale_tool_result", event.ts, call_id=event.call_id, source=event.why)
+        case Submitted() | Started():
+            pass  # they make the attempt (``audit``), never reach an existing one
+        case ToolCallStarted() | ToolProgress():
+            pass  # the timeline shows a call once it is complete, and its result, not every piece in between
+        case Created() | Renamed() | Selected() | VersionSelected() | Branched() | Detached() | Attached() | Deleted():
+            pass  # about the conversation, not an attempt
         case _:
-            pass
+            assert_never(event)
 
 
-def _failed(a: _Attempt, r: _Request | None, event: Failed) -> None:
-    if r is not None:
-        r.error_type, r.error_summary, r.http_status = event.error_type, event.summary, event.http_status
-    kind: PhaseKind = "request_failed" if event.will_retry else "failed"
-    if not event.will_retry:
-        a.chunks_phase()
-        a.error_type, a.error_summary, a.ended_ts = event.error_type, event.summary, event.ts
-    a.add(kind, event.ts, error_type=event.error_type, http_status=event.http_status, summary=event.summary)
-
-
-@dataclass(kw_only=True, slots=True)
+@dataclass(slots=True)
 class _Request:
-    request_id: str
-    model: str
-    sent_ts: str
+    """A request while the events are folded: the events that said its values, and its chunks counted."""
+
+    sent: RequestSent
     first_chunk_ts: str | None = None
     chunk_count: int = 0
     last_chunk_seq: int | None = None
-    closed_ms: float | None = None
-    error_type: str | None = None
-    error_summary: str | None = None
-    http_status: int | None = None
-    finish_reason: str | None = None
+    closed: UpstreamClosed | None = None
+    failed: Failed | None = None
+    done: Done | None = None
 
     def freeze(self) -> RequestAudit:
-        values = {f.name: getattr(self, f.name) for f in fields(RequestAudit) if f.name != "first_chunk_ms"}
-        return RequestAudit(**values, first_chunk_ms=_ms_between(self.sent_ts, self.first_chunk_ts))
+        failed = self.failed
+        return RequestAudit(
+            request_id=self.sent.request_id,
+            model=self.sent.model,
+            sent_ts=self.sent.ts,
+            first_chunk_ms=_ms_between(self.sent.ts, self.first_chunk_ts),
+            chunk_count=self.chunk_count,
+            last_chunk_seq=self.last_chunk_seq,
+            closed_ms=self.closed.close_ms if self.closed else None,
+            error_type=failed.error_type if failed else None,
+            error_summary=failed.summary if failed else None,
+            http_status=failed.http_status if failed else None,
+            finish_reason=self.done.finish_reason if self.done else None,
+        )
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(slots=True)
 class _Attempt:
-    """The mutable draft of an ``AttemptAudit`` while the events are folded."""
+    """An attempt while the events are folded: its timeline so far, the events that said what the timeline does not
+    show, and what every chunk changes, counted."""
 
-    attempt_id: str
-    message_id: str
+    started: Started
     number: int
-    model: str
-    trigger: str
-    started_ts: str
-    turn: int
+    phases: list[Phase] = field(default_factory=list)
     requests: list[_Request] = field(default_factory=list)
     chunk_count: int = 0
     last_chunk_seq: int | None = None
-    stale_chunks: int = 0
     stale_why: dict[str, int] = field(default_factory=dict)
-    cancel_source: str | None = None
-    upstream_close_ms: float | None = None
-    error_type: str | None = None
-    error_summary: str | None = None
-    retries: int = 0
-    finish_reason: str | None = None
-    usage: Usage | None = None
-    status: str = "streaming"
-    metrics: TurnMetrics | None = None
-    ended_ts: str | None = None
     steps: int = 0
-    tool_calls: int = 0
-    stale_tool_results: int = 0
     names: dict[str, str] = field(default_factory=dict)
-    phases: list[Phase] = field(default_factory=list)
+    done: Done | None = None
+    persisted: Persisted | None = None
 
     def add(self, kind: PhaseKind, ts: str, **values: Any) -> None:
         self.phases.append(Phase(kind=kind, ts=ts, **values))
@@ -323,19 +224,63 @@ class _Attempt:
             self.add("chunks", self.phases[-1].ts, count=self.chunk_count, last_seq=self.last_chunk_seq)
 
     def freeze(self) -> AttemptAudit:
+        cancel_source = close_ms = error_type = error_summary = ended_ts = None
+        retries = tool_calls = stale_tool_results = 0
+        for p in self.phases:  # what the timeline records is read from it
+            match p.kind:
+                case "cancel_requested":
+                    cancel_source = p.source
+                case "cancelled" | "recovered":
+                    cancel_source, ended_ts = p.source, p.ts
+                case "failed":
+                    error_type, error_summary, ended_ts = p.error_type, p.summary, p.ts
+                case "done":
+                    ended_ts = p.ts
+                case "persisted":
+                    ended_ts = ended_ts or p.ts
+                case "upstream_closed":
+                    close_ms = p.ms
+                case "retrying":
+                    retries += p.source == "auto"
+                case "tool_call":
+                    tool_calls += 1
+                case "stale_tool_result":
+                    stale_tool_results += 1
         requests = tuple(r.freeze() for r in self.requests)
         first = next((r.first_chunk_ms for r in requests if r.first_chunk_ms is not None), None)
-        if self.metrics is not None and self.metrics.wait_ms is not None:
-            first = self.metrics.wait_ms  # measured by the engine on a monotonic clock: immune to clock steps
-        copied = {f.name: getattr(self, f.name) for f in fields(AttemptAudit) if hasattr(self, f.name)}
-        copied.update(
+        metrics = self.persisted.metrics if self.persisted else None
+        if metrics is not None and metrics.wait_ms is not None:
+            first = metrics.wait_ms  # measured by the engine on a monotonic clock: immune to clock steps
+        s, done = self.started, self.done
+        return AttemptAudit(
+            attempt_id=s.attempt_id,
+            message_id=s.message_id,
+            number=self.number,
+            model=s.model,
+            trigger=s.trigger,
+            started_ts=s.ts,
+            turn=s.turn,
             requests=requests,
+            chunk_count=self.chunk_count,
+            last_chunk_seq=self.last_chunk_seq,
+            stale_chunks=sum(self.stale_why.values()),
             stale_why=tuple(sorted(self.stale_why.items())),
-            phases=tuple(self.phases),
+            cancel_source=cancel_source,
+            upstream_close_ms=close_ms,
+            error_type=error_type,
+            error_summary=error_summary,
+            retries=retries,
+            finish_reason=done.finish_reason if done else None,
+            usage=done.usage if done else None,
+            status=self.persisted.status if self.persisted else "streaming",
+            metrics=metrics,
             first_chunk_ms=first,
-            duration_ms=_ms_between(self.started_ts, self.ended_ts),
+            duration_ms=_ms_between(s.ts, ended_ts),
+            steps=self.steps,
+            tool_calls=tool_calls,
+            stale_tool_results=stale_tool_results,
+            phases=tuple(self.phases),
         )
-        return AttemptAudit(**copied)
 
 
 def _ms_between(start: str | None, end: str | None) -> float | None:
