@@ -3,8 +3,9 @@
     .venv/bin/python -m bench.make_chats [--conversations 10000] [--turns 20] [--long 5] [--long-turns 200]
 
 Each conversation has ``turns`` turns of a short realistic question and an answer of 10-20 chunks (complete and
-persisted, as a real turn ends); ``long`` of them have ``long_turns`` turns instead. Titles are drawn from a small
-vocabulary, so a title search finds some, not all. Times spread over the last year (the list has an order).
+persisted, as a real turn ends; built by the tests' builder, ``tests.support.ledger_builders.turn_events``);
+``long`` of them have ``long_turns`` turns instead. Titles are drawn from a small vocabulary, so a title search
+finds some, not all. Times spread over the last year (the list has an order).
 
 The folder is cached under /tmp, keyed by the arguments (and ``FORMAT``, bumped when the store's files change):
 a second call with the same arguments returns at once. ``chats_dir`` gives the cached folder (benches that open it
@@ -22,11 +23,14 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ledger.events import AnyEvent, Chunk, Created, Done, Persisted, RequestSent, Started, Submitted, TurnMetrics
+from ledger.events import AnyEvent, Created
 from store.tinydb.store import Store
+from tests.support.ledger_builders import Pace, stamp, turn_events
 
 FORMAT = 3  # bump when the store's files change, so that a cached folder is made again
 T0 = datetime(2025, 12, 1, tzinfo=UTC)
+#: A turn answers 300 ms after its question, a chunk every 40 ms (the request is sent at once).
+PACE = Pace(request_ms=0, first_chunk_ms=300, chunk_ms=40)
 TOPICS = (
     "postgres",
     "vacuum",
@@ -114,7 +118,7 @@ def conversation(rng: random.Random, cid: str, turns: int) -> list[AnyEvent]:
     """A created event and ``turns`` complete turns, at realistic times."""
     start = T0 + timedelta(minutes=rng.randrange(0, 365 * 24 * 60))
     title = " ".join(rng.sample(TOPICS, 2)) + f" {cid}"
-    out: list[AnyEvent] = [Created(conversation_id=cid, ts=_ts(start), title=title)]
+    out: list[AnyEvent] = [Created(conversation_id=cid, ts=stamp(start), title=title)]
     at = start
     for turn in range(1, turns + 1):
         at += timedelta(seconds=rng.randrange(20, 600))
@@ -123,51 +127,9 @@ def conversation(rng: random.Random, cid: str, turns: int) -> list[AnyEvent]:
 
 
 def _turn(rng: random.Random, cid: str, turn: int, at: datetime) -> list[AnyEvent]:
-    user, msg, att, req = f"u{turn}", f"m{turn}", f"a{turn}", f"r{turn}"
     question = f"How do I handle {rng.choice(TOPICS)} with {rng.choice(TOPICS)}? (question {turn})"
     chunks = [" ".join(rng.choices(WORDS, k=rng.randrange(2, 5))) + " " for _ in range(rng.randrange(10, 21))]
-    out: list[AnyEvent] = [
-        Submitted(conversation_id=cid, ts=_ts(at), message_id=user, turn=turn, text=question),
-        Started(
-            conversation_id=cid,
-            ts=_ts(at),
-            attempt_id=att,
-            message_id=msg,
-            user_message_id=user,
-            turn=turn,
-            model="demo",
-        ),
-        RequestSent(conversation_id=cid, ts=_ts(at), attempt_id=att, request_id=req, model="demo"),
-    ]
-    for n, text in enumerate(chunks):
-        out.append(
-            Chunk(
-                conversation_id=cid,
-                ts=_ts(at + timedelta(milliseconds=300 + 40 * n)),
-                attempt_id=att,
-                request_id=req,
-                chunk_seq=n,
-                text=text,
-            )
-        )
-    end = _ts(at + timedelta(milliseconds=300 + 40 * len(chunks)))
-    out += [
-        Done(conversation_id=cid, ts=end, attempt_id=att, request_id=req, finish_reason="stop"),
-        Persisted(
-            conversation_id=cid,
-            ts=end,
-            attempt_id=att,
-            message_id=msg,
-            status="complete",
-            text="".join(chunks),
-            metrics=TurnMetrics(output_tokens=len(chunks)),
-        ),
-    ]
-    return out
-
-
-def _ts(at: datetime) -> str:
-    return at.isoformat(timespec="milliseconds")  # as the engine stamps (engine.stamps.now_iso)
+    return turn_events(cid, turn, chunks, at=at, question=question, pace=PACE)
 
 
 def main() -> None:

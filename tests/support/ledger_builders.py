@@ -1,7 +1,14 @@
-"""Shared builders for ledger tests: realistic event sequences with stamped ids, seqs and timestamps."""
+"""The one ledger builder of the tests and the benches: realistic event sequences with stamped ids, seqs and times.
+
+``turn_events`` writes one complete turn from its texts and its pace; ``answer_events`` and ``conversation_events``
+are the tests' regular turns (``word0 word1 …`` answers, ``TEST_PACE``), and ``bench.make_chats`` builds its
+random turns with ``turn_events`` too (its own texts and pace), so both write the turns a real answer writes.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from ledger.events import AnyEvent, Chunk, Created, Done, Persisted, RequestSent, Started, Submitted, TurnMetrics
@@ -9,52 +16,86 @@ from ledger.events import AnyEvent, Chunk, Created, Done, Persisted, RequestSent
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Pace:
+    """When a turn's events happen, in milliseconds after its question: the request, the first chunk, each next one
+    (the answer ends one ``chunk_ms`` after its last chunk)."""
+
+    request_ms: float
+    first_chunk_ms: float
+    chunk_ms: float
+
+
+TEST_PACE = Pace(request_ms=1, first_chunk_ms=100, chunk_ms=30)
+
+
+def stamp(at: datetime) -> str:
+    """A timestamp as the engine writes it (``engine.stamps.now_iso``): ISO 8601 with milliseconds."""
+    return at.isoformat(timespec="milliseconds")
+
+
 def ts(ms: float) -> str:
-    return (T0 + timedelta(milliseconds=ms)).isoformat(timespec="milliseconds")
+    return stamp(T0 + timedelta(milliseconds=ms))
 
 
-def answer_events(conversation_id: str, turn: int, chunks: int, *, start_ms: float = 0) -> list[AnyEvent]:
-    """One complete turn: submitted, started, request_sent, `chunks` chunks, done, persisted."""
+def turn_events(
+    conversation_id: str, turn: int, texts: Sequence[str], *, at: datetime, question: str, pace: Pace
+) -> list[AnyEvent]:
+    """One complete turn asked at ``at``: submitted, started, request_sent, a chunk per text, done, persisted (ids
+    ``u``/``m``/``a``/``r`` and the turn's number; seqs are left to the store)."""
     user, msg, att, req = f"u{turn}", f"m{turn}", f"a{turn}", f"r{turn}"
-    c = conversation_id
+    c, asked = conversation_id, stamp(at)
     events: list[AnyEvent] = [
-        Submitted(conversation_id=c, ts=ts(start_ms), message_id=user, turn=turn, text=f"question {turn}"),
+        Submitted(conversation_id=c, ts=asked, message_id=user, turn=turn, text=question),
         Started(
             conversation_id=c,
-            ts=ts(start_ms),
+            ts=asked,
             attempt_id=att,
             message_id=msg,
             user_message_id=user,
             turn=turn,
             model="demo",
         ),
-        RequestSent(conversation_id=c, ts=ts(start_ms + 1), attempt_id=att, request_id=req, model="demo"),
+        RequestSent(
+            conversation_id=c,
+            ts=stamp(at + timedelta(milliseconds=pace.request_ms)),
+            attempt_id=att,
+            request_id=req,
+            model="demo",
+        ),
     ]
     events += [
         Chunk(
             conversation_id=c,
-            ts=ts(start_ms + 100 + 30 * n),
+            ts=stamp(at + timedelta(milliseconds=pace.first_chunk_ms + pace.chunk_ms * n)),
             attempt_id=att,
             request_id=req,
             chunk_seq=n,
-            text=f"word{n} ",
+            text=text,
         )
-        for n in range(chunks)
+        for n, text in enumerate(texts)
     ]
-    end = start_ms + 100 + 30 * chunks
+    end = stamp(at + timedelta(milliseconds=pace.first_chunk_ms + pace.chunk_ms * len(texts)))
     events += [
-        Done(conversation_id=c, ts=ts(end), attempt_id=att, request_id=req, finish_reason="stop"),
+        Done(conversation_id=c, ts=end, attempt_id=att, request_id=req, finish_reason="stop"),
         Persisted(
             conversation_id=c,
-            ts=ts(end),
+            ts=end,
             attempt_id=att,
             message_id=msg,
             status="complete",
-            text="".join(f"word{n} " for n in range(chunks)),
-            metrics=TurnMetrics(output_tokens=chunks),
+            text="".join(texts),
+            metrics=TurnMetrics(output_tokens=len(texts)),
         ),
     ]
     return events
+
+
+def answer_events(conversation_id: str, turn: int, chunks: int, *, start_ms: float = 0) -> list[AnyEvent]:
+    """One complete turn: submitted, started, request_sent, `chunks` chunks, done, persisted."""
+    texts = [f"word{n} " for n in range(chunks)]
+    at = T0 + timedelta(milliseconds=start_ms)
+    return turn_events(conversation_id, turn, texts, at=at, question=f"question {turn}", pace=TEST_PACE)
 
 
 def conversation_events(conversation_id: str, answers: int, chunks: int) -> list[AnyEvent]:
