@@ -11,12 +11,18 @@ from hypothesis import strategies as st
 from demo.agent import history_problem
 from ledger.codec import from_dict, to_dict
 from ledger.events import (
+    EVENT_CLASSES,
     AnyEvent,
+    Attached,
+    Branched,
     Cancelled,
     CancelRequested,
     Chunk,
     Created,
+    Deleted,
+    Detached,
     Done,
+    Event,
     Failed,
     Persisted,
     Recovered,
@@ -27,12 +33,17 @@ from ledger.events import (
     StaleChunk,
     StaleToolResult,
     Started,
+    StepFinished,
     StepStarted,
     Submitted,
+    ToolAwaitingApproval,
     ToolCalled,
     ToolCallStarted,
     ToolDispatched,
+    ToolProgress,
     ToolResult,
+    UpstreamClosed,
+    Usage,
     VersionSelected,
 )
 from ledger.history import as_messages, model_history
@@ -44,34 +55,52 @@ from ledger.tree import selected_path
 CONV = "c1"
 MARK = re.compile(r"<(a\d+):(\d+):\d+>")
 
-# One step of a random session: what happens next, with small ids so that steps collide often.
-steps = st.one_of(
-    st.tuples(st.just("submit"), st.integers(0, 2)),
-    st.tuples(st.just("retry"), st.integers(0, 2)),
-    st.tuples(st.just("chunk"), st.integers(0, 7)),
-    st.tuples(st.just("late_chunk"), st.integers(0, 7)),
-    st.tuples(st.just("stale"), st.integers(0, 7)),
-    st.tuples(st.just("cancel"), st.integers(0, 7), st.sampled_from(["user", "navigation", "delete", "shutdown"])),
-    st.tuples(st.just("cancelled"), st.integers(0, 7)),
-    st.tuples(st.just("fail"), st.integers(0, 7), st.booleans()),
-    st.tuples(st.just("done"), st.integers(0, 7)),
-    st.tuples(st.just("persist"), st.integers(0, 7)),
-    st.tuples(st.just("recover"), st.integers(0, 7)),
-    st.tuples(st.just("select"), st.integers(0, 2), st.integers(0, 7)),
-    st.tuples(st.just("next_step"), st.integers(0, 7)),
-    st.tuples(st.just("call_started"), st.integers(0, 7), st.integers(0, 2)),
-    st.tuples(st.just("call_complete"), st.integers(0, 7), st.integers(0, 2)),
-    st.tuples(st.just("dispatch"), st.integers(0, 7), st.integers(0, 2)),
-    st.tuples(
+# One step of a random session, by name: what happens next, with small ids so that steps collide often.
+STEPS = {
+    "submit": st.tuples(st.just("submit"), st.integers(0, 2)),
+    "retry": st.tuples(st.just("retry"), st.integers(0, 2)),
+    "chunk": st.tuples(st.just("chunk"), st.integers(0, 7)),
+    "late_chunk": st.tuples(st.just("late_chunk"), st.integers(0, 7)),
+    "stale": st.tuples(st.just("stale"), st.integers(0, 7)),
+    "cancel": st.tuples(
+        st.just("cancel"), st.integers(0, 7), st.sampled_from(["user", "navigation", "delete", "shutdown"])
+    ),
+    "cancelled": st.tuples(st.just("cancelled"), st.integers(0, 7)),
+    "fail": st.tuples(st.just("fail"), st.integers(0, 7), st.booleans()),
+    "done": st.tuples(st.just("done"), st.integers(0, 7)),
+    "persist": st.tuples(st.just("persist"), st.integers(0, 7)),
+    "recover": st.tuples(st.just("recover"), st.integers(0, 7)),
+    "select": st.tuples(st.just("select"), st.integers(0, 2), st.integers(0, 7)),
+    "next_step": st.tuples(st.just("next_step"), st.integers(0, 7)),
+    "call_started": st.tuples(st.just("call_started"), st.integers(0, 7), st.integers(0, 2)),
+    "call_complete": st.tuples(st.just("call_complete"), st.integers(0, 7), st.integers(0, 2)),
+    "dispatch": st.tuples(st.just("dispatch"), st.integers(0, 7), st.integers(0, 2)),
+    "tool_result": st.tuples(
         st.just("tool_result"),
         st.integers(0, 7),
         st.integers(0, 2),
         st.sampled_from(["ok", "error", "cancelled", "not_run", "declined"]),
     ),
-    st.tuples(st.just("stale_result"), st.integers(0, 7), st.integers(0, 2)),
-    st.tuples(st.just("edit"), st.integers(0, 7)),
-    st.tuples(st.just("select_version"), st.integers(0, 7)),
-)
+    "stale_result": st.tuples(st.just("stale_result"), st.integers(0, 7), st.integers(0, 2)),
+    "edit": st.tuples(st.just("edit"), st.integers(0, 7)),
+    "select_version": st.tuples(st.just("select_version"), st.integers(0, 7)),
+    "upstream_closed": st.tuples(st.just("upstream_closed"), st.integers(0, 7)),
+    "step_finished": st.tuples(st.just("step_finished"), st.integers(0, 7)),
+    "awaiting_approval": st.tuples(st.just("awaiting_approval"), st.integers(0, 7), st.integers(0, 2)),
+    "progress": st.tuples(st.just("progress"), st.integers(0, 7), st.integers(0, 2)),
+    "detach": st.tuples(st.just("detach"), st.integers(0, 7)),
+    "attach": st.tuples(st.just("attach"), st.integers(0, 7)),
+    "branch": st.tuples(st.just("branch"), st.integers(0, 7)),
+}
+steps = st.one_of(*STEPS.values())
+#: The kinds no step of a random session makes, each with the property that covers it instead: a new kind goes
+#: into ``STEPS`` (and ``build_events``) or here, or ``test_every_kind_is_made_by_a_random_step_or_listed_as_not``
+#: fails.
+NOT_IN_SESSIONS: dict[type[Event], str] = {
+    Created: "test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conversation puts it first",
+    Renamed: "test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conversation inserts it",
+    Deleted: "test_nothing_changes_a_deleted_conversation (in a session it would leave most properties nothing)",
+}
 
 
 def build_events(plan: list[tuple]) -> list[AnyEvent]:
@@ -185,6 +214,21 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
             add(ToolResult(**base, attempt_id=att, call_id=call_id, status=step[3], content=f"<r:{call_id}:{seq}>"))
         elif kind == "stale_result":
             add(StaleToolResult(**base, attempt_id=att, call_id=_call(att, steps_of, step[2]), why="closed"))
+        elif kind == "upstream_closed":
+            add(UpstreamClosed(**base, attempt_id=att, request_id=f"r{att}", close_ms=1.5))
+        elif kind == "step_finished":
+            number = steps_of.get(att, 1)
+            add(StepFinished(**base, attempt_id=att, step=number, finish_reason="tool_calls", usage=Usage()))
+        elif kind == "awaiting_approval":
+            add(ToolAwaitingApproval(**base, attempt_id=att, call_id=_call(att, steps_of, step[2])))
+        elif kind == "progress":
+            add(ToolProgress(**base, attempt_id=att, call_id=_call(att, steps_of, step[2]), progress=1, total=2))
+        elif kind == "detach":
+            add(Detached(**base, attempt_id=att))
+        elif kind == "attach":
+            add(Attached(**base, attempt_id=att))
+        elif kind == "branch":
+            add(Branched(**base, message_id=msg, new_conversation_id=f"c{seq}"))
     return events
 
 
@@ -413,3 +457,27 @@ def test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conve
         assert folded == summary_of(
             replay(replace(e, seq=i) for i, e in enumerate(events[:n], start=1)).conversations[CONV]
         )
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.tuples(*STEPS.values()))
+def test_every_kind_is_made_by_a_random_step_or_listed_as_not(one_of_each: tuple[tuple, ...]) -> None:
+    made = {type(e) for e in build_events([("submit", 0), *one_of_each])}
+    assert made.isdisjoint(NOT_IN_SESSIONS), "a kind the sessions make is listed as not made"
+    forgotten = sorted(cls.KIND for cls in set(EVENT_CLASSES) - made - NOT_IN_SESSIONS.keys())
+    assert forgotten == [], "neither made by a step of the random sessions nor listed in NOT_IN_SESSIONS"
+    assert all(where.split()[0] in globals() for where in NOT_IN_SESSIONS.values()), "a listed property is gone"
+
+
+@settings(max_examples=200, deadline=None)
+@given(streaming, st.data())
+def test_nothing_changes_a_deleted_conversation(plan: list[tuple], data: st.DataObject) -> None:
+    events = streamed_events(plan)
+    at = data.draw(st.integers(0, len(events)))
+    deleted = Deleted(conversation_id=CONV, seq=at + 1, ts="2026-11-30T09:00:00.000+00:00")
+    before = replay(events[:at]).conversations.get(CONV)
+    gone = replay([deleted], replay(events[:at]))
+    conv = gone.conversations[CONV]
+    assert conv.deleted and not conv.attempts and not conv.messages
+    assert (conv.title, conv.last_seq) == (before.title if before else "", at + 1)
+    assert replay(events[at:], gone) == gone, "an event changed the deleted conversation"
