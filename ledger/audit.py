@@ -5,10 +5,9 @@ chunk; durations the engine measured on a monotonic clock (time to first chunk i
 close, tool calls) are used as recorded, the others are derived from timestamps and are never negative; every
 value is typed and frozen (``ledger.audit_values``, re-exported here): the words and units a person reads are made
 by the page (``ui.format``), never here. Every number is read or derived from recorded events.
-- Each value is built once, frozen, at the end of the fold, never mirrored by a mutable copy of its fields: what
-  the timeline records (cancel source, upstream close, final error, retries, tool calls, stale results, the end)
-  is read from its phases, so the numbers agree with it; the rest from the events that said it (the last ``done``
-  and ``persisted``; a request's ``request_sent``, ``upstream_closed``, ``failed``, ``done``) and chunk counters.
+- Each value is built once, frozen, at the end of the fold (no mutable copy of its fields): what the timeline
+  records (cancel source, upstream close, final error, retries, tool calls, stale results, the end) is read from
+  its phases, so the numbers agree with it; the rest from the events that said it and from chunk counters.
 - Every kind is named in the fold (``assert_never``): a new kind is either folded or listed as telling nothing.
 """
 
@@ -71,6 +70,10 @@ def audit(events: Iterable[AnyEvent]) -> list[AttemptAudit]:
     requests: dict[str, _Request] = {}
     submitted: dict[str, str] = {}
     for event in events:
+        if type(event) is Chunk:  # the hot path: counters only, straight to its attempt
+            if (target := attempts.get(event.attempt_id)) is not None:
+                _chunk(target, requests, event)
+            continue
         if isinstance(event, Submitted):
             submitted[event.message_id] = event.ts
             continue
@@ -96,16 +99,8 @@ def _fold(a: _Attempt, requests: dict[str, _Request], event: AnyEvent) -> None:
             r = requests[event.request_id] = _Request(sent=event)
             a.requests.append(r)
             a.add("request_sent", event.ts, model=event.model)
-        case Chunk():  # the hot path: counters only
-            sent = requests.get(event.request_id)
-            if a.chunk_count == 0:
-                a.add("first_chunk", event.ts, ms=_ms_between(sent.sent.ts if sent else a.started.ts, event.ts))
-            a.chunk_count += 1
-            a.last_chunk_seq = event.chunk_seq
-            if sent is not None:
-                sent.first_chunk_ts = sent.first_chunk_ts or event.ts
-                sent.chunk_count += 1
-                sent.last_chunk_seq = event.chunk_seq
+        case Chunk():
+            _chunk(a, requests, event)
         case StaleChunk():
             a.stale_why[event.why] = a.stale_why.get(event.why, 0) + 1
         case CancelRequested():
@@ -168,6 +163,18 @@ def _fold(a: _Attempt, requests: dict[str, _Request], event: AnyEvent) -> None:
             pass  # about the conversation, not an attempt
         case _:
             assert_never(event)
+
+
+def _chunk(a: _Attempt, requests: dict[str, _Request], event: Chunk) -> None:
+    sent = requests.get(event.request_id)
+    if a.chunk_count == 0:
+        a.add("first_chunk", event.ts, ms=_ms_between(sent.sent.ts if sent else a.started.ts, event.ts))
+    a.chunk_count += 1
+    a.last_chunk_seq = event.chunk_seq
+    if sent is not None:
+        sent.first_chunk_ts = sent.first_chunk_ts or event.ts
+        sent.chunk_count += 1
+        sent.last_chunk_seq = event.chunk_seq
 
 
 @dataclass(slots=True)
