@@ -2,6 +2,9 @@
 
 It stands beside the engine and is reached only over HTTP, like any provider: the app mounts
 ``demo.endpoint.DemoModel`` at ``/demo`` and calls it through litellm as ``PROVIDER_MODEL``.
+
+Guarantees: importing the package starts nothing and imports nothing of the app (no ledger, store, engine, ui,
+app or main); ``PROVIDER_MODEL`` is the one name the app uses for the demo model.
 """
 
 PROVIDER_MODEL = "openai/ledger-demo"

@@ -26,7 +26,7 @@ MISSING = (
 ORPHAN = "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class PlannedCall:
     """A tool call the upstream streams: its arguments string is sent in ``pieces`` parts."""
 
