@@ -35,21 +35,23 @@ def upstream_server() -> Iterator[ScriptedUpstream]:
     yield from serve(chunk_delay=0.01)
 
 
-@pytest.fixture
-def upstream(upstream_server: ScriptedUpstream) -> ScriptedUpstream:
-    upstream_server.reset()
-    return upstream_server
-
-
 @pytest.fixture(scope="session")
 def model_client() -> None:
-    """litellm imported once, before the first engine starts: the app imports it at start-up, so no test's wait
-    for an answer includes the seconds the import takes (as ``AppProcess`` waits for the app's ready line)."""
+    """litellm imported once, before the first test that talks to the upstream: the app imports it at start-up,
+    so no test's wait for an answer includes the seconds the import takes (``AppProcess`` likewise waits for the
+    app's ready line)."""
     litellm()
 
 
 @pytest.fixture
-async def engines(tmp_path: Path, upstream: ScriptedUpstream, model_client: None) -> AsyncIterator[EngineFactory]:
+def upstream(upstream_server: ScriptedUpstream, model_client: None) -> ScriptedUpstream:
+    """The session's scripted upstream with nothing planned and no request recorded yet."""
+    upstream_server.reset()
+    return upstream_server
+
+
+@pytest.fixture
+async def engines(tmp_path: Path, upstream: ScriptedUpstream) -> AsyncIterator[EngineFactory]:
     factory = EngineFactory(tmp_path, upstream)
     yield factory
     await factory.close()
