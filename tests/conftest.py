@@ -1,10 +1,12 @@
-"""Shared fixtures: a real OpenAI-compatible SSE upstream on 127.0.0.1, engines on real TinyDB files, and a real
-PostgreSQL server (a throwaway cluster started once per session) with a fresh database per test."""
+"""Fixtures more than one folder of tests uses: a real OpenAI-compatible SSE upstream on 127.0.0.1, engines on real
+TinyDB files, the real app as a process (``run_app``, and the two session-wide apps ``token_app`` and
+``loopback_app``), headless Chromium and its pages (``browser``, ``open_page``), and a real PostgreSQL server (a
+throwaway cluster started once per session) with a fresh database per test. A folder's own set-up is in its
+``conftest.py``."""
 
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -13,8 +15,14 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
+from playwright.sync_api import Browser  # noqa: E402
+
+from engine.offline import litellm  # noqa: E402
 from store.tinydb.store import Store  # noqa: E402
-from tests.support.app_process import CHROMIUM_ARGS, AppProcess  # noqa: E402
+from tests.support.app_process import AppProcess  # noqa: E402
+from tests.support.app_runner import AppRunner  # noqa: E402
+from tests.support.browser import Pages  # noqa: E402
+from tests.support.chromium import launched  # noqa: E402
 from tests.support.engine import EngineFactory  # noqa: E402
 from tests.support.ledger_builders import conversation_events  # noqa: E402
 from tests.support.postgres import PostgresCluster, unavailable_reason  # noqa: E402
@@ -27,8 +35,17 @@ def upstream_server() -> Iterator[ScriptedUpstream]:
     yield from serve(chunk_delay=0.01)
 
 
+@pytest.fixture(scope="session")
+def model_client() -> None:
+    """litellm imported once, before the first test that talks to the upstream: the app imports it at start-up,
+    so no test's wait for an answer includes the seconds the import takes (``AppProcess`` likewise waits for the
+    app's ready line)."""
+    litellm()
+
+
 @pytest.fixture
-def upstream(upstream_server: ScriptedUpstream) -> ScriptedUpstream:
+def upstream(upstream_server: ScriptedUpstream, model_client: None) -> ScriptedUpstream:
+    """The session's scripted upstream with nothing planned and no request recorded yet."""
     upstream_server.reset()
     return upstream_server
 
@@ -40,36 +57,48 @@ async def engines(tmp_path: Path, upstream: ScriptedUpstream) -> AsyncIterator[E
     await factory.close()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """One headless Chromium (Debian's) per browser test module; each test opens its own context."""
-    from playwright.sync_api import sync_playwright
+@pytest.fixture(scope="session")
+def run_app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream) -> Iterator[AppRunner]:
+    """The one way a test starts the real app: ``with run_app("--idle-timeout", "3") as app:`` (see ``AppRunner``);
+    each app stops when its block ends, and any left running when the session ends."""
+    runner = AppRunner(tmp_path_factory.mktemp, upstream_server.base_url)
+    yield runner
+    runner.stop_all()
 
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium (Debian's) per module; each test opens its own contexts (``open_page``)."""
+    with launched() as chromium:
         yield chromium
-        chromium.close()
+
+
+@pytest.fixture
+def open_page(browser: Browser) -> Iterator[Pages]:
+    """The one page opener: ``open_page(app, "/chat/c1", width=390)`` is a page in a fresh context, ready for typing
+    (its socket connected); every context it opened is closed when the test ends."""
+    pages = Pages(browser)
+    yield pages
+    pages.close()
 
 
 @pytest.fixture(scope="session")
-def token_app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream) -> Iterator[AppProcess]:
+def token_app(tmp_path_factory: pytest.TempPathFactory, run_app: AppRunner) -> Iterator[AppProcess]:
     """The real app bound to every address (0.0.0.0), so with a generated token, on the scripted upstream; its
     data dir starts with one conversation, ``c1``. Reached on 127.0.0.1 (rate-limit tests use 127.0.0.2)."""
     data = tmp_path_factory.mktemp("token-app") / "data"
     store = Store.open(data)
     [store.append(e) for e in conversation_events("c1", answers=1, chunks=5)]
     store.close()
-    process = AppProcess(data, upstream_server.base_url, host="0.0.0.0").start()
-    yield process
-    process.stop()
+    with run_app(data=data, host="0.0.0.0") as process:
+        yield process
 
 
 @pytest.fixture(scope="session")
-def loopback_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
+def loopback_app(run_app: AppRunner) -> Iterator[AppProcess]:
     """The real app on the IPv6 loopback (::1), default settings: no token, the built-in demo model."""
-    process = AppProcess(tmp_path_factory.mktemp("loopback") / "data", None, host="::1").start()
-    yield process
-    process.stop()
+    with run_app(demo_model=True, host="::1") as process:
+        yield process
 
 
 @pytest.fixture(scope="session")

@@ -2,37 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-
-import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.app_process import AppProcess
-from tests.support.browser import conversation_id, last_answer, new_page, send, visible_words, wait_words
+from tests.support.browser import conversation_id, last_answer, send, visible_words, wait_words
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until_blocking
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed (tasks.py installs it)"),
-]
 STORY = " ".join(f"w{n}" for n in range(600))
-
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream) -> Iterator[AppProcess]:
-    process = AppProcess(tmp_path_factory.mktemp("e2e-branches") / "data", upstream_server.base_url)
-    process.start()
-    yield process
-    process.stop()
-
-
-@pytest.fixture
-def page(browser: object, app: AppProcess) -> Iterator[Page]:
-    opened = new_page(browser, app.url)
-    yield opened
-    opened.context.close()
 
 
 def answer(page: Page, n: int):  # the n-th answer shown (0-based), a Locator

@@ -3,28 +3,11 @@ chat keeps its unsent draft."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-
-import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.app_process import AppProcess
-from tests.support.browser import conversation_id, last_answer, new_page, send
+from tests.support.browser import Pages, conversation_id, last_answer, send
 from tests.support.upstream import Behavior, ScriptedUpstream
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed (tasks.py installs it)"),
-]
-
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream) -> Iterator[AppProcess]:
-    process = AppProcess(tmp_path_factory.mktemp("nav") / "data", upstream_server.base_url)
-    process.start()
-    yield process
-    process.stop()
 
 
 def chat_with(page: Page, upstream: ScriptedUpstream, question: str, answer: str) -> str:
@@ -40,9 +23,9 @@ def same_document(page: Page) -> bool:
 
 
 def test_switching_chats_happens_in_place_the_url_follows_and_back_returns_with_the_draft(
-    browser, app: AppProcess, upstream: ScriptedUpstream
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
-    page = new_page(browser, app.url)
+    page = open_page(app)
     first = chat_with(page, upstream, "first question", "alpha answer")
     page.get_by_role("button", name="New chat").click()
     page.wait_for_url(app.url + "/")
@@ -74,13 +57,12 @@ def test_switching_chats_happens_in_place_the_url_follows_and_back_returns_with_
 
     page.reload()  # the URL it followed is a real one
     expect(last_answer(page)).to_contain_text("beta answer")
-    page.context.close()
 
 
 def test_a_chat_in_the_list_is_a_real_link_and_its_title_shows_as_plain_text(
-    browser, app: AppProcess, upstream: ScriptedUpstream
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
-    page = new_page(browser, app.url)
+    page = open_page(app)
     title = "<img src=x onerror=self.lcOwned=1><b>b</b>"
     cid = chat_with(page, upstream, title, "gamma answer")
     row = page.locator(f"[data-conversation='{cid}']")
@@ -97,13 +79,12 @@ def test_a_chat_in_the_list_is_a_real_link_and_its_title_shows_as_plain_text(
     expect(last_answer(tab)).to_contain_text("gamma answer")
     assert page.url == app.url + "/"
     tab.close()
-    page.context.close()
 
 
 def test_on_a_phone_choosing_a_chat_in_the_drawer_closes_it_and_shows_the_chat(
-    browser, app: AppProcess, upstream: ScriptedUpstream
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
-    page = new_page(browser, app.url, width=390, height=800)
+    page = open_page(app, width=390, height=800)
     cid = chat_with(page, upstream, "phone question", "delta answer")
     page.goto(app.url + "/")  # the list is a closed drawer here
     page.get_by_role("button", name="Chats").click()
@@ -113,13 +94,12 @@ def test_on_a_phone_choosing_a_chat_in_the_drawer_closes_it_and_shows_the_chat(
     page.wait_for_url(f"**/chat/{cid}")
     expect(last_answer(page)).to_contain_text("delta answer")
     expect(link).not_to_be_in_viewport()  # the drawer slid away
-    page.context.close()
 
 
 def test_a_long_chat_opens_on_its_latest_answer_then_fills_sixteen_messages_above_without_moving(
-    browser, app: AppProcess, upstream: ScriptedUpstream
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
-    page = new_page(browser, app.url, height=600)
+    page = open_page(app, height=600)
     for n in range(1, 13):
         cid = chat_with(page, upstream, f"question {n}", f"answer {n}")
     page.get_by_role("button", name="New chat").click()
@@ -134,4 +114,3 @@ def test_a_long_chat_opens_on_its_latest_answer_then_fills_sixteen_messages_abov
         expect(page.locator(".lc-user").first).to_contain_text("question 5")
         expect(last_answer(page)).to_be_in_viewport()  # the view stayed on the latest answer
         expect(page.get_by_role("button", name="Show 8 earlier messages")).to_have_count(1)
-    page.context.close()

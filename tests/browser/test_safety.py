@@ -6,7 +6,6 @@ person sees, what the browser did (dialogs, requests, CSP violations) or what th
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,19 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
-from tests.support.app_process import CHROMIUM_ARGS, AppProcess
-from tests.support.browser import conversation_id, last_answer, send, visible_words, wait_words
+from tests.support.app_process import AppProcess
+from tests.support.app_runner import AppRunner
+from tests.support.browser import Pages, conversation_id, last_answer, load, send, visible_words, wait_words
 from tests.support.folders import fill, small_disk
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for_blocking
 from tests.support.xss import CORPUS
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed (tasks.py installs it)"),
-]
 WATCH = """
 window.__csp = [];
 document.addEventListener('securitypolicyviolation', e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));
@@ -36,22 +32,12 @@ HANDLERS = "[...document.querySelectorAll('*')].flatMap(e => [...e.attributes].f
     ".map(a => e.tagName + ' ' + a.name))"  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
 class Watched:
     """A page in its own context, with what the browser did: console errors, dialogs, requests, CSP reports."""
 
-    def __init__(self, browser: Browser) -> None:
-        self.context = browser.new_context(viewport={"width": 1200, "height": 900})
-        self.context.add_init_script(WATCH)
-        self.page: Page = self.context.new_page()
-        self.page.set_default_timeout(15_000)
+    def __init__(self, open_page: Pages) -> None:
+        self.page: Page = open_page(None, init_script=WATCH)  # blank: the listeners see the first load too
+        self.context = self.page.context
         self.errors: list[str] = []
         self.dialogs: list[str] = []
         self.requests: list[str] = []
@@ -68,21 +54,13 @@ class Watched:
 
 
 @pytest.fixture
-def watched(browser: Browser) -> Iterator[Callable[[], Watched]]:
-    made: list[Watched] = []
-
-    def make() -> Watched:
-        made.append(Watched(browser))
-        return made[-1]
-
-    yield make
-    for w in made:
-        w.context.close()
+def watched(open_page: Pages) -> Callable[[], Watched]:
+    """Opens watched pages; their contexts are closed when the test ends (``open_page``)."""
+    return lambda: Watched(open_page)
 
 
 def sign_in(w: Watched, app: AppProcess) -> None:
-    w.page.goto(f"{app.url}/?token={app.token}")
-    expect(w.page.get_by_label("Message")).to_be_visible()
+    load(w.page, f"{app.url}/?token={app.token}")
 
 
 def test_the_token_link_signs_in_once_and_the_address_bar_loses_the_token(watched, token_app: AppProcess) -> None:
@@ -189,7 +167,7 @@ def test_the_demo_model_answers_on_an_ipv6_loopback_bind_open_to_the_local_brows
     watched, loopback_app: AppProcess
 ) -> None:
     w = watched()
-    w.page.goto(loopback_app.url)
+    load(w.page, loopback_app.url)
     send(w.page, "Explain retries in distributed systems")
     expect(last_answer(w.page)).to_have_attribute("data-status", "complete", timeout=30_000)
     assert len(visible_words(w.page)) > 20 and w.violations() == []
@@ -199,14 +177,12 @@ STORY_WORDS = [f"w{n}" for n in range(150)]
 
 
 def test_a_disk_filling_up_mid_answer_shows_the_banner_within_a_second_refuses_send_and_loses_nothing(
-    watched, upstream: ScriptedUpstream, tmp_path: Path
+    watched, run_app: AppRunner, upstream: ScriptedUpstream, tmp_path: Path
 ) -> None:
     with small_disk(tmp_path / "data", 1024) as data:
-        app = AppProcess(data, upstream.base_url).start()
-        try:
+        with run_app(data=data) as app:
             w = watched()
-            w.page.goto(app.url)
-            expect(w.page.get_by_label("Message")).to_be_visible()
+            load(w.page, app.url)
             banner = w.page.locator(".lc-danger[role=alert]")  # the banner, not the notice a refused Send shows
             upstream.plan(Behavior(text=" ".join(STORY_WORDS), chunk_delay=0.02))
             send(w.page, "a long story")
@@ -227,16 +203,11 @@ def test_a_disk_filling_up_mid_answer_shows_the_banner_within_a_second_refuses_s
             assert len(upstream.records) == 1, "nothing was sent to the model"
             filler.unlink()
             expect(banner).to_be_hidden(timeout=5_000)
-        finally:
-            app.stop()
         print(f"banner shown {banner_ms:.0f} ms after the disk filled")
         lines = [x for x in app.log.read_text().splitlines() if "Saving fails" in x]
         assert len(lines) == 1, lines
-        again = AppProcess(data, upstream.base_url).start()
-        try:
+        with run_app(data=data) as again:
             w.page.goto(f"{again.url}/chat/{cid}")
             expect(last_answer(w.page)).to_have_attribute("data-status", "complete")
             assert visible_words(w.page) == STORY_WORDS
-        finally:
-            again.stop()
     assert banner_ms < 1_000

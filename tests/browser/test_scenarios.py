@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.app_process import FAKE_KEY, AppProcess
+from tests.support.app_runner import AppRunner
 from tests.support.browser import (
+    Pages,
     conversation_id,
     last_answer,
     open_audit,
@@ -31,52 +31,25 @@ from tests.support.browser import (
 from tests.support.upstream import HOSTILE, Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for_blocking, wait_until_blocking
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed (tasks.py installs it)"),
-]
-
 WORDS = [f"w{n}" for n in range(600)]
 STORY = " ".join(WORDS)
 
 
-# --- fixtures ----------------------------------------------------------------------------------------------------
+# --- the module's app --------------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream) -> Iterator[AppProcess]:
-    process = AppProcess(tmp_path_factory.mktemp("e2e") / "data", upstream_server.base_url, "--idle-timeout", "3")
-    process.start()
-    yield process
-    process.stop()
-
-
-@pytest.fixture
-def open_page(browser, app: AppProcess) -> Iterator[Callable[..., Page]]:
-    contexts = []
-
-    def open_(path: str = "/", target: AppProcess | None = None) -> Page:
-        context = browser.new_context(viewport={"width": 1200, "height": 900})
-        contexts.append(context)
-        page: Page = context.new_page()
-        page.set_default_timeout(15_000)
-        page.goto((target or app).url + path)
-        expect(page.get_by_label("Message")).to_be_visible()
-        return page
-
-    yield open_
-    for context in contexts:
-        context.close()
+def app_options() -> tuple[str, ...]:
+    return ("--idle-timeout", "3")
 
 
 # --- scenarios ---------------------------------------------------------------------------------------------------
 
 
 def test_stop_right_after_sending_shows_no_ghost_text_and_leaves_retry_and_input_usable(
-    open_page,
+    page: Page,
     upstream: ScriptedUpstream,
 ) -> None:
-    page = open_page()
     upstream.plan(Behavior(text="GHOST " * 40, first_delay=1.5))
     send(page, "hello there")
     wait_until_blocking(lambda: len(upstream.records) == 1)
@@ -95,11 +68,10 @@ def test_stop_right_after_sending_shows_no_ghost_text_and_leaves_retry_and_input
 
 
 def test_stop_mid_stream_keeps_exactly_what_was_seen_and_the_follow_up_carries_it(
-    open_page,
+    page: Page,
     upstream: ScriptedUpstream,
     app: AppProcess,
 ) -> None:
-    page = open_page()
     upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
     send(page, "count slowly")
     wait_words(page, 12)
@@ -124,10 +96,9 @@ def test_stop_mid_stream_keeps_exactly_what_was_seen_and_the_follow_up_carries_i
 
 
 def test_retry_right_after_stop_shows_only_the_new_tokens_and_both_attempts_stay_browsable(
-    open_page,
+    page: Page,
     upstream: ScriptedUpstream,
 ) -> None:
-    page = open_page()
     upstream.plan(Behavior(text="OLD " * 300, chunk_delay=0.02), Behavior(text="NEW " * 60, chunk_delay=0.01))
     send(page, "hi")
     wait_words(page, 5)
@@ -145,10 +116,9 @@ def test_retry_right_after_stop_shows_only_the_new_tokens_and_both_attempts_stay
 
 
 def test_an_old_request_answering_late_never_reaches_the_screen_and_the_audit_shows_it(
-    open_page,
+    page: Page,
     upstream: ScriptedUpstream,
 ) -> None:
-    page = open_page()
     upstream.plan(
         Behavior(text="LATEOLD " * 50, first_delay=1.5, chunk_delay=0.01),
         Behavior(text="FRESH " * 20, chunk_delay=0.01),
@@ -174,10 +144,9 @@ def test_an_old_request_answering_late_never_reaches_the_screen_and_the_audit_sh
 
 
 def test_a_network_drop_shows_a_readable_error_keeps_the_partial_and_retry_and_resend_work(
-    open_page,
+    page: Page,
     upstream: ScriptedUpstream,
 ) -> None:
-    page = open_page()
     upstream.plan(Behavior(text="PARTIAL " * 80, drop_after=8, chunk_delay=0.01), Behavior(text="recovered answer"))
     send(page, "tell me")
     expect(last_answer(page)).to_have_attribute("data-status", "failed")
@@ -201,11 +170,10 @@ def test_a_network_drop_shows_a_readable_error_keeps_the_partial_and_retry_and_r
 
 
 def test_leaving_and_coming_back_mid_stream_shows_everything_so_far_then_the_rest(
-    open_page,
+    page: Page,
     upstream: ScriptedUpstream,
     app: AppProcess,
 ) -> None:
-    page = open_page()
     upstream.plan(Behavior(text=STORY, chunk_delay=0.015))
     send(page, "a long one")
     cid = conversation_id(page)
@@ -227,11 +195,10 @@ def test_leaving_and_coming_back_mid_stream_shows_everything_so_far_then_the_res
 
 
 def test_deleting_a_chat_while_it_streams_removes_it_closes_upstream_and_writes_nothing_after(
-    open_page,
+    page: Page,
     upstream: ScriptedUpstream,
     app: AppProcess,
 ) -> None:
-    page = open_page()
     upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
     send(page, "doomed chat")
     cid = conversation_id(page)
@@ -249,14 +216,15 @@ def test_deleting_a_chat_while_it_streams_removes_it_closes_upstream_and_writes_
 
 
 def test_two_tabs_on_one_chat_show_the_same_stream_and_stop_in_one_stops_both(
-    open_page,
+    open_page: Pages,
+    app: AppProcess,
     upstream: ScriptedUpstream,
 ) -> None:
-    first = open_page()
+    first = open_page(app)
     upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
     send(first, "shared stream")
     cid = conversation_id(first)
-    second = open_page(f"/chat/{cid}")
+    second = open_page(app, f"/chat/{cid}")
     wait_words(second, 8)
     second.get_by_role("button", name="Stop").click()
     for page in (first, second):
@@ -266,17 +234,16 @@ def test_two_tabs_on_one_chat_show_the_same_stream_and_stop_in_one_stops_both(
 
 
 def test_hostile_model_output_is_shown_as_text_and_nothing_executes(
-    open_page,
+    page: Page,
     upstream: ScriptedUpstream,
 ) -> None:
-    page = open_page()
     upstream.plan(Behavior(text=HOSTILE))
     send(page, "be nasty")
     expect(last_answer(page)).to_have_attribute("data-status", "complete")
     body = page.locator(".lc-assistant .lc-body").last
     expect(body).to_contain_text("<script>window.__pwned = true</script>")
     expect(body).to_contain_text('<img src=x onerror="window.__pwned=true">')
-    page.wait_for_timeout(300)
+    nothing_more_for_blocking(0.3)  # a window in which an injected script or handler would have run
     assert page.evaluate("window.__pwned") is None
     assert body.locator("script, img, b").count() == 0
     hrefs = body.locator("a").evaluate_all("els => els.map(e => e.getAttribute('href'))")
@@ -285,35 +252,31 @@ def test_hostile_model_output_is_shown_as_text_and_nothing_executes(
 
 
 @contextmanager
-def streaming_in_its_own_app(browser, upstream: ScriptedUpstream, data: Path, words: int, *args: str):
+def streaming_in_its_own_app(
+    run_app: AppRunner, open_page: Pages, upstream: ScriptedUpstream, words: int, *options: str
+) -> Iterator[tuple[AppProcess, Page, str]]:
     """An app process of its own, a page on it, and an answer streaming with at least `words` words shown."""
-    app = AppProcess(data, upstream.base_url, *args).start()
-    context = browser.new_context()
-    try:
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        page.goto(app.url)
+    with run_app(*options) as app:
+        page = open_page(app)
         upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
         send(page, "long story")
         cid = conversation_id(page)
         wait_words(page, words)
         yield app, page, cid
-    finally:
-        context.close()
-        app.kill()
 
 
 def test_killing_the_server_mid_stream_and_restarting_shows_the_answer_interrupted_at_its_prefix(
-    browser,
+    run_app: AppRunner,
+    open_page: Pages,
     upstream: ScriptedUpstream,
-    tmp_path: Path,
 ) -> None:
-    with streaming_in_its_own_app(browser, upstream, tmp_path / "data", 15) as (first, page, cid):
+    with streaming_in_its_own_app(run_app, open_page, upstream, 15) as (first, page, cid):
         seen_before = visible_words(page)
-        page.wait_for_timeout(400)  # chunks reach the disk within the 250 ms flush interval
+        wait_until_blocking(
+            lambda: len(first.stored_text(cid).split()) >= len(seen_before), what="the words seen reaching the disk"
+        )
         first.kill()
-        second = AppProcess(first.data_dir, upstream.base_url).start()
-        try:
+        with run_app(data=first.data_dir) as second:
             page.goto(f"{second.url}/chat/{cid}")
             expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
             expect(last_answer(page)).to_contain_text("Stopped: the server restarted")
@@ -321,16 +284,14 @@ def test_killing_the_server_mid_stream_and_restarting_shows_the_answer_interrupt
             assert len(words) >= len(seen_before) and words == WORDS[: len(words)]
             persisted = [e for e in second.export(cid) if e["kind"] == "persisted"][-1]
             assert persisted["status"] == "interrupted" and persisted["text"].split() == words
-        finally:
-            second.stop()
 
 
 def test_stopping_the_server_mid_stream_keeps_the_partial_as_stopped_by_shutdown(
-    browser,
+    run_app: AppRunner,
+    open_page: Pages,
     upstream: ScriptedUpstream,
-    tmp_path: Path,
 ) -> None:
-    with streaming_in_its_own_app(browser, upstream, tmp_path / "data", 10) as (app, _page, cid):
+    with streaming_in_its_own_app(run_app, open_page, upstream, 10) as (app, _page, cid):
         started = time.monotonic()
         app.stop()  # SIGTERM: a graceful shutdown
         # uvicorn shuts down gracefully, then re-raises SIGTERM: -15 is the normal exit status here
@@ -345,15 +306,11 @@ def test_stopping_the_server_mid_stream_keeps_the_partial_as_stopped_by_shutdown
 
 
 def test_with_the_cancel_policy_leaving_mid_stream_stops_the_answer_and_coming_back_shows_it_stopped(
-    browser,
+    run_app: AppRunner,
+    open_page: Pages,
     upstream: ScriptedUpstream,
-    tmp_path: Path,
 ) -> None:
-    with streaming_in_its_own_app(browser, upstream, tmp_path / "data", 8, "--leave-policy", "cancel") as (
-        app,
-        page,
-        cid,
-    ):
+    with streaming_in_its_own_app(run_app, open_page, upstream, 8, "--leave-policy", "cancel") as (app, page, cid):
         page.get_by_role("button", name="New chat").click()
         page.wait_for_url(app.url + "/")
         wait_until_blocking(lambda: any(e["kind"] == "cancelled" for e in app.export(cid)), timeout=8)
@@ -367,22 +324,16 @@ def test_with_the_cancel_policy_leaving_mid_stream_stops_the_answer_and_coming_b
 
 
 def test_code_blocks_are_highlighted_and_have_a_working_copy_button(
-    browser,
+    open_page: Pages,
     app: AppProcess,
     upstream: ScriptedUpstream,
 ) -> None:
-    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
-    try:
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        page.goto(app.url)
-        code = "def add(a, b):\n    return a + b"
-        upstream.plan(Behavior(text=f"Here you go:\n\n```python\n{code}\n```\n\nThat is all."))
-        send(page, "show me code")
-        expect(last_answer(page)).to_have_attribute("data-status", "complete")
-        expect(last_answer(page).locator(".codehilite")).to_have_count(1)
-        page.get_by_role("button", name="Copy code").click()
-        expect(page.get_by_role("button", name="Copy code")).to_have_text("Copied")
-        assert page.evaluate("navigator.clipboard.readText()").strip() == code
-    finally:
-        context.close()
+    page = open_page(app, permissions=["clipboard-read", "clipboard-write"])
+    code = "def add(a, b):\n    return a + b"
+    upstream.plan(Behavior(text=f"Here you go:\n\n```python\n{code}\n```\n\nThat is all."))
+    send(page, "show me code")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    expect(last_answer(page).locator(".codehilite")).to_have_count(1)
+    page.get_by_role("button", name="Copy code").click()
+    expect(page.get_by_role("button", name="Copy code")).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()").strip() == code

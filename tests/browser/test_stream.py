@@ -7,29 +7,19 @@ markup), the answer ends with the same visible text as a fresh render of its fin
 
 from __future__ import annotations
 
-import re
-import shutil
-from collections.abc import Callable, Iterator
-from typing import Any
-
-import pytest
 from playwright.sync_api import Page, WebSocketRoute, expect
 
 from tests.support.app_process import AppProcess
-from tests.support.browser import conversation_id, last_answer, send, wait_words
+from tests.support.browser import Pages, conversation_id, last_answer, send, wait_words
 from tests.support.upstream import Behavior, ScriptedUpstream
 from ui.safe_markdown import render_blocks
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed (tasks.py installs it)"),
-]
 
 RICH = (
     "A first paragraph with **bold** words, `code`, a [link](https://example.com) and a < b & c.\n\n"
     "```python\ndef greet(name):\n    return f\"hello {name}\"  # <not a tag>\n\n\nprint(greet('x'))\n```\n\n"
     "- one item\n- two *items*\n\n  still item two\n- three\n\n" + " ".join(f"tail{n}" for n in range(120))
 )
+TIMEOUT_MS = 20_000  # a page's waits: the streams here are long
 SHOWN_VS_FULL = """blocks => {
   const shown = [...document.querySelectorAll('.lc-assistant .lc-body .lc-stream')].pop();
   const full = document.createElement('div');
@@ -49,34 +39,6 @@ SHOWN_VS_FULL = """blocks => {
   hide.remove();
   return texts;
 }"""
-
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream) -> Iterator[AppProcess]:
-    process = AppProcess(tmp_path_factory.mktemp("stream") / "data", upstream_server.base_url)
-    process.start()
-    yield process
-    process.stop()
-
-
-@pytest.fixture
-def open_page(browser: Any, app: AppProcess) -> Iterator[Callable[..., Page]]:
-    contexts = []
-
-    def open_(route: Callable[[WebSocketRoute], None] | None = None) -> Page:
-        context = browser.new_context(viewport={"width": 1200, "height": 900})
-        contexts.append(context)
-        page: Page = context.new_page()
-        page.set_default_timeout(20_000)
-        if route is not None:
-            page.route_web_socket(re.compile(r".*/_nicegui_ws/.*"), route)
-        page.goto(app.url)
-        expect(page.get_by_label("Message")).to_be_visible()
-        return page
-
-    yield open_
-    for context in contexts:
-        context.close()
 
 
 class Relay:
@@ -115,9 +77,9 @@ def shown_and_full(page: Page, text: str) -> tuple[str, str]:
 
 
 def test_a_streamed_answer_with_prose_code_and_a_list_ends_as_its_full_render(
-    open_page: Callable[..., Page], upstream: ScriptedUpstream
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
-    page = open_page()
+    page = open_page(app, timeout_ms=TIMEOUT_MS)
     upstream.plan(Behavior(text=RICH, chunk_delay=0.005))
     send(page, "show me everything")
     expect(last_answer(page)).to_have_attribute("data-status", "complete")
@@ -131,11 +93,11 @@ def test_a_streamed_answer_with_prose_code_and_a_list_ends_as_its_full_render(
 
 
 def test_a_lost_message_brings_one_whole_state_and_the_answer_still_ends_as_its_full_render(
-    open_page: Callable[..., Page], upstream: ScriptedUpstream
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
     relay = Relay()
     relay.drop_at = 5
-    page = open_page(relay)
+    page = open_page(app, timeout_ms=TIMEOUT_MS, route=relay)
     upstream.plan(Behavior(text=RICH, chunk_delay=0.01))
     send(page, "lose one")
     expect(last_answer(page)).to_have_attribute("data-status", "complete")
@@ -145,11 +107,11 @@ def test_a_lost_message_brings_one_whole_state_and_the_answer_still_ends_as_its_
 
 
 def test_a_reconnect_mid_stream_ends_as_the_full_render(
-    open_page: Callable[..., Page], upstream: ScriptedUpstream
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
     relay = Relay()
     relay.close_at = 4
-    page = open_page(relay)
+    page = open_page(app, timeout_ms=TIMEOUT_MS, route=relay)
     upstream.plan(Behavior(text=RICH, chunk_delay=0.01))
     send(page, "reconnect")
     expect(last_answer(page)).to_have_attribute("data-status", "complete")
@@ -159,9 +121,9 @@ def test_a_reconnect_mid_stream_ends_as_the_full_render(
 
 
 def test_a_stopped_half_written_answer_shows_closed_markup(
-    open_page: Callable[..., Page], upstream: ScriptedUpstream, app: AppProcess
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
-    page = open_page()
+    page = open_page(app, timeout_ms=TIMEOUT_MS)
     words = " ".join(f"w{n}" for n in range(400))
     upstream.plan(Behavior(text=f"Intro.\n\nSome **{words}** end.", chunk_delay=0.02))
     send(page, "stop me in bold")

@@ -3,21 +3,15 @@ theme, and an automated accessibility check (axe-core, pinned through the axe-pl
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from importlib import resources
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.app_process import AppProcess
-from tests.support.browser import last_answer, new_page, send
+from tests.support.browser import Pages, last_answer, send
 from tests.support.upstream import Behavior, ScriptedUpstream
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed (tasks.py installs it)"),
-]
 PHONE, DESKTOP = (390, 844), (1280, 800)
 CODE = "```python\n" + "value = " + " + ".join(f"item_{n}" for n in range(80)) + "\n```"
 URL = "https://example.invalid/" + "a" * 300
@@ -35,16 +29,12 @@ LONG = "\n\n".join(f"Paragraph {n}: " + "words " * 60 for n in range(12))
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream) -> Iterator[AppProcess]:
-    data = tmp_path_factory.mktemp("e2e-surface") / "data"
-    process = AppProcess(data, upstream_server.base_url, "--models", "openai/other-model")
-    process.start()
-    yield process
-    process.stop()
+def app_options() -> tuple[str, ...]:
+    return ("--models", "openai/other-model")
 
 
-def open_at(browser: object, app: AppProcess, size: tuple[int, int]) -> Page:
-    return new_page(browser, app.url, width=size[0], height=size[1])
+def open_at(open_page: Pages, app: AppProcess, size: tuple[int, int]) -> Page:
+    return open_page(app, width=size[0], height=size[1])
 
 
 def answered(page: Page, upstream: ScriptedUpstream, question: str, text: str) -> None:
@@ -60,21 +50,20 @@ def no_sideways_scroll(page: Page) -> None:
 
 @pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
 def test_code_long_urls_and_wide_tables_never_widen_the_page(
-    browser: object, app: AppProcess, upstream: ScriptedUpstream, size: tuple[int, int]
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream, size: tuple[int, int]
 ) -> None:
-    page = open_at(browser, app, size)
+    page = open_at(open_page, app, size)
     answered(page, upstream, "x" * 400, WIDE)
     no_sideways_scroll(page)
     box = page.get_by_role("button", name="Send").bounding_box()
     assert box is not None and box["x"] + box["width"] <= size[0], "Send is off-screen"
-    page.context.close()
 
 
 @pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
 def test_the_message_box_stops_growing_at_a_third_of_the_window(
-    browser: object, app: AppProcess, size: tuple[int, int]
+    open_page: Pages, app: AppProcess, size: tuple[int, int]
 ) -> None:
-    page = open_at(browser, app, size)
+    page = open_at(open_page, app, size)
     page.get_by_label("Message").fill("\n".join(f"line {n}" for n in range(200)))
     sizes = page.evaluate(
         "(() => { const t = document.querySelector('.lc-composer textarea');"
@@ -82,13 +71,12 @@ def test_the_message_box_stops_growing_at_a_third_of_the_window(
     )
     height, content, window = sizes
     assert height <= window * 0.36 and content > height
-    page.context.close()
 
 
 def test_sending_while_scrolled_up_brings_the_new_message_into_view_and_jump_shows_the_latest(
-    browser: object, app: AppProcess, upstream: ScriptedUpstream
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
-    page = open_at(browser, app, DESKTOP)
+    page = open_at(open_page, app, DESKTOP)
     for n in range(3):
         answered(page, upstream, f"question {n}", LONG)
     page.evaluate("window.scrollTo(0, 0)")
@@ -101,13 +89,12 @@ def test_sending_while_scrolled_up_brings_the_new_message_into_view_and_jump_sho
     upstream.plan(Behavior(text=LONG, chunk_delay=0.01))
     send(page, "the newest question")
     expect(page.locator(".lc-user").last).to_be_in_viewport()
-    page.context.close()
 
 
 def test_search_finds_a_word_that_appears_only_inside_an_answer(
-    browser: object, app: AppProcess, upstream: ScriptedUpstream
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
-    page = open_at(browser, app, DESKTOP)
+    page = open_at(open_page, app, DESKTOP)
     answered(page, upstream, "tell me about animals", "The rare zebracorn lives in the north.")
     page.keyboard.press("Control+k")
     box = page.get_by_label("Search chats", exact=True)
@@ -122,13 +109,12 @@ def test_search_finds_a_word_that_appears_only_inside_an_answer(
     expect(page.locator(".q-dialog").filter(has_text="zebracorn").first).to_be_visible()
     page.get_by_label("Search chats", exact=True).press("Enter")
     page.wait_for_url(f"**/chat/{cid}")
-    page.context.close()
 
 
 def test_the_model_picker_chooses_the_model_of_the_next_answer_and_each_answer_names_its_model(
-    browser: object, app: AppProcess, upstream: ScriptedUpstream
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
-    page = open_at(browser, app, DESKTOP)
+    page = open_at(open_page, app, DESKTOP)
     answered(page, upstream, "first", "from the default model")
     assert upstream.last.model == "test-model"
     expect(last_answer(page)).to_contain_text("openai/test-model")
@@ -137,18 +123,16 @@ def test_the_model_picker_chooses_the_model_of_the_next_answer_and_each_answer_n
     answered(page, upstream, "second", "from the other model")
     assert upstream.last.model == "other-model"
     expect(last_answer(page)).to_contain_text("openai/other-model")
-    page.context.close()
 
 
-def test_the_chosen_theme_survives_a_reload(browser: object, app: AppProcess) -> None:
-    page = open_at(browser, app, DESKTOP)
+def test_the_chosen_theme_survives_a_reload(open_page: Pages, app: AppProcess) -> None:
+    page = open_at(open_page, app, DESKTOP)
     dark = page.evaluate("document.body.classList.contains('body--dark')")
     page.get_by_role("button", name="Switch between light and dark").click()
     page.wait_for_function("d => document.body.classList.contains('body--dark') !== d", arg=dark)
     page.reload()
     expect(page.get_by_label("Message")).to_be_visible()
     page.wait_for_function("d => document.body.classList.contains('body--dark') !== d", arg=dark)
-    page.context.close()
 
 
 def axe_problems(page: Page) -> list[str]:
@@ -165,9 +149,9 @@ def axe_problems(page: Page) -> list[str]:
 
 @pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_no_serious_accessibility_problems_on_the_empty_page_an_answer_an_error_both_themes_and_the_audit_panel(
-    browser: object, app: AppProcess, upstream: ScriptedUpstream, size: tuple[int, int]
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream, size: tuple[int, int]
 ) -> None:
-    page = open_at(browser, app, size)
+    page = open_at(open_page, app, size)
     assert axe_problems(page) == [], "empty page"
     answered(page, upstream, "hello", "Hello! **Bold** and `code`.\n\n- one\n- two")
     assert axe_problems(page) == [], "an answer"
@@ -186,4 +170,3 @@ def test_no_serious_accessibility_problems_on_the_empty_page_an_answer_an_error_
     page.get_by_role("button", name="Audit panel").click()
     expect(page.locator(".lc-audit-card").first).to_be_visible()
     assert axe_problems(page) == [], "the audit panel"
-    page.context.close()

@@ -4,23 +4,15 @@ scripted upstream (which rejects, as OpenAI does, any history where a tool call 
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.app_process import AppProcess
-from tests.support.browser import last_answer, new_page, send
+from tests.support.browser import last_answer, send
 from tests.support.tools import demo_server_config, server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until_blocking
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed (tasks.py installs it)"),
-]
 
 
 @pytest.fixture(scope="module")
@@ -29,25 +21,13 @@ def record(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def app(
-    tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream, record: Path
-) -> Iterator[AppProcess]:
-    folder = tmp_path_factory.mktemp("e2e-tools")
+def app_options(tmp_path_factory: pytest.TempPathFactory, record: Path) -> tuple[str, ...]:
+    """The module's app runs the demo tool server (stdio MCP), which writes what it did to ``record``."""
     server = demo_server_config(record)
-    config = folder / "mcp.json"
+    config = tmp_path_factory.mktemp("e2e-tools") / "mcp.json"
     entry = {"command": server.command, "args": list(server.args), "cwd": server.cwd, "env": server.env}
     config.write_text(json.dumps({"mcpServers": {"demo": entry}}))
-    process = AppProcess(folder / "data", upstream_server.base_url, "--mcp-config", str(config))
-    process.start()
-    yield process
-    process.stop()
-
-
-@pytest.fixture
-def page(browser: object, app: AppProcess) -> Iterator[Page]:
-    opened = new_page(browser, app.url)
-    yield opened
-    opened.context.close()
+    return ("--mcp-config", str(config))
 
 
 def card(page: Page, call_id: str):  # a Locator

@@ -3,22 +3,18 @@ the same chat, and its database password appears nowhere (start-up line, log, pa
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 from playwright.sync_api import expect
 
 from app.config import ConfigError, load_config
 from store.postgres.store import PgStore
-from tests.support.app_process import AppProcess
-from tests.support.browser import conversation_id, last_answer, new_page, send, visible_words, wait_words
+from tests.support.browser import Pages, conversation_id, last_answer, send, visible_words, wait_words
+from tests.support.instances import AppAfterApp
 from tests.support.postgres import PASSWORD
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until_blocking
 
 WORDS = [f"w{n}" for n in range(600)]
-chromium = pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed")
 
 
 def test_a_database_url_is_never_shown_in_a_setting_error_or_the_settings() -> None:
@@ -29,57 +25,46 @@ def test_a_database_url_is_never_shown_in_a_setting_error_or_the_settings() -> N
     assert config.database_url and PASSWORD not in repr(config)
 
 
-@pytest.mark.browser
-@chromium
 def test_the_app_on_postgresql_answers_and_another_instance_shows_the_same_chat_after_a_restart(
-    browser, upstream: ScriptedUpstream, database_url: str, tmp_path: Path
+    open_page: Pages, upstream: ScriptedUpstream, app_after_app_on_one_database: AppAfterApp
 ) -> None:
-    first = AppProcess(tmp_path / "a", upstream.base_url, "--database-url", database_url).start()
-    try:
-        page = new_page(browser, first.url)
+    apps = app_after_app_on_one_database
+    with apps.start() as first:
+        page = open_page(first)
         upstream.plan(Behavior(text="stored in postgres", chunk_delay=0.01))
         send(page, "hello")
         expect(last_answer(page)).to_have_attribute("data-status", "complete")
         cid = conversation_id(page)
-    finally:
-        first.stop()
-    second = AppProcess(tmp_path / "b", upstream.base_url, "--database-url", database_url).start()
-    try:
+    with apps.start() as second:
         page.goto(f"{second.url}/chat/{cid}")
         expect(last_answer(page)).to_contain_text("stored in postgres")
-        assert not (tmp_path / "b" / f"conv-{cid}.json").exists(), "the ledger is in the database, not in files"
-    finally:
-        second.stop()
+        assert not (second.data_dir / f"conv-{cid}.json").exists(), "the ledger is in the database, not in files"
     logs = first.log.read_text() + second.log.read_text()
     assert PASSWORD not in logs and PASSWORD not in page.content()
-    assert f"postgresql://ledger:[redacted]@127.0.0.1:{database_url.rsplit(':', 1)[1]}" in logs
+    assert f"postgresql://ledger:[redacted]@127.0.0.1:{apps.url.rsplit(':', 1)[1]}" in logs
 
 
-@pytest.mark.browser
-@chromium
 def test_killing_an_instance_mid_stream_and_restarting_on_the_database_shows_the_answer_interrupted(
-    browser, upstream: ScriptedUpstream, database_url: str, tmp_path: Path
+    open_page: Pages, upstream: ScriptedUpstream, app_after_app_on_one_database: AppAfterApp
 ) -> None:
-    first = AppProcess(tmp_path / "a", upstream.base_url, "--database-url", database_url).start()
-    try:
-        page = new_page(browser, first.url)
+    apps = app_after_app_on_one_database
+    with apps.start() as first:
+        page = open_page(first)
         upstream.plan(Behavior(text=" ".join(WORDS), chunk_delay=0.02))
         send(page, "long story")
         cid = conversation_id(page)
         wait_words(page, 15)
         seen = visible_words(page)
-        page.wait_for_timeout(400)  # chunks reach the database within the 250 ms flush interval
-    finally:
+        wait_until_blocking(
+            lambda: len(first.stored_text(cid).split()) >= len(seen), what="the words seen reaching the database"
+        )
         first.kill()
-    second = AppProcess(tmp_path / "b", upstream.base_url, "--database-url", database_url).start()
-    try:
+    with apps.start() as second:
         page.goto(f"{second.url}/chat/{cid}")
         expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
         expect(last_answer(page)).to_contain_text("Stopped: the server restarted")
         words = wait_until_blocking(lambda: visible_words(page), what="the interrupted answer's words")
         assert len(words) >= len(seen) and words == WORDS[: len(words)]
-    finally:
-        second.stop()
-    ledger = PgStore.open(database_url, read_only=True).events(cid)
+    ledger = PgStore.open(apps.url, read_only=True).events(cid)
     assert [e.KIND for e in ledger][-2:] == ["recovered", "persisted"]
     assert ledger[-1].status == "interrupted" and ledger[-1].text.split() == words

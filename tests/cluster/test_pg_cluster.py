@@ -6,92 +6,48 @@ by the survivor. The instances and the database are shared by the tests of this 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
-import psycopg
-import pytest
 from playwright.sync_api import Page, expect
 
 from engine.cluster import LEASE
 from tests.support.app_process import AppProcess
-from tests.support.browser import conversation_id, last_answer, new_page, send, visible_words, wait_words
-from tests.support.postgres import PostgresCluster
+from tests.support.browser import Pages, conversation_id, last_answer, send, visible_words, wait_words
+from tests.support.instances import AppsOnOneDatabase
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for_blocking, wait_until_blocking
 
 WORDS = [f"w{n}" for n in range(800)]
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not shutil.which("chromium"), reason="Debian chromium is not installed"),
-]
-
-
-class Pair:
-    """Instances A and B, which stay up, and two spares that the tests kill or freeze as owners of a stream."""
-
-    def __init__(self, url: str, a: AppProcess, b: AppProcess, spares: list[AppProcess]) -> None:
-        self.url, self.a, self.b, self.spares = url, a, b, spares
-
-    def others(self, owner: AppProcess) -> set[int]:
-        """The pids of the instances other than ``owner`` (any of them may finalize the attempts it owned)."""
-        return {p.proc.pid for p in (self.a, self.b, *self.spares) if p is not owner and p.proc is not None}
-
-    def rows(self, cid: str) -> list[tuple[str, str, dict[str, Any]]]:
-        """(kind, writer, payload) of the conversation's events in the database, in seq order."""
-        with psycopg.connect(self.url) as conn:
-            found = conn.execute(
-                "SELECT kind, writer, payload FROM events WHERE conversation_id = %s ORDER BY seq", (cid,)
-            ).fetchall()
-        return [(str(k), str(w), dict(p)) for k, w, p in found]
 
 
 def pid_of(writer: str) -> int:
     return int(writer.split(":")[1])
 
 
-@pytest.fixture(scope="module")
-def pair(
-    pg_cluster: PostgresCluster, upstream_server: ScriptedUpstream, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Pair]:
-    url = pg_cluster.new_database()
-    root = tmp_path_factory.mktemp("cluster")
-    apps = [AppProcess(root / name, upstream_server.base_url, "--database-url", url) for name in "abcd"]
-    try:
-        with ThreadPoolExecutor(len(apps)) as starting:  # together: each start is mostly waiting for imports
-            list(starting.map(lambda app: app.start(timeout=120), apps))
-        yield Pair(url, apps[0], apps[1], apps[2:])
-    finally:
-        for app in apps:
-            app.stop()
-
-
-def streaming_on_a(pair: Pair, browser: Any, upstream: ScriptedUpstream) -> tuple[Page, Page, str]:
+def streaming_on_a(pair: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream) -> tuple[Page, Page, str]:
     """A tab on A sends a long answer; a tab on B opens the same chat and sees it stream."""
-    return streaming_on(pair.a, pair, browser, upstream, "tell a long story", 10)
+    return streaming_on(pair.a, pair, open_page, upstream, "tell a long story", 10)
 
 
 def streaming_on(
-    owner: AppProcess, pair: Pair, browser: Any, upstream: ScriptedUpstream, question: str, words: int
+    owner: AppProcess, pair: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream, question: str, words: int
 ) -> tuple[Page, Page, str]:
     """A tab on ``owner`` sends a long answer; a tab on B opens the same chat and sees ``words`` words of it."""
-    on_owner = new_page(browser, owner.url)
+    on_owner = open_page(owner)
     upstream.plan(Behavior(text=" ".join(WORDS), chunk_delay=0.02))
     send(on_owner, question)
     cid = conversation_id(on_owner)
-    on_b = new_page(browser, f"{pair.b.url}/chat/{cid}")
+    on_b = open_page(pair.b, f"/chat/{cid}")
     wait_words(on_b, words)
     return on_owner, on_b, cid
 
 
 def test_a_stream_running_on_one_instance_shows_live_on_the_other_and_stop_there_closes_the_upstream(
-    pair: Pair, browser: Any, upstream: ScriptedUpstream
+    apps_on_one_database: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream
 ) -> None:
-    on_a, on_b, cid = streaming_on_a(pair, browser, upstream)
+    pair = apps_on_one_database
+    on_a, on_b, cid = streaming_on_a(pair, open_page, upstream)
     seen = len(visible_words(on_b))
     wait_words(on_b, seen + 20)  # live: it keeps growing on B
     on_b.get_by_role("button", name="Stop").click()
@@ -110,9 +66,10 @@ def test_a_stream_running_on_one_instance_shows_live_on_the_other_and_stop_there
 
 
 def test_stop_then_retry_from_the_other_instance_runs_a_new_attempt_there_that_both_tabs_show(
-    pair: Pair, browser: Any, upstream: ScriptedUpstream
+    apps_on_one_database: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream
 ) -> None:
-    on_a, on_b, cid = streaming_on_a(pair, browser, upstream)
+    pair = apps_on_one_database
+    on_a, on_b, cid = streaming_on_a(pair, open_page, upstream)
     upstream.plan(Behavior(text="a fresh answer from the retry", chunk_delay=0.01))
     on_b.get_by_role("button", name="Stop").click()
     last_answer(on_b).get_by_role("button", name="Retry").click()  # at once: A may still hold the write lease
@@ -128,9 +85,10 @@ def test_stop_then_retry_from_the_other_instance_runs_a_new_attempt_there_that_b
 
 
 def test_deleting_on_the_other_instance_mid_stream_stops_it_and_leaves_nothing_after_deleted(
-    pair: Pair, browser: Any, upstream: ScriptedUpstream
+    apps_on_one_database: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream
 ) -> None:
-    on_a, on_b, cid = streaming_on_a(pair, browser, upstream)
+    pair = apps_on_one_database
+    on_a, on_b, cid = streaming_on_a(pair, open_page, upstream)
     item = on_b.locator(f"[data-conversation='{cid}']")
     item.get_by_role("button", name="Delete").click()
     on_b.get_by_role("dialog").get_by_role("button", name="Delete").click()
@@ -142,11 +100,12 @@ def test_deleting_on_the_other_instance_mid_stream_stops_it_and_leaves_nothing_a
 
 
 def test_killing_the_owner_mid_stream_lets_the_other_instance_mark_the_answer_interrupted_in_time(
-    pair: Pair, browser: Any, upstream: ScriptedUpstream
+    apps_on_one_database: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream
 ) -> None:
+    pair = apps_on_one_database
     owner = pair.spares[0]
     try:
-        _, on_b, cid = streaming_on(owner, pair, browser, upstream, "a story that will be cut", 15)
+        _, on_b, cid = streaming_on(owner, pair, open_page, upstream, "a story that will be cut", 15)
     finally:
         owner.kill()
     killed = time.monotonic()
@@ -163,12 +122,13 @@ def test_killing_the_owner_mid_stream_lets_the_other_instance_mark_the_answer_in
 
 
 def test_an_owner_that_stops_renewing_its_lease_is_finalized_by_the_other_instance_once_the_lease_expired(
-    pair: Pair, browser: Any, upstream: ScriptedUpstream
+    apps_on_one_database: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream
 ) -> None:
+    pair = apps_on_one_database
     owner = pair.spares[1]
     assert owner.proc is not None
     try:
-        _, on_b, cid = streaming_on(owner, pair, browser, upstream, "a story whose server freezes", 15)
+        _, on_b, cid = streaming_on(owner, pair, open_page, upstream, "a story whose server freezes", 15)
         os.kill(owner.proc.pid, signal.SIGSTOP)  # alive (so not known dead) but renewing nothing: another host's fate
         frozen = time.monotonic()
         expect(last_answer(on_b)).to_have_attribute("data-status", "interrupted", timeout=(LEASE + 2) * 1000)

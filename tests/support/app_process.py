@@ -113,13 +113,25 @@ class AppProcess:
                 self.proc.kill()
                 self.proc.wait(timeout=5)
 
+    def ledger_options(self) -> list[str]:
+        """Where this app keeps its ledger, as ``main.py export`` takes it: its database, or its data folder."""
+        if "--database-url" in self.extra:
+            return ["--database-url", self.extra[self.extra.index("--database-url") + 1]]
+        return ["--data-dir", str(self.data_dir)]
+
     def export(self, conversation: str | None = None) -> list[dict]:
+        """The ledger as ``main.py export`` prints it (read-only, so safe while the app runs); [] for a
+        conversation it does not hold yet."""
         import json
 
-        cmd = [sys.executable, str(ROOT / "main.py"), "export", "--data-dir", str(self.data_dir)]
+        cmd = [sys.executable, str(ROOT / "main.py"), "export", *self.ledger_options()]
         if conversation:
             cmd += ["--conversation", conversation]
         out = subprocess.run(
             cmd, cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)}
         )
         return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+
+    def stored_text(self, conversation: str) -> str:
+        """The text of the conversation's chunks that have reached the disk or the database so far."""
+        return "".join(e["text"] for e in self.export(conversation) if e["kind"] == "chunk")

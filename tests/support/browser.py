@@ -1,15 +1,21 @@
-"""Driving the real page in headless Chromium (Playwright, Debian's chromium): send, read, watch.
+"""Driving the real page in headless Chromium (Playwright, Debian's chromium): open, send, read, watch.
 
-Used by the browser suite, the screenshots script and the websocket bench, so that all three press Send the
-same way. Every wait is on a DOM condition; ``watch_unchanged`` is the named "nothing more appears" window.
+Used by the browser suite, the screenshots script and the benches, so that all of them open the page and press
+Send the same way. Guarantees: ``new_page`` (behind the ``open_page`` fixture) is the one page opener and returns
+a page whose socket is connected; every wait is on a DOM condition; ``watch_unchanged`` is the named "nothing
+more appears" window.
 """
 
 from __future__ import annotations
 
+import re
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Locator, Page, WebSocketRoute, expect
+
+from tests.support.app_process import AppProcess
 
 ANSWER = ".lc-assistant"
 
@@ -64,11 +70,56 @@ def open_audit(page: Page) -> None:
     expect(page.locator(".lc-audit-card").first).to_be_visible()
 
 
-def new_page(browser: Any, url: str, width: int = 1200, height: int = 900) -> Page:
-    """A page in a fresh browser context, opened at ``url`` and ready for typing."""
-    context = browser.new_context(viewport={"width": width, "height": height})
+def new_page(
+    browser: Any,
+    url: str | None,
+    width: int = 1200,
+    height: int = 900,
+    *,
+    timeout_ms: int = 15_000,
+    permissions: Sequence[str] = (),
+    init_script: str | None = None,
+    route: Callable[[WebSocketRoute], None] | None = None,
+) -> Page:
+    """The one way a test opens the page: a tab in a fresh browser context (``permissions`` granted,
+    ``init_script`` run before any page script, the page's websocket passed through ``route``), then ``url``
+    loaded with ``load``; with ``url=None`` the tab stays blank (a test that must watch the first load attaches
+    its listeners first, then calls ``load``)."""
+    context = browser.new_context(viewport={"width": width, "height": height}, permissions=list(permissions))
+    if init_script is not None:
+        context.add_init_script(init_script)
     page: Page = context.new_page()
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(timeout_ms)
+    if route is not None:
+        page.route_web_socket(re.compile(r".*/_nicegui_ws/.*"), route)
+    return page if url is None else load(page, url)
+
+
+def load(page: Page, url: str) -> Page:
+    """Go to ``url`` and return once the page is ready for typing: the message box shows and the page's socket
+    has connected (its handshake is done)."""
     page.goto(url)
     expect(page.get_by_label("Message")).to_be_visible()
+    page.wait_for_function("() => window.did_handshake === true")
     return page
+
+
+class Pages:
+    """The pages one test opened (each with ``new_page``); ``close`` closes their contexts."""
+
+    def __init__(self, browser: Any) -> None:
+        self.browser = browser
+        self.opened: list[Page] = []
+
+    def __call__(
+        self, app: AppProcess | None, path: str = "/", width: int = 1200, height: int = 900, **options: Any
+    ) -> Page:
+        """A page on ``app`` at ``path`` (a blank tab with ``app=None``), ready for typing; ``options`` as for
+        ``new_page``."""
+        page = new_page(self.browser, None if app is None else app.url + path, width, height, **options)
+        self.opened.append(page)
+        return page
+
+    def close(self) -> None:
+        for page in self.opened:
+            page.context.close()

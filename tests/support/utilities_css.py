@@ -48,6 +48,7 @@ RUNTIME_CLASSES = (
     *("absolute", "fixed", "block", "flex", "inline", "hidden", "cursor-pointer", "text-white", "rotate-180"),
     *("items-stretch", "justify-center", "justify-start", "self-stretch"),
 )
+REGENERATE = "run `python3.11 tasks.py utilities-css` to re-make ui/static/utilities.css"  # what a failing test says
 HEADER = "/* Made by tests/support/utilities_css.py from the classes below; do not edit, re-run it. */\n"
 CLASSES_LINE = "/* classes: {} */\n"
 _HTML_CLASS = re.compile(r"""class(?:Name)?\s*=\s*["'`]([^"'`]*)["'`]""")

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from tests.support.app_process import ROOT, AppProcess
+from tests.support.app_runner import AppRunner
 from tests.support.websocket_probe import handshake
 from ui.guard import SECURITY_HEADERS
 
@@ -141,10 +142,9 @@ def test_the_demo_model_answers_through_the_front_door_on_an_ipv6_loopback_bind(
         assert huge.status_code == 413
 
 
-def test_a_token_given_on_a_loopback_bind_is_required_there_too_and_never_printed(tmp_path: Path) -> None:
+def test_a_token_given_on_a_loopback_bind_is_required_there_too_and_never_printed(run_app: AppRunner) -> None:
     token = "given-token-" + "t" * 20
-    app = AppProcess(tmp_path / "data", None, "--token", token).start()
-    try:
+    with run_app("--token", token, demo_model=True) as app:
         with client(app) as http:
             assert http.get("/").status_code == 401
             assert http.get("/", headers={"authorization": f"Bearer {token}"}).status_code == 200
@@ -152,5 +152,3 @@ def test_a_token_given_on_a_loopback_bind_is_required_there_too_and_never_printe
         line = next(x for x in app.log.read_text().splitlines() if x.startswith("Ledger Chat on "))
         assert line.startswith(f"Ledger Chat on http://127.0.0.1:{app.port} (access token required) — model: demo")
         assert token not in app.log.read_text()
-    finally:
-        app.stop()

@@ -344,7 +344,9 @@ async def test_esc_stops_the_answer_and_enter_never_does(chat: User, upstream: S
     assert len(upstream.records) == 1
 
 
-async def test_rename_and_export_from_the_page(chat: User, upstream: ScriptedUpstream) -> None:
+async def test_a_chat_renamed_on_the_page_is_listed_by_its_new_name_and_exported_with_the_rename(
+    chat: User, upstream: ScriptedUpstream
+) -> None:
     upstream.plan(Behavior(text="exported answer"))
     await send(chat, "first question")
     await wait_until(lambda: last_answer(chat).status == "complete")
