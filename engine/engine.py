@@ -29,7 +29,6 @@ from typing import Any
 
 from immutables import Map
 
-from engine import worker as attempts
 from engine.attempt import AttemptRun, View
 from engine.branching import branch_events
 from engine.offline import start_import
@@ -42,6 +41,7 @@ from engine.settings import EngineSettings
 from engine.stamps import new_id
 from engine.text import valid_text, visible_title
 from engine.tools.hub import ServerHealth, ToolHub
+from engine.worker import AttemptWorker, Workplace, recover
 from ledger import decide
 from ledger.decide import InputRejected as InputRejected
 from ledger.decide import NewAttempt
@@ -60,7 +60,7 @@ class Engine:
         self._runtimes = Runtimes()
         read = self.read = ReadSide(store)
         presence = self._presence = Presence(read, self._runtimes, settings, self._cancel_turn, self._elsewhere)
-        self._place = attempts.Workplace(read.append, settings, tools, presence.ended)
+        self._place = Workplace(read.append, settings, tools, presence.ended)
         # what pages read is the read side's own (engine.read_side); leaving and coming back is engine.presence's
         self.conversation = read.conversation
         self.load = read.load
@@ -163,7 +163,7 @@ class Engine:
             new = NewAttempt(new_id("att"), provider.model)
             retrying, started = decide.retry(self._require(cid), target, new, streaming=self._streams(rt))
             self.read.append(retrying)
-            rt.active = attempts.AttemptWorker.start(started, provider, self._view(cid), rt.lock, self._place)
+            rt.active = AttemptWorker.start(started, provider, self._view(cid), rt.lock, self._place)
         return new.attempt_id
 
     def select_version(self, cid: str, message_id: str) -> None:
@@ -239,8 +239,11 @@ class Engine:
         if only is None:
             only = [s.conversation_id for s in self.store.summaries() if s.open_attempts]
         mine = {cid for cid in only if not self.is_running_here(cid) and self.conversation(cid) is not None}
-        held = lambda: State(Map({c: v for c, v in self.state.conversations.items() if c in mine}))  # noqa: E731
-        recovered = attempts.recover(held, self.read.append)
+
+        def held() -> State:
+            return State(Map({c: v for c, v in self.state.conversations.items() if c in mine}))
+
+        recovered = recover(held, self.read.append)
         for cid in mine:
             self._presence.release(cid)
         return recovered
@@ -261,7 +264,7 @@ class Engine:
                 conv, valid_text(text), new, user_id=user_id, answer_id=answer_id, edit_of=edit_of, streaming=streaming
             )
             self.read.append(submitted)
-            rt.active = attempts.AttemptWorker.start(started, provider, self._view(cid), rt.lock, self._place)
+            rt.active = AttemptWorker.start(started, provider, self._view(cid), rt.lock, self._place)
         return user_id, answer_id
 
     async def _cancel_turn(self, cid: str, source: CancelSource, turn: int) -> bool:
