@@ -1,13 +1,15 @@
-"""``AttemptRun``: the one object that owns a running attempt, and the chunk gate every delta passes.
+"""``AttemptRun``: what one running attempt has delivered so far, and the gates every delta and tool result pass.
 
 Guarantees:
-- A run is created for exactly one attempt and never inferred from storage. It writes to the ledger only through
-  the narrow ``append`` callable it was given and reads its conversation only through ``view``: it never sees
-  the engine, the store or another conversation.
+- A run is made by the attempt's owner (``engine.worker.AttemptWorker``) for exactly one attempt and never
+  inferred from storage. It writes to the ledger only through the narrow ``append`` callable it was given and
+  reads its conversation only through ``view``: it never sees the engine, the store or another conversation.
+  Every event it makes carries its ``ids`` (``engine.stamps.AttemptIds``).
 - ``receive`` is the chunk gate: a delta is recorded as a rendered ``chunk`` when ``ledger.stale.stale_reason``
   allows it, otherwise as a ``stale_chunk`` with the reason; either way it gets the next per-attempt chunk_seq.
-- ``outcome`` is set by the stream task when the stream ends on its own, ``cancel`` by the one cancel path;
-  whichever is set first decides how the attempt is finalized (``settled``).
+- ``outcome`` is set by the owner when the stream ends on its own, ``cancel`` by the owner's one cancel entry
+  (a timeout sets both: the cancel and the failure it ends with); whichever is set first decides how the attempt
+  is finalized (``settled``). ``time_out`` is how the stream's watchdog asks the owner for that cancel.
 - Delivered text is kept as pieces and joined when read: receiving is linear in the answer's length; runs of
   ``FOLD`` pieces are joined as they come, so the list stays short (a full garbage collection walks each item).
 - Tool calls are assembled from their streamed pieces by index; a call's first piece is recorded at once
@@ -24,8 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.failures import Failure
+from engine.failures import Failure, StreamStalled
 from engine.provider import ProviderConfig, ToolPiece
+from engine.stamps import AttemptIds, attempt_ids
 from engine.text import valid_text
 from ledger.events import (
     AnyEvent,
@@ -49,6 +52,8 @@ from ledger.state import ConversationState
 
 Append = Callable[[AnyEvent], AnyEvent]
 View = Callable[[], ConversationState | None]
+#: The watchdog's alarm: the stall it saw, and whether its request is still the one streaming (else: too late).
+TimeOut = Callable[[StreamStalled, Callable[[], bool]], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +108,7 @@ class AttemptRun:
     provider: ProviderConfig
     append: Append = field(repr=False)
     view: View = field(repr=False)
-    task: asyncio.Task[None] | None = None
+    time_out: TimeOut = field(repr=False)
     request_id: str | None = None
     next_chunk_seq: int = 0
     chunk_count: int = 0
@@ -124,12 +129,16 @@ class AttemptRun:
     _pieces: list[str] = field(default_factory=list)
     _writing: dict[int, _Writing] = field(default_factory=dict)
     _keys: dict[int, int] = field(default_factory=dict)  # the provider's index -> the call being written
+    ids: AttemptIds = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.ids = attempt_ids(self.conversation_id, self.attempt_id)
 
     def begin_step(self, number: int) -> None:
         """Record ``step_started``; the step's requests send ``messages`` as they are now."""
         self.step, self.step_chunks, self._writing, self._keys = number, 0, {}, {}
         self.step_inputs.append(self.messages)
-        self.append(StepStarted(conversation_id=self.conversation_id, attempt_id=self.attempt_id, step=number))
+        self.append(StepStarted(**self.ids, step=number))
 
     def receive_piece(self, piece: ToolPiece) -> bool:
         """A piece of a tool call being written. Returns whether it was taken (not stale)."""
@@ -153,16 +162,7 @@ class AttemptRun:
             call_id = self._unique_id(conv, piece.call_id or f"call_{self.attempt_id[-12:]}_{self.step}_{key}")
             writing = _Writing(call_id=call_id, name=piece.name or "unnamed_tool", provider_id=piece.call_id)
             self._writing[key] = writing
-            self.append(
-                ToolCallStarted(
-                    conversation_id=self.conversation_id,
-                    attempt_id=self.attempt_id,
-                    step=self.step,
-                    call_id=call_id,
-                    name=writing.name,
-                    index=key,
-                )
-            )
+            self.append(ToolCallStarted(**self.ids, step=self.step, call_id=call_id, name=writing.name, index=key))
         elif piece.name and writing.name == "unnamed_tool":
             writing.name = piece.name
         writing.pieces.append(piece.arguments)
@@ -187,8 +187,7 @@ class AttemptRun:
             )
             self.append(
                 ToolCalled(
-                    conversation_id=self.conversation_id,
-                    attempt_id=self.attempt_id,
+                    **self.ids,
                     step=self.step,
                     call_id=call.call_id,
                     name=call.name,
@@ -212,16 +211,7 @@ class AttemptRun:
             self._stale(seq, why, len(text), block)
             return False
         text = valid_text(text)
-        self.append(
-            Chunk(
-                conversation_id=self.conversation_id,
-                attempt_id=self.attempt_id,
-                request_id=self.request_id or "",
-                chunk_seq=seq,
-                text=text,
-                block=block,
-            )
-        )
+        self.append(Chunk(**self.ids, request_id=self.request_id or "", chunk_seq=seq, text=text, block=block))
         now = time.monotonic()
         self.first_chunk_mono = self.first_chunk_mono or now
         self.last_chunk_mono = now
@@ -241,16 +231,12 @@ class AttemptRun:
             return False
         content = valid_text(content)
         why = tool_result_stale_reason(conv, self.attempt_id, call_id)
-        cid, aid = self.conversation_id, self.attempt_id
         if why is not None:
-            self.append(
-                StaleToolResult(conversation_id=cid, attempt_id=aid, call_id=call_id, why=why, size=len(content))
-            )
+            self.append(StaleToolResult(**self.ids, call_id=call_id, why=why, size=len(content)))
             return False
         self.append(
             ToolResult(
-                conversation_id=cid,
-                attempt_id=aid,
+                **self.ids,
                 call_id=call_id,
                 status=status,
                 content=content,
@@ -263,8 +249,7 @@ class AttemptRun:
     def _stale(self, seq: int, why: StaleWhy, chars: int, block: StaleBlock) -> None:
         self.append(
             StaleChunk(
-                conversation_id=self.conversation_id,
-                attempt_id=self.attempt_id,
+                **self.ids,
                 request_id=self.request_id or "",
                 chunk_seq=seq,
                 why=why,
@@ -285,7 +270,11 @@ class AttemptRun:
             self._pieces[:] = ["".join(self._pieces)]
         return self._pieces[0] if self._pieces else ""
 
-    def order_cancel(self, source: CancelSource, keep_partial: bool) -> CancelOrder:
+    def order_cancel(self, source: CancelSource, keep_partial: bool, failure: Failure | None = None) -> CancelOrder:
+        """The cancel is decided (only the owner's cancel entry calls this); with ``failure`` (a timeout) the
+        attempt ends failed with it once the stream is closed."""
         self.cancel = CancelOrder(source=source, keep_partial=keep_partial)
         self.close_t0 = self.cancel.t0
+        if failure is not None:
+            self.outcome = Broken(failure, self.request_id)
         return self.cancel

@@ -9,8 +9,10 @@ model history of the new chat equals the branch's history in the old one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import cast
 
+from engine.stamps import attempt_ids
 from ledger.events import (
     AnyEvent,
     Block,
@@ -37,7 +39,7 @@ COPIED = "copied"
 
 
 def branch_events(
-    conv: ConversationState, chain: list[tuple[str, str | None]], new_cid: str, *, at: str, title: str
+    conv: ConversationState, chain: Sequence[tuple[str, str | None]], new_cid: str, *, at: str, title: str
 ) -> list[AnyEvent]:
     """``created`` (naming the origin) and the copy of ``chain`` ((message, attempt) pairs, root first)."""
     events: list[AnyEvent] = [
@@ -65,11 +67,10 @@ def branch_events(
 
 
 def _attempt_events(a: AttemptState, user_id: str, turn: int, cid: str) -> list[AnyEvent]:
-    aid = a.attempt_id
+    ids = attempt_ids(cid, a.attempt_id)
     events: list[AnyEvent] = [
         Started(
-            conversation_id=cid,
-            attempt_id=aid,
+            **ids,
             ts=a.started_ts,
             message_id=a.message_id,
             user_message_id=user_id,
@@ -80,40 +81,20 @@ def _attempt_events(a: AttemptState, user_id: str, turn: int, cid: str) -> list[
     seq = 0
     for index in range(max(len(a.steps), 1)):
         if a.steps:
-            events.append(StepStarted(conversation_id=cid, attempt_id=aid, ts=a.started_ts, step=a.steps[index].number))
+            events.append(StepStarted(**ids, ts=a.started_ts, step=a.steps[index].number))
         pieces: tuple[tuple[str, Block], ...] = ((_reasoning(a, index), "reasoning"), (a.step_text(index), "text"))
         for text, block in pieces:
             if text:
-                events.append(
-                    Chunk(
-                        conversation_id=cid,
-                        attempt_id=aid,
-                        ts=a.started_ts,
-                        request_id=COPIED,
-                        chunk_seq=seq,
-                        text=text,
-                        block=block,
-                    )
-                )
+                events.append(Chunk(**ids, ts=a.started_ts, request_id=COPIED, chunk_seq=seq, text=text, block=block))
                 seq += 1
         for call in a.step_calls(index):
             if not call.answered or call.status is None:
                 continue
             step = a.steps[index].number
-            events.append(
-                ToolCalled(
-                    conversation_id=cid,
-                    attempt_id=aid,
-                    step=step,
-                    call_id=call.call_id,
-                    name=call.name,
-                    arguments=call.arguments,
-                )
-            )
+            events.append(ToolCalled(**ids, step=step, call_id=call.call_id, name=call.name, arguments=call.arguments))
             events.append(
                 ToolResult(
-                    conversation_id=cid,
-                    attempt_id=aid,
+                    **ids,
                     call_id=call.call_id,
                     status=call.status,
                     content=call.content,
@@ -121,12 +102,11 @@ def _attempt_events(a: AttemptState, user_id: str, turn: int, cid: str) -> list[
                     duration_ms=call.duration_ms,
                 )
             )
-    events.append(_end(a, cid))
+    events.append(_copied_end(a, cid))
     status = cast(FinalStatus, a.status)
     events.append(
         Persisted(
-            conversation_id=cid,
-            attempt_id=aid,
+            **ids,
             message_id=a.message_id,
             status=status,
             text=a.text,
@@ -136,27 +116,22 @@ def _attempt_events(a: AttemptState, user_id: str, turn: int, cid: str) -> list[
     return events
 
 
-def _end(a: AttemptState, cid: str) -> AnyEvent:
-    aid = a.attempt_id
+def _copied_end(a: AttemptState, cid: str) -> AnyEvent:
+    ids = attempt_ids(cid, a.attempt_id)
     if a.status == "complete":
-        return Done(
-            conversation_id=cid, attempt_id=aid, request_id=COPIED, finish_reason=a.finish_reason, usage=a.usage
-        )
+        return Done(**ids, request_id=COPIED, finish_reason=a.finish_reason, usage=a.usage)
     if a.status == "failed":
         return Failed(
-            conversation_id=cid,
-            attempt_id=aid,
+            **ids,
             request_id=COPIED,
             error_type=cast(ErrorType, a.error_type or "unknown"),
             http_status=a.http_status,
             summary=a.error_summary or "The answer failed.",
         )
     if a.cancel_source == "restart":
-        return Recovered(conversation_id=cid, attempt_id=aid)
+        return Recovered(**ids)
     source = cast(CancelSource, a.cancel_source or "user")
-    return Cancelled(
-        conversation_id=cid, attempt_id=aid, source=source, delivered_chars=len(a.text), chunk_count=a.chunks_rendered
-    )
+    return Cancelled(**ids, source=source, delivered_chars=len(a.text), chunk_count=a.chunks_rendered)
 
 
 def _reasoning(a: AttemptState, index: int) -> str:

@@ -4,17 +4,18 @@ attempts finalized by a survivor.
 
 Guarantees:
 - Events another instance commits (``PgStore.follow``, on the store's listener thread) go through a thread-safe
-  queue to the event loop (``call_soon_threadsafe``) and are folded by ``Engine.absorb``, in seq order, never
-  appended again: pages here show another instance's stream live.
+  queue to the event loop (``call_soon_threadsafe``) and are folded by the engine's ``absorb``, in seq order,
+  never appended again: pages here show another instance's stream live. The cluster sees the engine only through
+  ``engine.peers.Local`` and is its ``Peers`` (it joins at ``start``).
 - Every attempt started here is claimed (``store.postgres.owners``) while its ``started`` event is still in memory
   (so before it can be durable), renewed every lease/3 s by a thread, and released once its end is durable.
-- ``cancel`` (this is ``Engine.elsewhere``) asks the attempt's owner with the attempt id and turn (so a late
-  request never touches a newer attempt, which the owner's ``Engine.cancel`` checks), asks again every second,
+- ``cancel`` asks the attempt's owner with the attempt id and turn (so a late request never touches a newer
+  attempt, which the owner's one cancel path checks), asks again every second,
   and returns True once this engine has folded the attempt's end; False after lease + 3 s. An owner that is gone
   is not asked: its attempt is finalized here at once. ``writable`` (before a Send, Retry or delete) waits up to
   ``WRITABLE_WITHIN`` s for another instance to finish writing the conversation. A leave-policy cancel is sent
   once and not waited for: the owner decides.
-- A request from another instance runs this engine's one cancel path (``Engine.cancel``, ``requested_by`` naming
+- A request from another instance runs this engine's one cancel path (``cancel``, ``requested_by`` naming
   the requester); a leave-policy request is ignored while this instance still has viewers of the conversation.
 - ``sweep`` (at start, then every ``SWEEP_EVERY`` s): an attempt live in the ledger whose owner's lease expired,
   whose owner is a dead process of this host, or that has no owner row, is finalized here as interrupted
@@ -32,7 +33,7 @@ import queue
 from collections.abc import Callable
 from typing import get_args
 
-from engine.engine import Engine
+from engine.peers import LiveElsewhere, Local
 from ledger.errors import ConversationBusyError, ConversationDeletedError, StoreError
 from ledger.events import AnyEvent, CancelSource, Persisted, Started
 from store.health import ProblemLog
@@ -50,7 +51,7 @@ LEAVING: tuple[str, ...] = ("navigation", "disconnect")
 class Cluster:
     """This instance's side of several instances on one database (``main.py`` starts it with ``--database-url``)."""
 
-    def __init__(self, engine: Engine, store: PgStore, url: str, *, lease: float = LEASE) -> None:
+    def __init__(self, engine: Local, store: PgStore, url: str, *, lease: float = LEASE) -> None:
         self.engine, self.store = engine, store
         self.me = store.instance
         self.owners = AttemptOwners(url, self.me, lease=lease, on_request=self._requested, problems=ProblemLog(log))
@@ -65,11 +66,10 @@ class Cluster:
     async def start(self) -> list[str]:
         """Follow the other instances, take requests, and finalize what dead owners left; returns those ids."""
         self._loop = asyncio.get_running_loop()
-        self.engine.elsewhere = self
+        self.engine.join(self)
         self._stops = [self.store.follow(self._followed), self.engine.subscribe(self._seen)]
-        for cid in self.store.conversation_ids():  # committed between opening a loaded conversation and following
-            if self.engine.is_loaded(cid):
-                self._inbox.put(list(self.store.events(cid)))
+        for cid in self.engine.loaded():  # committed between opening a loaded conversation and following
+            self._inbox.put(list(self.store.events(cid)))
         self._drain()
         await asyncio.to_thread(self.owners.start)
         recovered = await self.sweep()
@@ -86,12 +86,26 @@ class Cluster:
                 await self._sweeper
         await asyncio.to_thread(self.owners.close)
 
-    # --- cancels this instance asks for (Engine.elsewhere) -----------------------------------------------------
+    # --- what this engine asks of the other instances (engine.peers.Peers) ------------------------------------
 
-    async def cancel(self, cid: str, attempt_id: str, turn: int, source: CancelSource, keep_partial: bool) -> bool:
+    def streaming(self, cid: str) -> LiveElsewhere | None:
+        conv = self.engine.conversation(cid)
+        live = conv.live_attempt() if conv is not None else None
+        if conv is None or live is None:
+            return None
+        return LiveElsewhere(live.attempt_id, conv.messages[live.message_id].turn)
+
+    async def cancel(self, cid: str, live: LiveElsewhere, source: CancelSource, keep_partial: bool) -> bool:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.owners.lease + 3.0
-        request: Request = {"cid": cid, "attempt": attempt_id, "turn": turn, "source": source, "keep": keep_partial}
+        attempt_id = live.attempt_id
+        request: Request = {
+            "cid": cid,
+            "attempt": attempt_id,
+            "turn": live.turn,
+            "source": source,
+            "keep": keep_partial,
+        }
         if source in LEAVING:  # the owner decides (its own viewers count too): asked once, never waited for
             await self._ask(cid, attempt_id, request)
             return False
@@ -115,7 +129,8 @@ class Cluster:
             log.warning("a cancel could not reach the attempt's owner: %s", exc)
 
     async def writable(self, cid: str) -> None:
-        await self._hold(cid, asyncio.get_running_loop().time() + WRITABLE_WITHIN)
+        if self.engine.conversation(cid) is not None:
+            await self._hold(cid, asyncio.get_running_loop().time() + WRITABLE_WITHIN)
 
     async def _hold(self, cid: str, deadline: float) -> bool:
         """Take the conversation's write lease (another instance gives it up once its last events are written,
@@ -170,7 +185,7 @@ class Cluster:
                 requested_by=str(request.get("from")),
             )
 
-        self.engine.settings.spawn(cancel(), f"cancel requested by {request.get('from')}")
+        self.engine.spawn(cancel(), f"cancel requested by {request.get('from')}")
 
     # --- following: other instances' events, and this engine's own --------------------------------------------
 
@@ -203,7 +218,7 @@ class Cluster:
             except StoreError as exc:
                 log.error("attempt %s runs without an owner lease: %s", event.attempt_id, exc)
         elif isinstance(event, Persisted) and self._owned.pop(event.attempt_id, None) is not None:
-            self.engine.settings.spawn(self._release(event.attempt_id), f"release {event.attempt_id}")
+            self.engine.spawn(self._release(event.attempt_id), f"release {event.attempt_id}")
 
     async def _release(self, attempt_id: str) -> None:
         if await self.engine.flush():  # the end is durable: nobody can take the attempt for a dead one now
@@ -220,8 +235,8 @@ class Cluster:
                 self.engine.conversation(summary.conversation_id)
         live = {
             attempt.attempt_id: cid
-            for cid, conv in list(self.engine.state.conversations.items())
-            if not conv.deleted and (attempt := conv.live_attempt()) is not None
+            for cid in self.engine.loaded()
+            if (conv := self.engine.conversation(cid)) is not None and (attempt := conv.live_attempt()) is not None
             if not self.engine.is_running_here(cid) and (only is None or attempt.attempt_id in only)
         }
         if not live:

@@ -1,14 +1,17 @@
-"""One step's model call: requests, automatic re-sends before the step's first chunk, timeouts, closing.
+"""One step's model call: requests, automatic re-sends before the step's first chunk, the watchdog, closing.
 
 Guarantees:
-- Every HTTP stream is closed in a ``finally`` (``aclose``), whether the answer completed, failed, timed out or
-  the task was cancelled; when it was closed early, ``upstream_closed`` records the milliseconds since the
-  cancel (or timeout) was decided.
+- Every HTTP stream is closed in a ``finally`` (``aclose``), whether the answer completed, failed, or the task was
+  cancelled (a Stop, or a timeout); when it was closed early, ``upstream_closed`` records the milliseconds since
+  the cancel was decided.
 - A retryable failure before the step's first chunk is re-sent (new request_id, same attempt) after a backoff, at
   most ``max_resends`` times; after the step delivered anything nothing is ever re-sent.
-- A first-chunk or idle timeout goes through the same path as a cancel (``cancel_requested`` with source
-  ``timeout``, stream closed) and ends the attempt as failed with error_type ``timeout``. The idle deadline is
-  one timer for the whole stream, moved at most once per ``IDLE_SLACK`` (not a timer per chunk).
+- Timeouts are a ``Watchdog`` per request, never a cancel of their own: when no first chunk came within
+  ``first_chunk_timeout``, or no next chunk within ``idle_timeout``, it rings ``run.time_out``, and the attempt's
+  owner enters its one cancel path with source ``timeout`` (``cancel_requested``, then this task is cancelled, so
+  the stream is closed here and ``upstream_closed`` recorded), which ends the attempt failed with error_type
+  ``timeout``. A watchdog whose request ended before the cancel began changes nothing. The idle deadline is one
+  timer for the whole stream, moved at most once per ``IDLE_SLACK`` (not a timer per chunk).
 - A stream whose chunks are already buffered (the read never suspends) gives the event loop back every
   ``TURN_SECONDS``, so pages and other streams are never starved by a fast provider.
 """
@@ -22,12 +25,41 @@ from typing import Any
 from engine.attempt import AttemptRun, Broken, Completed, Outcome
 from engine.failures import StreamStalled, classify
 from engine.provider import ProviderStream, ToolPiece, open_stream
-from engine.settings import EngineSettings
+from engine.settings import EngineSettings, Limits
 from engine.stamps import new_id, now_iso
-from ledger.events import CancelRequested, Failed, RequestSent, Retrying, UpstreamClosed
+from ledger.events import Failed, RequestSent, Retrying, UpstreamClosed
 
 IDLE_SLACK = 0.25  # seconds: the idle timeout fires after idle_timeout to idle_timeout + IDLE_SLACK of silence
 TURN_SECONDS = 0.005  # the longest the stream keeps the event loop when chunks arrive faster than it reads
+
+
+class Watchdog:
+    """One request's timer: armed for the first chunk, then for the next one; rings ``run.time_out`` once."""
+
+    def __init__(self, run: AttemptRun, limits: Limits) -> None:
+        self._run, self._idle = run, limits.idle_timeout
+        self._loop = asyncio.get_running_loop()
+        self._seconds, self._first = limits.first_chunk_timeout, True
+        self._when = self._loop.time() + self._seconds
+        self._handle = self._loop.call_at(self._when, self._ring)
+        self.armed = True
+
+    def fed(self, now: float) -> None:
+        """A delta came: the deadline becomes ``now`` + the idle timeout (moved once per ``IDLE_SLACK``)."""
+        if self._first or self._when < now + self._idle:
+            self._seconds, self._first = self._idle, False
+            self._when = now + self._idle + IDLE_SLACK
+            self._handle.cancel()
+            self._handle = self._loop.call_at(self._when, self._ring)
+
+    def stop(self) -> None:
+        """The request ended (any way): a ring not acted on yet is too late from now on."""
+        self.armed = False
+        self._handle.cancel()
+
+    def _ring(self) -> None:
+        if self.armed:
+            self._run.time_out(StreamStalled(self._seconds, first=self._first), lambda: self.armed)
 
 
 async def stream_step(run: AttemptRun, settings: EngineSettings, tools: list[dict[str, Any]]) -> Outcome:
@@ -38,8 +70,7 @@ async def stream_step(run: AttemptRun, settings: EngineSettings, tools: list[dic
         run.request_id = request_id
         run.append(
             RequestSent(
-                conversation_id=run.conversation_id,
-                attempt_id=run.attempt_id,
+                **run.ids,
                 request_id=request_id,
                 model=run.provider.model,
                 params=run.provider.public_params(),
@@ -49,20 +80,19 @@ async def stream_step(run: AttemptRun, settings: EngineSettings, tools: list[dic
         if run.first_chunk_mono is None:  # the time to first chunk is the first step's (of its last re-send)
             run.sent_at, run.sent_mono = run.sent_at or now_iso(), time.monotonic()
         try:
-            return await _one_request(run, settings, tools)
+            return await _one_request(run, limits, tools)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - every provider error is classified, none escapes
             failure = classify(exc)
-            if isinstance(exc, StreamStalled | TimeoutError):
+            if isinstance(exc, TimeoutError):
                 return Broken(failure, request_id)
             if not (failure.retryable and run.step_chunks == 0 and resend < limits.max_resends):
                 return Broken(failure, request_id)
             next_id = new_id("req")
             run.append(
                 Failed(
-                    conversation_id=run.conversation_id,
-                    attempt_id=run.attempt_id,
+                    **run.ids,
                     request_id=request_id,
                     error_type=failure.error_type,
                     http_status=failure.http_status,
@@ -73,10 +103,9 @@ async def stream_step(run: AttemptRun, settings: EngineSettings, tools: list[dic
             )
             run.append(
                 Retrying(
-                    conversation_id=run.conversation_id,
+                    **run.ids,
                     message_id=run.message_id,
                     previous_attempt_id=run.attempt_id,
-                    attempt_id=run.attempt_id,
                     why="auto",
                     previous_request_id=request_id,
                     request_id=next_id,
@@ -87,62 +116,32 @@ async def stream_step(run: AttemptRun, settings: EngineSettings, tools: list[dic
     raise AssertionError("unreachable: the last try returns")  # pragma: no cover
 
 
-async def _one_request(run: AttemptRun, settings: EngineSettings, tools: list[dict[str, Any]]) -> Outcome:
-    limits = settings.limits
+async def _one_request(run: AttemptRun, limits: Limits, tools: list[dict[str, Any]]) -> Outcome:
     stream: ProviderStream | None = None
     finished = False
+    watchdog = Watchdog(run, limits)
     try:
-        try:
-            async with asyncio.timeout(limits.first_chunk_timeout):
-                stream = await open_stream(run.provider, run.messages, tools)
-                delta = await anext(stream, None)
-        except TimeoutError:
-            _timed_out(run)
-            raise StreamStalled(limits.first_chunk_timeout, first=True) from None
-        loop, idle = asyncio.get_running_loop(), limits.idle_timeout
+        stream = await open_stream(run.provider, run.messages, tools)
+        delta = await anext(stream, None)
+        loop = asyncio.get_running_loop()
         turn_began = loop.time()
-        try:
-            async with asyncio.timeout(None) as deadline:
-                while delta is not None:
-                    if isinstance(delta, ToolPiece):
-                        run.receive_piece(delta)
-                    else:
-                        run.receive(delta.text, delta.block)
-                    now = loop.time()
-                    if (deadline.when() or 0.0) < now + idle:  # moved once per IDLE_SLACK, not once per chunk
-                        deadline.reschedule(now + idle + IDLE_SLACK)
-                    if now - turn_began > TURN_SECONDS:  # buffered chunks never suspend the read: let others run
-                        await asyncio.sleep(0)
-                        turn_began = loop.time()
-                    delta = await anext(stream, None)
-        except TimeoutError:
-            _timed_out(run)
-            raise StreamStalled(limits.idle_timeout, first=False) from None
+        while delta is not None:
+            if isinstance(delta, ToolPiece):
+                run.receive_piece(delta)
+            else:
+                run.receive(delta.text, delta.block)
+            now = loop.time()
+            watchdog.fed(now)
+            if now - turn_began > TURN_SECONDS:  # buffered chunks never suspend the read: let others run
+                await asyncio.sleep(0)
+                turn_began = loop.time()
+            delta = await anext(stream, None)
         finished = True
         return Completed(stream.finish_reason, stream.usage)
     finally:
+        watchdog.stop()
         if stream is not None:
             await stream.aclose()
         if not finished and run.close_t0 is not None:
             ms = round((time.monotonic() - run.close_t0) * 1000, 2)
-            run.append(
-                UpstreamClosed(
-                    conversation_id=run.conversation_id,
-                    attempt_id=run.attempt_id,
-                    request_id=run.request_id or "",
-                    close_ms=ms,
-                )
-            )
-
-
-def _timed_out(run: AttemptRun) -> None:
-    run.close_t0 = time.monotonic()
-    run.append(
-        CancelRequested(
-            conversation_id=run.conversation_id,
-            attempt_id=run.attempt_id,
-            source="timeout",
-            keep_partial=True,
-            turn=run.turn,
-        )
-    )
+            run.append(UpstreamClosed(**run.ids, request_id=run.request_id or "", close_ms=ms))

@@ -38,15 +38,7 @@ async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | Non
         if isinstance(outcome, Broken):
             return outcome
         run.step_usage.append(outcome.usage)
-        run.append(
-            StepFinished(
-                conversation_id=run.conversation_id,
-                attempt_id=run.attempt_id,
-                step=number,
-                finish_reason=outcome.finish_reason,
-                usage=outcome.usage,
-            )
-        )
+        run.append(StepFinished(**run.ids, step=number, finish_reason=outcome.finish_reason, usage=outcome.usage))
         calls = run.complete_calls(lambda name: _server_of(hub, name))
         if not calls:
             return Completed(outcome.finish_reason, total_usage(run.step_usage))

@@ -44,11 +44,7 @@ async def run_tools(run: AttemptRun, calls: list[PendingCall], hub: ToolHub | No
             if confirm and not await _approved(run, call):
                 run.record_result(call.call_id, "declined", "Declined by the user: this call was not run.", None)
                 continue
-            run.append(
-                ToolDispatched(
-                    conversation_id=run.conversation_id, attempt_id=run.attempt_id, call_id=call.call_id, server=server
-                )
-            )
+            run.append(ToolDispatched(**run.ids, call_id=call.call_id, server=server))
             assert hub is not None
             task = asyncio.get_running_loop().create_task(hub.call(server, tool, arguments, _progress(run, call)))
             running = (call, task, time.monotonic())
@@ -93,9 +89,7 @@ def _target(run: AttemptRun, call: PendingCall, hub: ToolHub | None) -> tuple[st
 async def _approved(run: AttemptRun, call: PendingCall) -> bool:
     future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
     run.approvals[call.call_id] = future
-    run.append(
-        ToolAwaitingApproval(conversation_id=run.conversation_id, attempt_id=run.attempt_id, call_id=call.call_id)
-    )
+    run.append(ToolAwaitingApproval(**run.ids, call_id=call.call_id))
     try:
         return await future
     finally:
@@ -142,8 +136,7 @@ def _progress(run: AttemptRun, call: PendingCall) -> Any:
             return
         run.append(
             ToolProgress(
-                conversation_id=run.conversation_id,
-                attempt_id=run.attempt_id,
+                **run.ids,
                 call_id=call.call_id,
                 progress=float(progress),
                 total=total,

@@ -372,7 +372,7 @@ def test_parallel_calls_sent_at_one_index_are_told_apart_by_their_ids() -> None:
     run = AttemptRun(
         conversation_id="c", turn=1, message_id="m", user_message_id="u", attempt_id="a", model="x",
         messages=[], context_ids=(), provider=ProviderConfig(model="x"), append=append,
-        view=lambda: state[0].conversations["c"],
+        view=lambda: state[0].conversations["c"], time_out=lambda stalled, still: None,
     )  # fmt: skip
     run.begin_step(1)
     for piece in (

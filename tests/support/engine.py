@@ -1,7 +1,12 @@
-"""Engines for tests: real TinyDB files in a temp dir, litellm over real HTTP to the scripted upstream."""
+"""Engines for tests: real TinyDB files in a temp dir, litellm over real HTTP to the scripted upstream.
+
+``EngineFactory(..., check_ends=True)`` (the engine suite's ``engines``) also keeps every event each engine folds
+and, after shutting the engines down, fails the test unless that ledger shows ``one_end_each`` attempt."""
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +14,7 @@ from engine.engine import Engine
 from engine.provider import ProviderConfig
 from engine.settings import EngineSettings, Limits
 from engine.tools.hub import ToolHub
+from ledger.events import AnyEvent
 from ledger.state import AttemptState
 from store.tinydb.store import Store
 from tests.support.upstream import ScriptedUpstream
@@ -26,22 +32,58 @@ def make_settings(base_url: str, **limits: Any) -> EngineSettings:
 class EngineFactory:
     """Makes engines on the test's data dir; each is shut down and its store closed after the test."""
 
-    def __init__(self, tmp_path: Path, upstream: ScriptedUpstream) -> None:
-        self.tmp_path, self.upstream = tmp_path, upstream
+    def __init__(self, tmp_path: Path, upstream: ScriptedUpstream, *, check_ends: bool = False) -> None:
+        self.tmp_path, self.upstream, self.check_ends = tmp_path, upstream, check_ends
         self.engines: list[Engine] = []
+        self.seen: list[list[AnyEvent]] = []
 
     def __call__(self, data_dir: Path | None = None, tools: ToolHub | None = None, **limits: Any) -> Engine:
         store = Store.open(data_dir or self.tmp_path / "data", flush_interval=0.05)
         engine = Engine(store, make_settings(self.upstream.base_url, **limits), tools)
         self.engines.append(engine)
+        seen: list[AnyEvent] = []
+        self.seen.append(seen)
+        engine.subscribe(seen.append)
         return engine
 
     async def close(self) -> None:
-        for engine in self.engines:
+        problems: list[str] = []
+        for engine, seen in zip(self.engines, self.seen, strict=True):
             await engine.shutdown()
+            problems += one_end_each(seen) if self.check_ends else []
             engine.store.close()
             if engine.tools is not None:
                 await engine.tools.stop()
+        assert not problems, "\n".join(problems)
+
+
+TERMINAL = {"cancelled", "done", "recovered", "failed"}
+AFTER_THE_END = {"stale_chunk", "stale_tool_result"}  # recorded for an ended attempt, never rendered
+NAMING = {"selected"}  # the user choosing an attempt to show: about the attempt, not written by its run
+
+
+def one_end_each(events: Iterable[AnyEvent]) -> list[str]:
+    """What is wrong with how the attempts of these events ended (empty when nothing is): every attempt that was
+    started, cancelled or ended here has at most one ``cancel_requested`` and exactly one end (``cancelled``,
+    ``done``, ``recovered`` or a final ``failed``) followed at once by its one ``persisted``, and nothing but stale
+    records after that."""
+    by_attempt: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for event in events:
+        attempt_id = getattr(event, "attempt_id", None)
+        if attempt_id is not None and event.KIND not in NAMING:
+            final = event.KIND in TERMINAL and not getattr(event, "will_retry", False)
+            by_attempt[(event.conversation_id, attempt_id)].append("end" if final else event.KIND)
+    problems = []
+    for (cid, attempt_id), kinds in by_attempt.items():
+        if not {"started", "cancel_requested", "end", "persisted"} & set(kinds):
+            continue  # an attempt that ended before this engine started (a late stale record of it, say)
+        if kinds.count("end") != 1 or kinds.count("persisted") != 1 or kinds.count("cancel_requested") > 1:
+            problems.append(f"{cid}/{attempt_id} did not end exactly once: {kinds}")
+            continue
+        end = kinds.index("end")
+        if kinds[end + 1 : end + 2] != ["persisted"] or not set(kinds[end + 2 :]) <= AFTER_THE_END:
+            problems.append(f"{cid}/{attempt_id} wrote after its end: {kinds}")
+    return problems
 
 
 def current_attempt(engine: Engine, cid: str, message_id: str) -> AttemptState:

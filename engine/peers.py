@@ -1,0 +1,97 @@
+"""The multi-instance protocol, seen from one engine: ``Peers`` (the other instances on the same database) and
+``Local`` (what they may ask of this engine). One process alone has ``ALONE``, the null object.
+
+Guarantees:
+- The engine asks ``Peers`` three things, always the same way, with or without other instances: which attempt
+  another instance streams in a conversation (``streaming``: never loads a conversation when alone), to cancel
+  it through its owner (``cancel``, with its attempt id and turn, so a late request never touches a newer
+  attempt; True once the attempt ended) and to wait until this instance may write the conversation
+  (``writable``). ``ALONE`` answers None, False and at once: no engine code tests for other instances.
+- ``Local`` is everything ``engine.cluster`` uses of the engine: methods only (no state, no settings), each named
+  for what the cluster needs. ``engine.engine.Engine`` is one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Coroutine
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ledger.events import AnyEvent, CancelSource
+from ledger.state import ConversationState
+
+
+@dataclass(frozen=True, slots=True)
+class LiveElsewhere:
+    """An attempt another instance streams: its id and the turn it answers."""
+
+    attempt_id: str
+    turn: int
+
+
+class Peers(Protocol):
+    def streaming(self, cid: str) -> LiveElsewhere | None:
+        """The attempt another instance streams in this conversation (this instance runs none in it)."""
+
+    async def cancel(self, cid: str, live: LiveElsewhere, source: CancelSource, keep_partial: bool) -> bool:
+        """Cancel ``live`` through its owner; True once this engine folded its end (False if unreachable)."""
+
+    async def writable(self, cid: str) -> None:
+        """Wait (briefly) until this instance may write the conversation: another may still be writing its end."""
+
+
+class Alone:
+    """One instance on its store: nobody else streams, cancels or writes."""
+
+    def streaming(self, cid: str) -> LiveElsewhere | None:
+        return None
+
+    async def cancel(self, cid: str, live: LiveElsewhere, source: CancelSource, keep_partial: bool) -> bool:
+        return False
+
+    async def writable(self, cid: str) -> None:
+        return None
+
+
+ALONE = Alone()
+
+
+class Local(Protocol):
+    """This instance's engine, as the other instances see it (through ``engine.cluster``)."""
+
+    def join(self, peers: Peers) -> None:
+        """From now on the engine asks ``peers`` (instead of ``ALONE``)."""
+
+    def subscribe(self, listener: Callable[[AnyEvent], None]) -> Callable[[], None]: ...
+
+    def absorb(self, events: list[AnyEvent]) -> None:
+        """Fold events another instance stored (never appended again)."""
+
+    def loaded(self) -> list[str]:
+        """The conversations held in memory."""
+
+    def conversation(self, cid: str) -> ConversationState | None: ...
+
+    def is_running_here(self, cid: str) -> bool: ...
+
+    def viewer_count(self, cid: str) -> int: ...
+
+    async def cancel(
+        self,
+        cid: str,
+        source: CancelSource,
+        *,
+        keep_partial: bool = True,
+        turn: int | None = None,
+        attempt_id: str | None = None,
+        requested_by: str | None = None,
+    ) -> bool:
+        """The one cancel path."""
+
+    def recover(self, only: Collection[str] | None = None) -> list[str]:
+        """End, as interrupted, the live attempts of these conversations (their owner is gone)."""
+
+    async def flush(self) -> bool: ...
+
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        """Start background work the way the app does."""
