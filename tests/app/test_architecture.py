@@ -43,7 +43,6 @@ NOT_YET = {
     "store.postgres.store imports store.tinydb.store",
     "store/postgres/store.py",
     "store/tinydb/store.py",
-    "engine/engine.py",
 }
 
 
