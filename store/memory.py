@@ -7,8 +7,8 @@ Guarantees:
   taken under it.
 - ``add`` gives an event the next seq of its conversation (1, 2, 3... going on from what was read), keeps it,
   folds it into the conversation's summary (``ledger.summary.summarize``) and queues it for the writer (urgent,
-  so written at once, when ``store.api.is_urgent``). A deletion leaves a tombstone (``bury``): ``is_deleted`` says so, and the
-  conversation leaves ``conversation_ids``, ``summaries`` and ``all_events``.
+  so written at once, when ``store.api.is_urgent``). A deletion leaves a tombstone (``bury``): ``is_deleted``
+  says so, and the conversation leaves ``conversation_ids``, ``summaries`` and ``all_events``.
 - Eager (no ``Backing``: PostgreSQL) holds every conversation; it never forgets one, keeps a deleted one's events
   (their last seq is what following compares: ``store.postgres.follow``), and ``might_contain`` is always True.
 - Lazy (a ``Backing``: the TinyDB files) holds only what was read or written since opening or ``forget``: the
