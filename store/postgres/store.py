@@ -1,4 +1,6 @@
-"""The event store on PostgreSQL: the same interface as ``store.tinydb.store.Store``, shared by several app instances.
+"""The event store on PostgreSQL: the same protocol (``store.api``) as the TinyDB store, shared by several app
+instances; the same writer thread (``store.writer``) and in-memory side (``store.memory``, eager: every live
+conversation is held).
 
 Design: ``append`` returns the event with its seq at once, on the event loop, while several instances write one
 database. So each conversation has a *write lease* (``store.postgres.leases``): an instance's first append to it takes
@@ -18,7 +20,8 @@ Guarantees:
   reader fetches what it misses, and checks every conversation every 5 s, so a lost notification only delays:
   ``store.postgres.follow``) and are handed to ``follow`` callbacks on the listener thread, in seq order.
 - A deleted conversation refuses every later write, on every instance (its row is a tombstone; its events are
-  removed except the ``deleted`` event itself). Saving fails loudly, as in the TinyDB store (``health()``).
+  removed except the ``deleted`` event itself). Saving fails loudly, as in the TinyDB store (``health()``: the
+  writer's rules, ``store.writer``).
 - The database URL's password never reaches a log line, an error or ``where`` (``store.postgres.schema.redact_dsn``).
 """
 
@@ -28,43 +31,41 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from ledger.errors import ConversationDeletedError, StoreError, UnknownConversationError
+from ledger.errors import ConversationDeletedError, StoreError
 from ledger.events import AnyEvent, Created, Deleted, Renamed
-from ledger.summary import ConversationSummary, summarize
-from store.api import is_urgent
-from store.event_log import EventLog, log_of
 from store.health import ProblemLog
+from store.memory import Memory
 from store.postgres import leases as pg_leases
 from store.postgres.follow import CHANNEL, listen
 from store.postgres.rows import SELECT, column_text, copy_rows, from_row
 from store.postgres.schema import connect, describe_db_error, has_schema, migrate, redact_dsn
-from store.writer import BatchWriter
+from store.writer import Batch, Batches, StoreStats, Writer, Written
 
 log = logging.getLogger("store.postgres.store")
 Follower = Callable[[list[AnyEvent]], None]
 
 
-class PgStore(BatchWriter):
+class PgStore(Memory, Batches):
     """Persistent, append-only events in PostgreSQL. Open with ``PgStore.open(url)``."""
 
     def __init__(
         self, url: str, *, flush_interval: float = 0.25, read_only: bool = False, lease_seconds: float = 10.0,
         release_after: float = 0.25,
     ) -> None:  # fmt: skip
-        super().__init__(flush_interval, ProblemLog(log))
+        self._log = ProblemLog(log)
+        lock = threading.Condition()
+        super().__init__(lock, Writer(lock, self, self._log, flush_interval=flush_interval, name="ledger-batch-writer"))
+        self.flush_interval = flush_interval
+        self.stats = StoreStats()
         self._url = url
         self.where = redact_dsn(url)
         self.read_only = read_only
         self.lease_seconds, self.release_after = lease_seconds, min(release_after, lease_seconds / 3)
         self.instance = pg_leases.instance_name()
-        self._events: dict[str, EventLog] = {}  # chunks as untracked rows (issue 11)
-        self._summaries: dict[str, ConversationSummary] = {}
-        self._deleted: set[str] = set()
         self._leases: dict[str, str] = {}  # conversation id -> token of the lease this instance holds
         self._last_append: dict[str, float] = {}
         self._followers: list[Follower] = []
@@ -88,14 +89,15 @@ class PgStore(BatchWriter):
             store._pool = ConnectionPool(
                 url, min_size=1, max_size=4, open=True, kwargs={"autocommit": True}, name="ledger"
             )
-            store.start_writer()
+            store.writer.start()
             store._listener.start()
         return store
 
     def _load(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
-        self._deleted = {str(r[0]) for r in conn.execute("SELECT id FROM conversations WHERE deleted ORDER BY id")}
+        deleted = {str(r[0]) for r in conn.execute("SELECT id FROM conversations WHERE deleted ORDER BY id")}
+        self.restore({}, deleted)
         for cid, seq, ts, kind, payload in conn.execute(f"{SELECT} ORDER BY conversation_id, seq"):
-            if cid in self._deleted:
+            if cid in deleted:
                 continue
             self._add_row(str(cid), seq, ts, kind, payload)
 
@@ -105,60 +107,8 @@ class PgStore(BatchWriter):
         except (StoreError, ValueError, TypeError, KeyError) as exc:
             self._log.report(f"row:{cid}:{seq}", f"Conversation {cid}: event {seq} could not be read ({exc}).")
             return None
-        log_of(self._events, cid).append(event)
-        self._summarize(event)
+        self.keep(event)
         return event
-
-    def _summarize(self, event: AnyEvent) -> None:
-        summary = summarize(self._summaries.get(event.conversation_id), event)
-        if summary.deleted:
-            self._deleted.add(event.conversation_id)
-            self._summaries.pop(event.conversation_id, None)
-        else:
-            self._summaries[event.conversation_id] = summary
-
-    # --- reading ---------------------------------------------------------------------------------------------
-
-    def conversation_ids(self) -> list[str]:
-        with self._cond:
-            return [cid for cid in self._events if cid not in self._deleted]
-
-    def summaries(self) -> list[ConversationSummary]:
-        """Every live conversation's summary (kept up to date by ``ledger.summary.summarize``)."""
-        with self._cond:
-            return list(self._summaries.values())
-
-    def summary(self, conversation_id: str) -> ConversationSummary | None:
-        with self._cond:
-            return self._summaries.get(conversation_id)
-
-    def might_contain(self, conversation_id: str, words: list[str]) -> bool:
-        """Every conversation is in memory here: reading it costs nothing to skip."""
-        return True
-
-    def forget(self, conversation_id: str) -> bool:
-        """This store keeps every event in memory for now (lazy loading is the TinyDB store's): never drops."""
-        return False
-
-    def events(self, conversation_id: str, *, keep: bool = True) -> tuple[AnyEvent, ...]:
-        with self._cond:
-            if conversation_id not in self._events:
-                raise UnknownConversationError(conversation_id)
-            kept = self._events[conversation_id].copy()
-        return kept.events()  # the chunks are made again from their rows outside the lock
-
-    def all_events(self) -> list[AnyEvent]:
-        with self._cond:
-            kept = [log.copy() for cid, log in self._events.items() if cid not in self._deleted]
-        return [e for log in kept for e in log.events()]
-
-    def is_deleted(self, conversation_id: str) -> bool:
-        return conversation_id in self._deleted
-
-    def follow(self, callback: Follower) -> Callable[[], None]:
-        """Call ``callback(events)`` (on the listener thread) with the events other instances commit."""
-        self._followers.append(callback)
-        return lambda: self._followers.remove(callback) if callback in self._followers else None
 
     # --- writing ---------------------------------------------------------------------------------------------
 
@@ -166,17 +116,12 @@ class PgStore(BatchWriter):
         """Give the event its seq (taking the conversation's write lease first if needed) and queue it.
         Raises ``ConversationDeletedError``, or ``ConversationBusyError`` while another instance writes it."""
         cid = event.conversation_id
-        with self._cond:
+        with self.lock:
             self._lease_for_writing(cid)
-            kept = log_of(self._events, cid)
-            event = replace(event, seq=kept.last_seq + 1)
-            kept.append(event)
-            self._summarize(event)
-            self.queue(cid, event, urgent=is_urgent(event))
-        return event
+            return self.add(event)
 
     def _take_lease(self, cid: str, dead: str | None = None) -> None:
-        """Under ``_cond``: take the lease and catch up with what other instances committed."""
+        """Under ``lock``: take the lease and catch up with what other instances committed."""
         assert self._pool is not None
         token = pg_leases.new_token()
         try:
@@ -186,7 +131,7 @@ class PgStore(BatchWriter):
                 missing = conn.execute(f"{SELECT} WHERE conversation_id = %s AND seq > %s ORDER BY seq", (cid, known))
                 caught = [e for row in missing if (e := self._add_row(cid, *row[1:])) is not None]
         except ConversationDeletedError:
-            self._deleted.add(cid)
+            self.bury(cid)
             raise
         except psycopg.Error as exc:
             raise StoreError(f"the conversation could not be opened for writing: {describe_db_error(exc)[1]}") from None
@@ -199,31 +144,27 @@ class PgStore(BatchWriter):
     def hold(self, cid: str, dead: str | None = None) -> None:
         """Take the conversation's write lease now, as the next ``append`` would (catching up first), taking it
         over from ``dead`` (an instance whose attempt leases expired). Raises like ``append``."""
-        with self._cond:
+        with self.lock:
             self._lease_for_writing(cid, dead)
-            self._cond.notify_all()  # the writer thread schedules the lease's release (``housekeep``)
+            self.writer.wake()  # the writer thread schedules the lease's release (``housekeep``)
 
     def _lease_for_writing(self, cid: str, dead: str | None = None) -> None:
-        """Under ``_cond``: refuse a read-only store or a deleted conversation, else hold the write lease (taken,
+        """Under ``lock``: refuse a read-only store or a deleted conversation, else hold the write lease (taken,
         and caught up, if not held yet) and note the write, which keeps the lease from being given back."""
         if self.read_only or self._pool is None:
             raise StoreError("this store was opened read-only")
-        if cid in self._deleted:
+        if self.is_deleted(cid):
             raise ConversationDeletedError(cid)
         if cid not in self._leases:
             self._take_lease(cid, dead)
         self._last_append[cid] = time.monotonic()
-
-    def last_seq(self, cid: str) -> int:
-        kept = self._events.get(cid)
-        return kept.last_seq if kept is not None else 0
 
     def close(self, timeout: float = 10.0) -> int:
         """Write what is pending (for at most ``timeout`` s), give up every lease, stop listening, disconnect.
         Returns how many events could not be saved."""
         if self.read_only or self._pool is None or self._pool.closed:
             return 0
-        unsaved = self.stop_writer(timeout)
+        unsaved = self.writer.stop(timeout)
         self._stop.set()
         try:
             with self._pool.connection() as conn:
@@ -236,26 +177,28 @@ class PgStore(BatchWriter):
         self._pool.close()
         return unsaved
 
-    # --- the writer thread (``store.writer`` decides when; this writes one batch) --------------------------
+    # --- one batch, on the writer thread (``store.writer`` decides when) ---------------------------------------
 
-    def write_batch(
-        self, batch: dict[str, list[AnyEvent]]
-    ) -> tuple[int, dict[str, list[AnyEvent]], BaseException | None]:
-        """One transaction: each conversation's fence, its rows and a notification."""
-        assert self._pool is not None
-        with self._cond:
-            tokens = {cid: self._leases.get(cid, "") for cid in batch}
-        lost: list[str] = []
-        try:
-            with self._pool.connection() as conn, conn.transaction():
-                for cid, events in batch.items():
-                    if not self._write_conversation(conn, cid, events, tokens[cid]):
-                        lost.append(cid)
-        except Exception as exc:  # noqa: BLE001 - the single writer must survive any write error
-            return 0, batch, exc
-        for cid in lost:
-            self._lose(cid, batch[cid])
-        return sum(len(events) for events in batch.values()), {}, None
+    def write(self, batch: Batch) -> Written:
+        """One transaction: each conversation's fence, its rows and a notification (none for an empty batch)."""
+        started = time.perf_counter()
+        if batch:
+            assert self._pool is not None
+            with self.lock:
+                tokens = {cid: self._leases.get(cid, "") for cid in batch}
+            lost: list[str] = []
+            try:
+                with self._pool.connection() as conn, conn.transaction():
+                    for cid, events in batch.items():
+                        if not self._write_conversation(conn, cid, events, tokens[cid]):
+                            lost.append(cid)
+            except Exception as exc:  # noqa: BLE001 - the single writer must survive any write error
+                return 0, batch, exc
+            for cid in lost:
+                self._lose(cid, batch[cid])
+        saved = sum(len(events) for events in batch.values())
+        self.stats.record(time.perf_counter() - started, saved)
+        return saved, {}, None
 
     def housekeeping_in(self) -> float | None:
         return self.release_after if self._leases else None
@@ -264,10 +207,12 @@ class PgStore(BatchWriter):
         """Give up the leases of conversations quiet for ``release_after`` with nothing pending."""
         if self._pool is None:
             return
-        with self._cond:
+        with self.lock:
             now = time.monotonic()
             quiet = [
-                c for c in self._leases if not self.has_pending(c) and now - self._last_append[c] > self.release_after
+                c
+                for c in self._leases
+                if not self.writer.unwritten(c) and now - self._last_append[c] > self.release_after
             ]
             tokens = [self._leases.pop(c) for c in quiet]
         if not tokens:
@@ -298,16 +243,11 @@ class PgStore(BatchWriter):
     def _lose(self, cid: str, events: list[AnyEvent]) -> None:
         """The lease was lost: forget this instance's unwritten tail of the conversation (the new owner's events
         arrive through following), and say so."""
-        with self._cond:
+        with self.lock:
             self._leases.pop(cid, None)
-            later = self._pending.pop(cid, [])
-            self._saved += len(later)
-            before = [e for e in log_of(self._events, cid).events() if e.seq < events[0].seq]
-            self._events[cid] = EventLog(cid, before)
-            self._summaries.pop(cid, None)
-            for event in before:
-                self._summarize(event)
-        count = len(events) + len(later)
+            later = self.writer.drop(cid)
+            self.truncate(cid, events[0].seq)
+        count = len(events) + later
         self._log.report(
             f"lost:{cid}",
             f"Conversation {cid}: {count} event(s) were not saved: this instance stalled past its write lease and "
@@ -318,12 +258,17 @@ class PgStore(BatchWriter):
     def describe(self, error: BaseException) -> tuple[str, str]:
         return describe_db_error(error)
 
-    # --- following other instances (``store.postgres.follow`` listens on its own thread) ---------------------------
+    # --- following other instances (``store.postgres.follow`` listens on its own thread) -----------------------
+
+    def follow(self, callback: Follower) -> Callable[[], None]:
+        """Call ``callback(events)`` (on the listener thread) with the events other instances commit."""
+        self._followers.append(callback)
+        return lambda: self._followers.remove(callback) if callback in self._followers else None
 
     def absorb(self, known: dict[str, int], rows: list[tuple[object, ...]]) -> None:
         """Take in rows fetched beyond ``known``, unless this instance wrote or caught up meanwhile."""
         caught: list[AnyEvent] = []
-        with self._cond:
+        with self.lock:
             for row in rows:
                 cid = str(row[0])
                 if self.last_seq(cid) != known[cid] or cid in self._leases:

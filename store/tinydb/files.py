@@ -1,4 +1,5 @@
-"""The files of one data folder as the store writes them: its lock, the index, one TinyDB file per conversation.
+"""The files of one data folder as the store reads and writes them: its lock, the index, one TinyDB file per
+conversation; the backing of the store's lazy memory (``store.memory.Backing``).
 
 Guarantees:
 - ``take_lock`` holds the folder's lock (``store.tinydb.lock``) before anything is written; every write checks it.
@@ -8,7 +9,12 @@ Guarantees:
 - ``write_index(summaries, deleted)`` replaces the index (one entry per live conversation with its summary, and a
   tombstone per deleted one) atomically; the store writes it before the conversation files of the same batch, so
   an index never says less than the files (an attempt it marks open may be closed on disk, never the reverse).
-- Only the files of conversations written since they were last ``forget``-ten are cached in memory.
+- ``index_due`` says the index on disk says less than it should (a title, an open attempt, the list or the end of
+  an attempt changed, or a summary was ``corrected`` when its conversation was read): the writer rewrites it.
+- ``read(cid)`` reads a conversation's file when the store's memory asks (damage is kept aside, when
+  ``writable``, and reported: ``store.tinydb.opening``); ``might_contain`` reads only the texts of user messages
+  and finished answers (``persisted``), and says True for a file it cannot read (reading it reports the damage).
+- Only the files of conversations written (or read and kept) since they were last ``forget``-ten are cached.
 """
 
 from __future__ import annotations
@@ -22,15 +28,19 @@ from tinydb import TinyDB
 
 from ledger.events import AnyEvent, Deleted
 from ledger.summary import ConversationSummary
+from store.memory import Read
 from store.tinydb.documents import to_documents, untracked_rows
 from store.tinydb.lock import DataDirLock
-from store.tinydb.opening import INDEX_FILE, TABLE, index_docs
-from store.tinydb.storage import AtomicJSONStorage, atomic_write, dumps
+from store.tinydb.opening import INDEX_FILE, TABLE, Report, index_docs, read_conversation
+from store.tinydb.storage import AtomicJSONStorage, atomic_write, dumps, loads
 
 
 class FolderFiles:
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, report: Report) -> None:
         self.data_dir = data_dir
+        self.writable = False  # set once the folder's lock is held at opening
+        self.index_due = False
+        self._report = report
         self._lock: DataDirLock | None = None
         self._dbs: dict[str, TinyDB] = {}
         self._index: dict[str, Any] = {}
@@ -65,6 +75,29 @@ class FolderFiles:
         untracked_rows(docs)
         data = {TABLE: {str(i): doc for i, doc in enumerate(docs, start=1)}}
         self._dbs[cid] = TinyDB(self.path(cid), storage=AtomicJSONStorage, data=data)
+
+    def read(self, cid: str) -> Read | None:
+        """The conversation's events from its file; None when there is none (``store.memory.Backing``)."""
+        read = read_conversation(self.data_dir, cid, writable=self.writable, report=self._report)
+        if read is None:
+            return None
+        events, docs = read
+        return Read(events, kept=lambda: self.loaded(cid, docs))
+
+    def might_contain(self, cid: str, words: list[str]) -> bool:
+        """False only when no line of a user message or of a finished answer (its ``persisted`` text) in the
+        conversation's file holds every one of the lower-case ``words``."""
+        try:
+            docs = loads(self.path(cid).read_bytes())[TABLE].values()
+            texts = [d["text"] for d in docs if d.get("kind") in ("submitted", "persisted")]
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return True  # damaged: reading it reports the damage
+        lines = (line.lower() for text in texts if isinstance(text, str) for line in text.splitlines())
+        return any(all(w in line for w in words) for line in lines)
+
+    def corrected(self) -> None:
+        """A summary of the index was corrected from its conversation's file: the index is due."""
+        self.index_due = True
 
     def forget(self, cid: str) -> None:
         """Drop the cached file of a conversation nothing is being written to."""

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from ledger.events import AnyEvent
-from ledger.summary import ConversationSummary, as_doc, from_doc, summarize
+from ledger.summary import ConversationSummary, as_doc, from_doc
+from store.memory import summary_of_events
 from store.tinydb.documents import from_documents, to_documents
 from store.tinydb.storage import AtomicJSONStorage, loads, salvage
 
@@ -84,13 +85,6 @@ def read_index(data_dir: Path, *, writable: bool, report: Report) -> Index:
         if writable:
             reader.write(data_dir / INDEX_FILE, index.docs)
     return index
-
-
-def summary_of_events(cid: str, events: list[AnyEvent]) -> ConversationSummary:
-    summary: ConversationSummary | None = None
-    for event in events:
-        summary = summarize(summary, event)
-    return summary or ConversationSummary(cid)
 
 
 def index_docs(

@@ -1,9 +1,12 @@
-"""The TinyDB store on real files in temp dirs: durability, batching, damage recovery, deletion."""
+"""The TinyDB store on real files in temp dirs: durability, batching, damage recovery, deletion.
+
+Stores come from ``tinydb_stores`` (``tests/store/conftest.py``): opened on the test's one data folder, closed
+after the test.
+"""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -11,42 +14,38 @@ from ledger.codec import to_dict
 from ledger.errors import ConversationDeletedError
 from ledger.events import Chunk, Deleted, Renamed
 from ledger.reducer import replay
-from store.tinydb.store import Store
 from tests.support.ledger_builders import conversation_events
+from tests.support.stores import StoreMaker, fill
 from tests.support.waiting import wait_until_blocking
 
 
-def fill(store: Store, events) -> list:
-    return [store.append(e) for e in events]
-
-
-def test_close_and_reopen_gives_identical_events(tmp_path: Path) -> None:
-    store = Store.open(tmp_path)
+def test_close_and_reopen_gives_identical_events(tinydb_stores: StoreMaker) -> None:
+    store = tinydb_stores.open()
     written = fill(store, conversation_events("c1", answers=3, chunks=20))
     store.close()
-    reopened = Store.open(tmp_path)
+    reopened = tinydb_stores.open()
     assert list(reopened.events("c1")) == written
     assert [e.seq for e in written] == list(range(1, len(written) + 1))
     assert reopened.problems == []
 
 
-def test_append_assigns_consecutive_seq_after_reopen(tmp_path: Path) -> None:
-    store = Store.open(tmp_path)
+def test_append_assigns_consecutive_seq_after_reopen(tinydb_stores: StoreMaker) -> None:
+    store = tinydb_stores.open()
     fill(store, conversation_events("c1", answers=1, chunks=3))
     store.close()
-    store = Store.open(tmp_path)
+    store = tinydb_stores.open()
     event = store.append(Renamed(conversation_id="c1", ts="x", title="new"))
     assert event.seq == len(store.events("c1")) == 10
 
 
-def test_hundred_conversations_of_two_hundred_chunks_persist_and_reload(tmp_path: Path) -> None:
-    store = Store.open(tmp_path)
+def test_hundred_conversations_of_two_hundred_chunks_persist_and_reload(tinydb_stores: StoreMaker) -> None:
+    store = tinydb_stores.open()
     expected = {}
     for n in range(100):
         cid = f"c{n:03d}"
         expected[cid] = fill(store, conversation_events(cid, answers=1, chunks=200))
     store.close()
-    reopened = Store.open(tmp_path)
+    reopened = tinydb_stores.open()
     assert sorted(reopened.conversation_ids()) == sorted(expected)
     for cid, events in expected.items():
         assert list(reopened.events(cid)) == events
@@ -54,21 +53,21 @@ def test_hundred_conversations_of_two_hundred_chunks_persist_and_reload(tmp_path
     assert all(len(state.conversations[c].attempts["a1"].text) > 0 for c in expected)
 
 
-def test_chunks_are_durable_within_the_flush_interval_without_a_terminal_event(tmp_path: Path) -> None:
-    store = Store.open(tmp_path, flush_interval=0.05)
+def test_chunks_are_durable_within_the_flush_interval_without_a_terminal_event(tinydb_stores: StoreMaker) -> None:
+    store = tinydb_stores.open(flush_interval=0.05)
     events = conversation_events("c1", answers=1, chunks=5)[:5]  # created .. first chunks, no end
     fill(store, events)
     store.flush_sync()
-    on_disk = json.loads((tmp_path / "conv-c1.json").read_text())["events"]
+    on_disk = json.loads((tinydb_stores.folder / "conv-c1.json").read_text())["events"]
     rows = sum(len(d.get("rows", [None])) for d in on_disk.values())
     assert rows == 5
 
 
-def test_chunk_runs_are_stored_as_batches(tmp_path: Path) -> None:
-    store = Store.open(tmp_path)
+def test_chunk_runs_are_stored_as_batches(tinydb_stores: StoreMaker) -> None:
+    store = tinydb_stores.open()
     fill(store, conversation_events("c1", answers=1, chunks=50))
     store.close()
-    docs = json.loads((tmp_path / "conv-c1.json").read_text())["events"]
+    docs = json.loads((tinydb_stores.folder / "conv-c1.json").read_text())["events"]
     assert len(docs) < 10
     per_event = len(
         json.dumps(
@@ -84,74 +83,74 @@ def test_chunk_runs_are_stored_as_batches(tmp_path: Path) -> None:
             )
         )
     )
-    assert (tmp_path / "conv-c1.json").stat().st_size < 50 * per_event / 2
+    assert (tinydb_stores.folder / "conv-c1.json").stat().st_size < 50 * per_event / 2
 
 
-def test_truncated_file_is_recovered_with_a_clear_report_and_others_intact(tmp_path: Path) -> None:
-    store = Store.open(tmp_path)
+def test_truncated_file_is_recovered_with_a_clear_report_and_others_intact(tinydb_stores: StoreMaker) -> None:
+    store = tinydb_stores.open()
     keep = fill(store, conversation_events("keep", answers=2, chunks=10))
     fill(store, conversation_events("hurt", answers=2, chunks=10))
     store.close()
-    path = tmp_path / "conv-hurt.json"
+    path = tinydb_stores.folder / "conv-hurt.json"
     data = path.read_bytes()
     path.write_bytes(data[: int(len(data) * 0.6)])
 
-    reopened = Store.open(tmp_path)
+    reopened = tinydb_stores.open()
     assert list(reopened.events("keep")) == keep
     recovered = reopened.events("hurt")
     assert 0 < len(recovered) < 32
     assert [e.seq for e in recovered] == list(range(1, len(recovered) + 1))
     (report,) = reopened.problems
     assert "hurt" in report and "damaged" in report and "kept at conv-hurt.json.corrupt-" in report
-    assert len(list(tmp_path.glob("conv-hurt.json.corrupt-*"))) == 1
+    assert len(list(tinydb_stores.folder.glob("conv-hurt.json.corrupt-*"))) == 1
     assert reopened.append(Renamed(conversation_id="hurt", ts="", title="x")).seq == len(recovered) + 1
 
 
-def test_garbage_file_is_kept_aside_and_the_app_still_opens(tmp_path: Path) -> None:
-    store = Store.open(tmp_path)
+def test_garbage_file_is_kept_aside_and_the_app_still_opens(tinydb_stores: StoreMaker) -> None:
+    store = tinydb_stores.open()
     keep = fill(store, conversation_events("keep", answers=1, chunks=5))
     store.close()
-    (tmp_path / "conv-junk.json").write_bytes(b"\x00\xffnot json at all{{{")
-    reopened = Store.open(tmp_path)
+    (tinydb_stores.folder / "conv-junk.json").write_bytes(b"\x00\xffnot json at all{{{")
+    reopened = tinydb_stores.open()
     assert list(reopened.events("keep")) == keep
     assert reopened.events("junk") == ()
     assert any("junk" in p and "recovered 0" in p for p in reopened.problems)
 
 
-def test_damaged_index_is_rebuilt_from_the_files(tmp_path: Path) -> None:
-    store = Store.open(tmp_path)
+def test_damaged_index_is_rebuilt_from_the_files(tinydb_stores: StoreMaker) -> None:
+    store = tinydb_stores.open()
     keep = fill(store, conversation_events("keep", answers=1, chunks=5))
     store.close()
-    (tmp_path / "index.json").write_text('{"conversations": {"1": {"id": ')
-    reopened = Store.open(tmp_path)
+    (tinydb_stores.folder / "index.json").write_text('{"conversations": {"1": {"id": ')
+    reopened = tinydb_stores.open()
     assert list(reopened.events("keep")) == keep
     assert any("index" in p for p in reopened.problems)
 
 
-def test_writes_after_deleted_are_refused_and_the_file_is_gone(tmp_path: Path) -> None:
-    store = Store.open(tmp_path)
+def test_writes_after_deleted_are_refused_and_the_file_is_gone(tinydb_stores: StoreMaker) -> None:
+    store = tinydb_stores.open()
     fill(store, conversation_events("c1", answers=1, chunks=5))
     store.append(Deleted(conversation_id="c1", ts=""))
     with pytest.raises(ConversationDeletedError):
         store.append(Renamed(conversation_id="c1", ts="", title="late"))
     store.close()
-    assert not (tmp_path / "conv-c1.json").exists()
-    reopened = Store.open(tmp_path)
+    assert not (tinydb_stores.folder / "conv-c1.json").exists()
+    reopened = tinydb_stores.open()
     assert "c1" not in reopened.conversation_ids()
     with pytest.raises(ConversationDeletedError):
         reopened.append(Renamed(conversation_id="c1", ts="", title="after restart"))
 
 
-def test_a_lone_surrogate_in_text_is_stored_and_read_back_not_lost(tmp_path: Path) -> None:
-    store = Store.open(tmp_path)
+def test_a_lone_surrogate_in_text_is_stored_and_read_back_not_lost(tinydb_stores: StoreMaker) -> None:
+    store = tinydb_stores.open()
     weird = Renamed(conversation_id="c1", ts="", title="half an emoji \ud83d and more")
     written = [store.append(e) for e in [*conversation_events("c1", 1, 3), weird]]
     store.close()
-    assert Store.open(tmp_path).events("c1") == tuple(written)
+    assert tinydb_stores.open().events("c1") == tuple(written)
 
 
 def test_a_failed_write_is_retried_and_nothing_is_lost_or_doubled(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tinydb_stores: StoreMaker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import os
 
@@ -163,7 +162,7 @@ def test_a_failed_write_is_retried_and_nothing_is_lost_or_doubled(
             raise OSError(28, "No space left on device")
         return real_replace(src, dst)
 
-    store = Store.open(tmp_path, flush_interval=0.02)
+    store = tinydb_stores.open(flush_interval=0.02)
     first = [store.append(e) for e in conversation_events("c1", 1, 5)]
     assert store.flush_sync()
     monkeypatch.setattr(os, "replace", full_disk)
@@ -176,5 +175,5 @@ def test_a_failed_write_is_retried_and_nothing_is_lost_or_doubled(
     assert failures["left"] == 0 and store.health().ok and store.problems == []
     store.close()
     monkeypatch.setattr(os, "replace", real_replace)
-    assert list(Store.open(tmp_path).events("c1")) == first + second
-    assert not list(tmp_path.glob(".conv-*.tmp")), "temp files of failed writes are cleaned up"
+    assert list(tinydb_stores.open().events("c1")) == first + second
+    assert not list(tinydb_stores.folder.glob(".conv-*.tmp")), "temp files of failed writes are cleaned up"

@@ -16,11 +16,7 @@ from ledger.reducer import replay
 from ledger.summary import summary_of
 from tests.support.app_process import ROOT
 from tests.support.ledger_builders import conversation_events
-from tests.support.stores import StoreMaker
-
-
-def fill(store, events) -> list:
-    return [store.append(e) for e in events]
+from tests.support.stores import StoreMaker, fill
 
 
 def test_appended_events_get_consecutive_seqs_and_come_back_identical_after_reopening(stores: StoreMaker) -> None:

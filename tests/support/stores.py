@@ -1,13 +1,16 @@
-"""Both stores behind one maker, for the store contract suite: TinyDB in a temp dir, PostgreSQL in a fresh database.
+"""Both stores behind one maker, for the store tests: TinyDB in a temp dir, PostgreSQL in a fresh database.
 
-``StoreMaker.open()`` opens a store on the test's one location (reopening gives the same ledger); ``child`` gives
+``StoreMaker.open()`` opens a store on the test's one location (reopening gives the same ledger), with the
+maker's flush interval unless the test names one; ``close_all`` closes every store it opened. ``child`` gives
 the command line of ``tests/support/append_child.py`` on that location, for tests with two processes.
+``fill`` appends events and returns them as stored (with their seqs).
 ``write_tinydb_folder`` lays out a TinyDB data folder directly, for the migration tests.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,12 +24,18 @@ from store.tinydb.store import Store
 
 
 class StoreMaker:
-    def __init__(self, kind: str, location: str) -> None:
-        self.kind, self.location = kind, location
+    def __init__(self, kind: str, location: str, *, flush_interval: float = 0.05) -> None:
+        self.kind, self.location, self.flush_interval = kind, location, flush_interval
         self.opened: list[EventStore] = []
 
+    @property
+    def folder(self) -> Path:
+        """The TinyDB data folder the stores are opened on."""
+        assert self.kind == "tinydb", "a PostgreSQL store has no folder"
+        return Path(self.location)
+
     def open(self, **options: Any) -> EventStore:
-        options.setdefault("flush_interval", 0.05)
+        options.setdefault("flush_interval", self.flush_interval)
         store: EventStore
         if self.kind == "postgres":
             store = PgStore.open(self.location, **options)
@@ -41,6 +50,11 @@ class StoreMaker:
     def close_all(self) -> None:
         for store in self.opened:
             store.close()
+
+
+def fill(store: EventStore, events: Iterable[AnyEvent]) -> list[AnyEvent]:
+    """Append the events one by one; what the store gave back (with their seqs)."""
+    return [store.append(e) for e in events]
 
 
 def write_tinydb_folder(
