@@ -7,11 +7,12 @@ Guarantees: pure (no clock, no I/O, no state of its own).
   (``is_terminal``), then one ``persisted``. ``next_phase`` walks ``none`` -> ``open`` (``started``) ->
   ``ended`` (its first terminal) -> ``persisted`` (its first ``persisted``; a ``persisted`` of an open attempt
   ends it too, as ledgers written before the rule may have it).
-- ``next_phase`` returns ``None`` for a late event: any event of the attempt after its end (a second terminal,
-  ``request_sent``, a step, a tool call or a ``tool_result`` once it ended; anything after ``persisted``). A late
-  event is recorded (the ledger is append-only) and counted, and never applied: it changes no state, no text, no
-  tool result and no model history. Chunks and stale results stay what the stale rule makes them (stale, counted
-  as today: chunks received = rendered + stale), so they are never late.
+- ``phase_of`` reads the phase off a replayed ``AttemptState``; ``is_late`` says whether one more event of a
+  conversation is late. ``next_phase`` returns ``None`` for a late event: any event of the attempt after its end
+  (a second terminal, ``request_sent``, a step, a tool call or a ``tool_result`` once it ended; anything after
+  ``persisted``). A late event is recorded (the ledger is append-only) and counted, and never applied: it changes
+  no state, no text, no tool result and no model history. Chunks and stale results stay what the stale rule makes
+  them (stale, counted as today: chunks received = rendered + stale), so they are never late.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ledger.events import (
     Recovered,
     Started,
 )
+from ledger.state import TERMINAL_STATUSES, AttemptState, ConversationState
 
 Phase = Literal["none", "open", "ended", "persisted"]
 
@@ -63,6 +65,24 @@ UNKNOWN_OUTCOME = (
     "Unknown: the instance running this tool stopped answering; whether it finished, and what it returned, "
     "is not known."
 )
+
+
+def phase_of(attempt: AttemptState | None) -> Phase:
+    """Where a replayed attempt is: ``none`` (not started), ``open``, ``ended`` (terminal) or ``persisted``."""
+    if attempt is None:
+        return "none"
+    if attempt.persisted:
+        return "persisted"
+    return "ended" if attempt.status in TERMINAL_STATUSES else "open"
+
+
+def is_late(conv: ConversationState, event: AnyEvent) -> bool:
+    """Whether ``event`` is late for its attempt in ``conv``: recorded, counted, never applied."""
+    if event.KIND not in ATTEMPT_KINDS:
+        return False
+    attempt_id = getattr(event, "attempt_id", None)
+    attempt = conv.attempts.get(attempt_id) if isinstance(attempt_id, str) else None
+    return attempt is not None and next_phase(phase_of(attempt), event) is None
 
 
 def is_terminal(event: AnyEvent) -> bool:
