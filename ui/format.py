@@ -204,7 +204,7 @@ def phase_label(phase: Phase) -> str:
 def phase_detail(p: Phase) -> str:
     """The second line of a timeline entry."""
     if p.late:
-        what = f"{p.name or p.call_id}: {TOOL_STATUS_WORDS.get(p.status or '', p.status)}, " if p.status else ""
+        what = f"{p.name or p.call_id} said {TOOL_STATUS_WORDS.get(p.status or '', p.status)}; " if p.status else ""
         return f"{what}recorded after the attempt ended: not applied (the first end stands)"
     error = f"{p.error_type}{f' HTTP {p.http_status}' if p.http_status else ''}: {p.summary}"
     match p.kind:

@@ -12,7 +12,7 @@ derived here from the events alone (the first end in seq order, then the first p
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,6 +22,7 @@ from demo.agent import history_problem
 from ledger.audit import audit
 from ledger.ends import UNKNOWN_OUTCOME
 from ledger.events import (
+    EVENT_CLASSES,
     AnyEvent,
     Cancelled,
     CancelRequested,
@@ -48,10 +49,18 @@ from ledger.history import as_messages, model_history
 from ledger.reducer import reduce, replay
 from ledger.state import EMPTY_STATE, TERMINAL_STATUSES, ConversationState
 from ledger.summary import summarize, summary_of
+from tests.ledger.test_reducer import CONV, build_events, steps
 from tests.support.ledger_builders import ts
+from ui.format import audit_counters, phase_detail, phase_label, tool_state_words
+from ui.tool_card import ICONS, card_status
 
 C = "c1"
 STALE_KINDS = {"chunk", "stale_chunk", "stale_tool_result"}
+#: The kinds of one attempt's run: every kind with a (required) ``attempt_id`` but ``retrying`` and ``selected``.
+KINDS = {cls.KIND for cls in EVENT_CLASSES if any(f.name == "attempt_id" and f.type == "str" for f in fields(cls))} - {
+    "retrying",
+    "selected",
+}
 COUNTED_ONLY = {"tool_call_started", "tool_progress"}  # late events the audit counts without a timeline entry
 OWNER = TurnMetrics(sent_at="owner")
 SWEEPER = TurnMetrics(sent_at="sweeper")
@@ -297,3 +306,36 @@ def test_a_sweep_then_the_owner_resumed_keeps_the_sweeps_end_and_shows_unknown_o
     (a,) = audit(log)
     late = ["tool_result", "step_started", "request_sent", "step_finished", "done", "persisted"]
     assert [p.kind for p in a.phases if p.late] == late
+    shown = next(p for p in a.phases if p.late)
+    assert phase_label(shown) == "late tool result"
+    assert phase_detail(shown) == "t said done; recorded after the attempt ended: not applied (the first end stands)"
+    assert "6 late events (not applied)" in audit_counters(a)
+    result = next(p for p in a.phases if p.kind == "tool_result" and not p.late)
+    assert phase_detail(result).startswith("t: unknown outcome, ")
+    assert card_status(call, attempt_live=False) == "unknown" and tool_state_words("unknown") == "unknown outcome"
+    assert "unknown" in ICONS
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(steps, max_size=80))
+def test_in_random_sessions_every_event_after_an_attempts_end_is_late_and_changes_nothing(plan: list[tuple]) -> None:
+    events = build_events(plan)
+    conv = replay(events).conversations.get(CONV)
+    if conv is None:
+        return
+    late: set[int] = set()
+    for att in conv.attempts:
+        mine = [(i, e) for i, e in enumerate(events) if getattr(e, "attempt_id", None) == att and e.KIND in KINDS]
+        end = next((i for i, e in mine if is_end(e)), None)
+        if end is None:
+            assert conv.attempts[att].late_events == 0
+            continue
+        persisted = [
+            i for i, e in mine if isinstance(e, Persisted) and i > end and not isinstance(events[end], Persisted)
+        ]
+        found = [i for i, e in mine if i > end and e.KIND not in STALE_KINDS and i not in persisted[:1]]
+        assert conv.attempts[att].late_events == len(found), att
+        late.update(found)
+    bare = replay(e for i, e in enumerate(events) if i not in late).conversations[CONV]
+    assert without_late(conv) == without_late(bare)
+    assert as_messages(model_history(conv)) == as_messages(model_history(bare))
