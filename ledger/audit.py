@@ -9,14 +9,16 @@ by the page (``ui.format``), never here. Every number is read or derived from re
   records (cancel source, upstream close, final error, retries, tool calls, stale results, the end) is read from
   its phases, so the numbers agree with it; the rest from the events that said it and from chunk counters.
 - Every kind is named in the fold (``assert_never``): a new kind is either folded or listed as telling nothing.
+- One end per attempt, as the reducer applies it (``ledger.ends.next_phase``): an event of an attempt after its
+  end is late: shown as a late phase and counted (``late_events``), never folded, so the first end and the first
+  ``persisted`` stand; a chunk once a cancel was asked or the attempt ended is counted stale, as the reducer does.
+  The working records are in ``ledger.audit_fold``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, assert_never
+from typing import assert_never
 
 # ``X as X`` re-exports each name (PEP 484); the import sorter would split them into one statement each.
 # isort: off
@@ -28,6 +30,8 @@ from ledger.audit_values import (
 )
 
 # isort: on
+from ledger.audit_fold import AttemptFold, RequestFold, ms_between
+from ledger.ends import next_phase
 from ledger.events import (
     AnyEvent,
     Attached,
@@ -66,8 +70,8 @@ from ledger.events import (
 
 def audit(events: Iterable[AnyEvent]) -> list[AttemptAudit]:
     """One ``AttemptAudit`` per attempt of a conversation, in the order the attempts started."""
-    attempts: dict[str, _Attempt] = {}
-    requests: dict[str, _Request] = {}
+    attempts: dict[str, AttemptFold] = {}
+    requests: dict[str, RequestFold] = {}
     submitted: dict[str, str] = {}
     for event in events:
         if type(event) is Chunk:  # the hot path: counters only, straight to its attempt
@@ -77,9 +81,9 @@ def audit(events: Iterable[AnyEvent]) -> list[AttemptAudit]:
         if isinstance(event, Submitted):
             submitted[event.message_id] = event.ts
             continue
-        if isinstance(event, Started):
+        if isinstance(event, Started) and event.attempt_id not in attempts:
             number = sum(1 for a in attempts.values() if a.started.message_id == event.message_id) + 1
-            a = attempts[event.attempt_id] = _Attempt(started=event, number=number)
+            a = attempts[event.attempt_id] = AttemptFold(started=event, number=number)
             if event.user_message_id in submitted and event.trigger == "submit":
                 a.add("submitted", submitted[event.user_message_id])
             a.add("started", event.ts, number=number, source=event.trigger, model=event.model)
@@ -88,15 +92,21 @@ def audit(events: Iterable[AnyEvent]) -> list[AttemptAudit]:
         target = attempts.get(a_id) if isinstance(a_id, str) else None
         if isinstance(event, Retrying) and event.why == "user":
             target = attempts.get(event.previous_attempt_id)
-        if target is not None:
+        if target is None:
+            continue
+        phase = next_phase(target.phase, event)  # the one-end rule (ledger.ends), as the reducer applies it
+        if phase is None:
+            target.late(event)
+        else:
+            target.phase = phase
             _fold(target, requests, event)
     return [a.freeze() for a in attempts.values()]
 
 
-def _fold(a: _Attempt, requests: dict[str, _Request], event: AnyEvent) -> None:
+def _fold(a: AttemptFold, requests: dict[str, RequestFold], event: AnyEvent) -> None:
     match event:
         case RequestSent():
-            r = requests[event.request_id] = _Request(sent=event)
+            r = requests[event.request_id] = RequestFold(sent=event)
             a.requests.append(r)
             a.add("request_sent", event.ts, model=event.model)
         case Chunk():
@@ -104,6 +114,7 @@ def _fold(a: _Attempt, requests: dict[str, _Request], event: AnyEvent) -> None:
         case StaleChunk():
             a.stale_why[event.why] = a.stale_why.get(event.why, 0) + 1
         case CancelRequested():
+            a.closing = True
             a.chunks_phase()
             a.add("cancel_requested", event.ts, source=event.source)
         case UpstreamClosed():
@@ -165,136 +176,17 @@ def _fold(a: _Attempt, requests: dict[str, _Request], event: AnyEvent) -> None:
             assert_never(event)
 
 
-def _chunk(a: _Attempt, requests: dict[str, _Request], event: Chunk) -> None:
+def _chunk(a: AttemptFold, requests: dict[str, RequestFold], event: Chunk) -> None:
+    if a.closing or a.phase != "open":  # the stale rule: never rendered once a cancel was asked or it ended
+        why = "closing" if a.phase == "open" else "closed"
+        a.stale_why[why] = a.stale_why.get(why, 0) + 1
+        return
     sent = requests.get(event.request_id)
     if a.chunk_count == 0:
-        a.add("first_chunk", event.ts, ms=_ms_between(sent.sent.ts if sent else a.started.ts, event.ts))
+        a.add("first_chunk", event.ts, ms=ms_between(sent.sent.ts if sent else a.started.ts, event.ts))
     a.chunk_count += 1
     a.last_chunk_seq = event.chunk_seq
     if sent is not None:
         sent.first_chunk_ts = sent.first_chunk_ts or event.ts
         sent.chunk_count += 1
         sent.last_chunk_seq = event.chunk_seq
-
-
-@dataclass(slots=True)
-class _Request:
-    """A request while the events are folded: the events that said its values, and its chunks counted."""
-
-    sent: RequestSent
-    first_chunk_ts: str | None = None
-    chunk_count: int = 0
-    last_chunk_seq: int | None = None
-    closed: UpstreamClosed | None = None
-    failed: Failed | None = None
-    done: Done | None = None
-
-    def freeze(self) -> RequestAudit:
-        failed = self.failed
-        return RequestAudit(
-            request_id=self.sent.request_id,
-            model=self.sent.model,
-            sent_ts=self.sent.ts,
-            first_chunk_ms=_ms_between(self.sent.ts, self.first_chunk_ts),
-            chunk_count=self.chunk_count,
-            last_chunk_seq=self.last_chunk_seq,
-            closed_ms=self.closed.close_ms if self.closed else None,
-            error_type=failed.error_type if failed else None,
-            error_summary=failed.summary if failed else None,
-            http_status=failed.http_status if failed else None,
-            finish_reason=self.done.finish_reason if self.done else None,
-        )
-
-
-@dataclass(slots=True)
-class _Attempt:
-    """An attempt while the events are folded: its timeline so far, the events that said what the timeline does not
-    show, and what every chunk changes, counted."""
-
-    started: Started
-    number: int
-    phases: list[Phase] = field(default_factory=list)
-    requests: list[_Request] = field(default_factory=list)
-    chunk_count: int = 0
-    last_chunk_seq: int | None = None
-    stale_why: dict[str, int] = field(default_factory=dict)
-    steps: int = 0
-    names: dict[str, str] = field(default_factory=dict)
-    done: Done | None = None
-    persisted: Persisted | None = None
-
-    def add(self, kind: PhaseKind, ts: str, **values: Any) -> None:
-        self.phases.append(Phase(kind=kind, ts=ts, **values))
-
-    def chunks_phase(self) -> None:
-        if self.chunk_count and not any(p.kind == "chunks" for p in self.phases):
-            self.add("chunks", self.phases[-1].ts, count=self.chunk_count, last_seq=self.last_chunk_seq)
-
-    def freeze(self) -> AttemptAudit:
-        cancel_source = close_ms = error_type = error_summary = ended_ts = None
-        retries = tool_calls = stale_tool_results = 0
-        for p in self.phases:  # what the timeline records is read from it
-            match p.kind:
-                case "cancel_requested":
-                    cancel_source = p.source
-                case "cancelled" | "recovered":
-                    cancel_source, ended_ts = p.source, p.ts
-                case "failed":
-                    error_type, error_summary, ended_ts = p.error_type, p.summary, p.ts
-                case "done":
-                    ended_ts = p.ts
-                case "persisted":
-                    ended_ts = ended_ts or p.ts
-                case "upstream_closed":
-                    close_ms = p.ms
-                case "retrying":
-                    retries += p.source == "auto"
-                case "tool_call":
-                    tool_calls += 1
-                case "stale_tool_result":
-                    stale_tool_results += 1
-        requests = tuple(r.freeze() for r in self.requests)
-        first = next((r.first_chunk_ms for r in requests if r.first_chunk_ms is not None), None)
-        metrics = self.persisted.metrics if self.persisted else None
-        if metrics is not None and metrics.wait_ms is not None:
-            first = metrics.wait_ms  # measured by the engine on a monotonic clock: immune to clock steps
-        s, done = self.started, self.done
-        return AttemptAudit(
-            attempt_id=s.attempt_id,
-            message_id=s.message_id,
-            number=self.number,
-            model=s.model,
-            trigger=s.trigger,
-            started_ts=s.ts,
-            turn=s.turn,
-            requests=requests,
-            chunk_count=self.chunk_count,
-            last_chunk_seq=self.last_chunk_seq,
-            stale_chunks=sum(self.stale_why.values()),
-            stale_why=tuple(sorted(self.stale_why.items())),
-            cancel_source=cancel_source,
-            upstream_close_ms=close_ms,
-            error_type=error_type,
-            error_summary=error_summary,
-            retries=retries,
-            finish_reason=done.finish_reason if done else None,
-            usage=done.usage if done else None,
-            status=self.persisted.status if self.persisted else "streaming",
-            metrics=metrics,
-            first_chunk_ms=first,
-            duration_ms=_ms_between(s.ts, ended_ts),
-            steps=self.steps,
-            tool_calls=tool_calls,
-            stale_tool_results=stale_tool_results,
-            phases=tuple(self.phases),
-        )
-
-
-def _ms_between(start: str | None, end: str | None) -> float | None:
-    """Milliseconds between two timestamps, never negative (a wall-clock step backwards reads as 0)."""
-    if not start or not end:
-        return None
-    try:
-        return max(0.0, (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() * 1000)
-    except ValueError:
-        return None

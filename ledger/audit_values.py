@@ -1,8 +1,9 @@
 """The audit's values: one ``AttemptAudit`` per attempt, its ``RequestAudit`` per request and its ``Phase`` timeline.
 
 Guarantees: every value is frozen and typed (a ``PhaseKind``, counts, milliseconds, token counts); only the
-fields that matter for a phase's kind are set. The words and units a person reads are made by the page
-(``ui.format``), never here. They are made by ``ledger.audit.audit`` and imported from there.
+fields that matter for a phase's kind are set; a ``late`` phase is an event recorded after its attempt's end
+(``ledger.ends``): shown, never applied. The words and units a person reads are made by the page (``ui.format``),
+never here. They are made by ``ledger.audit.audit`` and imported from there.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class Phase:
     step: int | None = None
     name: str | None = None  # the tool's name
     call_id: str | None = None
+    late: bool = False  # recorded after the attempt's end (``ledger.ends``): shown, never applied
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -103,4 +105,5 @@ class AttemptAudit:
     steps: int = 0
     tool_calls: int = 0
     stale_tool_results: int = 0
+    late_events: int = 0  # events recorded after the attempt's end, never applied (``ledger.ends``)
     phases: tuple[Phase, ...] = ()

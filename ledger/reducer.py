@@ -7,6 +7,10 @@ Guarantees:
 - Chunk accounting: for every attempt, chunks_received == chunks_rendered + stale_chunks, and its text is the
   concatenation of its rendered chunks in chunk_seq order.
 - Terminal attempt statuses (complete, interrupted, failed, empty) never change again.
+- One end per attempt (``ledger.ends``): its first terminal and its first ``persisted`` are applied; any other
+  event of the attempt after its end (a second terminal, ``request_sent``, a step, a tool call or result, anything
+  after ``persisted``) is late: only ``AttemptState.late_events`` counts it; its state, text, tool results and
+  model history stay as they were. Chunks after the end stay stale chunks (the stale rule), never late.
 - Nothing changes a deleted conversation.
 - Linear: an event touches only its own conversation (a persistent map shares every other one) and, for a chunk,
   only its attempt (text kept as pieces, ``ledger.pieces``): a chunk costs the same with 10 or 10,000
@@ -22,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import assert_never
 
+from ledger.ends import is_late
 from ledger.events import (
     AnyEvent,
     Attached,
@@ -71,6 +76,9 @@ def reduce(state: State, event: AnyEvent) -> State:
         return state
     if type(event) is Chunk and event.attempt_id in conv.attempts:
         new = chunk(conv, event)  # the hot path: one replace of the conversation, stamps included
+    elif is_late(conv, event):
+        new = late(conv, getattr(event, "attempt_id", ""))
+        new = new._replace(last_seq=max(new.last_seq, event.seq), updated_ts=event.ts or new.updated_ts)
     else:
         new = _apply(conv, event)
         new = new._replace(last_seq=max(new.last_seq, event.seq), updated_ts=event.ts or new.updated_ts)
@@ -82,6 +90,11 @@ def replay(events: Iterable[AnyEvent], state: State = EMPTY_STATE) -> State:
     for event in events:
         state = reduce(state, event)
     return state
+
+
+def late(conv: ConversationState, attempt_id: str) -> ConversationState:
+    """An event of an attempt after its end (``ledger.ends``): counted on the attempt, nothing else changes."""
+    return update_attempt(conv, attempt_id, lambda a: a._replace(late_events=a.late_events + 1))
 
 
 def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:

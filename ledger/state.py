@@ -96,6 +96,7 @@ class AttemptState(NamedTuple):
     steps: tuple[StepState, ...] = ()
     tool_calls: Mapping[str, ToolCallState] = _EMPTY  # type: ignore[assignment]
     stale_tool_results: int = 0
+    late_events: int = 0  # events of this attempt recorded after its end (``ledger.ends``): never applied
 
     @property
     def text(self) -> str:

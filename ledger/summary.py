@@ -6,6 +6,8 @@ Guarantees:
 - ``summarize(summary, event)`` is pure and folds one event in; folding a conversation's events gives the same
   title, times, last seq and open attempts as ``summary_of(replay(events))`` (a property test holds them equal):
   a store keeps it up to date on append, so the list and recovery never need the events.
+- One end per attempt (``ledger.ends``): an attempt leaves the open ones at its first end (``is_terminal``) or
+  ``persisted``, and a late event (anything of it after its end) never brings it back: only ``started`` opens one.
 - ``as_doc``/``from_doc`` are its form in a store's index; ``from_doc`` never raises (a damaged entry reads as
   ``None``: the store then reads the conversation's events to rebuild it).
 - ``newest_first`` orders by last activity, newest first (then creation).
@@ -16,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from ledger.ends import is_terminal
 from ledger.events import (
     AnyEvent,
     Cancelled,
@@ -65,10 +68,9 @@ def summarize(summary: ConversationSummary | None, event: AnyEvent) -> Conversat
             title = title or first_line_title(event.text)
         case Started():
             open_attempts = tuple(sorted({*open_attempts, event.attempt_id}))
-        case Done() | Cancelled() | Recovered() | Persisted():
-            open_attempts = tuple(a for a in open_attempts if a != event.attempt_id)
-        case Failed() if not event.will_retry:
-            open_attempts = tuple(a for a in open_attempts if a != event.attempt_id)
+        case Done() | Cancelled() | Recovered() | Failed() | Persisted():
+            if is_terminal(event) or isinstance(event, Persisted):
+                open_attempts = tuple(a for a in open_attempts if a != event.attempt_id)
         case Deleted():
             return summary._replace(deleted=True, open_attempts=(), last_seq=event.seq, updated_ts=event.ts)
     return summary._replace(

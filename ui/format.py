@@ -43,6 +43,7 @@ TOOL_STATUS_WORDS = {
     "cancelled": "cancelled",
     "not_run": "not run",
     "declined": "declined",
+    "unknown": "unknown outcome",
 }
 CAUSES = {
     "navigation": "you left the chat",
@@ -87,6 +88,7 @@ TOOL_STATES = {
     "cancelled": "cancelled",
     "not_run": "not run",
     "declined": "declined",
+    "unknown": "unknown outcome",
     "omitted": "not sent: stopped while the model was writing it",
 }
 
@@ -195,11 +197,15 @@ def stopped_text(attempt: AttemptState) -> str:
 
 
 def phase_label(phase: Phase) -> str:
-    return PHASE_LABELS[phase.kind]
+    label = PHASE_LABELS[phase.kind]
+    return f"late {label}" if phase.late else label
 
 
 def phase_detail(p: Phase) -> str:
     """The second line of a timeline entry."""
+    if p.late:
+        what = f"{p.name or p.call_id} said {TOOL_STATUS_WORDS.get(p.status or '', p.status)}; " if p.status else ""
+        return f"{what}recorded after the attempt ended: not applied (the first end stands)"
     error = f"{p.error_type}{f' HTTP {p.http_status}' if p.http_status else ''}: {p.summary}"
     match p.kind:
         case "started":
@@ -268,6 +274,8 @@ def audit_counters(a: AttemptAudit) -> str:
         parts.append(f"{a.tool_calls} tool call{'s' if a.tool_calls > 1 else ''}")
     if a.stale_tool_results:
         parts.append(f"{a.stale_tool_results} stale tool result{'s' if a.stale_tool_results > 1 else ''}")
+    if a.late_events:
+        parts.append(f"{a.late_events} late event{'s' if a.late_events > 1 else ''} (not applied)")
     if a.error_type:
         parts.append(f"error: {a.error_type}")
     if a.metrics is not None:

@@ -79,7 +79,7 @@ STEPS = {
         st.just("tool_result"),
         st.integers(0, 7),
         st.integers(0, 2),
-        st.sampled_from(["ok", "error", "cancelled", "not_run", "declined"]),
+        st.sampled_from(["ok", "error", "cancelled", "not_run", "declined", "unknown"]),
     ),
     "stale_result": st.tuples(st.just("stale_result"), st.integers(0, 7), st.integers(0, 2)),
     "edit": st.tuples(st.just("edit"), st.integers(0, 7)),
@@ -361,6 +361,7 @@ def test_the_model_history_answers_every_tool_call_exactly_once_and_never_sends_
 @settings(max_examples=300, deadline=None)
 @given(st.lists(steps, max_size=80))
 def test_a_tool_call_keeps_its_first_result_and_late_results_only_count_as_stale(plan: list[tuple]) -> None:
+    """A second result only counts: as stale while its attempt runs, as late once it ended (``ledger.ends``)."""
     events = build_events(plan)
     states = states_along(events)
     for before, after, event in zip(states, states[1:], events, strict=False):
@@ -369,13 +370,17 @@ def test_a_tool_call_keeps_its_first_result_and_late_results_only_count_as_stale
         conv_before, conv_after = before.conversations.get(CONV), after.conversations.get(CONV)
         if conv_before is None or conv_after is None or event.attempt_id not in conv_after.attempts:
             continue
-        old = conv_before.attempts[event.attempt_id].tool_calls.get(event.call_id)
-        new = conv_after.attempts[event.attempt_id].tool_calls.get(event.call_id)
+        attempt_before, attempt_after = conv_before.attempts[event.attempt_id], conv_after.attempts[event.attempt_id]
+        old = attempt_before.tool_calls.get(event.call_id)
+        new = attempt_after.tool_calls.get(event.call_id)
         if old is not None and old.answered:
             assert new == old, "a second result replaced the first"
-            assert conv_after.attempts[event.attempt_id].stale_tool_results == (
-                conv_before.attempts[event.attempt_id].stale_tool_results + 1
-            )
+            stale, late = (1, 0) if attempt_before.is_live else (0, 1)
+            assert attempt_after.stale_tool_results == attempt_before.stale_tool_results + stale
+            assert attempt_after.late_events == attempt_before.late_events + late
+            assert attempt_after._replace(stale_tool_results=0, late_events=0) == attempt_before._replace(
+                stale_tool_results=0, late_events=0
+            ), "a second result changed its attempt"
 
 
 def test_a_stopped_tool_turn_sends_its_answered_calls_and_omits_the_half_written_one() -> None:
