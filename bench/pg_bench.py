@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -79,7 +80,7 @@ def worker(kind: str, location: str, first: int, count: int) -> None:
         )
         owners.start()
     streams = [conversation_events(f"s{first + n:03d}", answers=1, chunks=CHUNKS) for n in range(count)]
-    order: list[AnyEvent] = [e for step in zip(*streams, strict=True) for e in step]
+    order: list[AnyEvent] = [unique(e) for step in zip(*streams, strict=True) for e in step]
     print("READY", flush=True)
     sys.stdin.readline()
     claims: list[float] = []
@@ -98,6 +99,12 @@ def worker(kind: str, location: str, first: int, count: int) -> None:
     store.close()
     result = {"events": len(order), "seconds": seconds, "refused": len(refused), "claims_ms": claims}
     print(json.dumps(result), flush=True)
+
+
+def unique(event: AnyEvent) -> AnyEvent:
+    """The event with an attempt id unique across conversations (as the engine's are)."""
+    attempt = getattr(event, "attempt_id", None)
+    return replace(event, attempt_id=f"{event.conversation_id}-{attempt}") if attempt else event
 
 
 def run(kind: str, location: str, instances: int, fencing: bool = True) -> dict[str, float]:

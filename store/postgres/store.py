@@ -200,7 +200,7 @@ class PgStore(Memory, Batches):
     def write(self, batch: Batch) -> Written:
         """One transaction, each conversation's part under its savepoint (``store.postgres.batch``)."""
         started = time.perf_counter()
-        refused: dict[str, Refused] = {}
+        lost, refused = list[str](), dict[str, Refused]()
         if batch:
             assert self._pool is not None
             with self.lock:
@@ -219,7 +219,7 @@ class PgStore(Memory, Batches):
                 self._lose(cid, batch[cid])
             for cid, why in refused.items():
                 self._refuse(cid, batch[cid], why)
-        saved = sum(len(events) for cid, events in batch.items() if cid not in refused)
+        saved = sum(len(events) for cid, events in batch.items() if cid not in refused and cid not in lost)
         self.stats.record(time.perf_counter() - started, saved)
         return saved, {}, None
 
@@ -247,6 +247,7 @@ class PgStore(Memory, Batches):
         with self.lock:
             self._leases.pop(cid, None)
             later = self.writer.drop(cid)
+            self.writer.discard(len(events))
             self.truncate(cid, events[0].seq)
         self._log.report(f"lost:{cid}", lost_message(cid, len(events) + later), kind="saving")
 
@@ -254,6 +255,7 @@ class PgStore(Memory, Batches):
         """An epoch was refused: drop the part and what is queued behind it, give the lease back, re-read, say so."""
         with self.lock:
             later = self.writer.drop(cid)
+            self.writer.discard(len(events))
             self.truncate(cid, events[0].seq)
             self._stamps = {k: v for k, v in self._stamps.items() if k[0] != cid}
             token, known = self._leases.pop(cid, None), self.last_seq(cid)

@@ -93,7 +93,7 @@ def test_an_old_epoch_is_refused_by_the_database_and_the_rest_of_the_batch_is_wr
         a.append(Done(conversation_id="c1", ts="t", attempt_id="a1", request_id="r")),
     ]
     renamed = a.append(Renamed(conversation_id="c2", ts="t", title="written beside the refusal"))
-    a.flush_sync()  # one batch: c1's part refused, c2's written
+    assert not a.flush_sync(), "one batch: c1's part refused (flush says so), c2's written"
     assert refusals == [("c1", ["a1"])]
     assert sql(database_url, "SELECT count(*) FROM events WHERE attempt_id = 'a1'") == [(2,)], "nothing of it stored"
     assert sql(database_url, "SELECT seq, kind FROM events WHERE conversation_id = 'c2' ORDER BY seq") == [
@@ -101,7 +101,7 @@ def test_an_old_epoch_is_refused_by_the_database_and_the_rest_of_the_batch_is_wr
     ]  # fmt: skip
     assert [e.seq for e in a.events("c1")] == [1, 2, 3] and late[0].seq == 4, "dropped from memory, re-read"
     assert any("refused by the database" in p and "a1" in p for p in a.problems)
-    assert a.health().saving_fails is None, "a refusal is reported, never a saving failure"
+    assert a.health().saving_fails is None and a.health().unsaved == 0, "reported, never a saving failure"
     again = a.append(Renamed(conversation_id="c1", ts="t", title="after the refusal"))
     assert again.seq == 4 and a.flush_sync(), "the refused batch is not retried: the conversation writes on"
     assert sql(database_url, "SELECT max(seq) FROM events WHERE conversation_id = 'c1'") == [(4,)]
