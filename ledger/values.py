@@ -20,7 +20,7 @@ ErrorType = Literal[
 ]
 StaleWhy = Literal["closing", "closed", "superseded", "out_of_order"]
 StaleBlock = Literal["text", "reasoning", "tool_call", "tool_result"]
-ToolStatus = Literal["ok", "error", "cancelled", "not_run", "declined"]
+ToolStatus = Literal["ok", "error", "cancelled", "not_run", "declined", "unknown"]
 Trigger = Literal["submit", "retry"]
 Block = Literal["text", "reasoning"]
 FinalStatus = Literal["complete", "interrupted", "failed", "empty"]

@@ -43,6 +43,7 @@ TOOL_STATUS_WORDS = {
     "cancelled": "cancelled",
     "not_run": "not run",
     "declined": "declined",
+    "unknown": "unknown outcome",
 }
 CAUSES = {
     "navigation": "you left the chat",
@@ -87,6 +88,7 @@ TOOL_STATES = {
     "cancelled": "cancelled",
     "not_run": "not run",
     "declined": "declined",
+    "unknown": "unknown outcome",
     "omitted": "not sent: stopped while the model was writing it",
 }
 

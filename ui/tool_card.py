@@ -2,10 +2,12 @@
 
 Guarantees: the card's element carries ``data-tool-call`` (the call id) and ``data-tool-status`` (``writing`` |
 ``queued`` | ``waiting`` | ``running`` | ``done`` | ``error`` | ``cancelled`` | ``not_run`` | ``declined`` |
-``omitted``) and an accessible name with the tool's name and state; arguments and result are shown as text
-(escaped, monospace; hostile HTML stays text), collapsed, with the result's size; Run and Skip are buttons with
-those names while the call waits for approval; a running call shows its progress and elapsed time (counted in
-the browser, no websocket traffic). The card is updated only when its call changed.
+``unknown`` | ``omitted``) and an accessible name with the tool's name and state; arguments and result are shown
+as text (escaped, monospace; hostile HTML stays text), collapsed, with the result's size (open when the call did
+not simply succeed); an ``unknown`` result (the instance running the call stopped answering) reads "unknown
+outcome", never as done; Run and Skip are buttons with those names while the call waits for approval; a running
+call shows its progress and elapsed time (counted in the browser, no websocket traffic). The card is updated
+only when its call changed.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ ICONS = {
     "cancelled": "cancel",
     "not_run": "block",
     "declined": "do_not_disturb_on",
+    "unknown": "help_outline",
     "omitted": "remove_circle_outline",
 }
 
@@ -81,7 +84,7 @@ class ToolCard:
                 title = f"Result · {size(call.size)}"
                 with ui.expansion(title).classes("lc-tool-part w-full").props("dense") as result:
                     ui.label(call.content or "(empty)").classes("lc-mono").mark("tool-result")
-                if call.status in ("error", "cancelled", "not_run", "declined"):
+                if call.status != "ok":
                     result.open()
 
     def _header(self, call: ToolCallState, status: str) -> None:

@@ -1,0 +1,95 @@
+"""The one-end rule, written once: where an attempt's run is (``Phase``) and what one more event of it does.
+
+Guarantees: pure (no clock, no I/O, no state of its own).
+- ``ATTEMPT_KINDS`` are the kinds that belong to one attempt's run (each carries ``attempt_id``); every other
+  kind (the conversation's, the message tree's, ``retrying``, ``detached``/``attached``) is not subject to it.
+- An attempt has exactly one end: ``done``, ``cancelled``, ``recovered`` or ``failed`` without ``will_retry``
+  (``is_terminal``), then one ``persisted``. ``next_phase`` walks ``none`` -> ``open`` (``started``) ->
+  ``ended`` (its first terminal) -> ``persisted`` (its first ``persisted``; a ``persisted`` of an open attempt
+  ends it too, as ledgers written before the rule may have it).
+- ``next_phase`` returns ``None`` for a late event: any event of the attempt after its end (a second terminal,
+  ``request_sent``, a step, a tool call or a ``tool_result`` once it ended; anything after ``persisted``). A late
+  event is recorded (the ledger is append-only) and counted, and never applied: it changes no state, no text, no
+  tool result and no model history. Chunks and stale results stay what the stale rule makes them (stale, counted
+  as today: chunks received = rendered + stale), so they are never late.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ledger.events import (
+    AnyEvent,
+    Cancelled,
+    Done,
+    Failed,
+    Persisted,
+    Recovered,
+    Started,
+)
+
+Phase = Literal["none", "open", "ended", "persisted"]
+
+ATTEMPT_KINDS: frozenset[str] = frozenset(
+    {
+        "started",
+        "request_sent",
+        "chunk",
+        "stale_chunk",
+        "cancel_requested",
+        "upstream_closed",
+        "cancelled",
+        "failed",
+        "done",
+        "persisted",
+        "recovered",
+        "step_started",
+        "step_finished",
+        "tool_call_started",
+        "tool_call",
+        "tool_awaiting_approval",
+        "tool_dispatched",
+        "tool_progress",
+        "tool_result",
+        "stale_tool_result",
+    }
+)
+
+#: Kinds the stale rule already keeps from changing an ended attempt: counted as stale, never late.
+STALE_KINDS: frozenset[str] = frozenset({"chunk", "stale_chunk", "stale_tool_result"})
+
+#: The content of the ``unknown`` tool result a sweep (or a restart) records for a call that was running.
+UNKNOWN_OUTCOME = (
+    "Unknown: the instance running this tool stopped answering; whether it finished, and what it returned, "
+    "is not known."
+)
+
+
+def is_terminal(event: AnyEvent) -> bool:
+    """Whether ``event`` ends its attempt: done, cancelled, recovered, or failed without an automatic re-send."""
+    match event:
+        case Done() | Cancelled() | Recovered():
+            return True
+        case Failed():
+            return not event.will_retry
+        case _:
+            return False
+
+
+def next_phase(phase: Phase, event: AnyEvent) -> Phase | None:
+    """The attempt's phase after ``event`` (one of ``ATTEMPT_KINDS``), or ``None``: the event is late (recorded,
+    never applied). Kinds outside ``ATTEMPT_KINDS`` leave the phase as it is."""
+    kind = event.KIND
+    if kind not in ATTEMPT_KINDS:
+        return phase
+    if phase == "none":
+        return "open" if isinstance(event, Started) else "none"  # nothing of an attempt that never started applies
+    if phase == "open":
+        if isinstance(event, Persisted):
+            return "persisted"
+        return "ended" if is_terminal(event) else "open"
+    if kind in STALE_KINDS:
+        return phase
+    if phase == "ended" and isinstance(event, Persisted):
+        return "persisted"
+    return None
