@@ -21,7 +21,7 @@ Guarantees:
 - A deleted conversation refuses every later write, on every instance (its row is a tombstone; its events are
   removed except the ``deleted`` event itself). Saving fails loudly, as in the TinyDB store (``health()``: the
   writer's rules, ``store.writer``).
-- ``hold(attempt_id, epoch)``: every later event of the attempt carries its claim's epoch (``store.postgres.owners``),
+- ``hold(attempt_id, epoch)``: later events of the attempt's run carry its claim's epoch (``store.postgres.owners``),
   checked by the database in the batch's transaction (migration 0003). A part the database refuses is not written
   (the batch's other conversations are), is dropped from memory with what is queued behind it, the conversation
   re-read, reported (``health().problems``) and to ``on_refused(conversation_id, attempt_ids)`` on the writer
@@ -40,6 +40,7 @@ from collections.abc import Callable
 
 import psycopg
 
+from ledger.ends import ATTEMPT_KINDS
 from ledger.errors import ConversationDeletedError, StoreError
 from ledger.events import AnyEvent
 from store.health import ProblemLog
@@ -125,7 +126,7 @@ class PgStore(Memory, Batches):
         with self.lock:
             self._lease_for_writing(cid)
             event = self.add(event)
-            epoch = self._epochs.get(getattr(event, "attempt_id", None) or "")
+            epoch = self._epochs.get(getattr(event, "attempt_id", "")) if event.KIND in ATTEMPT_KINDS else None
             if epoch is not None:
                 self._stamps[(cid, event.seq)] = epoch
             return event
@@ -152,9 +153,8 @@ class PgStore(Memory, Batches):
             self._followers.deliver(caught)
 
     def hold(self, key: str, epoch: int | None = None, *, dead: str | None = None) -> None:
-        """``hold(attempt_id, epoch)``: every later event of the attempt is written with ``epoch`` (checked by the
-        database). ``hold(conversation_id, dead=...)``: take the conversation's write lease now, as ``append``
-        would (catching up), taking it over from ``dead`` (an instance whose attempt leases expired)."""
+        """``hold(attempt_id, epoch)``: later events of the attempt's run (``ATTEMPT_KINDS``) carry ``epoch``.
+        ``hold(cid, dead=...)``: take the write lease now (as ``append`` would), over from ``dead`` if named."""
         with self.lock:
             if epoch is not None:
                 self._epochs[key] = epoch

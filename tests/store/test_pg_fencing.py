@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from ledger.errors import ConversationBusyError
-from ledger.events import AnyEvent, Chunk, Created, Done, Persisted, Renamed, Started
+from ledger.events import AnyEvent, Chunk, Created, Done, Persisted, Renamed, Selected, Started
 from store.health import ProblemLog
 from store.postgres.owners import AttemptOwners, ClaimRefused
 from store.postgres.store import PgStore
@@ -153,6 +153,8 @@ def test_renewal_tells_the_owner_when_its_row_is_taken_but_not_when_its_end_remo
     a.append(started("c1", "a2"))
     a.append(persisted("c1", "a2"))
     assert a.flush_sync() and sql(database_url, "SELECT attempt_id FROM attempt_owners") == [("a1",)]
+    a.append(Selected(conversation_id="c1", ts="t", message_id="m-a2", attempt_id="a2"))  # not of the run: no epoch
+    assert a.flush_sync(), "an event outside the attempt's run is not fenced, even while the attempt is held"
     sql(database_url, "UPDATE attempt_owners SET epoch = nextval('ledger_epochs') WHERE attempt_id = 'a1'")
     wait_until_blocking(lambda: lost == ["a1"], timeout=5, what="renewal finding a1 taken")
     time.sleep(NOTHING_MORE_WINDOW)
