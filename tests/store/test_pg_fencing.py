@@ -157,8 +157,11 @@ def test_renewal_tells_the_owner_when_its_row_is_taken_but_not_when_its_end_remo
     assert a.flush_sync(), "an event outside the attempt's run is not fenced, even while the attempt is held"
     sql(database_url, "UPDATE attempt_owners SET epoch = nextval('ledger_epochs') WHERE attempt_id = 'a1'")
     wait_until_blocking(lambda: lost == ["a1"], timeout=5, what="renewal finding a1 taken")
+    oa.claim("a3", "c1")
+    sql(database_url, "DELETE FROM attempt_owners WHERE attempt_id = 'a3'")  # gone without an end
+    wait_until_blocking(lambda: lost == ["a1", "a3"], timeout=5, what="renewal finding a3 gone")
     time.sleep(NOTHING_MORE_WINDOW)
-    assert lost == ["a1"] and oa.held == {} and taken > 0
+    assert lost == ["a1", "a3"] and oa.held == {} and taken > 0
 
 
 def test_expired_lists_only_rows_whose_lease_passed_by_the_database_clock_after_the_restart_grace(

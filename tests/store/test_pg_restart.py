@@ -49,6 +49,9 @@ def test_after_a_restart_the_next_append_and_claim_work_at_once(
         assert not [p for p in health.problems if p.kind == "saving"], health.problems
         assert not [r for r in caplog.records if "Saving fails" in r.getMessage()], "no failed try at all"
         assert owners.claim("a1", "c1") > owners.claim("a0", "c0") > 0
+        own_cluster.restart(mode)
+        owners.release(["a0", "a1"])  # on a fresh connection
+        assert owners.held == {} and owners.owners(["a0", "a1"]) == []
         reader = PgStore.open(url, read_only=True)
         assert list(reader.events("c1"))[-1] == renamed
     finally:
