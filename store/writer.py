@@ -12,8 +12,9 @@ Guarantees:
   doubling, up to ``MAX_BACKOFF``; new events do not cut it short); the first failure sets
   ``health().saving_fails`` with a readable reason (``Batches.describe``), one log line and one counted problem
   per distinct failure; the first successful write clears it.
-- ``flush_sync`` returns whether everything queued before the call was written (False after a failed write or
-  the timeout); ``stop`` tries for a bounded time and returns how many events could not be saved.
+- ``flush_sync`` returns whether everything queued before the call was written (False after a failed write, the
+  timeout, or events dropped meanwhile: ``drop``, ``discard``: a back end's refused part); ``stop`` tries for
+  a bounded time and returns how many events could not be saved.
 - ``Batches.housekeep`` runs on the writer thread after every batch, whenever ``housekeeping_in`` seconds pass
   idle, and after a wake-up while idle (so a new ``housekeeping_in`` counts at once).
 """
@@ -93,7 +94,7 @@ class Writer:
         self._writing: set[str] = set()
         self._pending_since: float | None = None
         self._urgent = self._closing = False
-        self._appended = self._saved = self._written = 0
+        self._appended = self._saved = self._written = self._dropped = 0
         self._close_deadline = 0.0
         self._saving_error: str | None = None
         self._failed_tries = self._failures_total = 0
@@ -121,8 +122,14 @@ class Writer:
     def drop(self, cid: str) -> int:
         """Under the lock: give up the conversation's queued events (they will never be written); how many."""
         dropped = self._pending.pop(cid, [])
-        self._saved += len(dropped)
+        self.discard(len(dropped))
         return len(dropped)
+
+    def discard(self, count: int) -> None:
+        """Under the lock: ``count`` events taken for writing will never be written (refused): not unsaved any
+        more, and a ``flush_sync`` waiting for them returns False."""
+        self._saved += count
+        self._dropped += count
 
     def wake(self) -> None:
         """Under the lock: the back end has work for the writer (``Batches.due``)."""
@@ -152,14 +159,14 @@ class Writer:
         if not self._thread.is_alive() and not self._pending:
             return self._written >= self._appended
         with self._cond:
-            target, failures = self._appended, self._failures_total
+            target, failures, dropped = self._appended, self._failures_total, self._dropped
             self._urgent = True
             self._cond.notify_all()
             self._cond.wait_for(
                 lambda: self._written >= target or self._failures_total > failures or not self._thread.is_alive(),
                 timeout=timeout,
             )
-            return self._written >= target
+            return self._written >= target and self._dropped == dropped
 
     async def flush(self) -> bool:
         return await asyncio.to_thread(self.flush_sync)

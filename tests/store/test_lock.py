@@ -19,8 +19,7 @@ from tests.support.ledger_builders import conversation_events
 
 # A child that holds the lock until the test kills it (its sleep is a hold, not a synchronization wait).
 HOLD = "import sys, time; from store.tinydb.store import Store; Store.open(sys.argv[1]); " + (
-    "print('held', flush=True); "
-    "time.sleep(60)"  # stream on until the test kills this process: a hold, not a wait
+    "print('held', flush=True); time.sleep(60)"  # stream on until the test kills this process: a hold, not a wait
 )
 
 
