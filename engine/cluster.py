@@ -7,8 +7,10 @@ Guarantees:
   queue to the event loop (``call_soon_threadsafe``) and are folded by the engine's ``absorb``, in seq order,
   never appended again: pages here show another instance's stream live. The cluster sees the engine only through
   ``engine.peers.Local`` and is its ``Peers`` (it joins at ``start``).
-- Every attempt started here is claimed (``store.postgres.owners``) while its ``started`` event is still in memory
-  (so before it can be durable), renewed every lease/3 s by a thread, and released once its end is durable.
+- Every attempt is claimed (``claim``, ``store.postgres.owners``) before its first event is appended: a refused
+  claim, or a database that cannot be reached, raises ``InputRejected`` and the attempt is not started (so no
+  attempt runs without an owner). Claims are renewed every lease/3 s by a thread and released once the attempt's
+  end is durable (at once when its events could not be appended: ``unclaim``).
 - ``cancel`` asks the attempt's owner with the attempt id and turn (so a late request never touches a newer
   attempt, which the owner's one cancel path checks), asks again every second,
   and returns True once this engine has folded the attempt's end; False after lease + 3 s. An owner that is gone
@@ -33,9 +35,10 @@ import queue
 from collections.abc import Callable
 from typing import get_args
 
+from engine.claims import Claims
 from engine.peers import LiveElsewhere, Local
 from ledger.errors import ConversationBusyError, ConversationDeletedError, StoreError
-from ledger.events import AnyEvent, CancelSource, Persisted, Started
+from ledger.events import AnyEvent, CancelSource, Persisted
 from store.health import ProblemLog
 from store.postgres.leases import is_dead
 from store.postgres.owners import AttemptOwners, Request
@@ -56,7 +59,8 @@ class Cluster:
         self.me = store.instance
         self.owners = AttemptOwners(url, self.me, lease=lease, on_request=self._requested, problems=ProblemLog(log))
         self._inbox: queue.SimpleQueue[list[AnyEvent]] = queue.SimpleQueue()
-        self._owned: dict[str, str] = {}  # attempt id -> conversation id, started here and not yet ended
+        self.claims = Claims(engine, self.owners)
+        self.claim, self.unclaim = self.claims.claim, self.claims.unclaim
         self._absorbing = False
         self._changed = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -65,7 +69,7 @@ class Cluster:
 
     async def start(self) -> list[str]:
         """Follow the other instances, take requests, and finalize what dead owners left; returns those ids."""
-        self._loop = asyncio.get_running_loop()
+        self._loop = self.claims.loop = asyncio.get_running_loop()
         self.engine.join(self)
         self._stops = [self.store.follow(self._followed), self.engine.subscribe(self._seen)]
         for cid in self.engine.loaded():  # committed between opening a loaded conversation and following
@@ -211,19 +215,8 @@ class Cluster:
         changed.set()
         if self._absorbing:
             return
-        if isinstance(event, Started):  # or another instance's, caught up by an append here: then claimed already
-            try:
-                if self.owners.claim(event.attempt_id, event.conversation_id):
-                    self._owned[event.attempt_id] = event.conversation_id
-            except StoreError as exc:
-                log.error("attempt %s runs without an owner lease: %s", event.attempt_id, exc)
-        elif isinstance(event, Persisted) and self._owned.pop(event.attempt_id, None) is not None:
-            self.engine.spawn(self._release(event.attempt_id), f"release {event.attempt_id}")
-
-    async def _release(self, attempt_id: str) -> None:
-        if await self.engine.flush():  # the end is durable: nobody can take the attempt for a dead one now
-            with contextlib.suppress(StoreError):
-                await asyncio.to_thread(self.owners.release, [attempt_id])
+        if isinstance(event, Persisted):
+            self.claims.ended(event.attempt_id)
 
     # --- dead owners -------------------------------------------------------------------------------------------
 

@@ -1,0 +1,91 @@
+"""This instance's owner claims on the attempts it runs (``store.postgres.owners``), and what happens when one is
+lost.
+
+Guarantees:
+- ``claim`` (the engine's ``Peers.claim``, before an attempt's first event is appended) records this instance as
+  the attempt's owner in the database; a refusal (``False`` from an older ``AttemptOwners``, ``ClaimRefused``) or
+  a database that cannot be reached raises ``InputRejected`` with a readable sentence: the attempt is not started.
+  An epoch the database issues is kept (``epochs``) while the attempt runs here.
+- A claim is released once the attempt's end (``persisted``) is durable (``ended``), at once when its attempt did
+  not start after all (``unclaim``); a failed release is left to the database's janitor (never retried here).
+- ``lost`` (the ownership thread: the claim is gone or has another epoch) and ``refused`` (the writer thread: the
+  database refused the attempt's writes) hop to the loop (``call_soon_threadsafe``); there the attempt stops here
+  without an end (``Local.lost``: its worker is cancelled and writes nothing more) and the conversation is read
+  again from the store, so pages show the end the other instance wrote.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from engine.peers import Local
+from ledger.decide import InputRejected
+from ledger.errors import StoreError
+from store.postgres.owners import AttemptOwners
+
+log = logging.getLogger("ledger_chat.cluster")
+NOT_CLAIMED = (
+    "The answer could not be started: this instance could not become its owner ({}). Your message was not sent "
+    "and is still in the box; send it again in a moment."
+)
+
+
+class Claims:
+    def __init__(self, engine: Local, owners: AttemptOwners) -> None:
+        self.engine, self.owners = engine, owners
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.owned: dict[str, str] = {}  # attempt id -> conversation id, claimed here and not yet ended
+        self.epochs: dict[str, int] = {}  # attempt id -> its fencing epoch, when the database issues one
+
+    async def claim(self, cid: str, attempt_id: str) -> None:
+        try:
+            claimed: object = await asyncio.to_thread(self.owners.claim, attempt_id, cid)
+        except StoreError as exc:
+            raise InputRejected(NOT_CLAIMED.format(str(exc).rstrip(".") or type(exc).__name__)) from None
+        if claimed is False:
+            raise InputRejected(NOT_CLAIMED.format("another instance owns it"))
+        self.owned[attempt_id] = cid
+        if isinstance(claimed, int) and not isinstance(claimed, bool):
+            self.epochs[attempt_id] = claimed
+
+    def unclaim(self, attempt_id: str) -> None:
+        if self.owned.pop(attempt_id, None) is not None:
+            self.engine.spawn(self._release(attempt_id, durable=False), f"release {attempt_id}")
+
+    def ended(self, attempt_id: str) -> None:
+        """The attempt's ``persisted`` was folded here: release its claim once that is durable."""
+        if self.owned.pop(attempt_id, None) is not None:
+            self.engine.spawn(self._release(attempt_id), f"release {attempt_id}")
+
+    async def _release(self, attempt_id: str, *, durable: bool = True) -> None:
+        self.epochs.pop(attempt_id, None)
+        if not durable or await self.engine.flush():  # the end is durable: nobody takes the attempt for a dead one
+            with contextlib.suppress(StoreError):
+                await asyncio.to_thread(self.owners.release, [attempt_id])
+
+    # --- a claim lost ------------------------------------------------------------------------------------------
+
+    def lost(self, attempt_id: str) -> None:
+        """On the ownership thread (``AttemptOwners.on_lost``)."""
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self._lose, attempt_id)
+
+    def refused(self, cid: str, attempt_ids: list[str]) -> None:
+        """On the store's writer thread (``PgStore.on_refused``)."""
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self.lose_all, cid, list(attempt_ids))
+
+    def _lose(self, attempt_id: str) -> None:
+        cid = self.owned.get(attempt_id)
+        if cid is not None:
+            self.lose_all(cid, [attempt_id])
+
+    def lose_all(self, cid: str, attempt_ids: list[str]) -> None:
+        """On the loop: these attempts are another instance's to end; stop them here, show the store's copy."""
+        for attempt_id in attempt_ids:
+            self.owned.pop(attempt_id, None)
+            self.epochs.pop(attempt_id, None)
+        log.warning("attempt(s) %s lost their owner claim here: stopped without an end", ", ".join(attempt_ids))
+        self.engine.lost(cid, attempt_ids)
