@@ -9,6 +9,13 @@ streams' chunks, as the engine appends them; the figure is events appended and d
 from the first append to the last instance's flush. The TinyDB store (one instance only) is run the same way
 for comparison.
 
+Fencing (issue 27): every PostgreSQL stream claims its attempt (``AttemptOwners.claim``: an epoch issued by the
+database) and appends every event of it with that epoch (``PgStore.hold``), as the engine does; "fencing on" is the
+database's trigger checking each row's epoch in the batch's transaction, "fencing off" the same code on a fresh
+database after ``ALTER TABLE events DISABLE TRIGGER events_fenced``. Runs alternate off/on, 3 each per instance
+count, in one invocation; a run with fencing on asserts 0 refused parts and 0 ``attempt_owners`` rows left (the
+``persisted`` rows removed them). ``PG_BENCH_ONLY=store`` skips the browser part.
+
 Then the real app (``python main.py --database-url``) with a headless Chromium tab X on instance A and a tab Y on
 the same chat, on A itself (1 instance: the baseline) or on instance B (2 instances), ``ROUNDS`` times: X sends,
 a long answer streams from the scripted upstream; the fan-out delay is the time from A appending the chunk that
@@ -21,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import statistics
 import subprocess
@@ -35,6 +43,9 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from ledger.events import AnyEvent
 from store.api import EventStore
+from store.health import ProblemLog
+from store.postgres.owners import AttemptOwners
+from store.postgres.schema import migrate
 from store.postgres.store import PgStore
 from store.tinydb.store import Store
 from tests.support.app_process import CHROMIUM_ARGS, AppProcess
@@ -56,23 +67,47 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def worker(kind: str, location: str, first: int, count: int) -> None:
-    """One instance: ``count`` streams, their chunks interleaved; prints {events, seconds} once durable."""
-    store: EventStore = PgStore.open(location) if kind == "postgres" else Store.open(location)
+    """One instance: ``count`` streams, their chunks interleaved, each attempt claimed (PostgreSQL) right before
+    its first event; prints {events, seconds, refused, claims_ms} once durable."""
+    refused: list[str] = []
+    pg = PgStore.open(location, on_refused=lambda cid, aids: refused.append(cid)) if kind == "postgres" else None
+    store: EventStore = pg if pg is not None else Store.open(location)
+    owners = None
+    if pg is not None:
+        owners = AttemptOwners(
+            location, pg.instance, lease=10.0, on_request=lambda r: None, problems=ProblemLog(logging.getLogger())
+        )
+        owners.start()
     streams = [conversation_events(f"s{first + n:03d}", answers=1, chunks=CHUNKS) for n in range(count)]
     order: list[AnyEvent] = [e for step in zip(*streams, strict=True) for e in step]
     print("READY", flush=True)
     sys.stdin.readline()
+    claims: list[float] = []
     started = time.perf_counter()
     for event in order:
+        attempt = getattr(event, "attempt_id", None)
+        if pg is not None and owners is not None and attempt is not None and attempt not in owners.held:
+            at = time.perf_counter()
+            pg.hold(attempt, owners.claim(attempt, event.conversation_id))
+            claims.append((time.perf_counter() - at) * 1000)
         store.append(event)
     assert store.flush_sync(timeout=120), "a write failed: the figure would not mean anything"
     seconds = time.perf_counter() - started
+    if owners is not None:
+        owners.close()
     store.close()
-    print(json.dumps({"events": len(order), "seconds": seconds}), flush=True)
+    result = {"events": len(order), "seconds": seconds, "refused": len(refused), "claims_ms": claims}
+    print(json.dumps(result), flush=True)
 
 
-def run(kind: str, location: str, instances: int) -> float:
-    """Events/s over all instances, from the go signal to the last instance durable."""
+def run(kind: str, location: str, instances: int, fencing: bool = True) -> dict[str, float]:
+    """Events/s over all instances, from the go signal to the last instance durable; with fencing on: refused
+    parts, ``attempt_owners`` rows left, claims and the median claim."""
+    if kind == "postgres":
+        migrate(location)
+        if not fencing:
+            with psycopg.connect(location, autocommit=True) as conn:
+                conn.execute("ALTER TABLE events DISABLE TRIGGER events_fenced")
     share = STREAMS // instances
     procs = [
         subprocess.Popen(
@@ -93,7 +128,19 @@ def run(kind: str, location: str, instances: int) -> float:
         proc.stdin.flush()
     results = [json.loads(proc.communicate(timeout=300)[0].strip().splitlines()[-1]) for proc in procs]
     wall = time.perf_counter() - started
-    return float(sum(r["events"] for r in results) / wall)
+    left = 0
+    if kind == "postgres" and fencing:
+        with psycopg.connect(location) as conn:
+            row = conn.execute("SELECT count(*) FROM attempt_owners").fetchone()
+            left = int(row[0]) if row else -1
+    claims = [ms for r in results for ms in r["claims_ms"]]
+    return {
+        "rate": float(sum(r["events"] for r in results) / wall),
+        "refused": float(sum(r["refused"] for r in results)),
+        "left": float(left),
+        "claims": float(len(claims)),
+        "claim_ms": statistics.median(claims) if claims else 0.0,
+    }
 
 
 def across(url: str, upstream: ScriptedUpstream, instances: int, browser: object) -> tuple[list[float], list[float]]:
@@ -162,26 +209,49 @@ def figure(values: list[float]) -> str:
 def main() -> None:
     cluster = PostgresCluster().start()
     try:
-        print(f"(chromium tabs: {ROUNDS} rounds; PG_BENCH_ROUNDS changes it)", flush=True)
-        with sync_playwright() as p, contextlib.contextmanager(serve)() as upstream:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            print(f"The app, tab X on instance A, tab Y on the same chat; {ROUNDS} answers each")
-            for instances in (1, 2):
-                stops, delays = across(cluster.new_database(), upstream, instances, browser)
-                where = "A too (1 instance)" if instances == 1 else "B (2 instances)"
-                print(f"  tab Y on {where}: Stop in Y -> upstream closed: {figure(stops)}")
-                print(f"  tab Y on {where}: chunk appended on A -> in Y's DOM: {figure(delays)}")
-            browser.close()
+        if os.environ.get("PG_BENCH_ONLY") != "store":
+            tabs(cluster)
         events = STREAMS * (CHUNKS + 6)
-        print(f"{STREAMS} concurrent streams of {CHUNKS} chunks ({events} events), appended and durable")
+        print(
+            f"{STREAMS} concurrent streams of {CHUNKS} chunks ({events} events), appended and durable "
+            "(median of 3, off/on alternating; each part written under its savepoint with one COPY)"
+        )
         for instances in (1, 2):
-            rates = [run("postgres", cluster.new_database(), instances) for _ in range(3)]
-            print(f"  PostgreSQL, {instances} instance(s): {statistics.median(rates):,.0f} events/s (median of 3)")
+            off: list[dict[str, float]] = []
+            on: list[dict[str, float]] = []
+            for _ in range(3):
+                off.append(run("postgres", cluster.new_database(), instances, fencing=False))
+                on.append(run("postgres", cluster.new_database(), instances, fencing=True))
+            rate_off, rate_on = (statistics.median(r["rate"] for r in runs) for runs in (off, on))
+            refused, left = sum(r["refused"] for r in on), sum(r["left"] for r in on)
+            assert refused == 0 and left == 0, f"fencing on: {refused} parts refused, {left} rows left"
+            print(
+                f"  PostgreSQL, {instances} instance{'s' if instances > 1 else ' '}: fencing off {rate_off:,.0f} "
+                f"events/s   fencing on {rate_on:,.0f} events/s   ({(rate_on - rate_off) / rate_off * 100:+.1f}%)"
+            )
+            print(
+                f"  fencing on: 0 parts refused, 0 attempt_owners rows left, {on[0]['claims']:.0f} claims a run "
+                f"(median claim {statistics.median(r['claim_ms'] for r in on):.1f} ms)"
+            )
         with tempfile.TemporaryDirectory() as tmp:
-            rates = [run("tinydb", str(Path(tmp) / f"d{n}"), 1) for n in range(3)]
+            rates = [run("tinydb", str(Path(tmp) / f"d{n}"), 1)["rate"] for n in range(3)]
             print(f"  TinyDB, 1 instance: {statistics.median(rates):,.0f} events/s (median of 3)")
     finally:
         cluster.stop()
+
+
+def tabs(cluster: PostgresCluster) -> None:
+    """The app with two tabs: Stop and fan-out figures."""
+    print(f"(chromium tabs: {ROUNDS} rounds; PG_BENCH_ROUNDS changes it)", flush=True)
+    with sync_playwright() as p, contextlib.contextmanager(serve)() as upstream:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        print(f"The app, tab X on instance A, tab Y on the same chat; {ROUNDS} answers each")
+        for instances in (1, 2):
+            stops, delays = across(cluster.new_database(), upstream, instances, browser)
+            where = "A too (1 instance)" if instances == 1 else "B (2 instances)"
+            print(f"  tab Y on {where}: Stop in Y -> upstream closed: {figure(stops)}")
+            print(f"  tab Y on {where}: chunk appended on A -> in Y's DOM: {figure(delays)}")
+        browser.close()
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 MAX_PROBLEMS = 50
-ProblemKind = Literal["opening", "saving"]
+ProblemKind = Literal["opening", "saving", "fenced"]
 
 
 @dataclass(frozen=True, slots=True)

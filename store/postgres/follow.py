@@ -6,18 +6,22 @@ Guarantees:
   notifications that arrived together are served by one query (``fetch_behind``).
 - A lost notification only delays: after every (re)connection, and every ``CATCH_UP_EVERY`` seconds, every
   conversation's ``last_seq`` is compared with what ``local`` holds.
+- ``Followers`` hands events to every callback added, in order; a failing callback is logged, the others still run.
 - A lost connection is reported once (a readable reason without credentials) and retried with backoff up to 2 s.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 import psycopg
 
 from ledger.errors import StoreError
+from ledger.events import AnyEvent
 from store.health import ProblemLog
 from store.postgres.rows import SELECT
 from store.postgres.schema import connect, describe_db_error
@@ -26,6 +30,23 @@ CHANNEL = "ledger_events"
 CATCH_UP_EVERY = 5.0
 Conn = psycopg.Connection[tuple[object, ...]]
 Rows = list[tuple[object, ...]]
+Follower = Callable[[list[AnyEvent]], None]
+
+
+class Followers:
+    def __init__(self, log: logging.Logger) -> None:
+        self._log, self._callbacks = log, list[Follower]()
+
+    def add(self, callback: Follower) -> Callable[[], None]:
+        self._callbacks.append(callback)
+        return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
+
+    def deliver(self, events: list[AnyEvent]) -> None:
+        for callback in list(self._callbacks):
+            try:
+                callback(events)
+            except Exception:  # noqa: BLE001 - a broken follower must not stop following
+                self._log.exception("follower failed")
 
 
 class Local(Protocol):

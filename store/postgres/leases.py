@@ -7,9 +7,12 @@ Guarantees:
   another live instance raises ``ConversationBusyError`` naming it. Nothing is written in either case. A lease
   whose holder is a process of this host that is gone (``kill -9``), or an instance the caller names as dead
   (its attempt leases expired: ``store.postgres.owners``), is taken over at once, not waited out.
-- ``fence`` is the check inside every batch transaction: it moves the conversation's ``last_seq`` forward and
-  renews the lease only while the token is still the current one; ``False`` means the lease was lost (this
-  instance stalled past ``writer_until`` and another took over), and the caller must roll the batch back.
+- ``fence`` is the check inside every batch transaction: it moves the conversation's ``last_seq`` from
+  ``first - 1`` to ``last`` and renews the lease only while the token is still the current one. ``"lost"`` means
+  the lease was lost (this instance stalled past ``writer_until`` and another took over): the caller must roll
+  the batch back. ``"done"`` means this very batch was committed before (the token still holds the lease and
+  ``last_seq >= last``: only the COMMIT's acknowledgement was lost, e.g. in a server restart): nothing is to be
+  written again, and it counts as written.
 - ``release`` frees the leases whose tokens are given, in the caller's transaction.
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import os
 import socket
 import uuid
+from typing import Literal
 
 import psycopg
 
@@ -44,8 +48,9 @@ UPDATE conversations
    SET last_seq = %(last)s, updated = now(), writer_until = now() + make_interval(secs => %(lease)s),
        title = coalesce(%(title)s, title), deleted = %(deleted)s,
        deleted_at = CASE WHEN %(deleted)s THEN now() ELSE deleted_at END
- WHERE id = %(id)s AND lease_token = %(token)s AND last_seq < %(last)s
+ WHERE id = %(id)s AND lease_token = %(token)s AND last_seq = %(first)s - 1
 """
+_COMMITTED = "SELECT lease_token = %(token)s AND last_seq >= %(last)s FROM conversations WHERE id = %(id)s"
 
 
 def new_token() -> str:
@@ -90,10 +95,17 @@ def acquire(conn: Conn, cid: str, me: str, token: str, lease: float, dead: str |
     raise ConversationBusyError(cid, writer)
 
 
-def fence(conn: Conn, cid: str, token: str, last: int, lease: float, *, title: str | None, deleted: bool) -> bool:
-    """Record ``last`` as the conversation's last seq if this token still holds its lease (and renew it)."""
-    params = {"id": cid, "token": token, "last": last, "lease": lease, "title": title, "deleted": deleted}
-    return conn.execute(_FENCE, params).rowcount == 1
+def fence(
+    conn: Conn, cid: str, token: str, seqs: tuple[int, int], lease: float, *, title: str | None, deleted: bool
+) -> Literal["ok", "done", "lost"]:
+    """Record ``seqs[1]`` as the conversation's last seq if this token still holds its lease and its last seq is
+    ``seqs[0] - 1`` (and renew the lease); ``"done"``: this batch is already committed; ``"lost"``: the lease."""
+    first, last = seqs
+    params = {"id": cid, "token": token, "first": first, "last": last, "lease": lease, "title": title}
+    if conn.execute(_FENCE, {**params, "deleted": deleted}).rowcount == 1:
+        return "ok"
+    row = conn.execute(_COMMITTED, params).fetchone()
+    return "done" if row is not None and row[0] else "lost"
 
 
 def release(conn: Conn, tokens: list[str]) -> None:

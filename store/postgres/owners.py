@@ -1,15 +1,24 @@
-"""Who runs each streaming attempt, across app instances on one PostgreSQL, and requests sent to that owner.
+"""Who runs each streaming attempt, across app instances on one PostgreSQL, with fencing epochs issued by the
+database, and requests sent to that owner.
 
 Guarantees:
-- ``claim`` records this instance as the owner of an attempt until ``now() + lease`` (one short statement, done
-  before the attempt's ``started`` event can be durable, so no other instance ever sees a live attempt whose
-  owner row is missing unless it ended or its owner failed to claim). A background thread renews every attempt
-  this instance owns every ``lease / 3`` s: an owner that stops renewing (it died, or stalled past its lease)
-  shows in ``expired`` once ``lease`` has passed since its last renewal, never earlier.
-- ``release`` forgets attempts (call it once their end is durable in the events table).
+- ``claim`` records this instance as the owner of an attempt until ``now() + lease`` and returns the attempt's
+  fencing epoch (``nextval('ledger_epochs')``, so > 0 and growing); claiming again an attempt this instance owns
+  returns the same epoch. It raises ``ClaimRefused`` (readable) when another instance owns the attempt or the
+  database cannot be reached: then nothing of the attempt may be written.
+- ``take_over`` gives the attempt a new epoch, owned here, only while its row still has ``old_epoch`` and its
+  lease expired by the DATABASE's clock, counting a whole lease after the server's start
+  (``pg_postmaster_start_time()``): owners get one lease to reconnect after a restart. ``expired`` lists exactly
+  such rows (never one whose lease has not passed by the database's clock), except those held here.
+- The owners thread renews, every ``lease / 3`` s and at once after a reconnect, only the rows held here
+  (claimed or taken over, not released, with their epoch); a held row that is gone or has another epoch is
+  dropped from ``held`` and reported to ``on_lost(attempt_id)`` on the thread, unless the attempt's
+  ``persisted`` row was committed with that epoch (the trigger of migration 0003 removed the row: it ended).
+- ``release`` forgets attempts and deletes their rows (retried once on a fresh connection); ``janitor`` (also run
+  on the thread every lease) deletes rows expired for a lease more whose attempt ended (``persisted``) or never
+  started; ``close`` deletes this instance's rows.
 - ``request`` delivers a JSON request to the instance that owns an attempt (``NOTIFY ledger_requests``); the
   thread hands every request addressed to this instance to ``on_request``, in arrival order, on the thread.
-  Requests are not stored: the requester watches the ledger and sends again when nothing happened.
 - A database failure on the thread is reported once (no credentials) and retried with backoff up to 2 s.
 """
 
@@ -22,14 +31,43 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import psycopg
-from psycopg_pool import ConnectionPool
 
 from ledger.errors import StoreError
 from store.health import ProblemLog
+from store.postgres.pool import Conn, Pool, make_pool, once_more
 from store.postgres.schema import connect, describe_db_error
 
 CHANNEL = "ledger_requests"
 Request = dict[str, Any]
+_GRACE = "pg_postmaster_start_time() + make_interval(secs => lease_seconds) < now()"
+_CLAIM = """
+INSERT INTO attempt_owners AS o (attempt_id, conversation_id, owner, owner_until, lease_seconds, epoch)
+VALUES (%(a)s, %(c)s, %(me)s, now() + make_interval(secs => %(lease)s), %(lease)s, nextval('ledger_epochs'))
+ON CONFLICT (attempt_id) DO UPDATE SET owner_until = excluded.owner_until WHERE o.owner = excluded.owner
+RETURNING epoch
+"""
+_TAKE_OVER = f"""
+UPDATE attempt_owners SET owner = %(me)s, epoch = nextval('ledger_epochs'),
+       owner_until = now() + make_interval(secs => %(lease)s), lease_seconds = %(lease)s
+ WHERE attempt_id = %(a)s AND epoch = %(old)s AND owner_until < now() AND {_GRACE}
+RETURNING epoch
+"""
+_RENEW = """
+UPDATE attempt_owners SET owner_until = now() + make_interval(secs => lease_seconds)
+ WHERE owner = %s AND (attempt_id, epoch) IN (SELECT * FROM unnest(%s::text[], %s::bigint[]))
+RETURNING attempt_id
+"""
+_ENDED = "SELECT attempt_id, epoch FROM events WHERE kind = 'persisted' AND attempt_id = ANY(%s)"
+_JANITOR = """
+DELETE FROM attempt_owners o WHERE o.owner_until < now() - make_interval(secs => o.lease_seconds)
+   AND (NOT EXISTS (SELECT 1 FROM events e WHERE e.attempt_id = o.attempt_id AND e.kind = 'started')
+        OR EXISTS (SELECT 1 FROM events e WHERE e.attempt_id = o.attempt_id AND e.kind = 'persisted'))
+RETURNING attempt_id
+"""
+
+
+class ClaimRefused(StoreError):
+    """An attempt could not be claimed (another instance owns it, or the database cannot be reached)."""
 
 
 class Owner(NamedTuple):
@@ -37,60 +75,101 @@ class Owner(NamedTuple):
     conversation_id: str
     owner: str
     expired: bool
+    epoch: int = 0
 
 
 class AttemptOwners:
     """Attempt leases of one instance (named ``instance``, as its store's write leases are)."""
 
     def __init__(
-        self, url: str, instance: str, *, lease: float, on_request: Callable[[Request], None], problems: ProblemLog
-    ) -> None:
+        self, url: str, instance: str, *, lease: float, on_request: Callable[[Request], None], problems: ProblemLog,
+        on_lost: Callable[[str], None] | None = None,
+    ) -> None:  # fmt: skip
         self.url, self.instance, self.lease = url, instance, lease
-        self.on_request, self.problems = on_request, problems
+        self.on_request, self.problems, self.on_lost = on_request, problems, on_lost
         self._stop = threading.Event()
-        self._pool: ConnectionPool[psycopg.Connection[tuple[object, ...]]] | None = None
+        self._pool: Pool | None = None
+        self._held: dict[str, int] = {}
+        self._held_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="ledger-pg-owners", daemon=True)
 
     def start(self) -> None:
-        self._pool = ConnectionPool(
-            self.url, min_size=1, max_size=3, open=True, kwargs={"autocommit": True}, name="ledger-owners"
-        )
+        self._pool = make_pool(self.url, "ledger-owners", max_size=3)
         self._thread.start()
 
-    def claim(self, attempt_id: str, conversation_id: str) -> bool:
-        """Own a new attempt; False if it already has an owner (it was started elsewhere: never taken over)."""
-        return bool(
-            self._fetch(
-                "INSERT INTO attempt_owners (attempt_id, conversation_id, owner, owner_until) "
-                "VALUES (%s, %s, %s, now() + make_interval(secs => %s)) ON CONFLICT (attempt_id) DO NOTHING "
-                "RETURNING attempt_id",
-                (attempt_id, conversation_id, self.instance, self.lease),
-            )
+    @property
+    def held(self) -> dict[str, int]:
+        """The attempts this instance holds, with their epochs (a copy)."""
+        with self._held_lock:
+            return dict(self._held)
+
+    def claim(self, attempt_id: str, conversation_id: str) -> int:
+        """Own a new attempt; its epoch. Raises ``ClaimRefused`` (another owner, or no database)."""
+        params = {"a": attempt_id, "c": conversation_id, "me": self.instance, "lease": self.lease}
+        try:
+            rows = self._fetch(_CLAIM, params)
+        except StoreError as exc:
+            raise ClaimRefused(f"the answer could not be claimed: {exc}") from None
+        if not rows:
+            raise ClaimRefused(f"answer {attempt_id} is already run by another instance")
+        epoch = int(str(rows[0][0]))
+        with self._held_lock:
+            self._held[attempt_id] = epoch
+        return epoch
+
+    def take_over(self, attempt_id: str, old_epoch: int) -> int | None:
+        """The attempt's new epoch, owned here, if its owner's lease expired by the database's clock; else None."""
+        rows = self._fetch(_TAKE_OVER, {"a": attempt_id, "old": old_epoch, "me": self.instance, "lease": self.lease})
+        if not rows:
+            return None
+        epoch = int(str(rows[0][0]))
+        with self._held_lock:
+            self._held[attempt_id] = epoch
+        return epoch
+
+    def expired(self) -> list[Owner]:
+        """Rows whose lease passed by the database's clock (and a lease after its start), not held here."""
+        rows = self._fetch(
+            f"SELECT attempt_id, conversation_id, owner, epoch FROM attempt_owners WHERE owner_until < now() AND "
+            f"{_GRACE} ORDER BY owner_until",
+            {},
         )
+        held = self.held
+        return [Owner(str(a), str(c), str(o), True, int(str(e))) for a, c, o, e in rows if str(a) not in held]
+
+    def forget(self, attempt_id: str) -> None:
+        """Stop renewing an attempt whose end is durable (its row went with its ``persisted``)."""
+        with self._held_lock:
+            self._held.pop(attempt_id, None)
 
     def release(self, attempt_ids: list[str]) -> None:
         if attempt_ids:
-            self._execute("DELETE FROM attempt_owners WHERE attempt_id = ANY(%s)", (attempt_ids,))
+            for attempt_id in attempt_ids:
+                self.forget(attempt_id)
+            self._fetch("DELETE FROM attempt_owners WHERE attempt_id = ANY(%(ids)s)", {"ids": attempt_ids}, rows=False)
+
+    def janitor(self) -> list[str]:
+        """Delete rows expired for a lease more whose attempt ended or never started; their attempt ids."""
+        return [str(row[0]) for row in self._fetch(_JANITOR, {})]
 
     def owners(self, attempt_ids: list[str] | None = None) -> list[Owner]:
         """The owner rows of these attempts (``None``: every expired row)."""
-        where, params = ("attempt_id = ANY(%s)", (attempt_ids,)) if attempt_ids is not None else ("true", ())
+        where = "attempt_id = ANY(%(ids)s)" if attempt_ids is not None else "owner_until < now()"
         rows = self._fetch(
-            "SELECT attempt_id, conversation_id, owner, owner_until < now() FROM attempt_owners "
-            f"WHERE {where} AND (%s OR owner_until < now())",
-            (*params, attempt_ids is not None),
+            f"SELECT attempt_id, conversation_id, owner, owner_until < now(), epoch FROM attempt_owners WHERE {where}",
+            {"ids": attempt_ids},
         )
-        return [Owner(str(a), str(c), str(o), bool(e)) for a, c, o, e in rows]
+        return [Owner(str(a), str(c), str(o), bool(x), int(str(e))) for a, c, o, x, e in rows]
 
     def request(self, owner: str, request: Request) -> None:
         payload = json.dumps({**request, "to": owner, "from": self.instance})
-        self._execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
+        self._fetch("SELECT pg_notify(%(ch)s, %(p)s)", {"ch": CHANNEL, "p": payload}, rows=False)
 
     def close(self) -> None:
         self._stop.set()
         try:
-            self._execute("SELECT pg_notify(%s, '{}')", (CHANNEL,))  # wakes the thread
-            self._execute("DELETE FROM attempt_owners WHERE owner = %s", (self.instance,))
+            self._fetch("SELECT pg_notify(%(ch)s, '{}')", {"ch": CHANNEL}, rows=False)  # wakes the thread
+            self._fetch("DELETE FROM attempt_owners WHERE owner = %(me)s", {"me": self.instance}, rows=False)
         except (psycopg.Error, StoreError):
             pass  # the rows expire; the survivors finalize what was left
         if self._thread.is_alive():
@@ -98,7 +177,7 @@ class AttemptOwners:
         if self._pool is not None:
             self._pool.close()
 
-    # --- the thread: renew, listen -------------------------------------------------------------------------------
+    # --- the thread: renew, clean, listen ------------------------------------------------------------------------
 
     def _run(self) -> None:
         backoff = 0.1
@@ -106,21 +185,42 @@ class AttemptOwners:
             try:
                 with connect(self.url) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
-                    backoff, renewed = 0.1, 0.0
+                    backoff, renewed, cleaned = 0.1, 0.0, time.monotonic()
                     while not self._stop.is_set():
                         if time.monotonic() - renewed > self.lease / 3:
-                            conn.execute(
-                                "UPDATE attempt_owners SET owner_until = now() + make_interval(secs => %s) "
-                                "WHERE owner = %s",
-                                (self.lease, self.instance),
-                            )
+                            self._renew(conn)
                             renewed = time.monotonic()
+                        if time.monotonic() - cleaned > self.lease:
+                            conn.execute(_JANITOR)
+                            cleaned = time.monotonic()
                         for note in conn.notifies(timeout=min(0.5, self.lease / 6), stop_after=1):
                             self._deliver(note.payload)
             except (psycopg.Error, StoreError) as exc:
                 self.problems.report("owners", f"Attempt ownership was interrupted ({describe_db_error(exc)[1]}).")
                 self._stop.wait(backoff)
                 backoff = min(backoff * 2, 2.0)
+
+    def _renew(self, conn: Conn) -> None:
+        """Renew the held rows; a held row gone or with another epoch is lost (unless its attempt ended)."""
+        held = self.held
+        if not held:
+            return
+        ids = list(held)
+        renewed = {str(r[0]) for r in conn.execute(_RENEW, (self.instance, ids, [held[a] for a in ids]))}
+        missing = [a for a in ids if a not in renewed]
+        if not missing:
+            return
+        ended = {(str(a), int(str(e))) for a, e in conn.execute(_ENDED, (missing,)) if e is not None}
+        for attempt_id in missing:
+            with self._held_lock:
+                if self._held.get(attempt_id) != held[attempt_id]:
+                    continue  # released or claimed again meanwhile
+                del self._held[attempt_id]
+            if (attempt_id, held[attempt_id]) not in ended and self.on_lost is not None:
+                try:
+                    self.on_lost(attempt_id)
+                except Exception:  # noqa: BLE001 - a broken callback must not stop the renewals
+                    self.problems.report("owners-lost", f"Telling the owner of {attempt_id} it lost it failed.")
 
     def _deliver(self, payload: str) -> None:
         try:
@@ -130,15 +230,16 @@ class AttemptOwners:
         if isinstance(request, dict) and request.get("to") == self.instance:
             self.on_request(request)
 
-    def _execute(self, sql: str, params: tuple[object, ...]) -> None:
-        self._fetch(sql, params, rows=False)
-
-    def _fetch(self, sql: str, params: tuple[object, ...], *, rows: bool = True) -> list[tuple[object, ...]]:
+    def _fetch(self, sql: str, params: dict[str, object], *, rows: bool = True) -> list[tuple[object, ...]]:
+        """One idempotent statement, retried once on a fresh connection."""
         if self._pool is None:
             raise StoreError("attempt ownership is not started")
+
+        def work(conn: Conn) -> list[tuple[object, ...]]:
+            cursor = conn.execute(sql.encode(), params)
+            return cursor.fetchall() if rows else []
+
         try:
-            with self._pool.connection() as conn:
-                cursor = conn.execute(sql.encode(), params)
-                return cursor.fetchall() if rows else []
+            return once_more(self._pool, work)
         except psycopg.Error as exc:
             raise StoreError(f"attempt ownership: {describe_db_error(exc)[1]}") from None

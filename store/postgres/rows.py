@@ -6,7 +6,8 @@ Guarantees:
   under the one key ``~json`` and decoded from it.
 - The payload is the codec's dict (``ledger.codec``) without the columns that already hold ``conversation_id``,
   ``seq``, ``ts`` and ``kind``; ``attempt_id``, ``message_id`` and ``request_id`` are copied into their own
-  columns for the indexes (the payload stays whole).
+  columns for the indexes (the payload stays whole); ``epoch`` is the fencing epoch of the attempt's claim the event
+  was appended under (``store.postgres.owners``), NULL for an event of no held attempt (not checked).
 - ``column_text`` makes any text safe for a plain ``text`` column (the conversation list's title).
 """
 
@@ -20,13 +21,24 @@ import psycopg
 from ledger.codec import from_dict, to_dict
 from ledger.events import AnyEvent
 
-COLUMNS = ("conversation_id", "seq", "kind", "attempt_id", "message_id", "request_id", "ts", "writer", "payload")
+COLUMNS = (
+    "conversation_id",
+    "seq",
+    "kind",
+    "attempt_id",
+    "message_id",
+    "request_id",
+    "ts",
+    "writer",
+    "payload",
+    "epoch",
+)
 SELECT = "SELECT conversation_id, seq, ts, kind, payload FROM events"
 RAW = "~json"
 Row = tuple[str, int, str, str, dict[str, Any]]
 
 
-def to_row(event: AnyEvent, writer: str) -> tuple[object, ...]:
+def to_row(event: AnyEvent, writer: str, epoch: int | None = None) -> tuple[object, ...]:
     """The values of ``COLUMNS`` for an event whose seq is assigned; the payload is JSON text."""
     doc = to_dict(event)
     for key in ("conversation_id", "seq", "ts", "kind"):
@@ -43,14 +55,18 @@ def to_row(event: AnyEvent, writer: str) -> tuple[object, ...]:
         column_text(event.ts),
         writer,
         payload_text(doc),
+        epoch,
     )
 
 
-def copy_rows(conn: psycopg.Connection[tuple[object, ...]], events: list[AnyEvent], writer: str) -> None:
-    """Write the events' rows in one ``COPY`` (inside the caller's transaction)."""
+def copy_rows(
+    conn: psycopg.Connection[tuple[object, ...]], events: list[AnyEvent], writer: str,
+    epochs: list[int | None] | None = None,
+) -> None:  # fmt: skip
+    """Write the events' rows in one ``COPY`` (inside the caller's transaction), each with its epoch."""
     with conn.cursor().copy(f"COPY events ({', '.join(COLUMNS)}) FROM STDIN") as copy:
-        for event in events:
-            copy.write_row(to_row(event, writer))
+        for i, event in enumerate(events):
+            copy.write_row(to_row(event, writer, epochs[i] if epochs is not None else None))
 
 
 def payload_text(doc: dict[str, Any]) -> str:

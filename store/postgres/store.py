@@ -3,12 +3,11 @@ instances; the same writer thread (``store.writer``) and in-memory side (``store
 conversation is held).
 
 Design: ``append`` returns the event with its seq at once, on the event loop, while several instances write one
-database. So each conversation has a *write lease* (``store.postgres.leases``): an instance's first append to it takes
-the lease in one short statement (reading the last committed seq and fetching what this instance lacks); then seqs
-are assigned in memory, as the TinyDB store does, and written in batches. The lease is given up once the
-conversation was quiet for ``release_after`` with nothing pending; meanwhile another instance's append raises
-``ConversationBusyError``. Every batch checks the lease's token: an instance that stalled past its lease and was
-overtaken writes nothing for that conversation (reported), so seqs never collide.
+database. So each conversation has a *write lease* (``store.postgres.leases``), taken by an instance's first append
+to it (reading the last committed seq, fetching what this instance lacks); seqs are then assigned in memory and
+written in batches. The lease is given up once the conversation was quiet for ``release_after`` with nothing
+pending; meanwhile another instance's append raises ``ConversationBusyError``. Every batch checks the lease's token:
+an instance that stalled past its lease and was overtaken writes nothing for that conversation (reported).
 
 Guarantees:
 - ``append`` assigns the next seq of the conversation and returns at once; the event is readable through
@@ -22,6 +21,13 @@ Guarantees:
 - A deleted conversation refuses every later write, on every instance (its row is a tombstone; its events are
   removed except the ``deleted`` event itself). Saving fails loudly, as in the TinyDB store (``health()``: the
   writer's rules, ``store.writer``).
+- ``hold(attempt_id, epoch)``: every later event of the attempt carries its claim's epoch (``store.postgres.owners``),
+  checked by the database in the batch's transaction (migration 0003). A part the database refuses is not written
+  (the batch's other conversations are), is dropped from memory with what is queued behind it, the conversation
+  re-read, reported (``health().problems``) and to ``on_refused(conversation_id, attempt_ids)`` on the writer
+  thread; never retried. A re-sent batch whose COMMIT succeeded before (its ack lost) counts as written.
+- Pools check connections before use, and taking a lease retries once on a fresh connection: a restart costs one
+  reconnect, no error.
 - The database URL's password never reaches a log line, an error or ``where`` (``store.postgres.schema.redact_dsn``).
 """
 
@@ -30,23 +36,24 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import psycopg
-from psycopg_pool import ConnectionPool
 
 from ledger.errors import ConversationDeletedError, StoreError
-from ledger.events import AnyEvent, Created, Deleted, Renamed
+from ledger.events import AnyEvent
 from store.health import ProblemLog
 from store.memory import Memory
 from store.postgres import leases as pg_leases
-from store.postgres.follow import CHANNEL, listen
-from store.postgres.rows import SELECT, column_text, copy_rows, from_row
+from store.postgres.batch import Refused, catch_up, lost_message, refusal_message, write_parts
+from store.postgres.follow import CHANNEL, Follower, Followers, listen
+from store.postgres.pool import Conn, Pool, make_pool, once_more
+from store.postgres.rows import SELECT, from_row
 from store.postgres.schema import connect, describe_db_error, has_schema, migrate, redact_dsn
 from store.writer import Batch, Batches, StoreStats, Writer, Written
 
 log = logging.getLogger("store.postgres.store")
-Follower = Callable[[list[AnyEvent]], None]
+OnRefused = Callable[[str, list[str]], None]
 
 
 class PgStore(Memory, Batches):
@@ -54,52 +61,51 @@ class PgStore(Memory, Batches):
 
     def __init__(
         self, url: str, *, flush_interval: float = 0.25, read_only: bool = False, lease_seconds: float = 10.0,
-        release_after: float = 0.25,
+        release_after: float = 0.25, on_refused: OnRefused | None = None,
     ) -> None:  # fmt: skip
         self._log = ProblemLog(log)
         lock = threading.Condition()
         super().__init__(lock, Writer(lock, self, self._log, flush_interval=flush_interval, name="ledger-batch-writer"))
-        self.flush_interval = flush_interval
-        self.stats = StoreStats()
-        self._url = url
-        self.where = redact_dsn(url)
-        self.read_only = read_only
+        self.flush_interval, self.stats, self.where = flush_interval, StoreStats(), redact_dsn(url)
+        self.read_only, self.on_refused = read_only, on_refused
         self.lease_seconds, self.release_after = lease_seconds, min(release_after, lease_seconds / 3)
         self.instance = pg_leases.instance_name()
         self._leases: dict[str, str] = {}  # conversation id -> token of the lease this instance holds
+        self._epochs: dict[str, int] = {}  # attempt id -> epoch of its claim, while held here
+        self._stamps: dict[tuple[str, int], int] = {}  # (conversation id, seq) of an unwritten event -> its epoch
         self._last_append: dict[str, float] = {}
-        self._followers: list[Follower] = []
+        self._followers = Followers(log)
         self._stop = threading.Event()
-        self._pool: ConnectionPool[psycopg.Connection[tuple[object, ...]]] | None = None
+        self._pool: Pool | None = None
         self._listener = threading.Thread(
             target=lambda: listen(url, self, self._stop, self._log), name="ledger-pg-listener", daemon=True
         )
 
     @classmethod
-    def open(cls, url: str, *, flush_interval: float = 0.25, read_only: bool = False, **options: float) -> PgStore:
+    def open(
+        cls, url: str, *, flush_interval: float = 0.25, read_only: bool = False, on_refused: OnRefused | None = None,
+        **options: float,
+    ) -> PgStore:  # fmt: skip
         """Apply migrations (unless ``read_only``), load every live conversation, start writing and listening.
         Raises ``DatabaseUnavailableError`` when the server cannot be reached."""
-        store = cls(url, flush_interval=flush_interval, read_only=read_only, **options)
+        store = cls(url, flush_interval=flush_interval, read_only=read_only, on_refused=on_refused, **options)
         if not read_only:
             migrate(url)
         with connect(url) as conn:
             if has_schema(conn):
                 store._load(conn)
         if not read_only:
-            store._pool = ConnectionPool(
-                url, min_size=1, max_size=4, open=True, kwargs={"autocommit": True}, name="ledger"
-            )
+            store._pool = make_pool(url, "ledger", max_size=4)
             store.writer.start()
             store._listener.start()
         return store
 
-    def _load(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    def _load(self, conn: Conn) -> None:
         deleted = {str(r[0]) for r in conn.execute("SELECT id FROM conversations WHERE deleted ORDER BY id")}
         self.restore({}, deleted)
         for cid, seq, ts, kind, payload in conn.execute(f"{SELECT} ORDER BY conversation_id, seq"):
-            if cid in deleted:
-                continue
-            self._add_row(str(cid), seq, ts, kind, payload)
+            if cid not in deleted:
+                self._add_row(str(cid), seq, ts, kind, payload)
 
     def _add_row(self, cid: str, seq: object, ts: object, kind: object, payload: object) -> AnyEvent | None:
         try:
@@ -118,18 +124,22 @@ class PgStore(Memory, Batches):
         cid = event.conversation_id
         with self.lock:
             self._lease_for_writing(cid)
-            return self.add(event)
+            event = self.add(event)
+            epoch = self._epochs.get(getattr(event, "attempt_id", None) or "")
+            if epoch is not None:
+                self._stamps[(cid, event.seq)] = epoch
+            return event
 
     def _take_lease(self, cid: str, dead: str | None = None) -> None:
         """Under ``lock``: take the lease and catch up with what other instances committed."""
         assert self._pool is not None
-        token = pg_leases.new_token()
+        token, known, me, lease = pg_leases.new_token(), self.last_seq(cid), self.instance, self.lease_seconds
+
         try:
-            with self._pool.connection() as conn:
-                last = pg_leases.acquire(conn, cid, self.instance, token, self.lease_seconds, dead)
-                known = self.last_seq(cid)
-                missing = conn.execute(f"{SELECT} WHERE conversation_id = %s AND seq > %s ORDER BY seq", (cid, known))
-                caught = [e for row in missing if (e := self._add_row(cid, *row[1:])) is not None]
+            last, missing = once_more(
+                self._pool, lambda c: catch_up(c, cid, known, pg_leases.acquire(c, cid, me, token, lease, dead))
+            )
+            caught = [e for row in missing if (e := self._add_row(cid, *row[1:])) is not None]
         except ConversationDeletedError:
             self.bury(cid)
             raise
@@ -139,14 +149,23 @@ class PgStore(Memory, Batches):
             self._log.report(f"gap:{cid}", f"Conversation {cid}: events up to {last} could not all be read.")
         self._leases[cid] = token
         if caught:
-            self._deliver(caught)
+            self._followers.deliver(caught)
 
-    def hold(self, cid: str, dead: str | None = None) -> None:
-        """Take the conversation's write lease now, as the next ``append`` would (catching up first), taking it
-        over from ``dead`` (an instance whose attempt leases expired). Raises like ``append``."""
+    def hold(self, key: str, epoch: int | None = None, *, dead: str | None = None) -> None:
+        """``hold(attempt_id, epoch)``: every later event of the attempt is written with ``epoch`` (checked by the
+        database). ``hold(conversation_id, dead=...)``: take the conversation's write lease now, as ``append``
+        would (catching up), taking it over from ``dead`` (an instance whose attempt leases expired)."""
         with self.lock:
-            self._lease_for_writing(cid, dead)
+            if epoch is not None:
+                self._epochs[key] = epoch
+                return
+            self._lease_for_writing(key, dead)
             self.writer.wake()  # the writer thread schedules the lease's release (``housekeep``)
+
+    def unhold(self, attempt_id: str) -> None:
+        """Later events of the attempt carry no epoch (events already appended keep theirs)."""
+        with self.lock:
+            self._epochs.pop(attempt_id, None)
 
     def _lease_for_writing(self, cid: str, dead: str | None = None) -> None:
         """Under ``lock``: refuse a read-only store or a deleted conversation, else hold the write lease (taken,
@@ -160,8 +179,7 @@ class PgStore(Memory, Batches):
         self._last_append[cid] = time.monotonic()
 
     def close(self, timeout: float = 10.0) -> int:
-        """Write what is pending (for at most ``timeout`` s), give up every lease, stop listening, disconnect.
-        Returns how many events could not be saved."""
+        """Write what is pending (for at most ``timeout`` s), give up the leases, disconnect; events not saved."""
         if self.read_only or self._pool is None or self._pool.closed:
             return 0
         unsaved = self.writer.stop(timeout)
@@ -180,23 +198,28 @@ class PgStore(Memory, Batches):
     # --- one batch, on the writer thread (``store.writer`` decides when) ---------------------------------------
 
     def write(self, batch: Batch) -> Written:
-        """One transaction: each conversation's fence, its rows and a notification (none for an empty batch)."""
+        """One transaction, each conversation's part under its savepoint (``store.postgres.batch``)."""
         started = time.perf_counter()
+        refused: dict[str, Refused] = {}
         if batch:
             assert self._pool is not None
             with self.lock:
                 tokens = {cid: self._leases.get(cid, "") for cid in batch}
-            lost: list[str] = []
+                epochs = {cid: [self._stamps.get((cid, e.seq)) for e in events] for cid, events in batch.items()}
             try:
                 with self._pool.connection() as conn, conn.transaction():
-                    for cid, events in batch.items():
-                        if not self._write_conversation(conn, cid, events, tokens[cid]):
-                            lost.append(cid)
+                    lost, refused = write_parts(conn, batch, tokens, epochs, lease=self.lease_seconds, me=self.instance)
             except Exception as exc:  # noqa: BLE001 - the single writer must survive any write error
                 return 0, batch, exc
+            with self.lock:
+                self._stamps = {
+                    k: v for k, v in self._stamps.items() if k[0] not in batch or k[1] > batch[k[0]][-1].seq
+                }
             for cid in lost:
                 self._lose(cid, batch[cid])
-        saved = sum(len(events) for events in batch.values())
+            for cid, why in refused.items():
+                self._refuse(cid, batch[cid], why)
+        saved = sum(len(events) for cid, events in batch.items() if cid not in refused)
         self.stats.record(time.perf_counter() - started, saved)
         return saved, {}, None
 
@@ -208,12 +231,8 @@ class PgStore(Memory, Batches):
         if self._pool is None:
             return
         with self.lock:
-            now = time.monotonic()
-            quiet = [
-                c
-                for c in self._leases
-                if not self.writer.unwritten(c) and now - self._last_append[c] > self.release_after
-            ]
+            since = time.monotonic() - self.release_after
+            quiet = [c for c in self._leases if not self.writer.unwritten(c) and self._last_append[c] < since]
             tokens = [self._leases.pop(c) for c in quiet]
         if not tokens:
             return
@@ -223,37 +242,37 @@ class PgStore(Memory, Batches):
         except psycopg.Error:
             pass  # they expire by themselves; a new append takes a new lease either way
 
-    def _write_conversation(
-        self, conn: psycopg.Connection[tuple[object, ...]], cid: str, events: Sequence[AnyEvent], token: str
-    ) -> bool:
-        """Inside the batch's transaction, under a savepoint: False (nothing written) when the lease was lost."""
-        titles = [e.title for e in events if isinstance(e, Created | Renamed)]
-        deleted = isinstance(events[-1], Deleted)
-        last = events[-1].seq
-        with conn.transaction():
-            title = "" if deleted else (column_text(titles[-1]) if titles else None)
-            if not pg_leases.fence(conn, cid, token, last, self.lease_seconds, title=title, deleted=deleted):
-                return False
-            copy_rows(conn, list(events), self.instance)
-            if deleted:
-                conn.execute("DELETE FROM events WHERE conversation_id = %s AND seq < %s", (cid, last))
-            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{cid} {last}"))
-        return True
-
     def _lose(self, cid: str, events: list[AnyEvent]) -> None:
-        """The lease was lost: forget this instance's unwritten tail of the conversation (the new owner's events
-        arrive through following), and say so."""
+        """The lease was lost: forget the unwritten tail (the new owner's events come by following); say so."""
         with self.lock:
             self._leases.pop(cid, None)
             later = self.writer.drop(cid)
             self.truncate(cid, events[0].seq)
-        count = len(events) + later
-        self._log.report(
-            f"lost:{cid}",
-            f"Conversation {cid}: {count} event(s) were not saved: this instance stalled past its write lease and "
-            "another instance took the conversation over.",
-            kind="saving",
-        )
+        self._log.report(f"lost:{cid}", lost_message(cid, len(events) + later), kind="saving")
+
+    def _refuse(self, cid: str, events: list[AnyEvent], why: Refused) -> None:
+        """An epoch was refused: drop the part and what is queued behind it, give the lease back, re-read, say so."""
+        with self.lock:
+            later = self.writer.drop(cid)
+            self.truncate(cid, events[0].seq)
+            self._stamps = {k: v for k, v in self._stamps.items() if k[0] != cid}
+            token, known = self._leases.pop(cid, None), self.last_seq(cid)
+        attempts = sorted({a for e in events if (a := getattr(e, "attempt_id", None))})
+        assert self._pool is not None
+        try:
+            rows = once_more(self._pool, lambda conn: catch_up(conn, cid, known, release=token))[1]
+        except psycopg.Error:
+            rows = []  # following catches up later
+        with self.lock:
+            caught = [e for r in rows if self.last_seq(cid) < int(str(r[1])) and (e := self._add_row(cid, *r[1:]))]
+        self._log.report(f"fenced:{cid}", refusal_message(cid, len(events) + later, attempts, why), kind="fenced")
+        if caught:
+            self._followers.deliver(caught)
+        if self.on_refused is not None:
+            try:
+                self.on_refused(cid, attempts)
+            except Exception:  # noqa: BLE001 - the single writer must survive a broken callback
+                log.exception("on_refused failed")
 
     def describe(self, error: BaseException) -> tuple[str, str]:
         return describe_db_error(error)
@@ -262,8 +281,7 @@ class PgStore(Memory, Batches):
 
     def follow(self, callback: Follower) -> Callable[[], None]:
         """Call ``callback(events)`` (on the listener thread) with the events other instances commit."""
-        self._followers.append(callback)
-        return lambda: self._followers.remove(callback) if callback in self._followers else None
+        return self._followers.add(callback)
 
     def absorb(self, known: dict[str, int], rows: list[tuple[object, ...]]) -> None:
         """Take in rows fetched beyond ``known``, unless this instance wrote or caught up meanwhile."""
@@ -277,11 +295,4 @@ class PgStore(Memory, Batches):
                 known[cid] = event.seq if event is not None else known[cid]
                 caught += [event] if event is not None else []
         if caught:
-            self._deliver(caught)
-
-    def _deliver(self, events: list[AnyEvent]) -> None:
-        for follower in list(self._followers):
-            try:
-                follower(events)
-            except Exception:  # noqa: BLE001 - a broken follower must not stop following
-                log.exception("follower failed")
+            self._followers.deliver(caught)

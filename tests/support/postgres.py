@@ -72,6 +72,12 @@ class PostgresCluster:
                   "start")  # fmt: skip
         return self
 
+    def restart(self, mode: str = "fast") -> None:
+        """``pg_ctl restart -m mode`` (``fast``: every session ends with "terminating connection due to administrator
+        command"); returns once the server accepts connections again (same port and options)."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.dir / "log"), "-m", mode, "-w",
+                  "restart")  # fmt: skip
+
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{USER}:{PASSWORD}@127.0.0.1:{self.port}/{database}"
 

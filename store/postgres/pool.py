@@ -1,0 +1,43 @@
+"""Connection pools of the PostgreSQL store and of the attempt owners, and one retry for idempotent statements.
+
+Guarantees:
+- Every pool checks a connection before lending it (``ConnectionPool.check_connection``: one empty query); a
+  connection that died (the server restarted) is discarded and replaced, so a restart costs one reconnect.
+- ``once_more(pool, work)`` runs ``work(conn)`` in the pool's connection; when it fails with a connection-level
+  error (``psycopg.OperationalError``, the connection broken between the check and the use) it runs ``work``
+  once more on a fresh connection. Only for idempotent statements (lease acquisition, claim, renewal, takeover,
+  release, the janitor): a batch of events is never retried here (the writer keeps it).
+- A pool waits at most ``POOL_TIMEOUT`` seconds for a connection (``psycopg_pool.PoolTimeout``, a
+  ``psycopg.OperationalError``), never the driver's default 30 s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+Conn = psycopg.Connection[tuple[object, ...]]
+Pool = ConnectionPool[Conn]
+T = TypeVar("T")
+POOL_TIMEOUT = 3.0
+
+
+def make_pool(url: str, name: str, *, max_size: int) -> Pool:
+    return ConnectionPool(
+        url, min_size=1, max_size=max_size, open=True, kwargs={"autocommit": True}, name=name,
+        check=ConnectionPool.check_connection, timeout=POOL_TIMEOUT,
+    )  # fmt: skip
+
+
+def once_more(pool: Pool, work: Callable[[Conn], T]) -> T:
+    """``work(conn)``, retried once on a fresh connection after a connection-level failure."""
+    try:
+        with pool.connection() as conn:
+            return work(conn)
+    except psycopg.OperationalError:
+        pass
+    with pool.connection() as conn:
+        return work(conn)
