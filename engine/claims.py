@@ -5,7 +5,8 @@ Guarantees:
 - ``claim`` (the engine's ``Peers.claim``, before an attempt's first event is appended) records this instance as
   the attempt's owner in the database; a refusal (``False`` from an older ``AttemptOwners``, ``ClaimRefused``) or
   a database that cannot be reached raises ``InputRejected`` with a readable sentence: the attempt is not started.
-  An epoch the database issues is kept (``epochs``) while the attempt runs here.
+  The epoch the database issues is held in the store (``PgStore.hold(attempt_id, epoch)``) before the attempt's
+  first event is appended, so every event of it is checked by the database; ``unhold`` at its end.
 - A claim is released once the attempt's end (``persisted``) is durable (``ended``), at once when its attempt did
   not start after all (``unclaim``); a failed release is left to the database's janitor (never retried here).
 - ``lost`` (the ownership thread: the claim is gone or has another epoch) and ``refused`` (the writer thread: the
@@ -24,6 +25,7 @@ from engine.peers import Local
 from ledger.decide import InputRejected
 from ledger.errors import StoreError
 from store.postgres.owners import AttemptOwners
+from store.postgres.store import PgStore
 
 log = logging.getLogger("ledger_chat.cluster")
 NOT_CLAIMED = (
@@ -33,13 +35,15 @@ NOT_CLAIMED = (
 
 
 class Claims:
-    def __init__(self, engine: Local, owners: AttemptOwners) -> None:
-        self.engine, self.owners = engine, owners
+    def __init__(self, engine: Local, store: PgStore) -> None:
+        self.engine, self.store = engine, store
+        self.owners: AttemptOwners | None = None  # set by ``engine.cluster`` (it is made with ``lost``)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.owned: dict[str, str] = {}  # attempt id -> conversation id, claimed here and not yet ended
         self.epochs: dict[str, int] = {}  # attempt id -> its fencing epoch, when the database issues one
 
     async def claim(self, cid: str, attempt_id: str) -> None:
+        assert self.owners is not None, "the cluster made its owners"
         try:
             claimed: object = await asyncio.to_thread(self.owners.claim, attempt_id, cid)
         except StoreError as exc:
@@ -49,6 +53,7 @@ class Claims:
         self.owned[attempt_id] = cid
         if isinstance(claimed, int) and not isinstance(claimed, bool):
             self.epochs[attempt_id] = claimed
+            self.store.hold(attempt_id, claimed)  # every event of the attempt is written with it, checked by the db
 
     def unclaim(self, attempt_id: str) -> None:
         if self.owned.pop(attempt_id, None) is not None:
@@ -60,10 +65,15 @@ class Claims:
             self.engine.spawn(self._release(attempt_id), f"release {attempt_id}")
 
     async def _release(self, attempt_id: str, *, durable: bool = True) -> None:
-        self.epochs.pop(attempt_id, None)
-        if not durable or await self.engine.flush():  # the end is durable: nobody takes the attempt for a dead one
+        self.forget(attempt_id)
+        if self.owners is not None and (not durable or await self.engine.flush()):  # the end is durable
             with contextlib.suppress(StoreError):
                 await asyncio.to_thread(self.owners.release, [attempt_id])
+
+    def forget(self, attempt_id: str) -> None:
+        """Later events of the attempt carry no epoch (``PgStore.unhold``): its run here is over."""
+        if self.epochs.pop(attempt_id, None) is not None:
+            self.store.unhold(attempt_id)
 
     # --- a claim lost ------------------------------------------------------------------------------------------
 
@@ -86,6 +96,6 @@ class Claims:
         """On the loop: these attempts are another instance's to end; stop them here, show the store's copy."""
         for attempt_id in attempt_ids:
             self.owned.pop(attempt_id, None)
-            self.epochs.pop(attempt_id, None)
+            self.forget(attempt_id)
         log.warning("attempt(s) %s lost their owner claim here: stopped without an end", ", ".join(attempt_ids))
         self.engine.lost(cid, attempt_ids)
