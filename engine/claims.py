@@ -12,7 +12,8 @@ Guarantees:
 - ``lost`` (the ownership thread: the claim is gone or has another epoch) and ``refused`` (the writer thread: the
   database refused the attempt's writes) hop to the loop (``call_soon_threadsafe``); there the attempt stops here
   without an end (``Local.lost``: its worker is cancelled and writes nothing more) and the conversation is read
-  again from the store, so pages show the end the other instance wrote.
+  again from the store, at once and once the store's writer dealt with what it still held (written, refused or
+  dropped) and the store caught up with the database (``PgStore.hold(cid)``), so pages show the other end.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from store.postgres.owners import AttemptOwners
 from store.postgres.store import PgStore
 
 log = logging.getLogger("ledger_chat.cluster")
+CATCH_UP_WITHIN = 10.0  # seconds to wait until the other instance's end of a lost attempt is read here
 NOT_CLAIMED = (
     "The answer could not be started: this instance could not become its owner ({}). Your message was not sent "
     "and is still in the box; send it again in a moment."
@@ -99,3 +101,19 @@ class Claims:
             self.forget(attempt_id)
         log.warning("attempt(s) %s lost their owner claim here: stopped without an end", ", ".join(attempt_ids))
         self.engine.lost(cid, attempt_ids)
+        self.engine.spawn(self._settled(cid, attempt_ids), f"re-read {cid}")
+
+    async def _settled(self, cid: str, attempt_ids: list[str]) -> None:
+        """Read the conversation again until the store shows the lost attempts ended (once it dealt with what it
+        still held of them, written, refused or dropped with the lost write lease, and caught up with the database
+        by taking the write lease: ``PgStore.hold(cid)``), every 0.1 s for at most ``CATCH_UP_WITHIN`` s."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CATCH_UP_WITHIN
+        while loop.time() < deadline:
+            with contextlib.suppress(StoreError):  # busy: the other instance still writes its last events
+                self.store.hold(cid)
+            self.engine.lost(cid, attempt_ids)
+            conv = self.engine.conversation(cid)
+            if conv is None or not any(a.is_live for i, a in conv.attempts.items() if i in attempt_ids):
+                return
+            await asyncio.sleep(0.1)  # the retry interval until the store holds the other instance's end
