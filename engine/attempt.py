@@ -9,7 +9,8 @@ Guarantees:
   allows it, otherwise as a ``stale_chunk`` with the reason; either way it gets the next per-attempt chunk_seq.
 - ``outcome`` is set by the owner when the stream ends on its own, ``cancel`` by the owner's one cancel entry
   (a timeout sets both: the cancel and the failure it ends with); whichever is set first decides how the attempt
-  is finalized (``settled``). ``time_out`` is how the stream's watchdog asks the owner for that cancel.
+  is finalized (``settled``). ``time_out`` is how the stream's watchdog asks the owner for that cancel. A ``lost``
+  run (its owner claim is gone: ``AttemptWorker.lose``) is settled too, by another instance.
 - Delivered text is kept as pieces and joined when read: receiving is linear in the answer's length; runs of
   ``FOLD`` pieces are joined as they come, so the list stays short (a full garbage collection walks each item).
 - Tool calls are assembled from their streamed pieces by index; a call's first piece is recorded at once
@@ -120,6 +121,7 @@ class AttemptRun:
     close_t0: float | None = None
     outcome: Outcome | None = None
     cancel: CancelOrder | None = None
+    lost: bool = False  # another instance owns this attempt's end now: nothing more is written or asked
     step: int = 0
     step_chunks: int = 0
     step_inputs: list[list[dict[str, Any]]] = field(default_factory=list)
@@ -261,7 +263,7 @@ class AttemptRun:
     @property
     def settled(self) -> bool:
         """The attempt's end is decided (by the stream or by a cancel): nobody else may decide it."""
-        return self.outcome is not None or self.cancel is not None
+        return self.outcome is not None or self.cancel is not None or self.lost
 
     @property
     def output_text(self) -> str:

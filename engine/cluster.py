@@ -7,8 +7,10 @@ Guarantees:
   queue to the event loop (``call_soon_threadsafe``) and are folded by the engine's ``absorb``, in seq order,
   never appended again: pages here show another instance's stream live. The cluster sees the engine only through
   ``engine.peers.Local`` and is its ``Peers`` (it joins at ``start``).
-- Every attempt started here is claimed (``store.postgres.owners``) while its ``started`` event is still in memory
-  (so before it can be durable), renewed every lease/3 s by a thread, and released once its end is durable.
+- Every attempt is claimed (``claim``, ``store.postgres.owners``) before its first event is appended: a refused
+  claim, or a database that cannot be reached, raises ``InputRejected`` and the attempt is not started (so no
+  attempt runs without an owner). Claims are renewed every lease/3 s by a thread and released once the attempt's
+  end is durable (at once when its events could not be appended: ``unclaim``).
 - ``cancel`` asks the attempt's owner with the attempt id and turn (so a late request never touches a newer
   attempt, which the owner's one cancel path checks), asks again every second,
   and returns True once this engine has folded the attempt's end; False after lease + 3 s. An owner that is gone
@@ -17,11 +19,13 @@ Guarantees:
   once and not waited for: the owner decides.
 - A request from another instance runs this engine's one cancel path (``cancel``, ``requested_by`` naming
   the requester); a leave-policy request is ignored while this instance still has viewers of the conversation.
-- ``sweep`` (at start, then every ``SWEEP_EVERY`` s): an attempt live in the ledger whose owner's lease expired,
-  whose owner is a dead process of this host, or that has no owner row, is finalized here as interrupted
-  (``recovered``, source restart, at its persisted prefix) after taking the conversation's write lease over and
-  catching up; an attempt that turns out to have ended meanwhile is left alone. So a dead owner's attempts end
-  within lease + ``SWEEP_EVERY`` s + one write, on one survivor (the write lease decides which).
+- ``sweep`` (at start, then every ``SWEEP_EVERY`` s) waits for proof: only an attempt live in the ledger whose
+  owner row is in ``owners.expired()`` (its lease passed by the DATABASE's clock; a missing row is never proof)
+  is finalized here, after ``take_over`` gave it a new epoch (the old owner's later writes are refused by the
+  database), taking the conversation's write lease over and catching up: ``recovered`` (source restart) at its
+  persisted prefix, a tool call that was running answered ``unknown`` (``engine.worker.recover``). An attempt
+  that turns out to have ended meanwhile is left alone. So a dead owner's attempts end within lease +
+  ``SWEEP_EVERY`` s + one write, on one survivor (``take_over`` decides which).
 """
 
 from __future__ import annotations
@@ -33,9 +37,10 @@ import queue
 from collections.abc import Callable
 from typing import get_args
 
+from engine.claims import Claims
 from engine.peers import LiveElsewhere, Local
 from ledger.errors import ConversationBusyError, ConversationDeletedError, StoreError
-from ledger.events import AnyEvent, CancelSource, Persisted, Started
+from ledger.events import AnyEvent, CancelSource, Persisted
 from store.health import ProblemLog
 from store.postgres.leases import is_dead
 from store.postgres.owners import AttemptOwners, Request
@@ -54,9 +59,13 @@ class Cluster:
     def __init__(self, engine: Local, store: PgStore, url: str, *, lease: float = LEASE) -> None:
         self.engine, self.store = engine, store
         self.me = store.instance
-        self.owners = AttemptOwners(url, self.me, lease=lease, on_request=self._requested, problems=ProblemLog(log))
+        self.claims = Claims(engine, store)
+        self.owners = self.claims.owners = AttemptOwners(
+            url, self.me, lease=lease, on_request=self._requested, problems=ProblemLog(log), on_lost=self.claims.lost
+        )
+        store.on_refused = self.claims.refused  # the database refused an attempt's writes: its epoch is old
         self._inbox: queue.SimpleQueue[list[AnyEvent]] = queue.SimpleQueue()
-        self._owned: dict[str, str] = {}  # attempt id -> conversation id, started here and not yet ended
+        self.claim, self.unclaim = self.claims.claim, self.claims.unclaim
         self._absorbing = False
         self._changed = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -65,7 +74,7 @@ class Cluster:
 
     async def start(self) -> list[str]:
         """Follow the other instances, take requests, and finalize what dead owners left; returns those ids."""
-        self._loop = asyncio.get_running_loop()
+        self._loop = self.claims.loop = asyncio.get_running_loop()
         self.engine.join(self)
         self._stops = [self.store.follow(self._followed), self.engine.subscribe(self._seen)]
         for cid in self.engine.loaded():  # committed between opening a loaded conversation and following
@@ -211,49 +220,37 @@ class Cluster:
         changed.set()
         if self._absorbing:
             return
-        if isinstance(event, Started):  # or another instance's, caught up by an append here: then claimed already
-            try:
-                if self.owners.claim(event.attempt_id, event.conversation_id):
-                    self._owned[event.attempt_id] = event.conversation_id
-            except StoreError as exc:
-                log.error("attempt %s runs without an owner lease: %s", event.attempt_id, exc)
-        elif isinstance(event, Persisted) and self._owned.pop(event.attempt_id, None) is not None:
-            self.engine.spawn(self._release(event.attempt_id), f"release {event.attempt_id}")
-
-    async def _release(self, attempt_id: str) -> None:
-        if await self.engine.flush():  # the end is durable: nobody can take the attempt for a dead one now
-            with contextlib.suppress(StoreError):
-                await asyncio.to_thread(self.owners.release, [attempt_id])
+        if isinstance(event, Persisted):
+            self.claims.ended(event.attempt_id)
 
     # --- dead owners -------------------------------------------------------------------------------------------
 
     async def sweep(self, only: list[str] | None = None) -> list[str]:
-        """Finalize (as interrupted) the live attempts whose owner is gone; returns their ids. Conversations nobody
-        here has open are read when the store's summaries say they have an open attempt."""
-        for summary in self.store.summaries():
-            if summary.open_attempts and not self.engine.is_running_here(summary.conversation_id):
-                self.engine.conversation(summary.conversation_id)
-        live = {
-            attempt.attempt_id: cid
-            for cid in self.engine.loaded()
-            if (conv := self.engine.conversation(cid)) is not None and (attempt := conv.live_attempt()) is not None
-            if not self.engine.is_running_here(cid) and (only is None or attempt.attempt_id in only)
-        }
-        if not live:
-            return []
-        rows = {r.attempt_id: r for r in await asyncio.to_thread(self.owners.owners, list(live))}
+        """Finalize (as interrupted) the live attempts whose owner's lease expired by the database's clock (the rows
+        of ``owners.expired()``: never an attempt without a row), each taken over first (``take_over``: a new
+        epoch, so whatever the old owner still writes is refused); returns their ids."""
+        rows = [r for r in await asyncio.to_thread(self.owners.expired) if only is None or r.attempt_id in only]
         recovered: list[str] = []
-        for attempt_id, cid in live.items():
-            row = rows.get(attempt_id)
-            gone = row is None or row.expired or row.owner == self.me or is_dead(row.owner)
-            if not gone or self.engine.is_running_here(cid):
-                continue
+        for row in rows:
+            cid, attempt_id = row.conversation_id, row.attempt_id
+            conv = None if self.engine.is_running_here(cid) else self.engine.conversation(cid)
+            attempt = conv.attempts.get(attempt_id) if conv is not None else None
+            if attempt is None or not attempt.is_live:
+                continue  # ended (its row is the janitor's), never started, or running here
+            epoch = await asyncio.to_thread(self.owners.take_over, attempt_id, row.epoch)
+            if epoch is None:
+                continue  # renewed meanwhile, or another survivor took it over
             try:
-                self.store.hold(cid, dead=row.owner if row is not None else None)
+                self.store.hold(cid, dead=row.owner)
             except (ConversationBusyError, ConversationDeletedError, StoreError):
-                continue  # its owner still writes it (or it is gone): the next sweep looks again
-            self._drain()  # what the owner committed before dying
-            recovered += self.engine.recover(only=[cid])
+                self.owners.forget(attempt_id)  # not renewed: it expires again and the next sweep looks again
+                continue
+            self.store.hold(attempt_id, epoch)
+            self._drain()  # what the owner committed before it stopped
+            try:
+                recovered += self.engine.recover(only=[cid])
+            finally:
+                self.store.unhold(attempt_id)
         if recovered:
             log.warning("finalized %d answer(s) whose instance stopped: %s", len(recovered), ", ".join(recovered))
             if await self.engine.flush():

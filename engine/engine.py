@@ -12,8 +12,10 @@ Guarantees:
   an older turn, or for another attempt than the one given, does nothing. Deleting awaits a discard-cancel first;
   afterwards the store refuses any write for that conversation.
 - Other instances on the same database are asked through ``peers`` (``engine.peers``: ``ALONE`` until
-  ``engine.cluster`` joins): an attempt another instance runs is cancelled by its owner with its attempt id and
-  turn, and Send, Retry and delete first wait briefly until this instance may write the conversation.
+  ``engine.cluster`` joins): every attempt is claimed there before its first event is appended (a refused claim
+  starts nothing and raises ``InputRejected``: ``engine.starting``); an attempt another instance runs is
+  cancelled by its owner with its attempt id and turn, and Send, Retry and delete first wait briefly until this
+  instance may write the conversation.
 - While the store cannot save (``health().saving_fails``), nothing new is started: creating a conversation, Send,
   Retry and branching raise ``InputRejected`` with the reason; what is already running goes on, kept in memory.
 - A conversation leaves memory (``drop``) when its last viewer leaves and nothing streams in it, once an answer
@@ -39,9 +41,10 @@ from engine.read_side import ReadSide
 from engine.runtimes import Runtime, Runtimes
 from engine.settings import EngineSettings
 from engine.stamps import new_id
+from engine.starting import Starting, start_claimed
 from engine.text import valid_text, visible_title
 from engine.tools.hub import ServerHealth, ToolHub
-from engine.worker import AttemptWorker, Workplace, recover
+from engine.worker import Workplace, recover
 from ledger import decide
 from ledger.decide import InputRejected as InputRejected
 from ledger.decide import NewAttempt
@@ -79,6 +82,7 @@ class Engine:
         self.viewer_joined = presence.viewer_joined
         self.viewer_left = presence.viewer_left
         self.drop = presence.drop
+        self.lost = presence.lost  # an owner claim gone: its worker stops without an end, the chat is read again
 
     @property
     def state(self) -> State:
@@ -162,8 +166,7 @@ class Engine:
         async with rt.lock:
             new = NewAttempt(new_id("att"), provider.model)
             retrying, started = decide.retry(self._require(cid), target, new, streaming=self._streams(rt))
-            self.read.append(retrying)
-            rt.active = AttemptWorker.start(started, provider, self._view(cid), rt.lock, self._place)
+            await start_claimed(self.peers, rt, retrying, started, Starting(provider, self._view(cid), self._place))
         return new.attempt_id
 
     def select_version(self, cid: str, message_id: str) -> None:
@@ -263,8 +266,7 @@ class Engine:
             submitted, started = decide.send(
                 conv, valid_text(text), new, user_id=user_id, answer_id=answer_id, edit_of=edit_of, streaming=streaming
             )
-            self.read.append(submitted)
-            rt.active = AttemptWorker.start(started, provider, self._view(cid), rt.lock, self._place)
+            await start_claimed(self.peers, rt, submitted, started, Starting(provider, self._view(cid), self._place))
         return user_id, answer_id
 
     async def _cancel_turn(self, cid: str, source: CancelSource, turn: int) -> bool:

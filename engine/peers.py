@@ -7,6 +7,9 @@ Guarantees:
   it through its owner (``cancel``, with its attempt id and turn, so a late request never touches a newer
   attempt; True once the attempt ended) and to wait until this instance may write the conversation
   (``writable``). ``ALONE`` answers None, False and at once: no engine code tests for other instances.
+- Before an attempt's ``started`` (and its user message) is appended, the engine ``claim``s the attempt: a claim
+  that fails raises ``InputRejected`` with a sentence saying why, and nothing is appended, so the attempt never
+  runs without an owner. ``ALONE`` always grants it. ``unclaim`` gives back a claim whose attempt did not start.
 - ``Local`` is everything ``engine.cluster`` uses of the engine: methods only (no state, no settings), each named
   for what the cluster needs. ``engine.engine.Engine`` is one.
 """
@@ -17,6 +20,7 @@ from collections.abc import Callable, Collection, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ledger.decide import InputRejected as InputRejected
 from ledger.events import AnyEvent, CancelSource
 from ledger.state import ConversationState
 
@@ -39,6 +43,12 @@ class Peers(Protocol):
     async def writable(self, cid: str) -> None:
         """Wait (briefly) until this instance may write the conversation: another may still be writing its end."""
 
+    async def claim(self, cid: str, attempt_id: str) -> None:
+        """Own this new attempt before it starts; raises ``InputRejected`` (saying why) when it cannot be owned."""
+
+    def unclaim(self, attempt_id: str) -> None:
+        """Give back a claim whose attempt was not started after all."""
+
 
 class Alone:
     """One instance on its store: nobody else streams, cancels or writes."""
@@ -50,6 +60,12 @@ class Alone:
         return False
 
     async def writable(self, cid: str) -> None:
+        return None
+
+    async def claim(self, cid: str, attempt_id: str) -> None:
+        return None
+
+    def unclaim(self, attempt_id: str) -> None:
         return None
 
 
@@ -87,6 +103,9 @@ class Local(Protocol):
         requested_by: str | None = None,
     ) -> bool:
         """The one cancel path."""
+
+    def lost(self, cid: str, attempt_ids: Collection[str]) -> None:
+        """These attempts' owner claims are gone: stop them here without an end; read the conversation again."""
 
     def recover(self, only: Collection[str] | None = None) -> list[str]:
         """End, as interrupted, the live attempts of these conversations (their owner is gone)."""

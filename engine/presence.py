@@ -9,11 +9,13 @@ Guarantees:
   runs in it and nobody holds its lock: when its last viewer leaves, when an answer that ended by itself has
   nobody watching, and after an operation no page asked for (``release``); each time once what was appended to
   it is saved. A dropped conversation is read again when it is opened.
+- ``lost``: an attempt whose owner claim is gone stops here without an end, and its conversation is read again
+  from the store, so pages show the end the other instance wrote.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 
 from engine.peers import LiveElsewhere
 from engine.read_side import ReadSide
@@ -72,6 +74,14 @@ class Presence:
         rt.active = None
         if not rt.viewers and worker.by_itself:  # it streamed on after its last page left
             self._settings.spawn(self._drop_when_saved(rt.conversation_id), f"drop {rt.conversation_id}")
+
+    def lost(self, cid: str, attempt_ids: Collection[str]) -> None:
+        """These attempts' owner claims are gone (another instance ends them): the worker of any of them running
+        here stops without an end (``AttemptWorker.lose``), and the conversation is read again from the store."""
+        worker = self._runtimes.active(cid)
+        if worker is not None and worker.run.attempt_id in attempt_ids:
+            worker.lose()
+        self._read.reread(cid)
 
     def drop(self, cid: str) -> bool:
         """Forget a conversation no page shows and nothing streams in (it is read again when opened)."""

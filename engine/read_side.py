@@ -4,8 +4,9 @@ Guarantees:
 - ``state`` is always ``replay`` of the stored events of the conversations it holds: it changes only here, by
   ``append`` (stamp ``ts`` → the store gives the seq → reduce → notify subscribers, in that order, on the event
   loop), by ``absorb`` (events another instance stored: folded the same way, in seq order, never appended
-  again), by loading a conversation and by ``forget``. A deleted conversation leaves the state (the store keeps
-  its tombstone); a broken subscriber never breaks the ledger.
+  again), by loading a conversation, by ``reread`` (the store's copy replaces the held one) and by ``forget``.
+  A deleted conversation leaves the state (the store keeps its tombstone); a broken subscriber never breaks the
+  ledger.
 - Lazy history: nothing is read at start-up (the store's index gives ``summaries``). ``conversation(cid)`` reads a
   conversation not held yet on the loop; ``await load(cid)`` reads it in a worker thread (what pages use).
   ``read_conversations``, ``search_async`` and ``exported`` read unloaded conversations without keeping them.
@@ -77,6 +78,19 @@ class ReadSide:
     def loaded(self) -> list[str]:
         """The conversations held in ``state`` now."""
         return list(self.state.conversations)
+
+    def reread(self, cid: str) -> None:
+        """Replace a loaded conversation by ``replay`` of what the store holds now (another instance's end of an
+        attempt this one lost), and tell subscribers (with its last event) so that pages render it again."""
+        conv = self._read(cid, keep=True) if cid in self.state.conversations else None
+        if conv is None or self._install(cid, conv) is None:
+            return
+        last = self.store.events(cid)[-1:]
+        for listener in list(self._listeners) if last else ():
+            try:
+                listener(last[0])
+            except Exception:  # noqa: BLE001 - a broken viewer must not break the ledger
+                log.exception("listener failed")
 
     def forget(self, cid: str) -> bool:
         """Drop a conversation from memory (``state`` and store); False when the store keeps it (PostgreSQL)."""

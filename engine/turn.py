@@ -9,6 +9,7 @@ Guarantees:
   (``ledger.history.attempt_entries``): exactly what a later turn will send for it.
 - The first model call waits for litellm's import and for the tool servers to settle (ready or failed, at most
   the first-chunk timeout) before any timeout of its own starts: a turn sent right after start-up is not cut short.
+- A run whose owner claim was lost (``AttemptRun.lost``) makes no further model call: checked before each step.
 - After ``max_steps`` steps that all asked for tools the attempt ends failed (``step_limit``) with a readable
   reason; the last step's calls are not run (no step would read their results) and each gets a ``not_run``.
 """
@@ -33,6 +34,8 @@ async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | Non
         await hub.settled(limits.first_chunk_timeout)
     base = run.messages
     for number in range(1, limits.max_steps + 1):
+        if run.lost:  # another instance owns the attempt's end: no further model call
+            return Completed(None, None)
         run.begin_step(number)
         outcome = await stream_step(run, settings, hub.schemas() if hub is not None else [])
         if isinstance(outcome, Broken):

@@ -11,11 +11,15 @@ Guarantees:
   Otherwise it records ``cancel_requested`` (so later chunks are stale), cancels the task and awaits it (the task
   closes the HTTP stream and records ``upstream_closed``), then ends the attempt. It runs to its end even when its
   caller is cancelled meanwhile.
+- ``lose`` (its owner claim is gone: another instance owns the end) stops the attempt at once and for good: the
+  task is cancelled (the HTTP stream closed, tool calls cancelled), nothing more is appended (``_append``), no
+  end is written, and the engine is told (``Workplace.ended``).
 - ``_end`` is the only code that ends a running attempt, once: exactly one terminal event (``cancelled`` for a
   cancel, ``failed`` for a provider failure or a timeout, ``done``), then ``persisted`` with the status the reducer
   derived and the text that was rendered; then the engine is told (``Workplace.ended``), even if writing failed.
 - ``recover`` ends, once, each attempt a dead process left live: ``recovered`` (source restart) and ``persisted``
-  at its persisted prefix, after every complete tool call got its one result. A conversation another live
+  at its persisted prefix, after every complete tool call got its one result (a call that was running: status
+  ``unknown``, ``ledger.ends.UNKNOWN_OUTCOME``, never a claimed cancel). A conversation another live
   instance is writing (``ConversationBusyError``) is left to it.
 - No other module of the engine makes ``cancelled``, ``done``, ``recovered``, ``persisted`` or a final ``failed``
   (a copy into a new chat aside, ``engine.branching``); ``tests/engine/test_one_end.py`` reads the source for it.
@@ -38,8 +42,10 @@ from engine.settings import EngineSettings
 from engine.stamps import attempt_ids
 from engine.tools.hub import ToolHub
 from engine.turn import run_turn
+from ledger.ends import UNKNOWN_OUTCOME
 from ledger.errors import ConversationBusyError
 from ledger.events import (
+    AnyEvent,
     Cancelled,
     CancelRequested,
     CancelSource,
@@ -49,6 +55,7 @@ from ledger.events import (
     Recovered,
     Started,
     ToolResult,
+    ToolStatus,
 )
 from ledger.history import HistoryEntry, as_messages, model_history
 from ledger.state import AttemptState, State
@@ -92,7 +99,7 @@ class AttemptWorker:
             provider=provider,
             messages=as_messages(history),
             context_ids=tuple(e.message_id for e in history),
-            append=place.append,
+            append=self._append,
             view=view,
             time_out=self._timed_out,
         )
@@ -110,6 +117,22 @@ class AttemptWorker:
         worker = cls(started, provider, history, view, lock, place)
         worker.task = place.settings.spawn(worker._life(), f"attempt {started.attempt_id}")
         return worker
+
+    def _append(self, event: AnyEvent) -> AnyEvent:
+        """Every event of the attempt goes through here: none once its claim was lost (``lose``)."""
+        return event if self.run.lost else self.place.append(event)
+
+    def lose(self) -> None:
+        """The owner claim is gone (another instance owns the end): stop at once, writing nothing (see above)."""
+        run = self.run
+        if run.lost:
+            return
+        run.lost = True
+        for future in run.approvals.values():
+            future.cancel()
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+        self.place.ended(self)
 
     @property
     def by_itself(self) -> bool:
@@ -199,7 +222,7 @@ class AttemptWorker:
 
 def finalize(run: AttemptRun) -> None:
     """Record how the attempt ended (cancelled, done or failed), then its final form with the turn metrics."""
-    if run.view() is None:
+    if run.view() is None or run.lost:
         return
     now_mono, outcome, usage = time.monotonic(), run.outcome, None
     if run.cancel is not None and not isinstance(outcome, Broken):
@@ -259,7 +282,6 @@ def recover(state: Callable[[], State], append: Append) -> list[str]:
     return recovered
 
 
-RESTARTED = "Cancelled: the app stopped while this tool was running; its outcome is unknown."
 NOT_RUN_RESTART = "Not run: the app stopped before this call was dispatched."
 
 
@@ -268,13 +290,8 @@ def _answer_open_calls(attempt: AttemptState, append: Append, cid: str) -> None:
     for call in attempt.tool_calls.values():
         if call.answered or call.phase == "streaming":
             continue
-        running = call.phase == "running"
-        append(
-            ToolResult(
-                **attempt_ids(cid, attempt.attempt_id),
-                call_id=call.call_id,
-                status="cancelled" if running else "not_run",
-                content=RESTARTED if running else NOT_RUN_RESTART,
-                size=len(RESTARTED if running else NOT_RUN_RESTART),
-            )
-        )
+        running = call.phase == "running"  # what is known of its outcome then: nothing
+        status: ToolStatus = "unknown" if running else "not_run"
+        content = UNKNOWN_OUTCOME if running else NOT_RUN_RESTART
+        ids = attempt_ids(cid, attempt.attempt_id)
+        append(ToolResult(**ids, call_id=call.call_id, status=status, content=content, size=len(content)))

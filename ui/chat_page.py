@@ -4,7 +4,9 @@ Guarantees:
 - Everything on screen is a projection of the engine's state (the ledger): a returning viewer, a second tab or
   a reload is rebuilt from it and then follows the same events live (through ``RefreshScheduler``).
 - Every user action goes through the engine: send, Stop (of the turn shown, never a newer one), Retry, choosing an
-  attempt, rename, delete; a refusal is shown as a notice and loses nothing.
+  attempt, rename, delete; a refusal is shown as a notice and loses nothing. A Send the store cannot record
+  (any ``StoreError``, e.g. the database unreachable) is refused in a sentence that says why; its text stays in
+  the box and nothing went to the model (the engine starts an answer only after the submit was recorded).
 - Choosing another chat (the list, search, a branch link, the browser's Back and Forward) switches in place: the
   URL follows (``/chat/{id}``), the page is not reloaded, each chat keeps its unsent draft while the page lives.
 - Leaving a chat (switching, navigation, reload, closed tab) is reported to the engine, which applies the leave
@@ -17,6 +19,7 @@ from nicegui import background_tasks, ui
 from nicegui.events import GenericEventArguments, KeyEventArguments, ValueChangeEventArguments
 
 from engine.engine import InputRejected
+from ledger.errors import StoreError
 from ledger.state import ConversationState
 from ui.audit_panel import AuditPanel
 from ui.composer import Composer
@@ -33,6 +36,15 @@ from ui.tool_servers import ToolServersPanel
 from ui.transcript import Transcript
 
 PAINTED = "'lc-painted'"  # a round trip to the browser: its answer comes after what was sent before it
+
+
+def not_recorded(exc: StoreError) -> str:
+    """Why a Send was not recorded, as a sentence (the text stays in the box)."""
+    reason = str(exc).strip().rstrip(".") or type(exc).__name__
+    return (
+        f"Your message was not sent: it could not be saved ({reason}). It is still in the box; nothing was sent "
+        "to the model. Send it again in a moment."
+    )
 
 
 class ChatPage:
@@ -183,6 +195,8 @@ class ChatPage:
             await self.engine.submit(self.cid, text, model=self.model)
         except InputRejected as exc:
             return str(exc)
+        except StoreError as exc:
+            return not_recorded(exc)
         return None
 
     async def stop(self) -> None:

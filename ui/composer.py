@@ -4,10 +4,13 @@ Guarantees: Enter sends (never stops), Shift+Enter adds a line, Esc stops; the b
 the shown answer streams; after a send it is disabled for ``STOP_GUARD_SECONDS`` so that a double click on Send
 can never stop what it just sent; empty input does nothing; a message over the limit, or one the engine rejects,
 stays in the box with a clear notice; a second send while one is being submitted is ignored.
+A Send is never lost: the text stays in the box (box and button disabled) until ``submit`` says it was recorded,
+and is cleared only then; a refusal, or an error ``submit`` did not foresee, leaves it there with a notice.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable
 
@@ -15,6 +18,8 @@ from nicegui import ui
 
 from ui.notices import notice
 
+log = logging.getLogger("ledger_chat.ui")
+NOT_SENT = "Your message could not be sent ({}). It is still in the box: send it again."
 STOP_GUARD_SECONDS = 0.3  # Stop stays disabled this long after Send: a double click never stops
 
 
@@ -78,16 +83,21 @@ class Composer:
             )
             return
         self.sending = True
+        self.input.disable()  # the text stays here, unchangeable, until the submit is recorded
         self.button.disable()  # until STOP_GUARD_SECONDS after the submit: a double click never reaches Stop
         try:
-            self.input.value = ""
-            refused = await self.submit(text)
+            try:
+                refused = await self.submit(text)
+            except Exception as exc:  # noqa: BLE001 - whatever went wrong, the text must not be lost
+                log.exception("a Send failed")
+                refused = NOT_SENT.format(exc or type(exc).__name__)
+            self.input.enable()
             if refused is None:
+                self.input.value = ""
                 self.stop_guard_until = time.monotonic() + STOP_GUARD_SECONDS
                 ui.timer(STOP_GUARD_SECONDS, self.button.enable, once=True)
             else:
-                self.input.value = text
                 self.button.enable()
-                notice(refused, "warning")
+                notice(refused, "warning", multi_line=True)
         finally:
             self.sending = False

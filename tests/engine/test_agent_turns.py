@@ -22,6 +22,7 @@ from engine.tools.config import ServerConfig
 from engine.tools.hub import ToolHub
 from ledger.audit import audit
 from ledger.codec import from_dict, to_dict
+from ledger.ends import UNKNOWN_OUTCOME
 from ledger.events import ToolResult
 from ledger.reducer import replay
 from tests.support.app_process import free_port
@@ -281,8 +282,8 @@ async def test_a_turn_killed_while_a_tool_ran_comes_back_interrupted_with_a_vali
     assert current_attempt(engine, cid, m1).tool_calls["call_k"].phase == "running"
     assert engine.recover() == [current_attempt(engine, cid, m1).attempt_id]
     attempt = current_attempt(engine, cid, m1)
-    assert attempt.status == "interrupted" and attempt.tool_calls["call_k"].status == "cancelled"
-    assert "app stopped while this tool was running" in attempt.tool_calls["call_k"].content
+    assert attempt.status == "interrupted" and attempt.tool_calls["call_k"].status == "unknown"
+    assert attempt.tool_calls["call_k"].content == UNKNOWN_OUTCOME  # what the restart knows: nothing, said so
     sent = await follow_up_is_accepted(engine, cid, upstream)
     assert tool_messages(sent) == ["call_k"]
 

@@ -1,0 +1,74 @@
+"""Claim before start, and an owner that loses its claim stops: the engine with a ``Peers`` that refuses claims,
+and a running attempt whose claim is lost (``Engine.lost``), over real TinyDB files and the real test upstream."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.engine import Engine, InputRejected
+from engine.offline import ready
+from engine.peers import Alone
+from tests.support.engine import EngineFactory, current_attempt
+from tests.support.upstream import Behavior, ScriptedUpstream
+from tests.support.waiting import nothing_more_for, wait_until
+
+WORDS = " ".join(f"w{n}" for n in range(400))
+
+
+class Refusing(Alone):
+    """Another instance owns every new attempt (or the database cannot be reached)."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def claim(self, cid: str, attempt_id: str) -> None:
+        self.asked.append(attempt_id)
+        raise InputRejected("The answer could not be started: this instance could not become its owner.")
+
+
+async def test_a_refused_claim_starts_nothing_appends_nothing_and_calls_no_model(
+    engines: EngineFactory, upstream: ScriptedUpstream
+) -> None:
+    engine = engines()
+    cid = engine.create_conversation()
+    peers = Refusing()
+    engine.join(peers)
+    with pytest.raises(InputRejected, match="could not become its owner"):
+        await engine.submit(cid, "hello")
+    assert [e.KIND for e in engine.events(cid)] == ["created"]
+    assert len(peers.asked) == 1 and not engine.streaming_here()
+    await nothing_more_for(0.3)
+    assert not upstream.records, "nothing goes to the model without an owner claim"
+    engine.join(Alone())  # the claim works again: the same text is sent and answered
+    upstream.plan(Behavior(text="fine"))
+    _, answer = await engine.submit(cid, "hello")
+    await wait_until(lambda: current_attempt(engine, cid, answer).status == "complete")
+
+
+async def test_an_owner_that_loses_its_claim_stops_at_once_closes_the_stream_and_writes_no_end(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    await ready()
+    factory = EngineFactory(tmp_path, upstream)  # the end is another instance's: this ledger has none
+    try:
+        engine: Engine = factory()
+        cid = engine.create_conversation()
+        upstream.plan(Behavior(text=WORDS, chunk_delay=0.02))
+        _, answer = await engine.submit(cid, "count")
+        await wait_until(lambda: current_attempt(engine, cid, answer).chunks_rendered >= 3, what="streaming")
+        attempt_id = current_attempt(engine, cid, answer).attempt_id
+        engine.lost(cid, [attempt_id])
+        assert not engine.is_running_here(cid), "the worker is gone at once"
+        record = upstream.records[-1]
+        await wait_until(lambda: record.disconnected_at is not None, 3, "the upstream closed")
+        written = len(engine.events(cid))
+        await nothing_more_for(0.5)
+        kinds = [e.KIND for e in engine.events(cid)]
+        assert len(kinds) == written, "nothing is written after the claim was lost"
+        assert not {"cancel_requested", "cancelled", "done", "failed", "persisted", "upstream_closed"} & set(kinds)
+        assert len(upstream.records) == 1, "no further model call"
+        assert not await engine.cancel(cid, "user"), "a lost attempt has no owner here to cancel it"
+    finally:
+        await factory.close()
