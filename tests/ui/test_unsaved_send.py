@@ -1,5 +1,5 @@
-"""A Send the store cannot record is never lost: the page on a real PostgreSQL database that stops accepting
-connections (its connections ended, new ones refused), with NiceGUI's simulated user and the real test upstream."""
+"""A Send the store cannot record is never lost: the page on a real PostgreSQL database that refuses every write
+(read-only sessions), with NiceGUI's simulated user and the real test upstream."""
 
 from __future__ import annotations
 
@@ -22,22 +22,23 @@ pytest_plugins = ["nicegui.testing.user_plugin"]
 
 
 class Gate:
-    """Closes and reopens one database of the session's cluster to every client (as an outage does)."""
+    """Makes one database of the session's cluster refuse every write (read-only sessions, the old ones ended, as
+    a failing disk or a fenced primary does), and accept them again."""
 
     def __init__(self, cluster: PostgresCluster, url: str) -> None:
         self.cluster, self.name = cluster, urlsplit(url).path.lstrip("/")
 
-    def _run(self, allow: bool) -> None:
+    def _run(self, refuse: bool) -> None:
+        setting = "SET default_transaction_read_only = on" if refuse else "RESET default_transaction_read_only"
         with psycopg.connect(self.cluster.url(), autocommit=True) as conn:
-            conn.execute(f'ALTER DATABASE "{self.name}" ALLOW_CONNECTIONS {str(allow).lower()}')
-            if not allow:
-                conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (self.name,))
+            conn.execute(f'ALTER DATABASE "{self.name}" {setting}')
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (self.name,))
 
     def close(self) -> None:
-        self._run(False)
+        self._run(True)
 
     def open(self) -> None:
-        self._run(True)
+        self._run(False)
 
 
 @pytest.fixture
