@@ -25,7 +25,7 @@ from tests.support.browser import Pages  # noqa: E402
 from tests.support.chromium import launched  # noqa: E402
 from tests.support.engine import EngineFactory  # noqa: E402
 from tests.support.ledger_builders import conversation_events  # noqa: E402
-from tests.support.postgres import PostgresCluster, unavailable_reason  # noqa: E402
+from tests.support.postgres import PostgresCluster, throwaway_cluster  # noqa: E402
 from tests.support.stores import StoreMaker  # noqa: E402
 from tests.support.upstream import ScriptedUpstream, serve  # noqa: E402
 
@@ -104,12 +104,7 @@ def loopback_app(run_app: AppRunner) -> Iterator[AppProcess]:
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[PostgresCluster]:
     """A throwaway PostgreSQL cluster in a temp dir; tests that need it are skipped, saying why, without one."""
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    cluster = PostgresCluster().start()
-    yield cluster
-    cluster.stop()
+    yield from throwaway_cluster()
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from engine.cluster import LEASE
 from tests.support.app_runner import AppRunner
 from tests.support.browser import Pages, conversation_id, last_answer, send, visible_words, wait_words
 from tests.support.instances import AppsOnOneDatabase
-from tests.support.postgres import PostgresCluster, unavailable_reason
+from tests.support.postgres import PostgresCluster, throwaway_cluster
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for_blocking, wait_until_blocking
 
@@ -30,12 +30,7 @@ IDLE_AFTER_RESTART = (0.0, 0.3, 1.0, 2.0, 3.5)  # seconds the database is health
 
 @pytest.fixture(scope="module")
 def faulty() -> Iterator[PostgresCluster]:
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    cluster = PostgresCluster().start()
-    yield cluster
-    cluster.stop()
+    yield from throwaway_cluster()
 
 
 @pytest.fixture(scope="module")

@@ -12,17 +12,12 @@ from ledger.events import Created, Renamed
 from store.health import ProblemLog
 from store.postgres.owners import AttemptOwners
 from store.postgres.store import PgStore
-from tests.support.postgres import PostgresCluster, unavailable_reason
+from tests.support.postgres import PostgresCluster, throwaway_cluster
 
 
 @pytest.fixture(scope="module")
 def own_cluster() -> Iterator[PostgresCluster]:
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    cluster = PostgresCluster().start()
-    yield cluster
-    cluster.stop()
+    yield from throwaway_cluster()
 
 
 @pytest.mark.parametrize("mode", ["fast", "immediate"])

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 from tests.support.app_process import free_port
@@ -95,3 +96,16 @@ class PostgresCluster:
             self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def throwaway_cluster() -> Iterator[PostgresCluster]:
+    """A fixture's body: a started cluster of its own, stopped after its scope; the test is skipped, saying why,
+    where PostgreSQL's server binaries are missing."""
+    import pytest
+
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    cluster = PostgresCluster().start()
+    yield cluster
+    cluster.stop()
