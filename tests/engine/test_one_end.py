@@ -78,6 +78,8 @@ async def test_a_stop_a_first_chunk_timeout_and_an_idle_timeout_all_enter_the_ow
         "the next chunk": (idle, await timed_out_in(idle, upstream, stalled)),
     }
 
+    # the cancel entry returns after the attempt's end, a moment after the engine stops streaming: wait for it
+    await wait_until(lambda: len(entries) == 3, what="every cancel entry to return")
     assert entries == [("user", True), ("timeout", True), ("timeout", True)]
     assert the_end(stop, cid) == [("cancel_requested", "user"), ("upstream_closed", None), ("cancelled", "user"),
                                   ("persisted", None)]  # fmt: skip
