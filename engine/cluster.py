@@ -138,8 +138,7 @@ class Cluster:
             log.warning("a cancel could not reach the attempt's owner: %s", exc)
 
     async def writable(self, cid: str) -> None:
-        if self.engine.conversation(cid) is not None:
-            await self._hold(cid, asyncio.get_running_loop().time() + WRITABLE_WITHIN)
+        await self._hold(cid, asyncio.get_running_loop().time() + WRITABLE_WITHIN)
 
     async def _hold(self, cid: str, deadline: float) -> bool:
         """Take the conversation's write lease (another instance gives it up once its last events are written,
@@ -147,14 +146,14 @@ class Cluster:
         loop = asyncio.get_running_loop()
         while True:
             try:
-                self.store.hold(cid)
+                await asyncio.to_thread(self.store.hold, cid)  # a database that does not answer: up to 2 x 3 s
                 self._drain()
                 return True
             except ConversationBusyError:
                 if loop.time() > deadline:
                     return False
                 await asyncio.sleep(0.05)  # the retry interval while another instance writes its last events
-            except (ConversationDeletedError, StoreError):
+            except ConversationDeletedError:
                 return True  # the caller's own append reports it
 
     def _live(self, cid: str, attempt_id: str) -> bool:

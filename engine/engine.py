@@ -65,23 +65,12 @@ class Engine:
         presence = self._presence = Presence(read, self._runtimes, settings, self._cancel_turn, self._elsewhere)
         self._place = Workplace(read.append, settings, tools, presence.ended)
         # what pages read is the read side's own (engine.read_side); leaving and coming back is engine.presence's
-        self.conversation = read.conversation
-        self.load = read.load
-        self.is_loaded = read.is_loaded
-        self.loaded = read.loaded
-        self.read_conversations = read.read_conversations
-        self.summaries = read.summaries
-        self.search = read.search
-        self.search_async = read.search_async
-        self.events = read.events
-        self.exported = read.exported
-        self.health = read.health
-        self.flush = read.flush
-        self.subscribe = read.subscribe
-        self.absorb = read.absorb
-        self.viewer_joined = presence.viewer_joined
-        self.viewer_left = presence.viewer_left
-        self.drop = presence.drop
+        self.conversation, self.load, self.is_loaded = read.conversation, read.load, read.is_loaded
+        self.loaded, self.read_conversations, self.summaries = read.loaded, read.read_conversations, read.summaries
+        self.search, self.search_async, self.events = read.search, read.search_async, read.events
+        self.exported, self.health, self.flush = read.exported, read.health, read.flush
+        self.subscribe, self.absorb, self.drop = read.subscribe, read.absorb, presence.drop
+        self.viewer_joined, self.viewer_left = presence.viewer_joined, presence.viewer_left
         self.lost = presence.lost  # an owner claim gone: its worker stops without an end, the chat is read again
 
     @property
@@ -128,11 +117,19 @@ class Engine:
 
     # --- commands ----------------------------------------------------------------------------------------------
 
-    def create_conversation(self, title: str = "") -> str:
+    def create_conversation(self, title: str = "", cid: str | None = None) -> str:
         self._require_saving()
-        cid = new_id("conv")
+        cid = cid or new_id("conv")
         self.read.append(Created(conversation_id=cid, title=title.strip()))
         return cid
+
+    async def start_conversation(self, title: str = "") -> str:
+        """``create_conversation`` with the conversation taken for writing first, off the event loop (a shared
+        database that does not answer raises ``StoreError`` saying why, and the page never stalls on it)."""
+        self._require_saving(await self.read.saving_fails())
+        cid = new_id("conv")
+        await self.peers.writable(cid)
+        return self.create_conversation(title, cid)
 
     def rename(self, cid: str, title: str) -> None:
         renamed = decide.rename(cid, valid_text(visible_title(title)))
@@ -159,7 +156,7 @@ class Engine:
         turns stay with the old attempt, in their branch. Returns the new attempt's id."""
         target = decide.retry_target(self._require(cid), message_id)
         provider = self._provider(model)
-        self._require_saving()
+        self._require_saving(await self.read.saving_fails())
         await self.cancel(cid, "user")
         await self.peers.writable(cid)
         rt = self._runtimes.of(cid)
@@ -256,7 +253,7 @@ class Engine:
     async def _send(self, cid: str, text: str, *, edit_of: str | None, model: str | None) -> tuple[str, str]:
         decide.check_text(text, self.settings.limits.max_input_chars)
         provider = self._provider(model)
-        self._require_saving()
+        self._require_saving(await self.read.saving_fails())
         if self._elsewhere(cid) is None:
             await self.peers.writable(cid)
         rt = self._runtimes.of(cid)
@@ -288,8 +285,8 @@ class Engine:
             raise InputRejected(f"The model {model!r} is not one this app offers.")
         return provider
 
-    def _require_saving(self) -> None:
-        reason = self.store.health().saving_fails
+    def _require_saving(self, reason: str | None = "") -> None:
+        reason = self.store.health().saving_fails if reason == "" else reason  # "": ask the store now
         if reason is not None:
             raise InputRejected(
                 f"Saving fails: {reason}. Nothing new is sent until it works again, so that no answer is lost "

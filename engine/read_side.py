@@ -148,6 +148,15 @@ class ReadSide:
         """Whether saving works (and why not), and every problem found in the data folder; read live."""
         return self.store.health()
 
+    async def saving_fails(self, retry_within: float = 2.0) -> str | None:
+        """Why saving fails (None when it works), asked after retrying the failed write at once and waiting for it
+        at most ``retry_within`` s: a command right after a database restart is not refused for the write that
+        failed during it."""
+        if self.store.health().saving_fails is None:
+            return None
+        await asyncio.to_thread(self.store.flush_sync, retry_within)
+        return self.store.health().saving_fails
+
     async def flush(self) -> bool:
         """Wait until everything appended so far is on disk; False if saving failed meanwhile."""
         return await self.store.flush()

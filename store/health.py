@@ -3,7 +3,10 @@
 Guarantees:
 - ``StoreHealth`` is a frozen snapshot, safe to hand to any thread or page: ``saving_fails`` is the readable
   reason while the last write failed (``None`` once a write succeeds again), ``unsaved`` the events held only in
-  memory, ``problems`` every distinct problem still relevant (damage found when opening, the live saving failure).
+  memory, ``unreachable`` why new writes cannot start (a shared database does not answer: nothing written is lost,
+  and it clears by itself once the database answers), ``problems`` every distinct problem still relevant (damage
+  found when opening, the live saving failure).
+- ``Reach`` says once that the back end does not answer and once that it answers again (thread-safe).
 - ``ProblemLog`` keeps one entry per distinct problem (same key), counting repeats instead of adding lines, and at
   most ``MAX_PROBLEMS`` entries; it writes one log line when a problem first appears, never one per repeat, and
   one when a saving failure clears. It is thread-safe.
@@ -17,11 +20,12 @@ import errno
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
 MAX_PROBLEMS = 50
-ProblemKind = Literal["opening", "saving", "fenced"]
+ProblemKind = Literal["opening", "saving", "fenced", "unreachable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,7 @@ class StoreHealth:
     unsaved: int = 0
     failed_tries: int = 0
     problems: tuple[Problem, ...] = ()
+    unreachable: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -80,12 +85,48 @@ class ProblemLog:
         if saving:
             self._log.warning(note)
 
+    def forget(self, key: str, note: str) -> None:
+        """A problem that is over: drop it and say so once (nothing when it was not listed)."""
+        with self._lock:
+            known = self._entries.pop(key, None)
+        if known is not None:
+            self._log.warning(note)
+
     def problems(self) -> tuple[Problem, ...]:
         with self._lock:
             return tuple(self._entries.values())
 
     def messages(self) -> list[str]:
         return [p.message for p in self.problems()]
+
+
+class Reach:
+    """Whether the back end answers for new writes: ``failed(reason)`` when it did not, ``works()`` when it did."""
+
+    KEY = "unreachable"
+
+    def __init__(self, problems: ProblemLog) -> None:
+        self._problems = problems
+        self.reason: str | None = None
+
+    def failed(self, reason: str) -> None:
+        self.reason = reason
+        message = f"Saving is paused: {reason}. New messages wait until it answers."
+        self._problems.report(self.KEY, message, kind="unreachable")
+
+    def retry(self, probe: Callable[[], object]) -> None:
+        """While it does not answer: ``probe()``, and if that returns, it works again."""
+        if self.reason is not None:
+            try:
+                probe()
+            except Exception:  # noqa: BLE001 - any failure of the probe means: still not
+                return
+            self.works()
+
+    def works(self) -> None:
+        if self.reason is not None:
+            self.reason = None
+            self._problems.forget(self.KEY, "the database answers again")
 
 
 _ERRNO_WORDS = {

@@ -155,12 +155,14 @@ class Writer:
 
     def flush_sync(self, timeout: float | None = 30.0) -> bool:
         """Wait until every event queued so far is written: True then; False if a write failed meanwhile or
-        ``timeout`` passed (the events stay queued and are retried)."""
+        ``timeout`` passed (the events stay queued and are retried). A failed write is retried at once, not after
+        its backoff: whoever asks to flush wants to know now."""
         if not self._thread.is_alive() and not self._pending:
             return self._written >= self._appended
         with self._cond:
             target, failures, dropped = self._appended, self._failures_total, self._dropped
             self._urgent = True
+            self._retry_at = min(self._retry_at, time.monotonic()) if self._retry_at is not None else None
             self._cond.notify_all()
             self._cond.wait_for(
                 lambda: self._written >= target or self._failures_total > failures or not self._thread.is_alive(),

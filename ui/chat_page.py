@@ -187,7 +187,7 @@ class ChatPage:
     async def submit(self, text: str) -> str | None:
         try:
             if self.cid is None:
-                self.cid = self.engine.create_conversation()
+                self.cid = await self.engine.start_conversation()
                 self.audit.cid = self.cid
                 self.sidebar.select(self.cid)
                 ui.navigate.history.replace(f"/chat/{self.cid}")

@@ -3,8 +3,9 @@
 Guarantees: one poll for the whole process reads ``engine.health()`` every ``ui.context.HEALTH_SECONDS`` and tells
 the pages only when what they show changed (``shown``; server-side, and nothing crosses the websocket unless what is
 shown changes), so a write that fails shows on every open page within that time, and the banner goes away by itself
-after the next write that succeeds. The saving banner cannot be dismissed (it is the truth about the disk); each
-problem found when opening is shown once per page and can be dismissed.
+after the next write that succeeds. A shared database that does not answer (``StoreHealth.unreachable``) shows
+the same way, and goes away once it answers again. The saving banner cannot be dismissed (it is the truth about the
+disk); each problem found when opening is shown once per page and can be dismissed.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ class HealthBanner:
         health.follow(self.show)
 
     def show(self, health: StoreHealth) -> None:
-        self.banner.set_visibility(health.saving_fails is not None)
-        if health.saving_fails is not None:
+        self.banner.set_visibility(health.saving_fails is not None or health.unreachable is not None)
+        if health.saving_fails is not None or health.unreachable is not None:
             text = saving_text(health)
             if self.reason.text != text:
                 self.reason.set_text(text)
@@ -78,6 +79,11 @@ def shown(health: StoreHealth) -> StoreHealth:
 
 
 def saving_text(health: StoreHealth) -> str:
+    if health.saving_fails is None:
+        return (
+            f"Saving is paused: {health.unreachable}. Nothing saved is lost; a message you send stays in the box "
+            "until it can be saved. This goes away by itself once the database answers."
+        )
     kept = f"{health.unsaved:,} event(s) are kept in memory" if health.unsaved else "Nothing is waiting"
     tries = f" (tried {health.failed_tries:,} times)" if health.failed_tries > 1 else ""
     return (

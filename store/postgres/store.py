@@ -2,48 +2,45 @@
 instances; the same writer thread (``store.writer``) and in-memory side (``store.memory``, eager: every live
 conversation is held).
 
-Design: ``append`` returns the event with its seq at once, on the event loop, while several instances write one
-database. So each conversation has a *write lease* (``store.postgres.leases``), taken by an instance's first append
-to it (reading the last committed seq, fetching what this instance lacks); seqs are then assigned in memory and
-written in batches. The lease is given up once the conversation was quiet for ``release_after`` with nothing
-pending; meanwhile another instance's append raises ``ConversationBusyError``. Every batch checks the lease's token:
-an instance that stalled past its lease and was overtaken writes nothing for that conversation (reported).
+Design: each conversation has a *write lease* (``store.postgres.leases``), taken before its first append here
+(catching up with what other instances committed); seqs are then assigned in memory and written in batches, each
+checking the lease's token; the lease is given up once the conversation is quiet (``release_after``).
 
 Guarantees:
-- ``append`` assigns the next seq of the conversation and returns at once; the event is readable through
-  ``events()`` immediately and durable within ``flush_interval`` (250 ms), or at once for ``is_urgent`` events;
-  each batch is one transaction (rows copied in, the conversation's ``last_seq`` moved, a notification sent).
+- ``append`` assigns the next seq and returns at once; the event is readable through ``events()`` immediately and
+  durable within ``flush_interval`` (250 ms), or at once for ``is_urgent`` events; each batch is one transaction.
 - Seqs of a conversation are 1, 2, 3... without gaps or duplicates across every instance (primary key
   ``(conversation_id, seq)`` plus the lease fencing); events of one instance keep their append order.
-- Events other instances commit reach this one (``LISTEN ledger_events``, payload ``"<id> <last seq>"``; the
-  reader fetches what it misses, and checks every conversation every 5 s, so a lost notification only delays:
-  ``store.postgres.follow``) and are handed to ``follow`` callbacks on the listener thread, in seq order.
-- A deleted conversation refuses every later write, on every instance (its row is a tombstone; its events are
-  removed except the ``deleted`` event itself). Saving fails loudly, as in the TinyDB store (``health()``: the
-  writer's rules, ``store.writer``).
+- Events other instances commit reach this one (``store.postgres.follow``: notifications, and a check of every
+  conversation every 5 s) and are handed to ``follow`` callbacks on the listener thread, in seq order.
+- A deleted conversation refuses every later write, on every instance (its row is a tombstone). Saving fails
+  loudly, as in the TinyDB store (``health()``: the writer's rules, ``store.writer``).
 - ``hold(attempt_id, epoch)``: later events of the attempt's run carry its claim's epoch (``store.postgres.owners``),
   checked by the database in the batch's transaction (migration 0003). A part the database refuses is not written
   (the batch's other conversations are), is dropped from memory with what is queued behind it, the conversation
   re-read, reported (``health().problems``) and to ``on_refused(conversation_id, attempt_ids)`` on the writer
   thread; never retried. A re-sent batch whose COMMIT succeeded before (its ack lost) counts as written.
 - Pools check connections before use, and taking a lease retries once on a fresh connection: a restart costs one
-  reconnect, no error.
+  reconnect, no error. A lease that cannot be taken (the database down) raises ``StoreError`` and shows in
+  ``health().unreachable`` until the database answers again (checked every second meanwhile).
 - The database URL's password never reaches a log line, an error or ``where`` (``store.postgres.schema.redact_dsn``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import psycopg
 
 from ledger.ends import ATTEMPT_KINDS
 from ledger.errors import ConversationDeletedError, StoreError
 from ledger.events import AnyEvent
-from store.health import ProblemLog
+from store.health import ProblemLog, Reach, StoreHealth
 from store.memory import Memory
 from store.postgres import leases as pg_leases
 from store.postgres.batch import Refused, catch_up, lost_message, refusal_message, write_parts
@@ -65,6 +62,7 @@ class PgStore(Memory, Batches):
         release_after: float = 0.25, on_refused: OnRefused | None = None,
     ) -> None:  # fmt: skip
         self._log = ProblemLog(log)
+        self._reach = Reach(self._log)
         lock = threading.Condition()
         super().__init__(lock, Writer(lock, self, self._log, flush_interval=flush_interval, name="ledger-batch-writer"))
         self.flush_interval, self.stats, self.where = flush_interval, StoreStats(), redact_dsn(url)
@@ -145,7 +143,10 @@ class PgStore(Memory, Batches):
             self.bury(cid)
             raise
         except psycopg.Error as exc:
-            raise StoreError(f"the conversation could not be opened for writing: {describe_db_error(exc)[1]}") from None
+            self._reach.failed(describe_db_error(exc)[1])
+            self.writer.wake()  # the writer thread asks the database every second until it answers (``housekeep``)
+            raise StoreError(f"the conversation could not be opened for writing: {self._reach.reason}") from None
+        self._reach.works()
         if self.last_seq(cid) != last:
             self._log.report(f"gap:{cid}", f"Conversation {cid}: events up to {last} could not all be read.")
         self._leases[cid] = token
@@ -184,12 +185,9 @@ class PgStore(Memory, Batches):
             return 0
         unsaved = self.writer.stop(timeout)
         self._stop.set()
-        try:
-            with self._pool.connection() as conn:
-                pg_leases.release(conn, list(self._leases.values()))
-                conn.execute("SELECT pg_notify(%s, '')", (CHANNEL,))  # wakes the listener (every instance's: harmless)
-        except psycopg.Error:
-            pass  # the leases expire by themselves
+        with contextlib.suppress(psycopg.Error), self._pool.connection() as conn:  # else the leases expire anyway
+            pg_leases.release(conn, list(self._leases.values()))
+            conn.execute("SELECT pg_notify(%s, '')", (CHANNEL,))  # wakes the listener (every instance's: harmless)
         if self._listener.is_alive():
             self._listener.join(timeout=2.0)
         self._pool.close()
@@ -211,6 +209,7 @@ class PgStore(Memory, Batches):
                     lost, refused = write_parts(conn, batch, tokens, epochs, lease=self.lease_seconds, me=self.instance)
             except Exception as exc:  # noqa: BLE001 - the single writer must survive any write error
                 return 0, batch, exc
+            self._reach.works()
             with self.lock:
                 self._stamps = {
                     k: v for k, v in self._stamps.items() if k[0] not in batch or k[1] > batch[k[0]][-1].seq
@@ -224,23 +223,22 @@ class PgStore(Memory, Batches):
         return saved, {}, None
 
     def housekeeping_in(self) -> float | None:
-        return self.release_after if self._leases else None
+        return self.release_after if self._leases else (1.0 if self._reach.reason else None)
 
     def housekeep(self) -> None:
         """Give up the leases of conversations quiet for ``release_after`` with nothing pending."""
         if self._pool is None:
             return
+        pool = self._pool  # the probe needs a writable database (a read-only one refuses nextval); epochs only grow
+        self._reach.retry(lambda: once_more(pool, lambda conn: conn.execute("SELECT nextval('ledger_epochs')")))
         with self.lock:
             since = time.monotonic() - self.release_after
             quiet = [c for c in self._leases if not self.writer.unwritten(c) and self._last_append[c] < since]
             tokens = [self._leases.pop(c) for c in quiet]
         if not tokens:
             return
-        try:
-            with self._pool.connection() as conn:
-                pg_leases.release(conn, tokens)
-        except psycopg.Error:
-            pass  # they expire by themselves; a new append takes a new lease either way
+        with contextlib.suppress(psycopg.Error), self._pool.connection() as conn:  # else they expire by themselves
+            pg_leases.release(conn, tokens)
 
     def _lose(self, cid: str, events: list[AnyEvent]) -> None:
         """The lease was lost: forget the unwritten tail (the new owner's events come by following); say so."""
@@ -261,10 +259,9 @@ class PgStore(Memory, Batches):
             token, known = self._leases.pop(cid, None), self.last_seq(cid)
         attempts = sorted({a for e in events if (a := getattr(e, "attempt_id", None))})
         assert self._pool is not None
-        try:
+        rows: list[tuple[object, ...]] = []  # if the database cannot tell now, following catches up later
+        with contextlib.suppress(psycopg.Error):
             rows = once_more(self._pool, lambda conn: catch_up(conn, cid, known, release=token))[1]
-        except psycopg.Error:
-            rows = []  # following catches up later
         with self.lock:
             caught = [e for r in rows if self.last_seq(cid) < int(str(r[1])) and (e := self._add_row(cid, *r[1:]))]
         self._log.report(f"fenced:{cid}", refusal_message(cid, len(events) + later, attempts, why), kind="fenced")
@@ -275,6 +272,9 @@ class PgStore(Memory, Batches):
                 self.on_refused(cid, attempts)
             except Exception:  # noqa: BLE001 - the single writer must survive a broken callback
                 log.exception("on_refused failed")
+
+    def health(self) -> StoreHealth:
+        return replace(self.writer.health(), unreachable=self._reach.reason)
 
     def describe(self, error: BaseException) -> tuple[str, str]:
         return describe_db_error(error)

@@ -1,31 +1,45 @@
-"""Two real app processes on a throwaway PostgreSQL that is restarted under them (issue 27, "Must show" (a), (c)
-and (d)): after each restart the first Send on each instance is written and answered (never silently lost), and
-once every answer ended no owner row is left in ``attempt_owners``; an owner frozen past its lease comes back to
-find the survivor's end standing: it writes nothing after it, its upstream is closed, both tabs agree. The
-cluster is this module's own: restarting it never touches the session's database. Budget: 90 s for the module.
+"""Two real app processes on a throwaway PostgreSQL that is restarted, stopped and frozen under them (issue 27,
+"Must show" (a)-(d)): after each restart the first Send on each instance is written and answered (never silently
+lost); an answer whose 8 s tool call spans a restart ends once, with the tool's real result, and the model is not
+asked again; an owner frozen past its lease comes back to find the survivor's end standing (it writes nothing
+after it, its upstream is closed, both tabs agree, a follow-up from either instance sends the survivor's text);
+once every answer ended no owner row is left in ``attempt_owners``; a database that does not answer refuses a Send
+in a sentence, keeps the text, shows the saving banner, and the banner goes away by itself when it answers again.
+The cluster is this module's own: restarting it never touches the session's database. Budget: 2 min.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
 from playwright.sync_api import Page, expect
 
 from engine.cluster import LEASE
+from tests.support.app_process import AppProcess
 from tests.support.app_runner import AppRunner
-from tests.support.browser import Pages, conversation_id, last_answer, send, visible_words, wait_words
+from tests.support.browser import Pages, conversation_id, last_answer, send, visible_words
 from tests.support.instances import AppsOnOneDatabase
 from tests.support.postgres import PostgresCluster, throwaway_cluster
-from tests.support.upstream import Behavior, ScriptedUpstream
+from tests.support.tools import demo_server_config, server_record
+from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import nothing_more_for_blocking, wait_until_blocking
 
 WORDS = [f"w{n}" for n in range(800)]
 IDLE_AFTER_RESTART = (0.0, 0.3, 1.0, 2.0, 3.5)  # seconds the database is healthy and idle before the Sends
+TOOL_SECONDS = 8
+TOOL_GAPS = (1.5, 1.5, 0.0, 1.5)  # seconds between the five Sends of answers with a tool call
+RESTART_BEFORE = 3  # the restart comes right before the fourth Send: 3 s and 1.5 s into the first two tool calls,
+# as the third starts, just before the fourth answer and 1.5 s before the fifth
+# per round of freezing: how long after the survivor's end the frozen owner resumes, and when each stream began
+# (seconds before the freeze; the last one's first chunk has barely arrived)
+FREEZES = ((0.0, (1.2, 0.6, 0.35)), (1.5, (0.9, 0.5, 0.35)))
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +48,19 @@ def faulty() -> Iterator[PostgresCluster]:
 
 
 @pytest.fixture(scope="module")
-def pair(faulty: PostgresCluster, run_app: AppRunner) -> Iterator[AppsOnOneDatabase]:
+def tool_record(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("faults-tools") / "record.jsonl"
+
+
+@pytest.fixture(scope="module")
+def pair(faulty: PostgresCluster, run_app: AppRunner, tool_record: Path) -> Iterator[AppsOnOneDatabase]:
+    """A and B on one database of the faulty cluster, each running the demo tool server (stdio MCP)."""
+    server = demo_server_config(tool_record)
+    config = tool_record.parent / "mcp.json"
+    entry = {"command": server.command, "args": list(server.args), "cwd": server.cwd, "env": server.env}
+    config.write_text(json.dumps({"mcpServers": {"demo": entry}}))
     url = faulty.new_database()
-    with run_app.together(2, "--database-url", url) as (a, b):
+    with run_app.together(2, "--database-url", url, "--mcp-config", str(config)) as (a, b):
         yield AppsOnOneDatabase(url, a, b, ())
 
 
@@ -47,8 +71,17 @@ def owner_rows(url: str) -> int:
 
 
 def idle_for(seconds: float) -> None:
-    """The timing under test: how long the restarted database stays idle before anyone sends (not a wait)."""
+    """The timing under test: how long to let things run before the next fault or Send (not a wait)."""
     time.sleep(seconds)
+
+
+def pid(process: AppProcess) -> int:
+    assert process.proc is not None
+    return process.proc.pid
+
+
+def written_by(writer: str) -> int:
+    return int(writer.split(":")[1])
 
 
 def answered(page: Page, text: str) -> None:
@@ -74,34 +107,112 @@ def test_after_each_restart_of_the_database_the_first_send_on_each_instance_is_w
         assert kinds.count("submitted") == kinds.count("persisted"), "every Send written and its answer ended"
 
 
-def test_an_owner_frozen_past_its_lease_comes_back_to_the_survivors_end_and_writes_nothing_after_it(
-    pair: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream
+def test_answers_whose_tool_call_spans_a_restart_end_once_with_the_tools_real_result_and_ask_the_model_no_more(
+    faulty: PostgresCluster, pair: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream, tool_record: Path
 ) -> None:
+    upstream.reset()
+    calls = [f"call_r{n}" for n in range(len(TOOL_GAPS) + 1)]
+    upstream.plan(
+        *[Behavior(text="Starting.", tool_calls=[PlannedCall("slow_task", f'{{"seconds": {TOOL_SECONDS}}}', c)])
+          for c in calls]
+    )  # fmt: skip
+    upstream.after_tool_results = Behavior(text="The job finished.")  # each answer's step after its tool call
+    pages = [open_page(pair.a) for _ in calls]
+    for n, page in enumerate(pages):
+        if n == RESTART_BEFORE:
+            faulty.restart()
+        send(page, f"run job {n}")
+        expect(page.locator(f"[data-tool-call='{calls[n]}']")).to_have_attribute("data-tool-status", "running")
+        idle_for(TOOL_GAPS[n] if n < len(TOOL_GAPS) else 0.0)
+    for page in pages:
+        expect(last_answer(page)).to_have_attribute("data-status", "complete", timeout=(TOOL_SECONDS + 10) * 1000)
+    nothing_more_for_blocking(LEASE)  # a sweep by B would come within a lease
+    asked = [(r.status, [m["role"] for m in r.messages], r.messages[0]["content"]) for r in upstream.records]
+    assert len(asked) == 2 * len(calls), f"each answer: the step that called the tool and the one after: {asked}"
+    for page in pages:
+        expect(last_answer(page)).to_contain_text("The job finished.")
+    finished = [r for r in server_record(tool_record) if r["event"] == "slow_task_finished"]
+    assert len(finished) >= len(calls), "every tool call really ran to its end on A's tool server"
+    for page in pages:
+        rows = pair.rows(conversation_id(page))
+        kinds = [k for k, _, _ in rows]
+        assert kinds.count("persisted") == 1 and "recovered" not in kinds, kinds
+        assert not [k for k in kinds if k.startswith("stale")], "nothing late: A owned the answer throughout"
+        results = [p for k, _, p in rows if k == "tool_result"]
+        assert [(r["status"], r["content"]) for r in results] == [("ok", "The slow task finished after 8 s.")]
+        assert {written_by(w) for _, w, _ in rows} == {pid(pair.a)}, "B never wrote into A's answer"
+    wait_until_blocking(lambda: owner_rows(pair.url) == 0, timeout=10, what="every owner row released")
+
+
+@pytest.mark.parametrize(("resume_after", "started_before"), FREEZES, ids=["resumed-at-once", "resumed-later"])
+def test_owners_frozen_past_their_lease_come_back_to_the_survivors_end_and_write_nothing_after_it(
+    pair: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream, resume_after: float,
+    started_before: tuple[float, ...],
+) -> None:  # fmt: skip
     a, b = pair.a, pair.b
-    assert a.proc is not None and b.proc is not None
-    on_a = open_page(a)
-    upstream.plan(Behavior(text=" ".join(WORDS), chunk_delay=0.02))
-    send(on_a, "a story whose server freezes")
-    cid = conversation_id(on_a)
-    record = upstream.records[-1]
-    on_b = open_page(b, f"/chat/{cid}")
-    wait_words(on_b, 15)
-    os.kill(a.proc.pid, signal.SIGSTOP)
+    upstream.reset()
+    on_a = [open_page(a) for _ in started_before]
+    for n, (page, gap) in enumerate(zip(on_a, started_before, strict=True)):
+        upstream.plan(Behavior(text=" ".join(WORDS), chunk_delay=0.02))
+        send(page, f"story {n}, whose server freezes")
+        idle_for(gap - (started_before[n + 1] if n + 1 < len(started_before) else 0.0))
+    cids = [conversation_id(page) for page in on_a]
+    records = list(upstream.records)
+    os.kill(pid(a), signal.SIGSTOP)
     try:
-        expect(last_answer(on_b)).to_have_attribute("data-status", "interrupted", timeout=(LEASE + 4) * 1000)
+        on_b = [open_page(b, f"/chat/{cid}") for cid in cids]
+        for page in on_b:
+            expect(last_answer(page)).to_have_attribute("data-status", "interrupted", timeout=(LEASE + 6) * 1000)
+        idle_for(resume_after)
     finally:
-        os.kill(a.proc.pid, signal.SIGCONT)
-    rows = pair.rows(cid)
-    ended = max(n for n, (kind, _, _) in enumerate(rows) if kind == "persisted")
-    assert [k for k, _, _ in rows][ended - 1 : ended + 1] == ["recovered", "persisted"]
-    assert int(rows[ended][1].split(":")[1]) == b.proc.pid, "the survivor wrote the end"
-    wait_until_blocking(lambda: record.disconnected_at is not None, timeout=LEASE, what="A's upstream closed")
-    expect(last_answer(on_a)).to_have_attribute("data-status", "interrupted", timeout=LEASE * 1000)
+        os.kill(pid(a), signal.SIGCONT)
+    closed = lambda: all(r.disconnected_at is not None for r in records)  # noqa: E731
+    wait_until_blocking(closed, timeout=LEASE, what="A's upstreams closed")
+    for page in on_a:
+        expect(last_answer(page)).to_have_attribute("data-status", "interrupted", timeout=LEASE * 1000)
     nothing_more_for_blocking(1.0)
-    after = pair.rows(cid)[ended + 1 :]
-    assert not [k for k, w, _ in after if int(w.split(":")[1]) == a.proc.pid], "A wrote nothing after B's end"
-    assert [k for k, _, _ in after] == [k for k, _, _ in after if k.startswith("stale")]
-    text = rows[ended][2]["text"].split()
-    assert text == WORDS[: len(text)] and len(text) >= 15
-    assert visible_words(on_a) == visible_words(on_b) == text, "both tabs show the survivor's end"
+    texts = []
+    for cid, page_a, page_b in zip(cids, on_a, on_b, strict=True):
+        rows = pair.rows(cid)
+        ended = max(n for n, (kind, _, _) in enumerate(rows) if kind == "persisted")
+        assert [k for k, _, _ in rows][ended - 1 : ended + 1] == ["recovered", "persisted"]
+        assert written_by(rows[ended][1]) == pid(b), "the survivor wrote the end"
+        after = rows[ended + 1 :]
+        assert not [k for k, w, _ in after if written_by(w) == pid(a)], "A wrote nothing after B's end"
+        assert [k for k, _, _ in after] == [k for k, _, _ in after if k.startswith("stale")]
+        text = rows[ended][2]["text"]
+        assert text.split() == WORDS[: len(text.split())], "the survivor's end is a prefix of what was sent"
+        assert visible_words(page_a) == visible_words(page_b) == text.split(), "both tabs show the survivor's end"
+        texts.append(text)
+    for page, text in ((on_a[0], texts[0]), (on_b[1], texts[1])):  # a follow-up from A, and one from B
+        upstream.plan(Behavior(text="Follow-up answered."))
+        send(page, "and then?")
+        answered(page, "Follow-up answered.")
+        history = upstream.last.messages
+        assert [m["content"] for m in history if m["role"] == "assistant"][-1].split() == text.split()
     wait_until_blocking(lambda: owner_rows(pair.url) == 0, timeout=LEASE * 2, what="no owner row left")
+
+
+def test_a_database_that_does_not_answer_refuses_a_send_in_a_sentence_and_the_banner_clears_when_it_answers(
+    faulty: PostgresCluster, pair: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream
+) -> None:
+    page = open_page(pair.a)
+    upstream.reset()
+    faulty.down()
+    try:
+        box = page.get_by_label("Message")
+        box.fill("a question while the database is down")
+        box.press("Enter")
+        expect(page.get_by_text("Your message was not sent")).to_be_visible(timeout=15_000)
+        expect(box).to_have_value("a question while the database is down")
+        banner = page.locator(".lc-danger[role=alert]")  # the saving banner, on every page of the instance
+        expect(banner).to_be_visible()
+        expect(banner).to_contain_text("Saving is paused: the database cannot be reached")
+        assert not upstream.records, "nothing went to the model"
+    finally:
+        faulty.up()
+    expect(banner).to_be_hidden(timeout=10_000)
+    upstream.plan(Behavior(text="Answered once it was back."))
+    box.press("Enter")
+    answered(page, "Answered once it was back.")
+    expect(box).to_have_value("")

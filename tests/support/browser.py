@@ -30,7 +30,11 @@ def send(page: Page, text: str) -> None:
     box = page.get_by_label("Message")
     box.fill(text)
     box.press("Enter")
-    expect(page.locator(ANSWER)).to_have_count(answers + 1)
+    try:
+        expect(page.locator(ANSWER)).to_have_count(answers + 1)
+    except AssertionError as exc:  # say what the page said instead
+        said = page.locator(".q-notification").all_inner_texts()
+        raise AssertionError(f"no answer after Send; the page said {said}; the box: {box.input_value()!r}") from exc
 
 
 def last_answer(page: Page) -> Locator:

@@ -68,10 +68,18 @@ class PostgresCluster:
             str(self.bin / "initdb"), "-D", str(self.data), "-U", USER, "--pwfile", str(pwfile),
             "-A", "scram-sha-256", "-E", "UTF8", "--locale", "C.UTF-8", "--no-sync",
         )  # fmt: skip
+        self.up()
+        return self
+
+    def up(self) -> None:
+        """Start the server (again: after ``down``); returns once it accepts connections (same port, same data)."""
         options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.dir / "log"), "-w", "-o", options,
                   "start")  # fmt: skip
-        return self
+
+    def down(self) -> None:
+        """Stop the server (``-m fast``: every session is ended), keeping its data for ``up``."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def restart(self, mode: str = "fast") -> None:
         """``pg_ctl restart -m mode`` (``fast``: every session ends with "terminating connection due to administrator

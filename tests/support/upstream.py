@@ -1,8 +1,9 @@
 """The tests' scripted upstream: the demo endpoint plus a queue of planned behaviours and a full request log.
 
-Guarantees: ``plan(*behaviors)`` decides the next requests in order; with nothing planned a request follows the
-demo model's tags (faults every time, not only on the first try); ``records`` keeps every request since the last
-``reset()``. It runs on its own port (``serve``), like any provider.
+Guarantees: ``plan(*behaviors)`` decides the next requests in order, except that a request whose last message is a
+tool result gets ``after_tool_results`` when that is set (so answers whose tools end in any order get the same
+reply); with nothing planned a request follows the demo model's tags (faults every time, not only on the first try);
+``records`` keeps every request since the last ``reset()``. It runs on its own port (``serve``), like any provider.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = ["HOSTILE", "Behavior", "PlannedCall", "RequestRecord", "ScriptedUpstr
 class ScriptedUpstream(DemoModel):
     max_records = None  # a test reads every request it caused
     base_url: str = ""
+    after_tool_results: Behavior | None = None
 
     def __init__(self, *, chunk_delay: float = 0.01) -> None:
         super().__init__(chunk_delay=chunk_delay, transient_faults=False)
@@ -34,8 +36,11 @@ class ScriptedUpstream(DemoModel):
         with self.lock:
             self._plan.clear()
             self.records.clear()
+            self.after_tool_results = None
 
     def choose(self, messages: list[dict[str, Any]], tools: list[str]) -> Behavior:
+        if self.after_tool_results is not None and messages and messages[-1].get("role") == "tool":
+            return self.after_tool_results
         return self._plan.popleft() if self._plan else super().choose(messages, tools)
 
     @property
