@@ -2,7 +2,8 @@
 
 Guarantees: ``plan(*behaviors)`` decides the next requests in order; with nothing planned a request follows the
 demo model's tags (faults every time, not only on the first try); ``records`` keeps every request since the last
-``reset()``. It runs on its own port (``serve``), like any provider.
+``reset()``. It runs on its own port (``serve``), like any provider, and speaks every dialect of ``demo.dialects``
+on it (``tests.support.dialects`` says which model string and ``api_base`` reach each through litellm).
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ class ScriptedUpstream(DemoModel):
 
     def choose(self, messages: list[dict[str, Any]], tools: list[str]) -> Behavior:
         return self._plan.popleft() if self._plan else super().choose(messages, tools)
+
+    @property
+    def root_url(self) -> str:
+        """The server's root: Anthropic's, Gemini's and Ollama's ``api_base`` (OpenAI's is ``base_url``)."""
+        return self.base_url.removesuffix("/v1")
 
     @property
     def last(self) -> RequestRecord:
