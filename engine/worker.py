@@ -249,6 +249,8 @@ def finalize(run: AttemptRun) -> None:
                 http_status=f.http_status,
                 summary=f.summary,
                 retryable=f.retryable,
+                retry_after=f.retry_after,
+                body=f.body,
             )
         )
     conv = run.view()

@@ -158,6 +158,8 @@ class Failed(Event):
     summary: str
     retryable: bool = False
     will_retry: bool = False
+    retry_after: float | None = None  # seconds the provider asked to wait before a re-send
+    body: str | None = None  # the error body the provider sent, redacted (for the audit; never on the page)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -1,11 +1,12 @@
 """Anthropic's Messages dialect (``POST /v1/messages``): the request, the SSE event stream and its errors.
 
 Guarantees:
-- ``read`` turns the body into OpenAI-shaped messages (text blocks joined; ``tool_use`` blocks into
-  ``tool_calls`` with their ``input`` as a JSON string; each ``tool_result`` block into a ``tool`` message, before
-  the user's text) and finds what Anthropic refuses with a 400: a ``tool_use`` whose ``tool_result`` is not in the
-  next message, which must be the user's, with every result first in it; a ``tool_result`` answering no
-  ``tool_use`` of the message before; an empty text block; a first message that is not the user's.
+- ``read`` turns the body into OpenAI-shaped messages (an assistant's text blocks joined, each of a user's text
+  blocks a message of its own; ``tool_use`` blocks into ``tool_calls`` with their ``input`` as a JSON string; each
+  ``tool_result`` block into a ``tool`` message, before the user's text) and finds what Anthropic refuses with a
+  400: a ``tool_use`` whose ``tool_result`` is not in the next message, which must be the user's, with every
+  result first in it; a ``tool_result`` answering no ``tool_use`` of the message before; an empty text block; a
+  first message that is not the user's.
 - ``frames`` is the stream as Anthropic sends it: ``message_start`` (usage: ``input_tokens`` and both prompt-cache
   fields), a ``ping``, one content block per part (``thinking`` with ``thinking_delta`` and a
   ``signature_delta``; ``text`` with ``text_delta``; ``tool_use`` with id and name first, then its input in
@@ -107,8 +108,8 @@ def as_openai(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for b in blocks:
             if b.get("type") == "tool_result":
                 out.append({"role": "tool", "tool_call_id": b.get("tool_use_id"), "content": text_of(b.get("content"))})
-        if any(b.get("type") == "text" for b in blocks):
-            out.append({"role": "user", "content": text})
+        # litellm joins consecutive user messages into one with a text block each: one message per block again
+        out += [{"role": "user", "content": str(b.get("text"))} for b in blocks if b.get("type") == "text"]
     return out
 
 

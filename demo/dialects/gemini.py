@@ -2,10 +2,11 @@
 
 Guarantees:
 - ``read`` turns ``contents`` (parts in camelCase or snake_case: the API takes both) into OpenAI-shaped messages
-  (``model`` turns are the assistant's; each ``functionCall`` part a tool call with an id made from its turn and
-  place; each ``functionResponse`` part a ``tool`` message answering the call in the same place) and finds what
-  Gemini refuses with a 400: a turn with no parts, a function call turn not followed at once by a turn with as
-  many function responses, a response whose name is not its call's, a response turn that follows no call turn.
+  (``model`` turns are the assistant's, each text part of a user turn a message of its own; each ``functionCall``
+  part a tool call with an id made from its turn and place; each ``functionResponse`` part a ``tool`` message
+  answering the call in the same place) and finds what Gemini refuses with a 400: a turn with no parts, a
+  function call turn not followed at once by a turn with as many function responses, a response whose name is
+  not its call's, a response turn that follows no call turn.
 - ``frames`` is Gemini's stream: one ``GenerateContentResponse`` per piece (reasoning as ``thought`` parts, text
   parts, each function call whole, in one part, when its call starts), ``usageMetadata`` in every chunk (prompt,
   candidates, thoughts and cached token counts so far, when usage is allowed), then a last chunk with
@@ -91,8 +92,9 @@ def as_openai(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for j, response in enumerate(_parts(turn, "functionResponse")):
             content = response.get("response")
             out.append({"role": "tool", "tool_call_id": f"fc_{i - 1}_{j}", "content": _result_text(content)})
-        if text or not _parts(turn, "functionResponse"):
-            out.append({"role": "user", "content": text})
+        # litellm joins consecutive user messages into one turn with a text part each: one message per part again
+        texts = [str(p["text"]) for p in turn.get("parts") or [] if isinstance(p, dict) and "text" in p]
+        out += [{"role": "user", "content": t} for t in texts]
     return out
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ledger.codec import KIND_TO_CLASS, dumps_line, from_dict, from_jsonl, to_dict
 from ledger.errors import CodecError, LedgerError
-from ledger.events import EVENT_CLASSES, Event, Param, TurnMetrics, Usage
+from ledger.events import EVENT_CLASSES, Event, Failed, Param, TurnMetrics, Usage
 
 text = st.text(st.characters(exclude_categories=["Cs"]), max_size=20)
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-(10**6), 10**6), text)
@@ -127,3 +127,22 @@ def test_a_bad_json_lines_file_names_the_line_and_is_a_ledger_error() -> None:
     good = dumps_line(KIND_TO_CLASS["deleted"](conversation_id="c"))
     with pytest.raises(LedgerError, match="line 2"):
         from_jsonl([good, '{"kind": "chunk"}'])
+
+
+def test_a_failed_event_of_an_older_ledger_without_retry_after_or_body_still_decodes() -> None:
+    old = {
+        "seq": 3,
+        "ts": "2026-01-01T00:00:00Z",
+        "kind": "failed",
+        "conversation_id": "c1",
+        "attempt_id": "a1",
+        "request_id": "r1",
+        "error_type": "server",
+        "http_status": 500,
+        "summary": "The provider had a server error.",
+        "retryable": True,
+        "will_retry": False,
+    }
+    event = from_dict(old)
+    assert isinstance(event, Failed) and (event.retry_after, event.body) == (None, None)
+    assert {k: v for k, v in to_dict(event).items() if k not in ("retry_after", "body")} == old

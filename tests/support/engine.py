@@ -36,8 +36,11 @@ class EngineFactory:
 
     dialect = "openai"
 
-    def __init__(self, tmp_path: Path, upstream: ScriptedUpstream, *, check_ends: bool = False) -> None:
+    def __init__(
+        self, tmp_path: Path, upstream: ScriptedUpstream, *, check_ends: bool = False, keep_tools: bool = False
+    ) -> None:
         self.tmp_path, self.upstream, self.check_ends = tmp_path, upstream, check_ends
+        self.keep_tools = keep_tools  # the hubs are the caller's (shared by a module's tests): never stopped here
         self.engines: list[Engine] = []
         self.seen: list[list[AnyEvent]] = []
 
@@ -57,7 +60,7 @@ class EngineFactory:
             await engine.shutdown()
             problems += one_end_each(seen) if self.check_ends else []
             engine.store.close()
-            if engine.tools is not None:
+            if engine.tools is not None and not self.keep_tools:
                 await engine.tools.stop()
         assert not problems, "\n".join(problems)
 
