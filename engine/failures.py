@@ -15,6 +15,7 @@ import asyncio
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from engine.offline import litellm
 from engine.provider_errors import HttpError, read_http_error, sentence
@@ -33,6 +34,17 @@ class Failure:
     retryable: bool = False
     retry_after: float | None = None
     body: str | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """What a ``failed`` event records of this failure (its caller adds the ids, the request and the usage)."""
+        return {
+            "error_type": self.error_type,
+            "http_status": self.http_status,
+            "summary": self.summary,
+            "retryable": self.retryable,
+            "retry_after": self.retry_after,
+            "body": self.body,
+        }
 
 
 class StreamStalled(Exception):

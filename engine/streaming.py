@@ -33,6 +33,7 @@ from ledger.events import Failed, RequestSent, Retrying, UpstreamClosed
 
 IDLE_SLACK = 0.25  # seconds: the idle timeout fires after idle_timeout to idle_timeout + IDLE_SLACK of silence
 TURN_SECONDS = 0.005  # the longest the stream keeps the event loop when chunks arrive faster than it reads
+RETRYABLE = {"retryable": True}
 MAX_RETRY_AFTER = 30.0  # seconds: a provider asking for a longer wait is not re-sent automatically
 
 
@@ -97,19 +98,7 @@ async def stream_step(run: AttemptRun, settings: EngineSettings, tools: list[dic
             if not (failure.retryable and fits and run.step_chunks == 0 and resend < limits.max_resends):
                 return Broken(failure, request_id)
             next_id = new_id("req")
-            run.append(
-                Failed(
-                    **run.ids,
-                    request_id=request_id,
-                    error_type=failure.error_type,
-                    http_status=failure.http_status,
-                    summary=failure.summary,
-                    retryable=True,
-                    will_retry=True,
-                    retry_after=failure.retry_after,
-                    body=failure.body,
-                )
-            )
+            run.append(Failed(**run.ids, request_id=request_id, will_retry=True, **(failure.fields() | RETRYABLE)))
             run.append(
                 Retrying(
                     **run.ids,
@@ -150,6 +139,7 @@ async def _one_request(run: AttemptRun, limits: Limits, tools: list[dict[str, An
     finally:
         watchdog.stop()
         if stream is not None:
+            run.step_reported = stream.reported  # a stopped or broken step keeps what the provider reported
             await stream.aclose()
         if not finished and run.close_t0 is not None:
             ms = round((time.monotonic() - run.close_t0) * 1000, 2)

@@ -154,20 +154,27 @@ def duration(ms: float) -> str:
     return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
-def tokens(input_tokens: int, output_tokens: int, estimated: bool) -> str:
+def tokens(input_tokens: int, output_tokens: int, estimated: bool, output_estimated: bool | None = None) -> str:
+    """``~`` marks a count made locally: the input's by ``estimated``, the output's by ``output_estimated``
+    (the same as the input's when not given)."""
     mark = "~" if estimated else ""
-    return f"{mark}{input_tokens:,} in · {mark}{output_tokens:,} out"
+    out_mark = mark if output_estimated is None else "~" if output_estimated else ""
+    return f"{mark}{input_tokens:,} in · {out_mark}{output_tokens:,} out"
 
 
 def usage_tokens(usage: Usage | None) -> str:
-    return "" if usage is None else tokens(usage.input_tokens, usage.output_tokens, usage.estimated)
+    if usage is None:
+        return ""
+    return tokens(usage.input_tokens, usage.output_tokens, usage.estimated, usage.estimated or usage.partial)
 
 
 def metrics_line(m: TurnMetrics | None) -> str:
     """The footer of an answer: tokens, cache, time to first chunk, streaming time (the time is shown apart)."""
     if m is None:
         return ""
-    parts = [tokens(m.input_tokens, m.output_tokens, m.estimated)]
+    parts = [tokens(m.input_tokens, m.output_tokens, m.input_is_estimated, m.output_is_estimated)]
+    if m.reasoning_tokens:
+        parts.append(f"{m.reasoning_tokens:,} reasoning")
     if m.cached_tokens:
         parts.append(f"{m.cached_tokens:,} cached")
     if m.wait_ms is not None:
@@ -181,7 +188,7 @@ def metrics_line(m: TurnMetrics | None) -> str:
 def user_line(m: TurnMetrics | None) -> str:
     if m is None:
         return ""
-    return f"{'~' if m.estimated else ''}{m.input_tokens:,} tokens in"
+    return f"{'~' if m.input_is_estimated else ''}{m.input_tokens:,} tokens in"
 
 
 def error_title(attempt: AttemptState) -> str:
@@ -279,7 +286,8 @@ def audit_counters(a: AttemptAudit) -> str:
     if a.error_type:
         parts.append(f"error: {a.error_type}")
     if a.metrics is not None:
-        parts.append(tokens(a.metrics.input_tokens, a.metrics.output_tokens, a.metrics.estimated))
+        m = a.metrics
+        parts.append(tokens(m.input_tokens, m.output_tokens, m.input_is_estimated, m.output_is_estimated))
     if a.first_chunk_ms is not None:
         parts.append(f"first chunk {duration(a.first_chunk_ms)}")
     if a.duration_ms is not None:
