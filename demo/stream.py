@@ -5,7 +5,8 @@ Guarantees:
   then each tool call (its start, then its arguments in ``call.pieces`` parts), each followed by ``chunk_delay``;
   ``first_delay`` passes before anything. A dialect (``demo.dialects``) writes each piece in its own wire format.
 - The in-stream faults, at that chunk of the text: ``drop_after`` raises ``InjectedDrop`` (the server cuts the
-  connection), ``malformed_after`` yields one ``malformed`` piece and ends, ``stall_after`` sends nothing for an
+  connection), ``malformed_after`` yields one ``malformed`` piece and ends, ``error_after`` one ``error`` piece
+  (the provider's in-stream error, its message the behaviour's) and ends, ``stall_after`` sends nothing for an
   hour.
 - ``record.chunks_sent`` counts every text and tool-call piece yielded; ``tracked`` wraps a dialect's frames and
   keeps ``disconnected_at`` (the client went away) and ``closed_at`` (the stream ended, any way); the dialect
@@ -77,7 +78,7 @@ class RequestRecord:
 class Piece:
     """One step of an answer: a word of reasoning or text, a tool call's start or a part of its arguments."""
 
-    kind: Literal["reasoning", "text", "call_start", "call_args", "malformed"]
+    kind: Literal["reasoning", "text", "call_start", "call_args", "malformed", "error"]
     text: str = ""
     index: int = 0
     call: PlannedCall | None = None
@@ -99,6 +100,9 @@ async def paced(record: RequestRecord, b: Behavior, text: str) -> AsyncGenerator
             raise InjectedDrop("upstream dropped the connection (fault injection)")
         if b.malformed_after is not None and n >= b.malformed_after:
             yield Piece("malformed")
+            return
+        if b.error_after is not None and n >= b.error_after:
+            yield Piece("error", b.message or "Overloaded")
             return
         if b.stall_after is not None and n >= b.stall_after:
             await asyncio.sleep(3600)

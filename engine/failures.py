@@ -6,7 +6,9 @@ may pass on a re-send (rate limit, server error, connection, timeout). An error 
 status (found under litellm's wrappers by ``engine.provider_errors``, whatever dialect) is classified by that
 status, which is ``http_status``; its summary is the provider's own message, error type and status
 (``provider_errors.sentence``: never a bytes literal or JSON), ``retry_after`` the wait it asked for and ``body``
-the body it sent (for the ledger's audit).
+the body it sent (for the ledger's audit). An error the provider sent inside a begun stream (Anthropic's
+``overloaded_error`` event, say) is the provider's too: ``server`` (or ``rate_limit``) in its own words, never
+"the connection dropped"; a dropped or malformed stream stays ``connection`` / ``malformed_stream``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.offline import litellm
-from engine.provider_errors import HttpError, read_http_error, sentence
+from engine.provider_errors import HttpError, read_http_error, read_stream_error, sentence
 from engine.redaction import redact
 from ledger.events import ErrorType
 
@@ -70,6 +72,11 @@ def _classify(exc: BaseException) -> Failure:
     http = read_http_error(exc)
     if http is not None:
         return _from_http(exc, http)
+    said = read_stream_error(exc)
+    if said is not None:  # the provider's own error inside the stream (the HTTP status was 200)
+        limited = any(isinstance(e, ll.RateLimitError) for e in (exc, getattr(exc, "original_exception", None)))
+        summary = f"The provider stopped the answer with an error: {sentence(said)}"[:MAX_SUMMARY]
+        return Failure(error_type="rate_limit" if limited else "server", summary=summary, retryable=True)
     status = _status(exc)
     text = _clean(exc)
     if isinstance(exc, StreamStalled | asyncio.TimeoutError | ll.Timeout):

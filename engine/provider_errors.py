@@ -9,6 +9,10 @@ Guarantees:
   Anthropic's ``error.message``/``error.type``, Gemini's ``error.message``/``error.status``, Ollama's ``error``
   string), ``retry_after`` the seconds it asked to wait (``retry-after``/``retry-after-ms`` headers, Gemini's
   ``RetryInfo.retryDelay``), ``body`` the body as sent (redacted, at most ``MAX_BODY`` characters).
+- ``read_stream_error(exc)`` is the error a provider sent inside a stream it had begun with 200 (Anthropic's
+  ``error`` event, OpenAI's and Gemini's ``data: {"error": ...}``, Ollama's ``{"error": ...}`` line): its message
+  and type, read from the provider's own error under litellm's (the deepest ``litellm.llms`` error, or the OpenAI
+  SDK's error body); None for a dropped or malformed stream (nothing from the provider in the chain).
 - ``sentence(error)`` is one line with the provider's message, its error type and the HTTP status, and the wait
   it asked for: never a bytes literal, never JSON (a body that is not one of those shapes is not quoted).
 - Neither raises on any exception or body; credentials are redacted (``engine.redaction``).
@@ -17,6 +21,7 @@ Guarantees:
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import re
 from dataclasses import dataclass
@@ -25,7 +30,7 @@ from typing import Any
 
 from engine.redaction import redact
 
-__all__ = ["MAX_BODY", "HttpError", "read_http_error", "sentence"]
+__all__ = ["MAX_BODY", "HttpError", "StreamError", "read_http_error", "read_stream_error", "sentence"]
 
 MAX_BODY = 2000
 MAX_MESSAGE = 240
@@ -41,6 +46,40 @@ class HttpError:
     body: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StreamError:
+    message: str
+    kind: str | None = None
+
+
+def read_stream_error(exc: BaseException) -> StreamError | None:
+    """The provider's error inside a begun stream, or None (see the module's guarantees)."""
+    try:
+        return None if read_http_error(exc) is not None else _read_stream(exc)
+    except Exception:  # noqa: BLE001 - reading an error must never be a second one
+        return None
+
+
+def _read_stream(exc: BaseException) -> StreamError | None:
+    for link in reversed(_chain(exc)):  # the deepest is the provider's own
+        module = type(link).__module__
+        body = getattr(link, "body", None)
+        if module.startswith("openai") and isinstance(body, dict) and body.get("message"):
+            kind = body.get("type") or body.get("code")
+            return StreamError(message=_one_line(str(body["message"])), kind=str(kind) if kind else None)
+        message = str(getattr(link, "message", "") or "")
+        if module.startswith("litellm.llms.") and message:
+            got = re.search(r"unexpected response from \w+: (\{.*\})", message)  # Ollama's line, as a dict repr
+            if got:
+                with contextlib.suppress(ValueError, SyntaxError):
+                    said = ast.literal_eval(got.group(1))
+                    message = str(said.get("error", message)) if isinstance(said, dict) else message
+            status = re.match(r"([A-Z][A-Z_]+) - (.*)", message, re.DOTALL)  # Gemini: "UNAVAILABLE - message"
+            kind = status.group(1) if status else None
+            return StreamError(message=_one_line(status.group(2) if status else message), kind=kind)
+    return None
+
+
 def read_http_error(exc: BaseException) -> HttpError | None:
     """What the provider sent with its error status, or None when it sent none (see the module's guarantees)."""
     try:
@@ -49,8 +88,10 @@ def read_http_error(exc: BaseException) -> HttpError | None:
         return None
 
 
-def sentence(error: HttpError) -> str:
+def sentence(error: HttpError | StreamError) -> str:
     """The provider's message, its error type and the HTTP status it sent, in one line."""
+    if isinstance(error, StreamError):
+        return redact(f"{error.message.rstrip('.')}{f' ({error.kind})' if error.kind else ''}.")
     what = ", ".join(p for p in (error.kind, f"HTTP {error.status}") if p)
     message = (error.message or "").strip().rstrip(".")
     if message.upper() == f"HTTP {error.status}":

@@ -12,6 +12,7 @@ Guarantees:
   ``signature_delta``; ``text`` with ``text_delta``; ``tool_use`` with id and name first, then its input in
   ``input_json_delta`` parts), ``message_delta`` with ``stop_reason`` (``tool_use``, ``refusal`` when ``blocked``,
   else ``end_turn``) and the output tokens when usage is allowed, then ``message_stop``.
+- An in-stream error is an ``error`` event (``overloaded_error``) and the end of the stream.
 - ``error``: ``{"type": "error", "error": {"type", "message"}}`` with Anthropic's type per status (429
   ``rate_limit_error``, 529 ``overloaded_error``, ...), a ``request-id`` header, ``retry-after`` when given.
 """
@@ -153,6 +154,9 @@ class AnthropicDialect:
             async for piece in pieces:
                 if piece.kind == "malformed":
                     yield MALFORMED
+                    return
+                if piece.kind == "error":
+                    yield _event("error", {"error": {"type": "overloaded_error", "message": piece.text}})
                     return
                 kind = {"reasoning": "thinking", "text": "text", "call_start": "tool_use"}.get(piece.kind, open_kind)
                 if piece.kind != "call_args" and (kind != open_kind or kind == "tool_use"):

@@ -11,6 +11,7 @@ Guarantees:
   parts, each function call whole, in one part, when its call starts), ``usageMetadata`` in every chunk (prompt,
   candidates, thoughts and cached token counts so far, when usage is allowed), then a last chunk with
   ``finishReason`` ``STOP``, or, when ``blocked``, ``SAFETY`` with the rating that blocked it.
+- An in-stream error is ``data: {"error": {...}}`` (``UNAVAILABLE``) and the end of the stream.
 - ``error``: ``{"error": {"code", "message", "status"}}`` with Google's status names (429
   ``RESOURCE_EXHAUSTED``, 503 ``UNAVAILABLE``: its overload); ``retry_after`` as a ``RetryInfo`` detail.
 """
@@ -167,6 +168,10 @@ class GeminiDialect:
                 match piece.kind:
                     case "malformed":
                         yield MALFORMED
+                        return
+                    case "error":
+                        error = {"code": 503, "message": piece.text, "status": "UNAVAILABLE"}
+                        yield f"data: {json.dumps({'error': error})}\r\n\r\n"
                         return
                     case "reasoning":
                         counts["thoughts"] += 1

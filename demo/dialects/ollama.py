@@ -8,6 +8,7 @@ Guarantees:
 - ``frames`` is one JSON object per line: ``message`` with ``thinking`` or ``content`` pieces, each tool call whole
   with object ``arguments`` when it starts, then ``done: true`` with ``done_reason`` and, when usage is allowed,
   ``prompt_eval_count`` and ``eval_count``.
+- An in-stream error is a ``{"error": message}`` line and the end of the stream.
 - ``error``: ``{"error": message}`` with the status; ``retry_after`` as the ``retry-after`` header.
 """
 
@@ -116,6 +117,9 @@ class OllamaDialect:
                 match piece.kind:
                     case "malformed":
                         yield MALFORMED
+                        return
+                    case "error":
+                        yield json.dumps({"error": piece.text}) + "\n"
                         return
                     case "reasoning":
                         yield _line(model, {"role": "assistant", "content": "", "thinking": piece.text})

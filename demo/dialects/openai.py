@@ -7,6 +7,7 @@ Guarantees:
   OpenAI streams them (``demo.sse.tool_call_events``), a final chunk with ``finish_reason`` (``tool_calls``,
   ``content_filter`` when ``blocked``, else ``stop``), the usage chunk when asked for and allowed (with
   ``prompt_tokens_details.cached_tokens``), then ``data: [DONE]``.
+- An in-stream error is ``data: {"error": {...}}`` and the end of the stream.
 - ``error``: ``{"error": {"message", "type", "code"}}`` with the status; ``retry_after`` as the ``retry-after``
   header.
 """
@@ -59,6 +60,9 @@ class OpenAIDialect:
                 match piece.kind:
                     case "malformed":
                         yield MALFORMED
+                        return
+                    case "error":
+                        yield event({"error": {"message": piece.text, "type": "server_error", "code": None}})
                         return
                     case "reasoning" | "text":
                         key = "reasoning_content" if piece.kind == "reasoning" else "content"

@@ -92,3 +92,21 @@ async def test_a_wait_longer_than_the_cap_is_not_resent_and_the_failure_says_how
     (failed,) = failures(engine, cid)
     assert len(upstream.records) == 1 and not failed.will_retry and failed.http_status == 529
     assert "It asked to wait 600 s." in (current_attempt(engine, cid, m1).error_summary or "")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+async def test_an_error_the_provider_sends_inside_the_stream_reads_as_its_words_not_as_a_dropped_connection(
+    dialect: str, engines: EngineFactory, upstream: ScriptedUpstream
+) -> None:
+    engines.dialect = dialect
+    engine = engines()
+    cid = engine.create_conversation()
+    upstream.plan(Behavior(text="PARTIAL " * 30, error_after=3, message="Overloaded right now"))
+    _, m1 = await engine.submit(cid, "hi")
+    await finished(engine, cid)
+    attempt = current_attempt(engine, cid, m1)
+    (failed,) = failures(engine, cid)
+    assert attempt.status == "failed" and failed.error_type == "server" and failed.http_status is None
+    assert failed.summary.startswith("The provider stopped the answer with an error: Overloaded right now")
+    assert "b'" not in failed.summary and '{"' not in failed.summary and "{'" not in failed.summary
+    assert len(upstream.records) == 1, "text was delivered: nothing is re-sent"
