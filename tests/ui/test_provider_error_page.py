@@ -15,6 +15,7 @@ from tests.support.dialects import DIALECTS, MODELS, OVERLOADED, api_base
 from tests.support.page import last_answer, send
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until
+from ui.assistant_message import FILTERED
 from ui.chat_page import PAINTED
 
 pytest_plugins = ["nicegui.testing.user_plugin"]
@@ -54,3 +55,16 @@ async def test_an_overloaded_provider_reads_as_its_own_sentence_with_the_status_
     assert f"The provider had a server error: {SAID[dialect]}" in markers
     page = json.dumps([str(getattr(el, "text", "")) for el in user.client.elements.values()])
     assert "b'" not in page and '{\\"' not in page and "Exception" not in page
+
+
+async def test_an_answer_the_providers_safety_filter_ended_says_so(
+    dialect: str, upstream: ScriptedUpstream, user: User
+) -> None:
+    if dialect == "ollama":
+        pytest.skip("Ollama has no safety filter")
+    user.javascript_rules[re.compile(re.escape(PAINTED))] = lambda _: PAINTED
+    await user.open("/")
+    upstream.plan(Behavior(text="The first part", blocked=True))
+    await send(user, "hi")
+    await wait_until(lambda: last_answer(user).status == "complete", 20, "the answer to end")
+    assert last_answer(user).text == "The first part" and FILTERED in last_answer(user).markers
