@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from demo.dialects import anthropic, gemini, ollama
 from engine.offline import litellm
 from engine.provider import Delta, ToolPiece, open_stream
 from tests.support.dialects import DIALECTS, provider
@@ -103,3 +104,38 @@ async def test_one_behavior_streams_reasoning_text_and_a_whole_tool_call_in_ever
     assert tool[0].name == "calculator" and tool[0].call_id
     assert "".join(p.arguments for p in tool).replace(" ", "") == '{"expression":"6*7"}'
     assert upstream.last.finished
+
+
+def test_anthropic_refuses_tool_results_that_do_not_come_first_and_results_for_no_tool_use() -> None:
+    use = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "calculator", "input": {}}]}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "2"}
+    text = {"type": "text", "text": "and?"}
+    asked = {"role": "user", "content": "compute"}
+    assert anthropic.history_problem([asked, use, {"role": "user", "content": [result, text]}]) is None
+    late = anthropic.history_problem([asked, use, {"role": "user", "content": [text, result]}])
+    assert late is not None and "must come first" in late
+    orphan = anthropic.history_problem(
+        [asked, {"role": "assistant", "content": "hi"}, {"role": "user", "content": [result]}]
+    )
+    assert orphan is not None and "unexpected `tool_use_id`" in orphan
+    empty = anthropic.history_problem([asked, {"role": "assistant", "content": [{"type": "text", "text": ""}]}])
+    assert empty is not None and "non-empty" in empty
+
+
+def test_gemini_refuses_function_responses_that_do_not_match_the_calls() -> None:
+    call = {"role": "model", "parts": [{"functionCall": {"name": "calculator", "args": {}}}]}
+    asked = {"role": "user", "parts": [{"text": "compute"}]}
+
+    def answered(name: str) -> dict[str, Any]:
+        return {"role": "user", "parts": [{"function_response": {"name": name, "response": {"content": "2"}}}]}
+
+    assert gemini.history_problem([asked, call, answered("calculator")]) is None
+    assert gemini.history_problem([asked, call, answered("clock")]) == gemini.NAMES
+    assert gemini.history_problem([asked, answered("calculator")]) == gemini.AFTER
+    assert gemini.history_problem([asked, {"role": "model", "parts": []}]) == gemini.EMPTY.format(i=1)
+
+
+def test_ollama_refuses_tool_call_arguments_that_are_not_an_object() -> None:
+    call = {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": '{"a": 1}'}}]}
+    problem = ollama.history_problem([{"role": "user", "content": "x"}, call, {"role": "tool", "content": "1"}])
+    assert problem == ollama.UNMARSHAL
