@@ -68,3 +68,29 @@ async def test_an_answer_the_providers_safety_filter_ended_says_so(
     await send(user, "hi")
     await wait_until(lambda: last_answer(user).status == "complete", 20, "the answer to end")
     assert last_answer(user).text == "The first part" and FILTERED in last_answer(user).markers
+
+
+@pytest.fixture
+def anthropic_resending(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, upstream: ScriptedUpstream) -> None:
+    monkeypatch.setenv("LEDGERCHAT_MODEL", MODELS["anthropic"])
+    monkeypatch.setenv("LEDGERCHAT_API_BASE", api_base("anthropic", upstream))
+    monkeypatch.setenv("LEDGERCHAT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("LEDGERCHAT_MAX_RESENDS", "1")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-page-0123456789abcdef")
+    monkeypatch.setenv("LEDGERCHAT_ALLOWED_HOSTS", "test")
+
+
+async def test_while_a_resend_waits_out_the_providers_retry_after_the_page_says_why_and_how_long(
+    anthropic_resending: None, upstream: ScriptedUpstream, user: User
+) -> None:
+    user.javascript_rules[re.compile(re.escape(PAINTED))] = lambda _: PAINTED
+    await user.open("/")
+    upstream.plan(Behavior(status=429, retry_after=1.5), Behavior(text="after the wait"))
+    await send(user, "hi")
+    note = await wait_until(
+        lambda: [m for m in last_answer(user).markers if m.startswith("Re-sending.")], 10, "the re-send note"
+    )
+    assert "(rate_limit_error, HTTP 429). It asked to wait 1.5 s." in note[0]
+    await wait_until(lambda: last_answer(user).status == "complete", 20, "the re-sent answer")
+    assert last_answer(user).text == "after the wait"
+    assert not [m for m in last_answer(user).markers if m.startswith("Re-sending.")]
