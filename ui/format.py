@@ -165,6 +165,8 @@ def tokens(input_tokens: int, output_tokens: int, estimated: bool, output_estima
 def usage_tokens(usage: Usage | None) -> str:
     if usage is None:
         return ""
+    if usage.partial and not usage.output_tokens:  # reported before the end: the prompt side only
+        return f"{'~' if usage.estimated else ''}{usage.input_tokens:,} in"
     return tokens(usage.input_tokens, usage.output_tokens, usage.estimated, usage.estimated or usage.partial)
 
 
@@ -228,11 +230,11 @@ def phase_detail(p: Phase) -> str:
         case "upstream_closed":
             return f"+{p.ms:.1f} ms after cancel" if p.ms is not None else ""
         case "cancelled":
-            return f"{p.count} chars kept"
+            return f"{p.count} chars kept{', reported before the Stop: ' + usage_tokens(p.usage) if p.usage else ''}"
         case "recovered":
             return "interrupted by a restart"
         case "request_failed" | "failed":
-            return error
+            return f"{error}{' Reported before the end: ' + usage_tokens(p.usage) if p.usage else ''}"
         case "retrying":
             return "automatic re-send" if p.source == "auto" else "by the user"
         case "done":

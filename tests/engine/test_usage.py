@@ -4,14 +4,18 @@ failed step keeps the prompt tokens the provider reported before the end (Anthro
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from engine.engine import Engine
+from ledger.audit import audit
 from ledger.events import Cancelled, Failed, Persisted, StepFinished, Usage
 from tests.support.dialects import DIALECTS
 from tests.support.engine import EngineFactory, current_attempt
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until
+from ui.format import phase_detail
 
 WORDS = " ".join(f"w{n}" for n in range(120))
 #: The dialects whose stream reports the prompt's usage before its end (the others only in their last chunk).
@@ -39,6 +43,10 @@ async def test_a_stopped_anthropic_turn_records_the_input_tokens_of_message_star
     metrics = persisted(engine, cid).metrics
     assert (metrics.input_tokens, metrics.cached_tokens, metrics.input_estimated) == (321, 100, False)
     assert metrics.output_estimated and metrics.output_tokens > 0 and metrics.estimated
+    (shown,) = audit(engine.events(cid))  # the audit panel: which count is the provider's, which is local
+    details = {p.kind: phase_detail(p) for p in shown.phases}
+    assert details["cancelled"].endswith("chars kept, reported before the Stop: 321 in")
+    assert re.fullmatch(r"interrupted, 321 in · ~\d+ out", details["persisted"]), details["persisted"]
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
