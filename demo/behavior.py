@@ -2,9 +2,11 @@
 
 Guarantees:
 - ``Behavior`` is a frozen value: the text (None: a demo answer for the last user message), its reasoning, the
-  tool calls to stream, the pacing (``chunk_delay`` between chunks, ``first_delay`` before the first), and the
-  faults: an HTTP ``status`` instead of a stream, or a stream that drops, turns malformed or stalls after so many
-  chunks.
+  tool calls to stream, the pacing (``chunk_delay`` between chunks, ``first_delay`` before the first), the usage
+  reported (``input_tokens``, ``cached_tokens``), and the faults: an HTTP ``status`` instead of a stream (with its
+  ``message`` and ``retry_after``), a stream that drops, turns malformed, stalls or sends the provider's error
+  event (``error_after``) after so many chunks, or one the safety filter ends (``blocked``). One ``Behavior``
+  drives every dialect (``demo.dialects``).
 - ``FaultTags.behavior`` reads the tags of the last user message: ``#html`` (hostile markup as the answer),
   ``#long`` (four answers in one), ``#slow`` (3 s before the first chunk), ``#429``, ``#500``, ``#401`` (that status;
   with several, the later in this list wins), ``#drop`` (the connection is cut after 25 chunks), ``#stall`` (no
@@ -47,6 +49,12 @@ class Behavior:
     reasoning: str | None = None
     usage: bool = True
     tool_calls: list[PlannedCall] = field(default_factory=list)
+    input_tokens: int | None = None  # the prompt tokens reported (None: the words of the request)
+    cached_tokens: int = 0  # of those, read from the provider's prompt cache
+    retry_after: float | None = None  # seconds, sent with an error status (each dialect in its own way)
+    message: str | None = None  # the error's message (None: the dialect's usual one for the status)
+    blocked: bool = False  # the answer ends blocked by the provider's safety filter (each dialect's way)
+    error_after: int | None = None  # the provider's in-stream error event after so many chunks (its ``message``)
 
 
 class FaultTags:

@@ -1,18 +1,19 @@
-"""The demo model's HTTP side: an OpenAI-compatible chat-completions endpoint with a bounded request log.
+"""The demo model's HTTP side: one endpoint per provider dialect, with a bounded request log.
 
-The app mounts it at ``/demo`` (the offline demo model); the tests' scripted upstream extends it.
+The app mounts it at ``/demo`` (the offline demo model, OpenAI's dialect); the tests' scripted upstream extends it.
 
 Guarantees:
-- ``POST /v1/chat/completions`` with ``stream: true`` answers with the SSE stream of ``demo.stream`` at a human
-  pace (default 30 chunks/s), or with an OpenAI-style JSON error when the behaviour is an HTTP status (after its
-  ``first_delay``). A history a provider would refuse (``demo.agent.history_problem``) gets 400 with its message.
+- ``POST /v1/chat/completions`` (OpenAI), ``/v1/messages`` (Anthropic), ``/models/{model}:streamGenerateContent``
+  (Gemini, also under ``/v1beta``) and ``/api/chat`` (Ollama) answer with that dialect's stream
+  (``demo.dialects``) at a human pace (default 30 chunks/s), or with that provider's JSON error when the behaviour
+  is an HTTP status (after its ``first_delay``). A history the provider would refuse gets its 400 and message.
 - Each request follows a ``Behavior`` chosen by ``choose`` (called under ``lock``): a tool move when tools are
   offered and the question calls for them (``demo.agent.tool_move``), else the fault tags of the last user
   message (``demo.behavior``), else a demo answer.
 - A request body over ``MAX_BODY_BYTES`` gets 413 without being read into memory (a declared length is refused
   at once, a streamed one as soon as it passes the limit) and a body that is not a JSON object 400; ``records``
-  keeps only the last ``max_records`` requests (their messages, headers but ``authorization``, chunks sent, when
-  the client disconnected): memory stays bounded however long it runs.
+  keeps only the last ``max_records`` requests (their messages in OpenAI's shape, headers but the key, chunks
+  sent, when the client disconnected): memory stays bounded however long it runs.
 - Importing this module changes nothing: the log filter that hides injected drops is installed by
   ``DemoModel()`` and ``serve_in_thread``.
 - ``HOSTILE``, ``Behavior`` and ``RequestRecord`` are importable from here too (the tests' scripted upstream).
@@ -24,30 +25,26 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from demo.agent import history_problem, tool_move
+from demo.agent import tool_move
 from demo.answers import demo_answer
 from demo.behavior import HOSTILE, Behavior, FaultTags, last_user
-from demo.stream import RequestRecord, answer_stream, hide_injected_drops
+from demo.dialects import DIALECTS, Dialect
+from demo.stream import RequestRecord, hide_injected_drops, tracked
 
 __all__ = ["HOSTILE", "MAX_BODY_BYTES", "MAX_RECORDS", "Behavior", "DemoModel", "RequestRecord", "serve_in_thread"]
 
+SECRET_HEADERS = {"authorization", "x-api-key", "x-goog-api-key"}
+
 MAX_BODY_BYTES = 4_000_000
 MAX_RECORDS = 50
-ERRORS = {
-    401: ("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"),
-    429: ("Rate limit reached for requests. Please try again in 1s.", "requests", "rate_limit_exceeded"),
-    500: ("The server had an error while processing your request.", "server_error", None),
-    400: ("The request body must be a JSON object.", "invalid_request_error", None),
-    413: ("The request body is too large.", "invalid_request_error", None),
-}
 
 
 class DemoModel:
@@ -62,7 +59,15 @@ class DemoModel:
         self.lock = threading.Lock()
         self._numbered = 0
         self._tags = FaultTags()
-        self.app = Starlette(routes=[Route("/v1/chat/completions", self._completions, methods=["POST"])])
+        self.app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._dialect("openai"), methods=["POST"]),
+                Route("/v1/messages", self._dialect("anthropic"), methods=["POST"]),
+                Route("/api/chat", self._dialect("ollama"), methods=["POST"]),
+                Route("/models/{call:str}", self._dialect("gemini"), methods=["POST"]),
+                Route("/v1beta/models/{call:str}", self._dialect("gemini"), methods=["POST"]),
+            ]
+        )
         hide_injected_drops()
 
     def choose(self, messages: list[dict[str, Any]], tools: list[str]) -> Behavior:
@@ -73,46 +78,56 @@ class DemoModel:
             return Behavior(text=move[0], tool_calls=move[1], chunk_delay=self.chunk_delay)
         return self._tags.behavior(messages, chunk_delay=self.chunk_delay, transient=self.transient_faults)
 
-    async def _completions(self, request: Request) -> Response:
+    def _dialect(self, name: str) -> Callable[[Request], Awaitable[Response]]:
+        dialect = DIALECTS[name]
+
+        async def endpoint(request: Request) -> Response:
+            return await self._answer(request, dialect)
+
+        return endpoint
+
+    async def _answer(self, request: Request, dialect: Dialect) -> Response:
         raw = await _read_limited(request)
         if raw is None:
-            return _error(413)
+            return dialect.error(413, "The request body is too large.", None)
         try:
             body = json.loads(raw)
         except ValueError:
             body = None
         if not isinstance(body, dict):
-            return _error(400)
-        messages = body.get("messages") or []
-        tools = [str((t.get("function") or {}).get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
+            return dialect.error(400, "The request body must be a JSON object.", None)
+        call = request.path_params.get("call")
+        if call is not None and not str(call).endswith(":streamGenerateContent"):
+            return dialect.error(404, f"{call} is not served here: only streamGenerateContent", None)
+        parsed = dialect.read(body, str(call).removesuffix(":streamGenerateContent") if call else None)
         with self.lock:
             self._numbered += 1
             record = RequestRecord(
                 number=self._numbered,
-                messages=messages,
-                model=str(body.get("model")),
+                messages=parsed.messages,
+                model=parsed.model,
                 received_at=time.monotonic(),
-                headers={k.lower(): v for k, v in request.headers.items() if k.lower() != "authorization"},
-                tools=tools,
+                headers={k.lower(): v for k, v in request.headers.items() if k.lower() not in SECRET_HEADERS},
+                tools=parsed.tools,
+                dialect=dialect.name,
+                raw=body,
             )
             self.records.append(record)
             if self.max_records is not None and len(self.records) > self.max_records:
                 del self.records[: len(self.records) - self.max_records]
-            problem = history_problem(messages) if isinstance(messages, list) else "messages must be a list"
-            behavior = Behavior(status=400) if problem else self.choose(messages, tools)
-        if problem:
+            behavior = Behavior(status=400) if parsed.problem else self.choose(parsed.messages, parsed.tools)
+        if parsed.problem:
             record.status = 400
-            return _error(400, problem)
+            return dialect.error(400, parsed.problem, None)
         if behavior.first_delay and behavior.status:
             await asyncio.sleep(behavior.first_delay)
         if behavior.status:
             record.status = behavior.status
-            return _error(behavior.status)
-        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        text = behavior.text if behavior.text is not None else demo_answer(last_user(messages))
+            return dialect.error(behavior.status, behavior.message, behavior.retry_after)
+        text = behavior.text if behavior.text is not None else demo_answer(last_user(parsed.messages))
         return StreamingResponse(
-            answer_stream(record, behavior, text, include_usage, str(body.get("model"))),
-            media_type="text/event-stream",
+            tracked(record, dialect.frames(record, behavior, text, parsed)),
+            media_type=dialect.media_type,
             headers={"cache-control": "no-cache"},
         )
 
@@ -128,12 +143,6 @@ async def _read_limited(request: Request) -> bytes | None:
         if len(body) > MAX_BODY_BYTES:
             return None
     return bytes(body)
-
-
-def _error(status: int, message: str | None = None) -> JSONResponse:
-    default, kind, code = ERRORS.get(status, (f"HTTP {status}", "error", None))
-    message = message or default
-    return JSONResponse({"error": {"message": message, "type": kind, "code": code}}, status_code=status)
 
 
 def serve_in_thread(upstream: DemoModel, host: str = "127.0.0.1") -> tuple[str, Callable[[], None]]:

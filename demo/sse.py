@@ -6,18 +6,14 @@ Guarantees:
 - ``chunk`` is one ``chat.completion.chunk`` with id ``chatcmpl-demo``, the current time, one choice with the
   given delta and ``finish_reason``; ``usage_chunk`` has no choices and the token counts (total = prompt +
   completion).
-- ``tool_call_events`` streams a tool call as OpenAI does: id, type and name first with empty arguments, then
-  the arguments string in ``call.pieces`` parts (at least one character each) under the same ``index``.
+- ``usage_chunk`` carries ``prompt_tokens_details.cached_tokens`` when some prompt tokens came from the cache.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
 from typing import Any
-
-from demo.agent import PlannedCall
 
 DONE = "data: [DONE]\n\n"
 MALFORMED = 'data: {"id": "broken", "choices": [{"delta": {"content": "oops"\n\n'
@@ -39,9 +35,9 @@ def chunk(model: str, delta: dict[str, Any], finish_reason: str | None = None) -
     }
 
 
-def usage_chunk(model: str, prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
+def usage_chunk(model: str, prompt_tokens: int, completion_tokens: int, cached: int = 0) -> dict[str, Any]:
     """The chunk that reports usage (sent when the request asks for ``stream_options.include_usage``)."""
-    return {
+    payload: dict[str, Any] = {
         "id": "chatcmpl-demo",
         "object": "chat.completion.chunk",
         "created": int(time.time()),
@@ -53,18 +49,6 @@ def usage_chunk(model: str, prompt_tokens: int, completion_tokens: int) -> dict[
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
-
-
-async def tool_call_events(model: str, index: int, call: PlannedCall) -> AsyncIterator[str]:
-    """A tool call as OpenAI streams it: id and name first, then the arguments string in pieces."""
-    first = {
-        "index": index,
-        "id": call.call_id or f"call_{index}",
-        "type": "function",
-        "function": {"name": call.name, "arguments": ""},
-    }
-    yield event(chunk(model, {"tool_calls": [first]}))
-    size = max(1, -(-len(call.arguments) // max(call.pieces, 1)))
-    for start in range(0, len(call.arguments), size):
-        piece = {"index": index, "function": {"arguments": call.arguments[start : start + size]}}
-        yield event(chunk(model, {"tool_calls": [piece]}))
+    if cached:
+        payload["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
+    return payload

@@ -1,14 +1,17 @@
-"""One answer streamed at a human pace, following its ``Behavior``, and the record of what the stream did.
+"""One answer paced at a human pace, following its ``Behavior``, in no dialect yet; the record of what it did.
 
 Guarantees:
-- ``answer_stream`` yields SSE events: the reasoning first, word by word (``reasoning_content`` deltas), then the
-  text word by word (the first delta carries ``role``), then the tool calls, each after ``chunk_delay``; then a
-  final chunk with ``finish_reason`` (``tool_calls`` or ``stop``), the usage chunk when asked for and the
-  behaviour allows it, and ``data: [DONE]``. ``first_delay`` passes before anything is sent.
-- The in-stream faults: ``drop_after`` raises ``InjectedDrop`` (the server cuts the connection), ``malformed_after``
-  sends a broken chunk and ends, ``stall_after`` sends nothing for an hour; each at that chunk of the text.
-- The ``RequestRecord`` is kept up to date: ``chunks_sent`` after every text or tool-call chunk, ``finished`` after
-  ``[DONE]``, ``disconnected_at`` when the client went away, ``closed_at`` whenever the stream ends.
+- ``paced`` yields dialect-free ``Piece`` values: the reasoning first, word by word, then the text word by word,
+  then each tool call (its start, then its arguments in ``call.pieces`` parts), each followed by ``chunk_delay``;
+  ``first_delay`` passes before anything. A dialect (``demo.dialects``) writes each piece in its own wire format.
+- The in-stream faults, at that chunk of the text: ``drop_after`` raises ``InjectedDrop`` (the server cuts the
+  connection), ``malformed_after`` yields one ``malformed`` piece and ends, ``error_after`` one ``error`` piece
+  (the provider's in-stream error, its message the behaviour's) and ends, ``stall_after`` sends nothing for an
+  hour.
+- ``record.chunks_sent`` counts every text and tool-call piece yielded; ``tracked`` wraps a dialect's frames and
+  keeps ``disconnected_at`` (the client went away) and ``closed_at`` (the stream ended, any way); the dialect
+  sets ``finished`` after its last frame.
+- ``prompt_tokens`` is the usage a dialect reports for the request (the behaviour's, else the words sent).
 - ``hide_injected_drops`` keeps uvicorn's log free of the tracebacks of drops injected on purpose (idempotent);
   importing this module installs nothing.
 """
@@ -19,12 +22,15 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from demo.agent import PlannedCall
 from demo.behavior import Behavior
-from demo.sse import DONE, MALFORMED, chunk, event, tool_call_events, usage_chunk
+
+__all__ = ["InjectedDrop", "Piece", "RequestRecord", "hide_injected_drops", "paced", "prompt_tokens", "tracked"]
 
 
 class InjectedDrop(ConnectionAbortedError):
@@ -48,7 +54,10 @@ def hide_injected_drops() -> None:
 
 @dataclass
 class RequestRecord:
-    """What one request asked for and what the upstream did with it (updated while it streams)."""
+    """What one request asked for and what the upstream did with it (updated while it streams).
+
+    ``messages`` are in OpenAI's shape whatever the dialect (``demo.dialects`` reads each into it); ``raw`` is the
+    request body as the dialect received it."""
 
     number: int
     messages: list[dict[str, Any]]
@@ -61,47 +70,71 @@ class RequestRecord:
     closed_at: float | None = None
     headers: dict[str, str] = field(default_factory=dict)
     tools: list[str] = field(default_factory=list)
+    dialect: str = "openai"
+    raw: dict[str, Any] = field(default_factory=dict)
 
 
-async def answer_stream(record: RequestRecord, b: Behavior, text: str, usage: bool, model: str) -> AsyncIterator[str]:
-    """The SSE events of one answer (see the module's guarantees); ``usage``: the request asked for it."""
-    pieces = re.findall(r"\s*\S+\s*", text) or ([] if b.tool_calls else [text])
-    sent = 0
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One step of an answer: a word of reasoning or text, a tool call's start or a part of its arguments."""
+
+    kind: Literal["reasoning", "text", "call_start", "call_args", "malformed", "error"]
+    text: str = ""
+    index: int = 0
+    call: PlannedCall | None = None
+
+
+WORD = re.compile(r"\s*\S+\s*")
+
+
+async def paced(record: RequestRecord, b: Behavior, text: str) -> AsyncGenerator[Piece, None]:
+    """The pieces of one answer at the behaviour's pace, with its in-stream faults (see the module)."""
+    pieces = WORD.findall(text) or ([] if b.tool_calls else [text])
+    if b.first_delay:
+        await asyncio.sleep(b.first_delay)
+    for thought in WORD.findall(b.reasoning or ""):
+        yield Piece("reasoning", thought)
+        await asyncio.sleep(b.chunk_delay)
+    for n, piece in enumerate(pieces):
+        if b.drop_after is not None and n >= b.drop_after:
+            raise InjectedDrop("upstream dropped the connection (fault injection)")
+        if b.malformed_after is not None and n >= b.malformed_after:
+            yield Piece("malformed")
+            return
+        if b.error_after is not None and n >= b.error_after:
+            yield Piece("error", b.message or "Overloaded")
+            return
+        if b.stall_after is not None and n >= b.stall_after:
+            await asyncio.sleep(3600)
+        yield Piece("text", piece, index=n)
+        record.chunks_sent += 1
+        await asyncio.sleep(b.chunk_delay)
+    for index, call in enumerate(b.tool_calls):
+        yield Piece("call_start", index=index, call=call)
+        record.chunks_sent += 1
+        await asyncio.sleep(b.chunk_delay)
+        size = max(1, -(-len(call.arguments) // max(call.pieces, 1)))
+        for start in range(0, len(call.arguments), size):
+            yield Piece("call_args", call.arguments[start : start + size], index=index, call=call)
+            record.chunks_sent += 1
+            await asyncio.sleep(b.chunk_delay)
+
+
+async def tracked(record: RequestRecord, frames: AsyncGenerator[str, None]) -> AsyncIterator[str]:
+    """``frames`` as they are, noting in ``record`` when the client went away and when the stream ended."""
     try:
-        if b.first_delay:
-            await asyncio.sleep(b.first_delay)
-        for n, piece in enumerate(re.findall(r"\s*\S+\s*", b.reasoning or "")):
-            thought = {"role": "assistant", "reasoning_content": piece} if not n else {"reasoning_content": piece}
-            yield event(chunk(model, thought))
-            await asyncio.sleep(b.chunk_delay)
-        for n, piece in enumerate(pieces):
-            if b.drop_after is not None and n >= b.drop_after:
-                raise InjectedDrop("upstream dropped the connection (fault injection)")
-            if b.malformed_after is not None and n >= b.malformed_after:
-                yield MALFORMED
-                record.chunks_sent = sent
-                return
-            if b.stall_after is not None and n >= b.stall_after:
-                await asyncio.sleep(3600)
-            delta = {"content": piece} if n else {"role": "assistant", "content": piece}
-            yield event(chunk(model, delta))
-            sent += 1
-            record.chunks_sent = sent
-            await asyncio.sleep(b.chunk_delay)
-        for index, call in enumerate(b.tool_calls):
-            async for piece in tool_call_events(model, index, call):
-                yield piece
-                sent += 1
-                record.chunks_sent = sent
-                await asyncio.sleep(b.chunk_delay)
-        yield event(chunk(model, {}, finish_reason="tool_calls" if b.tool_calls else "stop"))
-        if usage and b.usage:
-            prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in record.messages)
-            yield event(usage_chunk(model, prompt_tokens, len(pieces)))
-        yield DONE
-        record.finished = True
+        async with aclosing(frames):
+            async for frame in frames:
+                yield frame
     except (asyncio.CancelledError, GeneratorExit):
         record.disconnected_at = time.monotonic()
         raise
     finally:
         record.closed_at = time.monotonic()
+
+
+def prompt_tokens(record: RequestRecord, b: Behavior) -> int:
+    """The prompt tokens a dialect reports: the behaviour's, else the words of the messages sent."""
+    if b.input_tokens is not None:
+        return b.input_tokens
+    return sum(len(str(m.get("content", "")).split()) for m in record.messages)

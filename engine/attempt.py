@@ -126,6 +126,8 @@ class AttemptRun:
     step_chunks: int = 0
     step_inputs: list[list[dict[str, Any]]] = field(default_factory=list)
     step_usage: list[Usage | None] = field(default_factory=list)
+    step_reported: Usage | None = None  # what the provider reported of the step now streaming (or None)
+    step_starts: list[int] = field(default_factory=list)  # where each step's text begins in the output
     tool_seconds: float = 0.0
     approvals: dict[str, asyncio.Future[bool]] = field(default_factory=dict)
     _pieces: list[str] = field(default_factory=list)
@@ -140,6 +142,8 @@ class AttemptRun:
         """Record ``step_started``; the step's requests send ``messages`` as they are now."""
         self.step, self.step_chunks, self._writing, self._keys = number, 0, {}, {}
         self.step_inputs.append(self.messages)
+        self.step_starts.append(self.delivered_chars)
+        self.step_reported = None
         self.append(StepStarted(**self.ids, step=number))
 
     def receive_piece(self, piece: ToolPiece) -> bool:

@@ -2,7 +2,13 @@
 
 Guarantees: ``classify`` never raises; its summary is one readable line (no traceback, no litellm prefixes,
 at most 300 characters) with credentials redacted (``engine.redaction``); ``retryable`` is true only for errors that
-may pass on a re-send (rate limit, server error, connection, timeout).
+may pass on a re-send (rate limit, server error, connection, timeout). An error the provider sent with an HTTP
+status (found under litellm's wrappers by ``engine.provider_errors``, whatever dialect) is classified by that
+status, which is ``http_status``; its summary is the provider's own message, error type and status
+(``provider_errors.sentence``: never a bytes literal or JSON), ``retry_after`` the wait it asked for and ``body``
+the body it sent (for the ledger's audit). An error the provider sent inside a begun stream (Anthropic's
+``overloaded_error`` event, say) is the provider's too: ``server`` (or ``rate_limit``) in its own words, never
+"the connection dropped"; a dropped or malformed stream stays ``connection`` / ``malformed_stream``.
 """
 
 from __future__ import annotations
@@ -11,8 +17,10 @@ import asyncio
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from engine.offline import litellm
+from engine.provider_errors import HttpError, read_http_error, read_stream_error, sentence
 from engine.redaction import redact
 from ledger.events import ErrorType
 
@@ -26,6 +34,19 @@ class Failure:
     summary: str
     http_status: int | None = None
     retryable: bool = False
+    retry_after: float | None = None
+    body: str | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """What a ``failed`` event records of this failure (its caller adds the ids, the request and the usage)."""
+        return {
+            "error_type": self.error_type,
+            "http_status": self.http_status,
+            "summary": self.summary,
+            "retryable": self.retryable,
+            "retry_after": self.retry_after,
+            "body": self.body,
+        }
 
 
 class StreamStalled(Exception):
@@ -48,6 +69,14 @@ def _classify(exc: BaseException) -> Failure:
     litellm()
     from litellm import exceptions as ll
 
+    http = read_http_error(exc)
+    if http is not None:
+        return _from_http(exc, http)
+    said = read_stream_error(exc)
+    if said is not None:  # the provider's own error inside the stream (the HTTP status was 200)
+        limited = any(isinstance(e, ll.RateLimitError) for e in (exc, getattr(exc, "original_exception", None)))
+        summary = f"The provider stopped the answer with an error: {sentence(said)}"[:MAX_SUMMARY]
+        return Failure(error_type="rate_limit" if limited else "server", summary=summary, retryable=True)
     status = _status(exc)
     text = _clean(exc)
     if isinstance(exc, StreamStalled | asyncio.TimeoutError | ll.Timeout):
@@ -99,6 +128,37 @@ def _classify(exc: BaseException) -> Failure:
     if isinstance(exc, json.JSONDecodeError):
         return Failure(error_type="malformed_stream", summary=f"The provider sent a malformed stream: {text}")
     return Failure(error_type="unknown", http_status=status, summary=f"Unexpected error ({type(exc).__name__}): {text}")
+
+
+def _from_http(exc: BaseException, http: HttpError) -> Failure:
+    """A failure the provider answered with an HTTP status: classified by that status, said in its words."""
+    from litellm import exceptions as ll
+
+    said = sentence(http)[:MAX_SUMMARY]
+    error_type: ErrorType
+    if http.status == 429:
+        error_type, summary = "rate_limit", f"Rate limited by the provider: {said}"
+    elif http.status in (401, 403):
+        error_type = "auth"
+        summary = f"The provider refused the credentials: {said} Check the provider's API key variable."
+    elif http.status == 408:
+        error_type, summary = "timeout", f"The provider timed out: {said}"
+    elif http.status >= 500:
+        error_type, summary = "server", f"The provider had a server error: {said}"
+    elif isinstance(exc, ll.ContextWindowExceededError):
+        error_type, summary = "bad_request", f"The conversation is too long for this model: {said}"
+    elif http.status == 404:
+        error_type, summary = "bad_request", f"Unknown model or endpoint: {said}"
+    else:
+        error_type, summary = "bad_request", f"The provider rejected the request: {said}"
+    return Failure(
+        error_type=error_type,
+        summary=summary[:MAX_SUMMARY],
+        http_status=http.status,
+        retryable=error_type in ("rate_limit", "server", "timeout"),
+        retry_after=http.retry_after,
+        body=http.body,
+    )
 
 
 def _clean(exc: BaseException) -> str:

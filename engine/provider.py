@@ -3,7 +3,10 @@
 Guarantees:
 - ``max_retries=0`` and ``num_retries=0``: litellm and the OpenAI SDK never re-send on their own, so every
   HTTP request the engine makes has its own request_id (docs/architecture.md, facts about the stack).
-- Usage is requested (``stream_options.include_usage``) and read from the final chunk when the provider sends it.
+- Usage is requested (``stream_options.include_usage``) and read from the final chunk when the provider sends it
+  (``usage``, with reasoning and prompt-cache counts); what the provider reported before the end is read as it
+  arrives (``reported``: Anthropic's ``message_start``, Gemini's ``usageMetadata``), from the chunks litellm's
+  stream keeps, which carry the usage its wrapper holds back until the last chunk.
 - ``ProviderStream.aclose()`` closes the HTTP stream; callers call it in a ``finally`` on every path.
 - Text and reasoning deltas come out as ``Delta``, pieces of streamed tool calls as ``ToolPiece`` (grouped by
   ``index``: the id and name come only with a call's first piece); empty deltas are skipped.
@@ -80,6 +83,8 @@ class ProviderStream:
         self._queued: list[Delta | ToolPiece] = []
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
+        self._partial: Usage | None = None
+        self._looked = 0  # litellm's kept chunks already looked at for usage
 
     def __aiter__(self) -> ProviderStream:
         return self
@@ -94,12 +99,9 @@ class ProviderStream:
                 self._let_go()
             usage = getattr(chunk, "usage", None)
             if usage is not None and getattr(usage, "completion_tokens", None) is not None:
-                details = getattr(usage, "prompt_tokens_details", None)
-                self.usage = Usage(
-                    input_tokens=int(usage.prompt_tokens or 0),
-                    output_tokens=int(usage.completion_tokens or 0),
-                    cached_tokens=int(getattr(details, "cached_tokens", 0) or 0),
-                )
+                self.usage = read_usage(usage, partial=False)
+            elif self.usage is None:
+                self._look_for_usage()
             choices = getattr(chunk, "choices", None) or []
             if not choices:
                 continue
@@ -125,13 +127,47 @@ class ProviderStream:
                     )
                 )
 
+    @property
+    def reported(self) -> Usage | None:
+        """What the provider reported so far: its final usage, else the prompt side it sent before the end."""
+        return self.usage or self._partial
+
     async def aclose(self) -> None:
         await self._response.aclose()
+
+    def _look_for_usage(self) -> None:
+        kept = getattr(self._response, "chunks", None)
+        if not isinstance(kept, list) or len(kept) <= self._looked:
+            return
+        for chunk in reversed(kept[self._looked :]):  # the latest report counts
+            usage = getattr(chunk, "usage", None)
+            if usage is not None and getattr(usage, "prompt_tokens", None):
+                self._partial = read_usage(usage, partial=True)
+                break
+        self._looked = len(kept)
 
     def _let_go(self) -> None:
         kept = getattr(self._response, "chunks", None)
         if isinstance(kept, list) and len(kept) > 2:
+            if self.usage is None:
+                self._look_for_usage()
             del kept[:-2]
+            self._looked = len(kept)
+
+
+def read_usage(usage: Any, *, partial: bool) -> Usage:
+    """litellm's usage object as the ledger's; ``partial``: only its prompt side counts (see ``Usage``)."""
+    prompt = getattr(usage, "prompt_tokens_details", None)
+    completion = getattr(usage, "completion_tokens_details", None)
+    written = getattr(prompt, "cache_creation_tokens", None) or getattr(usage, "cache_creation_input_tokens", 0)
+    return Usage(
+        input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        output_tokens=0 if partial else int(getattr(usage, "completion_tokens", 0) or 0),
+        cached_tokens=int(getattr(prompt, "cached_tokens", 0) or 0),
+        cache_write_tokens=int(written or 0),
+        reasoning_tokens=0 if partial else int(getattr(completion, "reasoning_tokens", 0) or 0),
+        partial=partial,
+    )
 
 
 async def open_stream(

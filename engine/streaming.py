@@ -5,7 +5,9 @@ Guarantees:
   cancelled (a Stop, or a timeout); when it was closed early, ``upstream_closed`` records the milliseconds since
   the cancel was decided.
 - A retryable failure before the step's first chunk is re-sent (new request_id, same attempt) after a backoff, at
-  most ``max_resends`` times; after the step delivered anything nothing is ever re-sent.
+  most ``max_resends`` times; after the step delivered anything nothing is ever re-sent. When the provider said
+  how long to wait (``retry-after``, Gemini's ``RetryInfo``) the re-send waits at least that long, and a wait
+  over ``MAX_RETRY_AFTER`` is not re-sent automatically: the attempt fails saying the wait asked for.
 - Timeouts are a ``Watchdog`` per request, never a cancel of their own: when no first chunk came within
   ``first_chunk_timeout``, or no next chunk within ``idle_timeout``, it rings ``run.time_out``, and the attempt's
   owner enters its one cancel path with source ``timeout`` (``cancel_requested``, then this task is cancelled, so
@@ -31,6 +33,8 @@ from ledger.events import Failed, RequestSent, Retrying, UpstreamClosed
 
 IDLE_SLACK = 0.25  # seconds: the idle timeout fires after idle_timeout to idle_timeout + IDLE_SLACK of silence
 TURN_SECONDS = 0.005  # the longest the stream keeps the event loop when chunks arrive faster than it reads
+RETRYABLE = {"retryable": True}
+MAX_RETRY_AFTER = 30.0  # seconds: a provider asking for a longer wait is not re-sent automatically
 
 
 class Watchdog:
@@ -87,20 +91,14 @@ async def stream_step(run: AttemptRun, settings: EngineSettings, tools: list[dic
             failure = classify(exc)
             if isinstance(exc, TimeoutError):
                 return Broken(failure, request_id)
-            if not (failure.retryable and run.step_chunks == 0 and resend < limits.max_resends):
+            wait = limits.resend_backoff * (2**resend)
+            if failure.retry_after is not None:  # the provider said when: never sooner, and not at all past the cap
+                wait = max(wait, failure.retry_after)
+            fits = wait <= max(MAX_RETRY_AFTER, limits.resend_backoff * (2**resend))
+            if not (failure.retryable and fits and run.step_chunks == 0 and resend < limits.max_resends):
                 return Broken(failure, request_id)
             next_id = new_id("req")
-            run.append(
-                Failed(
-                    **run.ids,
-                    request_id=request_id,
-                    error_type=failure.error_type,
-                    http_status=failure.http_status,
-                    summary=failure.summary,
-                    retryable=True,
-                    will_retry=True,
-                )
-            )
+            run.append(Failed(**run.ids, request_id=request_id, will_retry=True, **(failure.fields() | RETRYABLE)))
             run.append(
                 Retrying(
                     **run.ids,
@@ -111,7 +109,7 @@ async def stream_step(run: AttemptRun, settings: EngineSettings, tools: list[dic
                     request_id=next_id,
                 )
             )
-            await asyncio.sleep(limits.resend_backoff * (2**resend))
+            await asyncio.sleep(wait)
             request_id = next_id
     raise AssertionError("unreachable: the last try returns")  # pragma: no cover
 
@@ -141,6 +139,7 @@ async def _one_request(run: AttemptRun, limits: Limits, tools: list[dict[str, An
     finally:
         watchdog.stop()
         if stream is not None:
+            run.step_reported = stream.reported  # a stopped or broken step keeps what the provider reported
             await stream.aclose()
         if not finished and run.close_t0 is not None:
             ms = round((time.monotonic() - run.close_t0) * 1000, 2)

@@ -41,6 +41,7 @@ async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | Non
         if isinstance(outcome, Broken):
             return outcome
         run.step_usage.append(outcome.usage)
+        run.step_reported = None  # the step's usage is its own now (``step_finished``)
         run.append(StepFinished(**run.ids, step=number, finish_reason=outcome.finish_reason, usage=outcome.usage))
         calls = run.complete_calls(lambda name: _server_of(hub, name))
         if not calls:
@@ -72,6 +73,8 @@ def total_usage(steps: list[Usage | None]) -> Usage | None:
         input_tokens=sum(u.input_tokens for u in steps if u),
         output_tokens=sum(u.output_tokens for u in steps if u),
         cached_tokens=sum(u.cached_tokens for u in steps if u),
+        reasoning_tokens=sum(u.reasoning_tokens for u in steps if u),
+        cache_write_tokens=sum(u.cache_write_tokens for u in steps if u),
     )
 
 

@@ -224,7 +224,7 @@ def finalize(run: AttemptRun) -> None:
     """Record how the attempt ended (cancelled, done or failed), then its final form with the turn metrics."""
     if run.view() is None or run.lost:
         return
-    now_mono, outcome, usage = time.monotonic(), run.outcome, None
+    now_mono, outcome = time.monotonic(), run.outcome
     if run.cancel is not None and not isinstance(outcome, Broken):
         last = run.next_chunk_seq - 1 if run.chunk_count else None
         run.append(
@@ -234,27 +234,21 @@ def finalize(run: AttemptRun) -> None:
                 delivered_chars=run.delivered_chars,
                 chunk_count=run.chunk_count,
                 last_chunk_seq=last,
+                usage=run.step_reported,
             )
         )
     elif isinstance(outcome, Completed):
-        usage = outcome.usage
-        run.append(Done(**run.ids, request_id=run.request_id or "", finish_reason=outcome.finish_reason, usage=usage))
+        done = Done(
+            **run.ids, request_id=run.request_id or "", finish_reason=outcome.finish_reason, usage=outcome.usage
+        )
+        run.append(done)
     elif isinstance(outcome, Broken):
         f = outcome.failure
-        run.append(
-            Failed(
-                **run.ids,
-                request_id=outcome.request_id,
-                error_type=f.error_type,
-                http_status=f.http_status,
-                summary=f.summary,
-                retryable=f.retryable,
-            )
-        )
+        run.append(Failed(**run.ids, request_id=outcome.request_id, usage=run.step_reported, **f.fields()))
     conv = run.view()
     assert conv is not None, "a conversation is only deleted after its attempt was finalized"
     attempt = conv.attempts[run.attempt_id]
-    metrics = turn_metrics(run, usage, now_mono)
+    metrics = turn_metrics(run, now_mono)
     status = final_status(attempt.status)
     run.append(Persisted(**run.ids, message_id=run.message_id, status=status, text=attempt.text, metrics=metrics))
 

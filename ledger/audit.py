@@ -122,7 +122,7 @@ def _fold(a: AttemptFold, requests: dict[str, RequestFold], event: AnyEvent) -> 
                 requests[event.request_id].closed = event
             a.add("upstream_closed", event.ts, ms=event.close_ms)
         case Cancelled():
-            a.add("cancelled", event.ts, count=event.delivered_chars, source=event.source)
+            a.add("cancelled", event.ts, count=event.delivered_chars, source=event.source, usage=event.usage)
         case Recovered():
             a.chunks_phase()
             a.add("recovered", event.ts, source="restart")
@@ -132,7 +132,14 @@ def _fold(a: AttemptFold, requests: dict[str, RequestFold], event: AnyEvent) -> 
             if not event.will_retry:
                 a.chunks_phase()
             kind: PhaseKind = "request_failed" if event.will_retry else "failed"
-            a.add(kind, event.ts, error_type=event.error_type, http_status=event.http_status, summary=event.summary)
+            a.add(
+                kind,
+                event.ts,
+                error_type=event.error_type,
+                http_status=event.http_status,
+                summary=event.summary,
+                usage=event.usage,
+            )
         case Retrying():
             a.add("retrying", event.ts, source=event.why)
         case Done():
@@ -144,7 +151,12 @@ def _fold(a: AttemptFold, requests: dict[str, RequestFold], event: AnyEvent) -> 
         case Persisted():
             a.persisted = event
             m = event.metrics
-            usage = Usage(input_tokens=m.input_tokens, output_tokens=m.output_tokens, estimated=m.estimated)
+            usage = Usage(  # each side marked estimated on its own (``partial``: the output side)
+                input_tokens=m.input_tokens,
+                output_tokens=m.output_tokens,
+                estimated=m.input_is_estimated,
+                partial=m.output_is_estimated,
+            )
             has_tokens = m.input_tokens or m.output_tokens
             a.add("persisted", event.ts, status=event.status, usage=usage if has_tokens else None)
         case StepStarted():

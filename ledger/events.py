@@ -146,6 +146,7 @@ class Cancelled(Event):
     delivered_chars: int = 0
     chunk_count: int = 0
     last_chunk_seq: int | None = None
+    usage: Usage | None = None  # what the provider reported of the stopped step before the end
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -158,6 +159,9 @@ class Failed(Event):
     summary: str
     retryable: bool = False
     will_retry: bool = False
+    retry_after: float | None = None  # seconds the provider asked to wait before a re-send
+    body: str | None = None  # the error body the provider sent, redacted (for the audit; never on the page)
+    usage: Usage | None = None  # what the provider reported of the failed step before the end
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -4,7 +4,8 @@ Guarantees: pure. A chunk is rendered only when ``ledger.stale.stale_reason`` al
 (chunks_received == chunks_rendered + stale_chunks); rendered text is appended as a piece (``ledger.pieces``), so a
 chunk costs its own length. A closed attempt is ``interrupted`` only when it has something to keep and its cancel
 source keeps the delivered prefix (``PARTIAL_KEEPING_SOURCES``), otherwise ``empty``. A failure that will be
-re-sent leaves the attempt streaming; terminal attempts are never changed (``ledger.updates.update_live``).
+re-sent leaves the attempt streaming, its summary kept as ``resend_note`` until the re-sent request is recorded
+(``request_sent`` clears it); terminal attempts are never changed (``ledger.updates.update_live``).
 """
 
 from __future__ import annotations
@@ -54,8 +55,8 @@ def closed(attempt: AttemptState, source: str, keep_partial: bool) -> AttemptSta
 
 
 def failed(conv: ConversationState, event: Failed) -> ConversationState:
-    if event.will_retry:
-        return conv
+    if event.will_retry:  # not an end: the attempt waits for its automatic re-send, saying why
+        return update_live(conv, event.attempt_id, lambda a: a._replace(resend_note=event.summary))
     return update_live(
         conv,
         event.attempt_id,

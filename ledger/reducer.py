@@ -110,7 +110,9 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
             return started(conv, event)
         case RequestSent():
             return update_attempt(
-                conv, event.attempt_id, lambda a: a._replace(request_ids=(*a.request_ids, event.request_id))
+                conv,
+                event.attempt_id,
+                lambda a: a._replace(request_ids=(*a.request_ids, event.request_id), resend_note=None),
             )
         case Chunk():
             return chunk(conv, event)

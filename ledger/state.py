@@ -97,6 +97,7 @@ class AttemptState(NamedTuple):
     tool_calls: Mapping[str, ToolCallState] = _EMPTY  # type: ignore[assignment]
     stale_tool_results: int = 0
     late_events: int = 0  # events of this attempt recorded after its end (``ledger.ends``): never applied
+    resend_note: str | None = None  # the failure an automatic re-send waits out, until that request is sent
 
     @property
     def text(self) -> str:

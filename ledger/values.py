@@ -31,12 +31,20 @@ PARTIAL_KEEPING_SOURCES: frozenset[str] = frozenset({"user", "navigation", "disc
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Usage:
-    """Token counts of one answer; ``estimated`` when counted locally because the provider sent none."""
+    """Token counts of one answer or step; ``estimated`` when counted locally because the provider sent none.
+
+    ``partial``: reported before the end (a stopped or failed step): only the prompt side (``input_tokens``,
+    ``cached_tokens``, ``cache_write_tokens``) is the provider's, the output was never reported (0 here).
+    ``reasoning_tokens`` are part of ``output_tokens``; ``cached_tokens`` (read from the prompt cache) and
+    ``cache_write_tokens`` (written to it) are part of ``input_tokens``."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
     estimated: bool = False
+    reasoning_tokens: int = 0
+    cache_write_tokens: int = 0
+    partial: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -44,7 +52,8 @@ class TurnMetrics:
     """What a turn cost and how it felt: copied onto the assistant and the user message of the turn.
 
     Tokens add up over the steps of an agent turn; ``wait_ms`` is the first step's time to first chunk;
-    ``tool_ms`` the time spent running tools."""
+    ``tool_ms`` the time spent running tools. ``estimated``: some count was made locally; which one is
+    ``input_estimated`` / ``output_estimated`` (None in ledgers older than these fields: both as ``estimated``)."""
 
     sent_at: str | None = None
     wait_ms: float | None = None
@@ -56,6 +65,18 @@ class TurnMetrics:
     estimated: bool = False
     steps: int = 1
     tool_ms: float | None = None
+    reasoning_tokens: int = 0
+    cache_write_tokens: int = 0
+    input_estimated: bool | None = None
+    output_estimated: bool | None = None
+
+    @property
+    def input_is_estimated(self) -> bool:
+        return self.estimated if self.input_estimated is None else self.input_estimated
+
+    @property
+    def output_is_estimated(self) -> bool:
+        return self.estimated if self.output_estimated is None else self.output_estimated
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -9,7 +9,8 @@ Guarantees:
   ("2/3"), and ``data-last-activity`` (sent at most every ``ACTIVITY_SECONDS`` and only for activity that shows
   no text: the text element refreshes it in the browser on every addition); states are visible: typing dots, a
   "Stopped" marker naming a cause that was not the user, a readable error marked "not in context", "Stopped
-  before any text".
+  before any text", why an automatic re-send is waiting, and ``FILTERED`` on an answer the provider's content
+  filter ended (``content_filter``).
 - Every finished answer has Copy, Audit, Branch and Retry (retrying an earlier answer starts a new branch there;
   later turns stay with the old attempt); a chat branched from it is linked.
 - Model output is rendered by ``ui.safe_markdown`` (raw HTML shown as text).
@@ -31,6 +32,7 @@ from ui.notices import notice
 from ui.tool_card import ToolCard
 from ui.widgets import Actions, Switcher, TimeLabel
 
+FILTERED = "Ended by the provider's content filter"
 ACTIVITY_SECONDS = 1.0  # the "waiting for the provider" hint shows after 4 s of silence
 DOM_STATUS = {
     "streaming": "streaming",
@@ -144,7 +146,8 @@ class AssistantMessageView:
                 self.switcher.root.move(target_index=0)
             if self.switcher is not None:
                 self.switcher.show(number, total, locked=live)
-        key = (attempt.status, attempt.cancel_source, attempt.error_summary, number, total, message.branches)
+        note = attempt.resend_note
+        key = (attempt.status, attempt.cancel_source, attempt.error_summary, note, number, total, message.branches)
         if key != self._status_key:
             self._status_key = key
             self.root.props["data-status"] = DOM_STATUS[attempt.status]
@@ -163,8 +166,12 @@ class AssistantMessageView:
         with self.status_row:
             if attempt.status == "closing":
                 ui.label("Stopping…")
+            elif attempt.resend_note:  # an automatic re-send waits (as long as the provider asked)
+                ui.label(f"Re-sending. {attempt.resend_note}").classes("lc-chip").mark("resend-marker")
             elif attempt.status in ("interrupted", "empty"):
                 ui.label(stopped_text(attempt)).classes("lc-chip lc-stopped").mark("stopped-marker")
+            elif attempt.finish_reason == "content_filter":  # Gemini's SAFETY, Anthropic's refusal, OpenAI's filter
+                ui.label(FILTERED).classes("lc-chip lc-stopped").mark("filtered-marker")
             elif attempt.status == "failed":
                 with ui.column().classes("gap-0 lc-error").mark("error"):
                     ui.label(error_title(attempt)).classes("font-medium")

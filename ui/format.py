@@ -154,20 +154,29 @@ def duration(ms: float) -> str:
     return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
-def tokens(input_tokens: int, output_tokens: int, estimated: bool) -> str:
+def tokens(input_tokens: int, output_tokens: int, estimated: bool, output_estimated: bool | None = None) -> str:
+    """``~`` marks a count made locally: the input's by ``estimated``, the output's by ``output_estimated``
+    (the same as the input's when not given)."""
     mark = "~" if estimated else ""
-    return f"{mark}{input_tokens:,} in · {mark}{output_tokens:,} out"
+    out_mark = mark if output_estimated is None else "~" if output_estimated else ""
+    return f"{mark}{input_tokens:,} in · {out_mark}{output_tokens:,} out"
 
 
 def usage_tokens(usage: Usage | None) -> str:
-    return "" if usage is None else tokens(usage.input_tokens, usage.output_tokens, usage.estimated)
+    if usage is None:
+        return ""
+    if usage.partial and not usage.output_tokens:  # reported before the end: the prompt side only
+        return f"{'~' if usage.estimated else ''}{usage.input_tokens:,} in"
+    return tokens(usage.input_tokens, usage.output_tokens, usage.estimated, usage.estimated or usage.partial)
 
 
 def metrics_line(m: TurnMetrics | None) -> str:
     """The footer of an answer: tokens, cache, time to first chunk, streaming time (the time is shown apart)."""
     if m is None:
         return ""
-    parts = [tokens(m.input_tokens, m.output_tokens, m.estimated)]
+    parts = [tokens(m.input_tokens, m.output_tokens, m.input_is_estimated, m.output_is_estimated)]
+    if m.reasoning_tokens:
+        parts.append(f"{m.reasoning_tokens:,} reasoning")
     if m.cached_tokens:
         parts.append(f"{m.cached_tokens:,} cached")
     if m.wait_ms is not None:
@@ -181,7 +190,7 @@ def metrics_line(m: TurnMetrics | None) -> str:
 def user_line(m: TurnMetrics | None) -> str:
     if m is None:
         return ""
-    return f"{'~' if m.estimated else ''}{m.input_tokens:,} tokens in"
+    return f"{'~' if m.input_is_estimated else ''}{m.input_tokens:,} tokens in"
 
 
 def error_title(attempt: AttemptState) -> str:
@@ -221,11 +230,11 @@ def phase_detail(p: Phase) -> str:
         case "upstream_closed":
             return f"+{p.ms:.1f} ms after cancel" if p.ms is not None else ""
         case "cancelled":
-            return f"{p.count} chars kept"
+            return f"{p.count} chars kept{', reported before the Stop: ' + usage_tokens(p.usage) if p.usage else ''}"
         case "recovered":
             return "interrupted by a restart"
         case "request_failed" | "failed":
-            return error
+            return f"{error}{' Reported before the end: ' + usage_tokens(p.usage) if p.usage else ''}"
         case "retrying":
             return "automatic re-send" if p.source == "auto" else "by the user"
         case "done":
@@ -279,7 +288,8 @@ def audit_counters(a: AttemptAudit) -> str:
     if a.error_type:
         parts.append(f"error: {a.error_type}")
     if a.metrics is not None:
-        parts.append(tokens(a.metrics.input_tokens, a.metrics.output_tokens, a.metrics.estimated))
+        m = a.metrics
+        parts.append(tokens(m.input_tokens, m.output_tokens, m.input_is_estimated, m.output_is_estimated))
     if a.first_chunk_ms is not None:
         parts.append(f"first chunk {duration(a.first_chunk_ms)}")
     if a.duration_ms is not None:

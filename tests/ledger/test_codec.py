@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ledger.codec import KIND_TO_CLASS, dumps_line, from_dict, from_jsonl, to_dict
 from ledger.errors import CodecError, LedgerError
-from ledger.events import EVENT_CLASSES, Event, Param, TurnMetrics, Usage
+from ledger.events import EVENT_CLASSES, Event, Failed, Param, TurnMetrics, Usage
 
 text = st.text(st.characters(exclude_categories=["Cs"]), max_size=20)
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-(10**6), 10**6), text)
@@ -127,3 +127,47 @@ def test_a_bad_json_lines_file_names_the_line_and_is_a_ledger_error() -> None:
     good = dumps_line(KIND_TO_CLASS["deleted"](conversation_id="c"))
     with pytest.raises(LedgerError, match="line 2"):
         from_jsonl([good, '{"kind": "chunk"}'])
+
+
+def test_a_failed_event_of_an_older_ledger_without_retry_after_or_body_still_decodes() -> None:
+    old = {
+        "seq": 3,
+        "ts": "2026-01-01T00:00:00Z",
+        "kind": "failed",
+        "conversation_id": "c1",
+        "attempt_id": "a1",
+        "request_id": "r1",
+        "error_type": "server",
+        "http_status": 500,
+        "summary": "The provider had a server error.",
+        "retryable": True,
+        "will_retry": False,
+    }
+    event = from_dict(old)
+    assert isinstance(event, Failed) and (event.retry_after, event.body) == (None, None)
+    assert {k: v for k, v in to_dict(event).items() if k not in ("retry_after", "body", "usage")} == old
+
+
+def test_usage_and_metrics_of_an_older_ledger_decode_and_read_as_estimated_as_they_said() -> None:
+    old_metrics = {"input_tokens": 19, "output_tokens": 4, "cached_tokens": 0, "estimated": True, "steps": 1}
+    persisted = from_dict(
+        {
+            "seq": 9,
+            "ts": "2026-01-01T00:00:00Z",
+            "kind": "persisted",
+            "conversation_id": "c1",
+            "attempt_id": "a1",
+            "message_id": "m1",
+            "status": "interrupted",
+            "text": "w0 w1",
+            "metrics": old_metrics,
+        }
+    )
+    metrics = persisted.metrics
+    assert metrics.input_estimated is None and metrics.input_is_estimated and metrics.output_is_estimated
+    assert (metrics.reasoning_tokens, metrics.cache_write_tokens) == (0, 0)
+    cancelled = {"seq": 8, "ts": "", "kind": "cancelled", "conversation_id": "c1", "attempt_id": "a1", "source": "user"}
+    assert from_dict(cancelled).usage is None
+    done = {"seq": 7, "ts": "", "kind": "done", "conversation_id": "c1", "attempt_id": "a1", "request_id": "r1"}
+    done["usage"] = {"input_tokens": 5, "output_tokens": 2, "cached_tokens": 0, "estimated": False}
+    assert from_dict(done).usage == Usage(input_tokens=5, output_tokens=2)

@@ -42,6 +42,7 @@ from ledger.events import (
     ToolDispatched,
     ToolProgress,
     ToolResult,
+    TurnMetrics,
     UpstreamClosed,
     Usage,
     VersionSelected,
@@ -176,7 +177,8 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
                 )
             )
         elif kind == "cancelled":
-            add(Cancelled(**base, attempt_id=att, source="user"))
+            usage = Usage(input_tokens=seq, cached_tokens=seq // 2, partial=True) if seq % 2 else None
+            add(Cancelled(**base, attempt_id=att, source="user", usage=usage))
         elif kind == "fail":
             add(
                 Failed(
@@ -184,14 +186,19 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
                     attempt_id=att,
                     request_id=f"r{att}",
                     error_type="server",
+                    http_status=529 if seq % 2 else None,
                     summary="boom",
                     will_retry=step[2],
+                    retry_after=0.5 if seq % 3 else None,
+                    body='{"type":"error"}' if seq % 2 else None,
+                    usage=Usage(input_tokens=seq, partial=True) if seq % 3 else None,
                 )
             )
         elif kind == "done":
             add(Done(**base, attempt_id=att, request_id=f"r{att}"))
         elif kind == "persist":
-            add(Persisted(**base, attempt_id=att, message_id=msg, status="complete", text=""))
+            metrics = TurnMetrics(input_tokens=seq, input_estimated=seq % 2 == 0, output_estimated=seq % 3 == 0)
+            add(Persisted(**base, attempt_id=att, message_id=msg, status="complete", text="", metrics=metrics))
         elif kind == "recover":
             add(Recovered(**base, attempt_id=att))
         elif kind == "select":
@@ -218,7 +225,8 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
             add(UpstreamClosed(**base, attempt_id=att, request_id=f"r{att}", close_ms=1.5))
         elif kind == "step_finished":
             number = steps_of.get(att, 1)
-            add(StepFinished(**base, attempt_id=att, step=number, finish_reason="tool_calls", usage=Usage()))
+            usage = Usage(input_tokens=seq, output_tokens=2, reasoning_tokens=1, cached_tokens=1, cache_write_tokens=1)
+            add(StepFinished(**base, attempt_id=att, step=number, finish_reason="tool_calls", usage=usage))
         elif kind == "awaiting_approval":
             add(ToolAwaitingApproval(**base, attempt_id=att, call_id=_call(att, steps_of, step[2])))
         elif kind == "progress":

@@ -17,29 +17,37 @@ from engine.tools.hub import ToolHub
 from ledger.events import AnyEvent
 from ledger.state import AttemptState
 from store.tinydb.store import Store
+from tests.support.dialects import provider
 from tests.support.upstream import ScriptedUpstream
 
 TEST_KEY = "sk-test-not-a-real-key-123456"
 
 
-def make_settings(base_url: str, **limits: Any) -> EngineSettings:
-    provider = ProviderConfig(model="openai/test-model", api_base=base_url, api_key=TEST_KEY)
+def make_settings(base_url: str, provider: ProviderConfig | None = None, **limits: Any) -> EngineSettings:
+    provider = provider or ProviderConfig(model="openai/test-model", api_base=base_url, api_key=TEST_KEY)
     values: dict[str, Any] = dict(first_chunk_timeout=5.0, idle_timeout=2.0, max_resends=2, resend_backoff=0.05)
     values.update(limits)
     return EngineSettings(provider=provider, limits=Limits(**values))
 
 
 class EngineFactory:
-    """Makes engines on the test's data dir; each is shut down and its store closed after the test."""
+    """Makes engines on the test's data dir; each is shut down and its store closed after the test. ``dialect``
+    (``tests.support.dialects``) is the provider dialect its engines call the upstream in (OpenAI's unless set)."""
 
-    def __init__(self, tmp_path: Path, upstream: ScriptedUpstream, *, check_ends: bool = False) -> None:
+    dialect = "openai"
+
+    def __init__(
+        self, tmp_path: Path, upstream: ScriptedUpstream, *, check_ends: bool = False, keep_tools: bool = False
+    ) -> None:
         self.tmp_path, self.upstream, self.check_ends = tmp_path, upstream, check_ends
+        self.keep_tools = keep_tools  # the hubs are the caller's (shared by a module's tests): never stopped here
         self.engines: list[Engine] = []
         self.seen: list[list[AnyEvent]] = []
 
     def __call__(self, data_dir: Path | None = None, tools: ToolHub | None = None, **limits: Any) -> Engine:
         store = Store.open(data_dir or self.tmp_path / "data", flush_interval=0.05)
-        engine = Engine(store, make_settings(self.upstream.base_url, **limits), tools)
+        config = provider(self.dialect, self.upstream, TEST_KEY)
+        engine = Engine(store, make_settings(self.upstream.base_url, config, **limits), tools)
         self.engines.append(engine)
         seen: list[AnyEvent] = []
         self.seen.append(seen)
@@ -52,7 +60,7 @@ class EngineFactory:
             await engine.shutdown()
             problems += one_end_each(seen) if self.check_ends else []
             engine.store.close()
-            if engine.tools is not None:
+            if engine.tools is not None and not self.keep_tools:
                 await engine.tools.stop()
         assert not problems, "\n".join(problems)
 

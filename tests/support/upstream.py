@@ -3,7 +3,9 @@
 Guarantees: ``plan(*behaviors)`` decides the next requests in order, except that a request whose last message is a
 tool result gets ``after_tool_results`` when that is set (so answers whose tools end in any order get the same
 reply); with nothing planned a request follows the demo model's tags (faults every time, not only on the first try);
-``records`` keeps every request since the last ``reset()``. It runs on its own port (``serve``), like any provider.
+``records`` keeps every request since the last ``reset()``. It runs on its own port (``serve``), like any provider,
+and speaks every dialect of ``demo.dialects`` on it (``tests.support.dialects`` says which model string and
+``api_base`` reach each through litellm).
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ class ScriptedUpstream(DemoModel):
         if self.after_tool_results is not None and messages and messages[-1].get("role") == "tool":
             return self.after_tool_results
         return self._plan.popleft() if self._plan else super().choose(messages, tools)
+
+    @property
+    def root_url(self) -> str:
+        """The server's root: Anthropic's, Gemini's and Ollama's ``api_base`` (OpenAI's is ``base_url``)."""
+        return self.base_url.removesuffix("/v1")
 
     @property
     def last(self) -> RequestRecord:
