@@ -9,6 +9,10 @@ Guarantees:
   release, the janitor): a batch of events is never retried here (the writer keeps it).
 - A pool waits at most ``POOL_TIMEOUT`` seconds for a connection (``psycopg_pool.PoolTimeout``, a
   ``psycopg.OperationalError``), never the driver's default 30 s.
+- A session of these pools that sits in an open transaction for ``IDLE_IN_TRANSACTION`` seconds is ended by the
+  server (``idle_in_transaction_session_timeout``), which frees its row locks: an instance frozen in the middle of
+  a batch (SIGSTOP, a VM paused) never blocks the survivors' takeover of its conversations for longer than that.
+  The app never leaves a transaction idle on purpose: a batch is one burst of statements.
 """
 
 from __future__ import annotations
@@ -23,13 +27,19 @@ Conn = psycopg.Connection[tuple[object, ...]]
 Pool = ConnectionPool[Conn]
 T = TypeVar("T")
 POOL_TIMEOUT = 3.0
+IDLE_IN_TRANSACTION = 3.0  # seconds; well under the owner lease (5 s), so a frozen owner's locks go before it expires
 
 
 def make_pool(url: str, name: str, *, max_size: int) -> Pool:
     return ConnectionPool(
         url, min_size=1, max_size=max_size, open=True, kwargs={"autocommit": True}, name=name,
-        check=ConnectionPool.check_connection, timeout=POOL_TIMEOUT,
+        configure=_configure, check=ConnectionPool.check_connection, timeout=POOL_TIMEOUT,
     )  # fmt: skip
+
+
+def _configure(conn: Conn) -> None:
+    ms = int(IDLE_IN_TRANSACTION * 1000)
+    conn.execute(f"SET idle_in_transaction_session_timeout = {ms}")
 
 
 def once_more(pool: Pool, work: Callable[[Conn], T]) -> T:

@@ -1,7 +1,8 @@
 """Fencing epochs on PostgreSQL (issue 27): the database refuses a write with an old epoch in the writing
 transaction, a takeover's epoch is accepted only once the owner's lease passed by the database's clock, a
 ``persisted`` ends the owner row, renewal tells the owner when its row is gone, the janitor cleans rows of ended
-attempts, and a batch re-sent after a lost COMMIT acknowledgement is not judged lost."""
+attempts, a batch re-sent after a lost COMMIT acknowledgement is not judged lost, and a session frozen inside a
+transaction does not hold its locks for long."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ledger.errors import ConversationBusyError
 from ledger.events import AnyEvent, Chunk, Created, Done, Persisted, Renamed, Selected, Started
 from store.health import ProblemLog
 from store.postgres.owners import AttemptOwners, ClaimRefused
+from store.postgres.pool import IDLE_IN_TRANSACTION, make_pool
 from store.postgres.store import PgStore
 from tests.support.waiting import wait_until_blocking
 
@@ -219,3 +221,27 @@ def test_a_batch_re_sent_after_its_commit_acknowledgement_was_lost_counts_as_wri
     saved, failed, error = a.write({"c1": events})  # what the writer does when the COMMIT's answer never came
     assert (saved, failed, error) == (4, {}, None) and list(a.events("c1")) == events
     assert not a.problems and sql(database_url, "SELECT count(*) FROM events") == [(4,)]
+
+
+def test_a_session_frozen_inside_a_batch_transaction_frees_its_row_locks_for_the_survivors(
+    opened, database_url: str
+) -> None:
+    """A SIGSTOPped instance may be frozen between a batch's UPDATE of its conversation row and the COMMIT: the
+    server ends that session after ``IDLE_IN_TRANSACTION`` s, so another instance's takeover is not blocked for as
+    long as the freeze lasts."""
+    store, _ = opened
+    first = store()
+    first.append(Created(conversation_id="c1", title=""))
+    assert first.flush_sync(10)
+    frozen_pool = make_pool(database_url, "frozen", max_size=1)
+    try:
+        with frozen_pool.connection() as frozen:
+            frozen.execute("BEGIN")
+            frozen.execute("UPDATE conversations SET updated = now() WHERE id = 'c1'")  # the row is locked now
+            with psycopg.connect(database_url, autocommit=True) as survivor:
+                survivor.execute(f"SET statement_timeout = '{int(IDLE_IN_TRANSACTION * 3)}s'")  # else: never freed
+                survivor.execute("UPDATE conversations SET updated = now() WHERE id = 'c1'")
+            with pytest.raises(psycopg.errors.IdleInTransactionSessionTimeout):
+                frozen.execute("COMMIT")  # the frozen session was ended: what it did is rolled back
+    finally:
+        frozen_pool.close()
