@@ -239,8 +239,8 @@ class Cluster:
             epoch = await asyncio.to_thread(self.owners.take_over, attempt_id, row.epoch)
             if epoch is None:
                 continue  # renewed meanwhile, or another survivor took it over
-            try:
-                self.store.hold(cid, dead=row.owner)
+            try:  # on a thread: a frozen owner's row locks last until the database ends its session (pool.py)
+                await asyncio.to_thread(self.store.hold, cid, dead=row.owner)
             except (ConversationBusyError, ConversationDeletedError, StoreError):
                 self.owners.forget(attempt_id)  # not renewed: it expires again and the next sweep looks again
                 continue

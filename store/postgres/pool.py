@@ -10,9 +10,12 @@ Guarantees:
 - A pool waits at most ``POOL_TIMEOUT`` seconds for a connection (``psycopg_pool.PoolTimeout``, a
   ``psycopg.OperationalError``), never the driver's default 30 s.
 - A session of these pools that sits in an open transaction for ``IDLE_IN_TRANSACTION`` seconds is ended by the
-  server (``idle_in_transaction_session_timeout``), which frees its row locks: an instance frozen in the middle of
-  a batch (SIGSTOP, a VM paused) never blocks the survivors' takeover of its conversations for longer than that.
-  The app never leaves a transaction idle on purpose: a batch is one burst of statements.
+  server (``idle_in_transaction_session_timeout``), and a statement that runs longer than ``STATEMENT_TIMEOUT``
+  (a COPY whose client froze half-way) is cancelled (``statement_timeout``): either frees the row locks of an
+  instance frozen in the middle of a batch (SIGSTOP, a VM paused), so the survivors' takeover of its
+  conversations waits at most that long. The app never leaves a transaction idle on purpose (a batch is one burst
+  of statements), and its statements take milliseconds; one cancelled by the timeout is retried like any failed
+  write (the writer keeps the batch).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ Pool = ConnectionPool[Conn]
 T = TypeVar("T")
 POOL_TIMEOUT = 3.0
 IDLE_IN_TRANSACTION = 3.0  # seconds; well under the owner lease (5 s), so a frozen owner's locks go before it expires
+STATEMENT_TIMEOUT = 3.0
 
 
 def make_pool(url: str, name: str, *, max_size: int) -> Pool:
@@ -38,8 +42,8 @@ def make_pool(url: str, name: str, *, max_size: int) -> Pool:
 
 
 def _configure(conn: Conn) -> None:
-    ms = int(IDLE_IN_TRANSACTION * 1000)
-    conn.execute(f"SET idle_in_transaction_session_timeout = {ms}")
+    conn.execute(f"SET idle_in_transaction_session_timeout = {int(IDLE_IN_TRANSACTION * 1000)}")
+    conn.execute(f"SET statement_timeout = {int(STATEMENT_TIMEOUT * 1000)}")
 
 
 def once_more(pool: Pool, work: Callable[[Conn], T]) -> T:
