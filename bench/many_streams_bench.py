@@ -1,0 +1,241 @@
+"""Many streams at once (not a test): N conversations streaming through one app instance, some watched in Chromium.
+
+    nice -n 10 .venv/bin/python -m bench.many_streams_bench [--streams 100] [--watched 20] [--rate 30] [--seconds 15]
+
+The app is ``bench.many_streams_app`` (the real app plus routes that call its engine's ``submit`` and ``cancel``,
+as a page does); the upstream (``tests.support.upstream``) runs in this process and sends every answer at
+``--rate`` chunks a second, one word per chunk, each word naming its stream and its number (``b042w0017``). The
+same figures are measured for a single stream watched in one tab first, in the same run, as the baseline:
+- app CPU per stream: the app process's CPU over a ``--seconds`` window while every stream runs, / streams
+  (% of one core);
+- chunk -> DOM: for every word that appeared in a watched tab, the time from the upstream sending it to the tab's
+  DOM showing it (a MutationObserver stamps each new word; both clocks are this machine's wall clock): p50/p95
+  (target p95 <= 250 ms);
+- Stop -> upstream closed: Stop in every conversation at once (the engine's one cancel path), from the moment the
+  request left this process to the upstream seeing each connection close: median and p95 (targets <= 60 ms and
+  <= 100 ms), and the engine's own ``upstream_closed.close_ms``;
+- the event loop's longest block in the window (``LC_LOOP_LAG_FILE``: the longest time the loop's thread ran
+  while a 5 ms sleep was overdue) and its longest late wake-up (a busy machine included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from bench.stream_bench import cpu_seconds
+from demo.endpoint import serve_in_thread
+from tests.support.app_process import CHROMIUM_ARGS, FAKE_KEY, READY_LINE, ROOT, free_port
+from tests.support.upstream import Behavior, ScriptedUpstream
+
+WORD = re.compile(rb"([a-z]\d{3})w(\d{4})")
+PROMPT = re.compile(r"stream ([a-z]\d{3})")
+SEEN_JS = """() => {
+  window.__lcSeen = {}; let last = -1;
+  const look = () => {
+    const all = document.querySelectorAll('.lc-assistant');
+    const a = all[all.length - 1];
+    if (!a) return;
+    const m = a.textContent.slice(-48).match(/w(\\d{4})\\D*$/);
+    if (!m) return;
+    const n = parseInt(m[1], 10), now = Date.now();
+    if (last >= 0) for (let k = last + 1; k <= n; k++) window.__lcSeen[k] = now;
+    if (n > last) last = n;
+  };
+  new MutationObserver(look).observe(document.body, { childList: true, subtree: true, characterData: true });
+}"""
+
+
+class BenchUpstream(ScriptedUpstream):
+    """Answers ``stream xNNN`` with ``words`` words ``xNNNw0000 ...`` at ``rate`` chunks a second, and stamps
+    the wall time each word left (the ASGI send of its body piece)."""
+
+    def __init__(self, rate: float, words: int) -> None:
+        super().__init__(chunk_delay=1 / rate)
+        self.words = words
+        self.sent: dict[tuple[str, int], float] = {}
+        inner = self.app
+
+        async def stamped(scope: Any, receive: Any, send: Any) -> None:
+            async def timed(message: Any) -> None:
+                await send(message)
+                body = message.get("body", b"") if message.get("type") == "http.response.body" else b""
+                found = WORD.search(body) if body else None
+                if found:
+                    self.sent[(found.group(1).decode(), int(found.group(2)))] = time.time()
+
+            await inner(scope, receive, timed)
+
+        self.app = stamped  # type: ignore[assignment]
+
+    def choose(self, messages: list[dict[str, Any]], tools: list[str]) -> Behavior:
+        found = PROMPT.search(str(messages[-1].get("content", "")))
+        tag = found.group(1) if found else "z999"
+        words = [f"{tag}w{n:04d}" + ("\n\n" if n % 60 == 59 else "") for n in range(self.words)]
+        return Behavior(text=" ".join(words), chunk_delay=self.chunk_delay)
+
+
+class BenchApp:
+    """``bench.many_streams_app`` on a free port, against the upstream, its loop sampled into ``lag_file``."""
+
+    def __init__(self, data_dir: Path, api_base: str, lag_file: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = data_dir.parent / f"app-{self.port}.log"
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NICEGUI_", "LEDGERCHAT_"))}
+        env.update(OPENAI_API_KEY=FAKE_KEY, PYTHONPATH=str(ROOT), LC_LOOP_LAG_FILE=str(lag_file))
+        cmd = [sys.executable, "-m", "bench.many_streams_app", "--port", str(self.port), "--data-dir", str(data_dir)]
+        cmd += ["--model", "openai/test-model", "--api-base", api_base, "--no-tools"]
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 90
+        while READY_LINE not in self.log.read_text(errors="replace"):
+            assert self.proc.poll() is None and time.monotonic() < deadline, self.log.read_text()[-2000:]
+            time.sleep(0.1)  # the poll interval of a condition wait (the ready line), not a sync sleep
+
+    def call(self, method: str, path: str) -> Any:
+        request = urllib.request.Request(self.url + path, method=method, data=b"" if method == "POST" else None)
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return json.loads(response.read())
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@dataclass
+class Figures:
+    streams: int
+    cpu_pct_per_stream: float = 0.0
+    dom_ms: list[float] = field(default_factory=list)
+    stop_ms: list[float] = field(default_factory=list)
+    close_ms: list[float] = field(default_factory=list)
+    block_ms: float = 0.0
+    late_ms: float = 0.0
+    unclosed: int = 0
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def run(browser: Browser, upstream: BenchUpstream, base: str, tmp: Path, streams: int, watched: int, seconds: float,
+        tag: str) -> Figures:  # fmt: skip
+    lag_file = tmp / f"lag-{tag}.txt"
+    lag_file.touch()
+    app = BenchApp(tmp / f"data-{tag}", base, lag_file)
+    figures = Figures(streams)
+    try:
+        context = browser.new_context(viewport={"width": 1000, "height": 800})
+        upstream.reset()
+        cids = app.call("POST", f"/bench/start?n={streams}&tag={tag}")["cids"]
+        tabs: list[Page] = []
+        for cid in cids[:watched]:
+            tab = context.new_page()
+            tab.set_default_timeout(60_000)
+            tab.goto(f"{app.url}/chat/{cid}")
+            tab.wait_for_selector(".lc-assistant")
+            tab.evaluate(SEEN_JS)
+            tabs.append(tab)
+        time.sleep(1.0)  # let every stream reach its steady pace before the window opens (a settling time)
+        cpu0, wall0 = cpu_seconds(app.proc.pid), time.time()
+        time.sleep(seconds)  # the measuring window itself
+        cpu1, wall1 = cpu_seconds(app.proc.pid), time.time()
+        figures.cpu_pct_per_stream = (cpu1 - cpu0) / (wall1 - wall0) * 100 / streams
+        for n, tab in enumerate(tabs):
+            seen: dict[str, float] = tab.evaluate("window.__lcSeen")
+            for word, at in seen.items():
+                sent = upstream.sent.get((f"{cids_tag(tag, n)}", int(word)))
+                if sent is not None and wall0 <= sent <= wall1:
+                    figures.dom_ms.append(at - sent * 1000)
+        rows = [[float(x) for x in row.split()] for row in lag_file.read_text().splitlines()]
+        lags = [(lag, min(lag, ran)) for at, lag, ran in rows if wall0 <= at <= wall1]
+        figures.block_ms = max((b for _, b in lags), default=0.0)
+        figures.late_ms = max((lag for lag, _ in lags), default=0.0)
+        records = list(upstream.records)
+        stop_at = time.monotonic()
+        app.call("POST", "/bench/stop")
+        deadline = time.monotonic() + 10
+        while any(r.closed_at is None for r in records) and time.monotonic() < deadline:
+            time.sleep(0.01)  # the poll interval of a condition wait (every upstream closed)
+        figures.stop_ms = [(r.closed_at - stop_at) * 1000 for r in records if r.closed_at and not r.finished]
+        figures.unclosed = sum(r.closed_at is None for r in records)
+        closed = app.call("GET", "/bench/closed")
+        figures.close_ms = [ms for values in closed.values() for ms in values if ms is not None]
+        context.close()
+    finally:
+        app.stop()
+    return figures
+
+
+def cids_tag(tag: str, n: int) -> str:
+    return f"{tag}{n:03d}"
+
+
+def line(label: str, single: str, many: str, target: str, ok: bool | None) -> None:
+    verdict = "" if ok is None else ("PASS" if ok else "MISS")
+    print(f"  {label:<38} {single:>16} {many:>22}   {target:<14} {verdict}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--streams", type=int, default=100)
+    parser.add_argument("--watched", type=int, default=20)
+    parser.add_argument("--rate", type=float, default=30.0)
+    parser.add_argument("--seconds", type=float, default=15.0)
+    args = parser.parse_args()
+    words = int(args.rate * (args.seconds + 30))  # every stream still runs when Stop is pressed
+    upstream = BenchUpstream(args.rate, words)
+    base, stop = serve_in_thread(upstream)
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        try:
+            one = run(browser, upstream, base, Path(tmp), 1, 1, args.seconds, "a")
+            many = run(browser, upstream, base, Path(tmp), args.streams, args.watched, args.seconds, "b")
+        finally:
+            browser.close()
+            stop()
+    print(
+        f"many streams: {args.streams} conversations at {args.rate:g} chunks/s through one app, {args.watched} "
+        f"watched in Chromium tabs, {args.seconds:g} s window, {os.cpu_count()} cores "
+        f"(baseline: 1 stream, 1 tab, same run)"
+    )
+    line("", "1 stream", f"{args.streams} streams", "target", None)
+    line("app CPU per stream (% of a core)", f"{one.cpu_pct_per_stream:.2f}%", f"{many.cpu_pct_per_stream:.2f}%",
+         "-", None)  # fmt: skip
+    line("app CPU, whole (% of a core)", f"{one.cpu_pct_per_stream:.0f}%",
+         f"{many.cpu_pct_per_stream * args.streams:.0f}%", "-", None)  # fmt: skip
+    for q, name in ((0.5, "p50"), (0.95, "p95")):
+        line(f"chunk -> DOM {name} ({len(many.dom_ms)} words)", f"{pct(one.dom_ms, q):.0f} ms",
+             f"{pct(many.dom_ms, q):.0f} ms", "<= 250 ms" if q > 0.9 else "-",
+             pct(many.dom_ms, q) <= 250 if q > 0.9 else None)  # fmt: skip
+    line("Stop -> upstream closed, median", f"{pct(one.stop_ms, 0.5):.0f} ms", f"{pct(many.stop_ms, 0.5):.0f} ms",
+         "<= 60 ms", pct(many.stop_ms, 0.5) <= 60)  # fmt: skip
+    line("Stop -> upstream closed, p95", f"{pct(one.stop_ms, 0.95):.0f} ms", f"{pct(many.stop_ms, 0.95):.0f} ms",
+         "<= 100 ms", pct(many.stop_ms, 0.95) <= 100)  # fmt: skip
+    line("engine close_ms (cancel -> closed), p95", f"{pct(one.close_ms, 0.95):.0f} ms",
+         f"{pct(many.close_ms, 0.95):.0f} ms", "-", None)  # fmt: skip
+    line("event loop's longest block", f"{one.block_ms:.0f} ms", f"{many.block_ms:.0f} ms", "-", None)
+    line("longest late wake-up (busy machine too)", f"{one.late_ms:.0f} ms", f"{many.late_ms:.0f} ms", "-", None)
+    print(f"  (streams never closed after Stop: {many.unclosed}; closes counted: {len(many.stop_ms)})")
+    print(f"  (median chunk -> DOM of the single stream: {statistics.median(one.dom_ms or [0]):.0f} ms)")
+
+
+if __name__ == "__main__":
+    main()
