@@ -4,8 +4,8 @@
 
 Everything is ``main.py``'s app (same options, wiring, pages, engine, store); the routes only call the engine's
 public methods, as a page does:
-- ``POST /bench/start?n=N&tag=T``: N new conversations, each sent ``stream {T}{i:03d}`` (``Engine.submit``);
-  returns their ids.
+- ``POST /bench/create?n=N&tag=T``: N new conversations (``Engine.create_conversation``); returns their ids.
+- ``POST /bench/send?tag=T``: each of them is sent ``stream {T}{i:03d}`` (``Engine.submit``, as the composer does).
 - ``POST /bench/stop``: Stop in every conversation at once (``Engine.cancel(cid, "user")``, the Stop button's
   path); returns when every cancel returned.
 - ``GET /bench/closed``: per conversation, the ledger's ``upstream_closed.close_ms`` (cancel decided -> stream
@@ -43,15 +43,17 @@ def routes() -> None:
     def engine() -> Any:
         return CAPTURED["context"].require_engine()
 
-    @app.post("/bench/start")
-    async def start(n: int, tag: str) -> dict[str, Any]:
-        cids = []
-        for i in range(n):
-            cid = engine().create_conversation(f"bench {tag}{i:03d}")
-            await engine().submit(cid, f"stream {tag}{i:03d}")
-            cids.append(cid)
-        STARTED.extend(cids)
+    @app.post("/bench/create")
+    async def create(n: int, tag: str) -> dict[str, Any]:
+        cids = [engine().create_conversation(f"bench {tag}{i:03d}") for i in range(n)]
+        STARTED[:] = cids
         return {"cids": cids}
+
+    @app.post("/bench/send")
+    async def send(tag: str) -> dict[str, Any]:
+        for i, cid in enumerate(STARTED):
+            await engine().submit(cid, f"stream {tag}{i:03d}")
+        return {"sent": len(STARTED)}
 
     @app.post("/bench/stop")
     async def stop() -> dict[str, Any]:

@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Browser, Page, sync_playwright
+from starlette.responses import JSONResponse
 
 from bench.stream_bench import cpu_seconds
 from demo.endpoint import serve_in_thread
@@ -55,7 +57,7 @@ SEEN_JS = """() => {
     if (last >= 0) for (let k = last + 1; k <= n; k++) window.__lcSeen[k] = now;
     if (n > last) last = n;
   };
-  new MutationObserver(look).observe(document.body, { childList: true, subtree: true, characterData: true });
+  new MutationObserver(look).observe(document, { childList: true, subtree: true, characterData: true });
 }"""
 
 
@@ -70,6 +72,15 @@ class BenchUpstream(ScriptedUpstream):
         inner = self.app
 
         async def stamped(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http" and scope["path"] == "/stats":
+                await JSONResponse(self.stats())(scope, receive, send)
+                return
+            if scope["type"] == "http" and scope["path"] == "/reset":
+                self.reset()
+                self.sent.clear()
+                await JSONResponse({})(scope, receive, send)
+                return
+
             async def timed(message: Any) -> None:
                 await send(message)
                 body = message.get("body", b"") if message.get("type") == "http.response.body" else b""
@@ -81,11 +92,55 @@ class BenchUpstream(ScriptedUpstream):
 
         self.app = stamped  # type: ignore[assignment]
 
+    def stats(self) -> dict[str, Any]:
+        """What this run's streams did: when each word left, and when each request ended and how."""
+        with self.lock:
+            records = [(r.messages, r.closed_at, r.finished) for r in self.records]
+        ended = [
+            {"tag": (PROMPT.findall(str(m[-1].get("content", ""))) or ["?"])[0], "closed_at": c, "finished": f}
+            for m, c, f in records
+        ]
+        return {"sent": [[tag, n, at] for (tag, n), at in list(self.sent.items())], "ended": ended,
+                "cpu": time.process_time()}  # fmt: skip
+
     def choose(self, messages: list[dict[str, Any]], tools: list[str]) -> Behavior:
         found = PROMPT.search(str(messages[-1].get("content", "")))
         tag = found.group(1) if found else "z999"
         words = [f"{tag}w{n:04d}" + ("\n\n" if n % 60 == 59 else "") for n in range(self.words)]
         return Behavior(text=" ".join(words), chunk_delay=self.chunk_delay)
+
+
+class UpstreamProcess:
+    """The bench upstream in a process of its own (its CPU is neither the app's nor this driver's), on a free port;
+    ``stats()`` reads what it did. ``time.monotonic`` is the machine's clock, the same in every process."""
+
+    def __init__(self, rate: float, words: int, log: Path) -> None:
+        cmd = [sys.executable, "-m", "bench.many_streams_bench", "--serve-upstream", f"{rate}:{words}"]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=log.open("ab"), text=True)
+        assert self.proc.stdout is not None
+        self.base = self.proc.stdout.readline().strip()
+        assert self.base.startswith("http"), log.read_text()[-2000:]
+
+    def stats(self) -> dict[str, Any]:
+        with urllib.request.urlopen(self.base.removesuffix("/v1") + "/stats", timeout=60) as response:
+            return dict(json.loads(response.read()))
+
+    def reset(self) -> None:
+        with urllib.request.urlopen(self.base.removesuffix("/v1") + "/reset", timeout=60) as response:
+            response.read()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def serve_upstream(spec: str) -> None:
+    rate, words = spec.split(":")
+    upstream = BenchUpstream(float(rate), int(words))
+    base, _ = serve_in_thread(upstream)
+    print(base, flush=True)
+    threading.Event().wait()
 
 
 class BenchApp:
@@ -111,6 +166,8 @@ class BenchApp:
             return json.loads(response.read())
 
     def stop(self) -> None:
+        if os.environ.get("LC_BENCH_KEEP_LOG"):
+            Path(os.environ["LC_BENCH_KEEP_LOG"]).write_text(self.log.read_text(errors="replace"))
         self.proc.terminate()
         try:
             self.proc.wait(timeout=20)
@@ -128,6 +185,11 @@ class Figures:
     block_ms: float = 0.0
     late_ms: float = 0.0
     unclosed: int = 0
+    reloads: int = 0
+    upstream_pct: float = 0.0
+    browser_pct: float = 0.0
+    load: float = 0.0
+    words_sent: int = 0
 
 
 def pct(values: list[float], q: float) -> float:
@@ -135,47 +197,80 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
-def run(browser: Browser, upstream: BenchUpstream, base: str, tmp: Path, streams: int, watched: int, seconds: float,
+def descendants_cpu(root: int) -> float:
+    """CPU seconds of every live process under ``root`` (here: the app, the upstream, Playwright's driver and the
+    Chromium it runs)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    total, todo = 0.0, [pid for pid, parent in parents.items() if parent == root]
+    while todo:
+        pid = todo.pop()
+        try:
+            total += cpu_seconds(pid)
+        except OSError:
+            continue
+        todo += [child for child, parent in parents.items() if parent == pid]
+    return total
+
+
+def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, watched: int, seconds: float,
         tag: str) -> Figures:  # fmt: skip
     lag_file = tmp / f"lag-{tag}.txt"
     lag_file.touch()
-    app = BenchApp(tmp / f"data-{tag}", base, lag_file)
+    app = BenchApp(tmp / f"data-{tag}", upstream.base, lag_file)
     figures = Figures(streams)
     try:
         context = browser.new_context(viewport={"width": 1000, "height": 800})
         upstream.reset()
-        cids = app.call("POST", f"/bench/start?n={streams}&tag={tag}")["cids"]
+        cids = app.call("POST", f"/bench/create?n={streams}&tag={tag}")["cids"]
         tabs: list[Page] = []
         for cid in cids[:watched]:
             tab = context.new_page()
             tab.set_default_timeout(60_000)
+            tab.add_init_script(f"({SEEN_JS})()")  # on every load: a reload (a lost websocket) starts over
             tab.goto(f"{app.url}/chat/{cid}")
-            tab.wait_for_selector(".lc-assistant")
-            tab.evaluate(SEEN_JS)
+            tab.get_by_label("Message").wait_for()
             tabs.append(tab)
+        app.call("POST", f"/bench/send?tag={tag}")  # the tabs watch every stream from its first chunk
         time.sleep(1.0)  # let every stream reach its steady pace before the window opens (a settling time)
+        up0, browser0 = upstream.stats()["cpu"], descendants_cpu(os.getpid())
         cpu0, wall0 = cpu_seconds(app.proc.pid), time.time()
         time.sleep(seconds)  # the measuring window itself
         cpu1, wall1 = cpu_seconds(app.proc.pid), time.time()
-        figures.cpu_pct_per_stream = (cpu1 - cpu0) / (wall1 - wall0) * 100 / streams
+        stats = upstream.stats()
+        span = wall1 - wall0
+        figures.cpu_pct_per_stream = (cpu1 - cpu0) / span * 100 / streams
+        figures.upstream_pct = (stats["cpu"] - up0) / span * 100
+        others = (descendants_cpu(os.getpid()) - browser0) / span * 100  # Chromium, the upstream and the app
+        figures.browser_pct = others - figures.upstream_pct - (cpu1 - cpu0) / span * 100
+        figures.load = os.getloadavg()[0]
+        sent = {(t, n): at for t, n, at in stats["sent"]}
+        figures.words_sent = sum(wall0 <= at <= wall1 for at in sent.values())
         for n, tab in enumerate(tabs):
-            seen: dict[str, float] = tab.evaluate("window.__lcSeen")
+            seen: dict[str, float] = tab.evaluate("window.__lcSeen") or {}
+            figures.reloads += tab.evaluate("performance.getEntriesByType('navigation').length") - 1
             for word, at in seen.items():
-                sent = upstream.sent.get((f"{cids_tag(tag, n)}", int(word)))
-                if sent is not None and wall0 <= sent <= wall1:
-                    figures.dom_ms.append(at - sent * 1000)
+                left = sent.get((cids_tag(tag, n), int(word)))
+                if left is not None and wall0 <= left <= wall1:
+                    figures.dom_ms.append(at - left * 1000)
         rows = [[float(x) for x in row.split()] for row in lag_file.read_text().splitlines()]
         lags = [(lag, min(lag, ran)) for at, lag, ran in rows if wall0 <= at <= wall1]
         figures.block_ms = max((b for _, b in lags), default=0.0)
         figures.late_ms = max((lag for lag, _ in lags), default=0.0)
-        records = list(upstream.records)
         stop_at = time.monotonic()
         app.call("POST", "/bench/stop")
         deadline = time.monotonic() + 10
-        while any(r.closed_at is None for r in records) and time.monotonic() < deadline:
-            time.sleep(0.01)  # the poll interval of a condition wait (every upstream closed)
-        figures.stop_ms = [(r.closed_at - stop_at) * 1000 for r in records if r.closed_at and not r.finished]
-        figures.unclosed = sum(r.closed_at is None for r in records)
+        ended = upstream.stats()["ended"]
+        while any(e["closed_at"] is None for e in ended) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the poll interval of a condition wait (every upstream closed)
+            ended = upstream.stats()["ended"]
+        figures.stop_ms = [(e["closed_at"] - stop_at) * 1000 for e in ended if e["closed_at"] and not e["finished"]]
+        figures.unclosed = sum(e["closed_at"] is None for e in ended)
         closed = app.call("GET", "/bench/closed")
         figures.close_ms = [ms for values in closed.values() for ms in values if ms is not None]
         context.close()
@@ -199,18 +294,21 @@ def main() -> None:
     parser.add_argument("--watched", type=int, default=20)
     parser.add_argument("--rate", type=float, default=30.0)
     parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--serve-upstream", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    words = int(args.rate * (args.seconds + 30))  # every stream still runs when Stop is pressed
-    upstream = BenchUpstream(args.rate, words)
-    base, stop = serve_in_thread(upstream)
+    if args.serve_upstream:
+        serve_upstream(args.serve_upstream)
+        return
+    words = int(args.rate * (args.seconds + 60))  # every stream still runs when Stop is pressed
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        upstream = UpstreamProcess(args.rate, words, Path(tmp) / "upstream.log")
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         try:
-            one = run(browser, upstream, base, Path(tmp), 1, 1, args.seconds, "a")
-            many = run(browser, upstream, base, Path(tmp), args.streams, args.watched, args.seconds, "b")
+            one = run(browser, upstream, Path(tmp), 1, 1, args.seconds, "a")
+            many = run(browser, upstream, Path(tmp), args.streams, args.watched, args.seconds, "b")
         finally:
             browser.close()
-            stop()
+            upstream.stop()
     print(
         f"many streams: {args.streams} conversations at {args.rate:g} chunks/s through one app, {args.watched} "
         f"watched in Chromium tabs, {args.seconds:g} s window, {os.cpu_count()} cores "
@@ -233,7 +331,15 @@ def main() -> None:
          f"{pct(many.close_ms, 0.95):.0f} ms", "-", None)  # fmt: skip
     line("event loop's longest block", f"{one.block_ms:.0f} ms", f"{many.block_ms:.0f} ms", "-", None)
     line("longest late wake-up (busy machine too)", f"{one.late_ms:.0f} ms", f"{many.late_ms:.0f} ms", "-", None)
+    line("upstream process CPU (% of a core)", f"{one.upstream_pct:.0f}%", f"{many.upstream_pct:.0f}%", "-", None)
+    line("Chromium CPU (% of a core)", f"{one.browser_pct:.0f}%", f"{many.browser_pct:.0f}%", "-", None)
+    line("words sent in the window (all streams)", f"{one.words_sent}", f"{many.words_sent}", "-", None)
+    line("load average at the window's end", f"{one.load:.1f}", f"{many.load:.1f}", "-", None)
     print(f"  (streams never closed after Stop: {many.unclosed}; closes counted: {len(many.stop_ms)})")
+    print(
+        f"  (words seen in the watched tabs: {len(many.dom_ms)}; single stream: {len(one.dom_ms)}; "
+        f"tab reloads: {many.reloads})"
+    )
     print(f"  (median chunk -> DOM of the single stream: {statistics.median(one.dom_ms or [0]):.0f} ms)")
 
 
