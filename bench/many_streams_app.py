@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -57,8 +58,9 @@ def routes() -> None:
 
     @app.post("/bench/stop")
     async def stop() -> dict[str, Any]:
+        began = time.monotonic()
         done = await asyncio.gather(*(engine().cancel(cid, "user") for cid in STARTED))
-        return {"cancelled": sum(done)}
+        return {"cancelled": sum(done), "began": began, "returned": time.monotonic()}
 
     @app.get("/bench/closed")
     async def closed() -> dict[str, Any]:

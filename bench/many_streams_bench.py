@@ -190,6 +190,8 @@ class Figures:
     browser_pct: float = 0.0
     load: float = 0.0
     words_sent: int = 0
+    stop_call_ms: float = 0.0
+    stop_began_ms: float = 0.0
 
 
 def pct(values: list[float], q: float) -> float:
@@ -240,6 +242,11 @@ def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, wa
         time.sleep(1.0)  # let every stream reach its steady pace before the window opens (a settling time)
         up0, browser0 = upstream.stats()["cpu"], descendants_cpu(os.getpid())
         cpu0, wall0 = cpu_seconds(app.proc.pid), time.time()
+        spy = os.environ.get("LC_BENCH_PYSPY")  # a py-spy binary: the window's stacks (raw) beside the figures
+        if spy and streams > 1:
+            out = str(tmp.parent / f"many-streams-{tag}.stacks")
+            args = ["record", "-p", str(app.proc.pid), "-d", str(int(seconds)), "-f", "raw", "-o", out, "-n"]
+            subprocess.Popen([spy, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(seconds)  # the measuring window itself
         cpu1, wall1 = cpu_seconds(app.proc.pid), time.time()
         stats = upstream.stats()
@@ -263,7 +270,9 @@ def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, wa
         figures.block_ms = max((b for _, b in lags), default=0.0)
         figures.late_ms = max((lag for lag, _ in lags), default=0.0)
         stop_at = time.monotonic()
-        app.call("POST", "/bench/stop")
+        stopped = app.call("POST", "/bench/stop")
+        figures.stop_call_ms = (time.monotonic() - stop_at) * 1000
+        figures.stop_began_ms = (stopped["began"] - stop_at) * 1000
         deadline = time.monotonic() + 10
         ended = upstream.stats()["ended"]
         while any(e["closed_at"] is None for e in ended) and time.monotonic() < deadline:
@@ -327,6 +336,10 @@ def main() -> None:
          "<= 60 ms", pct(many.stop_ms, 0.5) <= 60)  # fmt: skip
     line("Stop -> upstream closed, p95", f"{pct(one.stop_ms, 0.95):.0f} ms", f"{pct(many.stop_ms, 0.95):.0f} ms",
          "<= 100 ms", pct(many.stop_ms, 0.95) <= 100)  # fmt: skip
+    line("Stop request -> the app's handler runs", f"{one.stop_began_ms:.0f} ms", f"{many.stop_began_ms:.0f} ms",
+         "-", None)  # fmt: skip
+    line("Stop request -> every cancel returned", f"{one.stop_call_ms:.0f} ms", f"{many.stop_call_ms:.0f} ms", "-",
+         None)  # fmt: skip
     line("engine close_ms (cancel -> closed), p95", f"{pct(one.close_ms, 0.95):.0f} ms",
          f"{pct(many.close_ms, 0.95):.0f} ms", "-", None)  # fmt: skip
     line("event loop's longest block", f"{one.block_ms:.0f} ms", f"{many.block_ms:.0f} ms", "-", None)
