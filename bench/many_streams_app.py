@@ -8,8 +8,8 @@ public methods, as a page does:
 - ``POST /bench/send?tag=T``: each of them is sent ``stream {T}{i:03d}`` (``Engine.submit``, as the composer does).
 - ``POST /bench/stop``: Stop in every conversation at once (``Engine.cancel(cid, "user")``, the Stop button's
   path); returns when every cancel returned.
-- ``GET /bench/closed``: per conversation, the ledger's ``upstream_closed.close_ms`` (cancel decided -> stream
-  closed, as the engine measured it).
+- ``GET /bench/closed``: per conversation, the ledger's ``upstream_closed`` ``close_ms`` (cancel decided ->
+  stream closed, as the engine measured it) and ``ts`` (when it was recorded, wall clock).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def routes() -> None:
         out: dict[str, Any] = {}
         for cid in STARTED:
             events = engine().store.events(cid)
-            out[cid] = [e.close_ms for e in events if e.KIND == "upstream_closed"]
+            out[cid] = [[e.close_ms, e.ts] for e in events if e.KIND == "upstream_closed"]
         return out
 
 

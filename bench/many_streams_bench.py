@@ -32,6 +32,7 @@ import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +193,7 @@ class Figures:
     words_sent: int = 0
     stop_call_ms: float = 0.0
     stop_began_ms: float = 0.0
+    app_closed_ms: list[float] = field(default_factory=list)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -269,7 +271,12 @@ def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, wa
         lags = [(lag, min(lag, ran)) for at, lag, ran in rows if wall0 <= at <= wall1]
         figures.block_ms = max((b for _, b in lags), default=0.0)
         figures.late_ms = max((lag for lag, _ in lags), default=0.0)
-        stop_at = time.monotonic()
+        if spy and streams > 1:
+            out = str(tmp.parent / f"many-streams-{tag}-stop.stacks")
+            args = ["record", "-p", str(app.proc.pid), "-d", "3", "-f", "raw", "-o", out, "-r", "1000"]
+            subprocess.Popen([spy, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.5)  # py-spy attaches before the Stop (a start-up wait, not a synchronization)
+        stop_at, stop_wall = time.monotonic(), time.time()
         stopped = app.call("POST", "/bench/stop")
         figures.stop_call_ms = (time.monotonic() - stop_at) * 1000
         figures.stop_began_ms = (stopped["began"] - stop_at) * 1000
@@ -281,7 +288,9 @@ def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, wa
         figures.stop_ms = [(e["closed_at"] - stop_at) * 1000 for e in ended if e["closed_at"] and not e["finished"]]
         figures.unclosed = sum(e["closed_at"] is None for e in ended)
         closed = app.call("GET", "/bench/closed")
-        figures.close_ms = [ms for values in closed.values() for ms in values if ms is not None]
+        figures.close_ms = [ms for values in closed.values() for ms, _ in values if ms is not None]
+        stamps = [datetime.fromisoformat(ts).timestamp() for values in closed.values() for _, ts in values]
+        figures.app_closed_ms = [(at - stop_wall) * 1000 for at in stamps]
         context.close()
     finally:
         app.stop()
@@ -340,6 +349,10 @@ def main() -> None:
          "-", None)  # fmt: skip
     line("Stop request -> every cancel returned", f"{one.stop_call_ms:.0f} ms", f"{many.stop_call_ms:.0f} ms", "-",
          None)  # fmt: skip
+    line("Stop -> the app closed the stream, median", f"{pct(one.app_closed_ms, 0.5):.0f} ms",
+         f"{pct(many.app_closed_ms, 0.5):.0f} ms", "-", None)  # fmt: skip
+    line("Stop -> the app closed the stream, p95", f"{pct(one.app_closed_ms, 0.95):.0f} ms",
+         f"{pct(many.app_closed_ms, 0.95):.0f} ms", "-", None)  # fmt: skip
     line("engine close_ms (cancel -> closed), p95", f"{pct(one.close_ms, 0.95):.0f} ms",
          f"{pct(many.close_ms, 0.95):.0f} ms", "-", None)  # fmt: skip
     line("event loop's longest block", f"{one.block_ms:.0f} ms", f"{many.block_ms:.0f} ms", "-", None)
