@@ -15,7 +15,13 @@ same figures are measured for a single stream watched in one tab first, in the s
   request left this process to the upstream seeing each connection close: median and p95 (targets <= 60 ms and
   <= 100 ms), and the engine's own ``upstream_closed.close_ms``;
 - the event loop's longest block in the window (``LC_LOOP_LAG_FILE``: the longest time the loop's thread ran
-  while a 5 ms sleep was overdue) and its longest late wake-up (a busy machine included).
+  while a 5 ms sleep was overdue) and its longest late wake-up (a busy machine included);
+- beside them, the CPU of the upstream and of Chromium, and the load average: on 2 cores they decide the rest.
+Variables: ``LC_BENCH_NO_EFFECTS=1`` removes the page's two CSS effects in the watched tabs (an A/B of what they
+cost Chromium), ``LC_BENCH_PYSPY=<py-spy binary>`` records the app's stacks in the window and during the Stop
+(``/tmp/many-streams-*.stacks``; py-spy pauses the process to sample: those runs' latencies do not count),
+``LC_BENCH_KEEP_LOG=<file>`` keeps the app's log, ``LEDGER_CHAT_STREAM_ROUTE=litellm`` runs the app on litellm's
+plain route.
 """
 
 from __future__ import annotations
@@ -60,6 +66,11 @@ SEEN_JS = """() => {
   };
   new MutationObserver(look).observe(document, { childList: true, subtree: true, characterData: true });
 }"""
+
+
+#: ``LC_BENCH_NO_EFFECTS=1``: the watched tabs without the streaming dots' endless animation and the footer's
+#: backdrop blur, to see what they cost Chromium.
+NO_EFFECTS = ".lc-typing i { animation: none !important; } .lc-footer { backdrop-filter: none !important; }"
 
 
 class BenchUpstream(ScriptedUpstream):
@@ -239,6 +250,8 @@ def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, wa
             tab.add_init_script(f"({SEEN_JS})()")  # on every load: a reload (a lost websocket) starts over
             tab.goto(f"{app.url}/chat/{cid}")
             tab.get_by_label("Message").wait_for()
+            if os.environ.get("LC_BENCH_NO_EFFECTS"):  # what the page's CSS effects cost Chromium (an A/B)
+                tab.add_style_tag(content=NO_EFFECTS)
             tabs.append(tab)
         app.call("POST", f"/bench/send?tag={tag}")  # the tabs watch every stream from its first chunk
         time.sleep(1.0)  # let every stream reach its steady pace before the window opens (a settling time)
