@@ -216,7 +216,7 @@ async def _post(ll: Any, provider: str, model: str, url: str, body: Any, headers
     except ll.Timeout:
         raise
     except httpx.HTTPStatusError as exc:
-        status, text = exc.response.status_code, getattr(exc, "text", None) or exc.response.text
+        status, text = exc.response.status_code, _body_text(exc)
         try:
             parsed: Any = orjson.loads(text)
         except orjson.JSONDecodeError:
@@ -233,6 +233,15 @@ async def _post(ll: Any, provider: str, model: str, url: str, body: Any, headers
         error = OpenAIError(status_code=500, message="Connection error.")
         error.__cause__ = exc
     raise _mapped(ll, provider, model, error)
+
+
+def _body_text(exc: Any) -> str:
+    """The error body as text (litellm's handler read it into the response; its masked copy may be a bytes repr)."""
+    try:
+        text = exc.response.text
+    except Exception:  # noqa: BLE001 - a body that cannot be decoded: litellm's masked copy
+        text = ""
+    return str(text or getattr(exc, "text", None) or "")
 
 
 def _mapped(ll: Any, provider: str, model: str, error: Exception) -> Exception:
