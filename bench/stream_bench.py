@@ -36,6 +36,7 @@ from playwright.sync_api import Page, sync_playwright
 
 from bench.chainlit_rival import Rival, RivalRun
 from demo.endpoint import serve_in_thread
+from engine.light_route import ROUTE_VARIABLE
 from tests.support.app_process import CHROMIUM_ARGS, ROOT, AppProcess
 from tests.support.upstream import Behavior, ScriptedUpstream
 
@@ -160,11 +161,13 @@ def measure(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, behavior:
     )
 
 
-def bare(api_base: str, upstream: ScriptedUpstream, behavior: Behavior) -> float:
-    """CPU seconds of a bare ``litellm.acompletion(stream=True)`` loop on the same stream, in its own process."""
+def bare(api_base: str, upstream: ScriptedUpstream, behavior: Behavior, kind: str = "litellm") -> float:
+    """CPU seconds of a bare loop on the same stream, in its own process: ``litellm`` (``litellm.acompletion(
+    stream=True)`` and its stream wrapper, nothing else), ``route`` (the engine's ``open_stream``, the route the app
+    takes for this model) or ``httpx`` (httpx + orjson: no litellm at all)."""
     upstream.plan(Behavior(text="warm up", chunk_delay=0), behavior)
     out = subprocess.run(
-        [sys.executable, "-m", "bench.stream_bench", "--bare", api_base],
+        [sys.executable, "-m", "bench.stream_bench", "--bare", api_base, "--bare-kind", kind],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -175,18 +178,19 @@ def bare(api_base: str, upstream: ScriptedUpstream, behavior: Behavior) -> float
     return float(out.stdout.split()[-1])
 
 
-def bare_loop(api_base: str) -> None:
+def bare_loop(api_base: str, kind: str) -> None:
     import asyncio
 
     from engine.offline import litellm
 
     ll = litellm()
+    messages = [{"role": "user", "content": "stream please"}]
 
-    async def go() -> float:
+    async def plain() -> list[str]:
         response = await ll.acompletion(
             model="openai/test-model",
             api_base=api_base,
-            messages=[{"role": "user", "content": "stream please"}],
+            messages=messages,
             stream=True,
             stream_options={"include_usage": True},
             max_retries=0,
@@ -196,11 +200,42 @@ def bare_loop(api_base: str) -> None:
             if chunk.choices and chunk.choices[0].delta is not None:
                 delta = chunk.choices[0].delta
                 parts.append((delta.content or "") + (getattr(delta, "reasoning_content", None) or ""))
-        return time.process_time()
+        return parts
 
+    async def route() -> list[str]:
+        from engine.provider import ProviderConfig
+        from engine.routes import open_stream
+
+        config = ProviderConfig(model="openai/test-model", api_base=api_base, api_key="sk-bench")
+        stream = await open_stream(config, messages)
+        try:
+            return [getattr(piece, "text", "") async for piece in stream]
+        finally:
+            await stream.aclose()
+
+    async def bare_httpx() -> list[str]:
+        import httpx
+        import orjson
+
+        body = {"model": "test-model", "messages": messages, "stream": True, "stream_options": {"include_usage": True}}
+        parts = []
+        async with (
+            httpx.AsyncClient(timeout=120) as client,
+            client.stream("POST", api_base + "/chat/completions", json=body) as response,
+        ):
+            async for text in response.aiter_lines():
+                if text.startswith("data: ") and text != "data: [DONE]":
+                    choices = orjson.loads(text[6:]).get("choices")
+                    if choices:
+                        delta = choices[0].get("delta") or {}
+                        parts.append((delta.get("content") or "") + (delta.get("reasoning_content") or ""))
+        return parts
+
+    go = {"litellm": plain, "route": route, "httpx": bare_httpx}[kind]
     asyncio.run(go())  # warm-up: the first request builds litellm's clients
     cpu0 = time.process_time()
-    print(asyncio.run(go()) - cpu0)
+    asyncio.run(go())
+    print(time.process_time() - cpu0)
 
 
 def verdict(figure: float, target: float) -> str:
@@ -214,6 +249,8 @@ def line(label: str, figure: str, target: str, ok: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--bare")
+    parser.add_argument("--bare-kind", default="litellm", choices=["litellm", "route", "httpx"])
+    parser.add_argument("--per-chunk-only", action="store_true", help="only (c): CPU per chunk by route")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--chunks", type=int, default=20_000)
     parser.add_argument("--skip-long", action="store_true")
@@ -223,7 +260,7 @@ def main() -> None:
     parser.add_argument("--chainlit-venv", type=Path, help="compare with Chainlit installed in this venv")
     args = parser.parse_args()
     if args.bare:
-        bare_loop(args.bare)
+        bare_loop(args.bare, args.bare_kind)
         return
     upstream = ScriptedUpstream()
     timed = Timed(upstream.app)
@@ -232,6 +269,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         lag_file = Path(tmp) / "lag.txt"
         lag_file.touch()
+        per_chunk(Path(tmp), upstream, timed, base, lag_file, args.chunks)
+        if args.per_chunk_only:
+            stop()
+            return
         app = AppProcess(Path(tmp) / "data", base).start()  # no sampler: its wake-ups would count as app CPU
         rival = Rival(base, args.chainlit_venv).start() if args.chainlit or args.chainlit_venv else None
         try:
@@ -254,6 +295,43 @@ def main() -> None:
         if not args.skip_long and not args.skip_profile:
             profiled(Path(tmp), upstream, timed, base, args.chunks)
     stop()
+
+
+def per_chunk(tmp: Path, upstream: ScriptedUpstream, timed: Timed, base: str, lag: Path, chunks: int) -> None:
+    """(c) CPU per chunk by route, one paragraph as fast as the upstream sends and one paced 5 ms apart (each chunk
+    its own read, as in a real stream): the app's whole process on the light route (the default) and on litellm's
+    plain route (``LEDGER_CHAT_STREAM_ROUTE=litellm``), and three bare loops (the engine's route alone, litellm's
+    plain ``acompletion(stream=True)`` loop, httpx + orjson), each in its own process, all in this run."""
+    paced = max(200, chunks // 20)
+    cases = {
+        f"{chunks} chunks, as fast as sent": (chunks, lambda: Behavior(text=one_paragraph(chunks), chunk_delay=0)),
+        f"{paced} chunks, 5 ms apart": (paced, lambda: Behavior(text=one_paragraph(paced), chunk_delay=0.005)),
+    }
+    print(f"(c) CPU per chunk by route ({os.cpu_count()} cores; µs of CPU per chunk; x: / the bare httpx loop):")
+    for label, (count, make) in cases.items():
+        figures: dict[str, float] = {}
+        for route in ("auto", "litellm"):
+            os.environ[ROUTE_VARIABLE] = route
+            CHAT["path"] = "/"
+            app = AppProcess(tmp / f"data-{route}-{count}", base).start()
+            try:
+                measure(app, upstream, timed, Behavior(text=f"ok {LAST}", chunk_delay=0), lag)  # warm-up
+                figures[f"app, {'light' if route == 'auto' else 'plain litellm'} route"] = measure(
+                    app, upstream, timed, make(), lag
+                ).cpu
+            finally:
+                app.stop()
+                del os.environ[ROUTE_VARIABLE]
+        figures["bare loop: the engine's light route"] = bare(base, upstream, make(), "route")
+        figures["bare loop: litellm.acompletion(stream=True)"] = bare(base, upstream, make(), "litellm")
+        figures["bare loop: httpx + orjson"] = bare(base, upstream, make(), "httpx")
+        floor = figures["bare loop: httpx + orjson"]
+        print(f"  {label}:")
+        for name, cpu in figures.items():
+            us = cpu / count * 1e6
+            target = name == "app, light route" and count == chunks  # at a pace every bare loop pays its wake-ups
+            ok = verdict(us, 150) if target else ""
+            line(name, f"{us:.0f} µs, {cpu / floor:.1f}x", "<= 150 µs" if target else "-", ok)
 
 
 def table(

@@ -174,6 +174,14 @@ async def open_stream(
     config: ProviderConfig, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
 ) -> ProviderStream:
     """Send the request; raise litellm's exception for errors the provider reports before streaming."""
+    response = await litellm().acompletion(**request_kwargs(config, messages, tools))
+    return ProviderStream(response)
+
+
+def request_kwargs(
+    config: ProviderConfig, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The arguments of the ``litellm.acompletion`` call for ``config`` (every route sends these)."""
     kwargs: dict[str, Any] = {
         "model": config.model,
         "messages": messages,
@@ -193,5 +201,4 @@ async def open_stream(
         kwargs["max_tokens"] = config.max_tokens
     if tools:
         kwargs["tools"] = tools
-    response = await litellm().acompletion(**kwargs)
-    return ProviderStream(response)
+    return kwargs

@@ -26,7 +26,8 @@ from typing import Any
 
 from engine.attempt import AttemptRun, Broken, Completed, Outcome
 from engine.failures import StreamStalled, classify
-from engine.provider import ProviderStream, ToolPiece, open_stream
+from engine.provider import ToolPiece
+from engine.routes import AnyStream, open_stream
 from engine.settings import EngineSettings, Limits
 from engine.stamps import new_id, now_iso
 from ledger.events import Failed, RequestSent, Retrying, UpstreamClosed
@@ -115,7 +116,7 @@ async def stream_step(run: AttemptRun, settings: EngineSettings, tools: list[dic
 
 
 async def _one_request(run: AttemptRun, limits: Limits, tools: list[dict[str, Any]]) -> Outcome:
-    stream: ProviderStream | None = None
+    stream: AnyStream | None = None
     finished = False
     watchdog = Watchdog(run, limits)
     try:
