@@ -108,10 +108,11 @@ class LightStream:
             usage = chunk["usage"]
             if usage is not None:
                 details = usage.get("prompt_tokens_details") or {}
-                cached = int(details.get("cached_tokens") or 0)
+                thought = int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
                 self.usage = Usage(
-                    input_tokens=usage["prompt_tokens"], output_tokens=usage["completion_tokens"], cached_tokens=cached
-                )
+                    input_tokens=usage["prompt_tokens"], output_tokens=usage["completion_tokens"],
+                    cached_tokens=int(details.get("cached_tokens") or 0), reasoning_tokens=thought,
+                )  # fmt: skip
             fields = chunk.get("provider_specific_fields")
             reasoning = fields.get("reasoning_content") if fields else None
             text = chunk["text"]
@@ -121,6 +122,11 @@ class LightStream:
                 return Delta(reasoning, "reasoning")
             if text:
                 return Delta(text)
+
+    @property
+    def reported(self) -> Usage | None:
+        """What the provider reported so far: an OpenAI-compatible provider reports usage in its last chunk only."""
+        return self.usage
 
     async def aclose(self) -> None:
         await self._response.aclose()
