@@ -230,7 +230,7 @@ async def _post(ll: Any, provider: str, model: str, url: str, body: Any, headers
         inner = parsed.get("error") if isinstance(parsed, dict) else None
         error = OpenAIError(
             status_code=status,
-            message=f"Error code: {status} - {parsed}",
+            message=text,
             headers=exc.response.headers,
             response=exc.response,
             body=inner if isinstance(inner, dict) else None,
@@ -258,6 +258,7 @@ def _mapped(ll: Any, provider: str, model: str, error: Exception) -> Exception:
             model=model, custom_llm_provider=provider, original_exception=error, completion_kwargs={}, extra_kwargs={}
         )
     except Exception as mapped:  # noqa: BLE001 - exception_type always raises the mapped exception
+        mapped.__cause__ = mapped.__cause__ or error  # the provider's own response, for engine.provider_errors
         return mapped
     return error  # pragma: no cover - exception_type never returns
 

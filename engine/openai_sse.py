@@ -100,9 +100,9 @@ def generic_chunks(payload: Any) -> list[dict[str, Any]]:
             "completion_tokens": int(usage.get("completion_tokens") or 0),
             "total_tokens": int(usage.get("total_tokens") or 0),
         }
-        details = usage.get("prompt_tokens_details")
-        if details:
-            block["prompt_tokens_details"] = details
+        for kind in ("prompt_tokens_details", "completion_tokens_details"):
+            if usage.get(kind):
+                block[kind] = usage[kind]
         out.append({"text": "", "tool_use": None, "is_finished": True, "finish_reason": "", "usage": block, "index": 0})
     return out
 
