@@ -20,6 +20,10 @@ Guarantees:
 - ``request`` delivers a JSON request to the instance that owns an attempt (``NOTIFY ledger_requests``); the
   thread hands every request addressed to this instance to ``on_request``, in arrival order, on the thread.
 - A database failure on the thread is reported once (no credentials) and retried with backoff up to 2 s.
+- ``take_over`` first ends the database sessions of the expired owner (``pg_terminate_backend`` on the sessions
+  its pools named after it): an owner frozen inside a batch's transaction holds row locks that would block the
+  takeover for as long as it stays frozen. Where the role may not end them, that is reported and the takeover
+  waits for the locks as before.
 """
 
 from __future__ import annotations
@@ -45,6 +49,11 @@ INSERT INTO attempt_owners AS o (attempt_id, conversation_id, owner, owner_until
 VALUES (%(a)s, %(c)s, %(me)s, now() + make_interval(secs => %(lease)s), %(lease)s, nextval('ledger_epochs'))
 ON CONFLICT (attempt_id) DO UPDATE SET owner_until = excluded.owner_until WHERE o.owner = excluded.owner
 RETURNING epoch
+"""
+_END_SESSIONS = f"""
+SELECT count(pg_terminate_backend(a.pid)) FROM attempt_owners o
+  JOIN pg_stat_activity a ON a.application_name = left(o.owner, 63) AND a.pid <> pg_backend_pid()
+ WHERE o.attempt_id = %(a)s AND o.epoch = %(old)s AND o.owner <> %(me)s AND o.owner_until < now() AND {_GRACE}
 """
 _TAKE_OVER = f"""
 UPDATE attempt_owners SET owner = %(me)s, epoch = nextval('ledger_epochs'),
@@ -94,7 +103,7 @@ class AttemptOwners:
         self._thread = threading.Thread(target=self._run, name="ledger-pg-owners", daemon=True)
 
     def start(self) -> None:
-        self._pool = make_pool(self.url, "ledger-owners", max_size=3)
+        self._pool = make_pool(self.url, "ledger-owners", max_size=3, instance=self.instance)
         self._thread.start()
 
     @property
@@ -118,8 +127,15 @@ class AttemptOwners:
         return epoch
 
     def take_over(self, attempt_id: str, old_epoch: int) -> int | None:
-        """The attempt's new epoch, owned here, if its owner's lease expired by the database's clock; else None."""
-        rows = self._fetch(_TAKE_OVER, {"a": attempt_id, "old": old_epoch, "me": self.instance, "lease": self.lease})
+        """The attempt's new epoch, owned here, if its owner's lease expired by the database's clock; else None.
+        The expired owner's sessions are ended first (``store.postgres.pool``): a transaction it froze in would
+        block the takeover for as long as it stays frozen."""
+        params = {"a": attempt_id, "old": old_epoch, "me": self.instance, "lease": self.lease}
+        try:
+            self._fetch(_END_SESSIONS, params)
+        except StoreError as exc:  # not allowed (another role), or no database: the takeover may still work
+            self.problems.report("end-sessions", f"The sessions of a stopped instance could not be ended: {exc}.")
+        rows = self._fetch(_TAKE_OVER, params)
         if not rows:
             return None
         epoch = int(str(rows[0][0]))

@@ -9,13 +9,15 @@ Guarantees:
   release, the janitor): a batch of events is never retried here (the writer keeps it).
 - A pool waits at most ``POOL_TIMEOUT`` seconds for a connection (``psycopg_pool.PoolTimeout``, a
   ``psycopg.OperationalError``), never the driver's default 30 s.
-- A session of these pools that sits in an open transaction for ``IDLE_IN_TRANSACTION`` seconds is ended by the
-  server (``idle_in_transaction_session_timeout``), and a statement that runs longer than ``STATEMENT_TIMEOUT``
-  (a COPY whose client froze half-way) is cancelled (``statement_timeout``): either frees the row locks of an
-  instance frozen in the middle of a batch (SIGSTOP, a VM paused), so the survivors' takeover of its
-  conversations waits at most that long. The app never leaves a transaction idle on purpose (a batch is one burst
-  of statements), and its statements take milliseconds; one cancelled by the timeout is retried like any failed
-  write (the writer keeps the batch).
+- An instance frozen in the middle of a batch (SIGSTOP, a VM paused) holds row locks that block the survivors'
+  takeover. A session of these pools that sits in an open transaction for ``IDLE_IN_TRANSACTION`` seconds is
+  ended by the server (``idle_in_transaction_session_timeout``), and a statement of this instance that waits
+  longer than ``STATEMENT_TIMEOUT`` is cancelled (``statement_timeout``: a survivor's statement never hangs). A
+  COPY whose client froze half-way is neither idle nor cancellable while the server waits for its data, so every
+  session is named after its instance (``application_name``, ``session_name``) and a survivor ends the sessions
+  of an owner whose lease expired by the database's clock (``store.postgres.owners.take_over``). The
+  app never leaves a transaction idle on purpose and its statements take milliseconds; a write cancelled or ended
+  so is retried like any failed write (the writer keeps the batch), and the fencing refuses it if it is too late.
 """
 
 from __future__ import annotations
@@ -31,19 +33,25 @@ Pool = ConnectionPool[Conn]
 T = TypeVar("T")
 POOL_TIMEOUT = 3.0
 IDLE_IN_TRANSACTION = 3.0  # seconds; well under the owner lease (5 s), so a frozen owner's locks go before it expires
-STATEMENT_TIMEOUT = 3.0
+STATEMENT_TIMEOUT = 5.0
 
 
-def make_pool(url: str, name: str, *, max_size: int) -> Pool:
+def make_pool(url: str, name: str, *, max_size: int, instance: str) -> Pool:
+    def configure(conn: Conn) -> None:
+        conn.execute("SELECT set_config('application_name', %s, false)", (session_name(instance),))
+        conn.execute(f"SET idle_in_transaction_session_timeout = {int(IDLE_IN_TRANSACTION * 1000)}")
+        conn.execute(f"SET statement_timeout = {int(STATEMENT_TIMEOUT * 1000)}")
+
     return ConnectionPool(
         url, min_size=1, max_size=max_size, open=True, kwargs={"autocommit": True}, name=name,
-        configure=_configure, check=ConnectionPool.check_connection, timeout=POOL_TIMEOUT,
+        configure=configure, check=ConnectionPool.check_connection, timeout=POOL_TIMEOUT,
     )  # fmt: skip
 
 
-def _configure(conn: Conn) -> None:
-    conn.execute(f"SET idle_in_transaction_session_timeout = {int(IDLE_IN_TRANSACTION * 1000)}")
-    conn.execute(f"SET statement_timeout = {int(STATEMENT_TIMEOUT * 1000)}")
+def session_name(instance: str) -> str:
+    """The ``application_name`` of an instance's sessions (the server keeps 63 bytes of it)."""
+    return instance.encode()[:63].decode(errors="ignore")
+
 
 
 def once_more(pool: Pool, work: Callable[[Conn], T]) -> T:

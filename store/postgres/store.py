@@ -94,7 +94,7 @@ class PgStore(Memory, Batches):
             if has_schema(conn):
                 store._load(conn)
         if not read_only:
-            store._pool = make_pool(url, "ledger", max_size=4)
+            store._pool = make_pool(url, "ledger", max_size=4, instance=store.instance)
             store.writer.start()
             store._listener.start()
         return store

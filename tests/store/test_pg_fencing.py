@@ -233,7 +233,7 @@ def test_a_session_frozen_inside_a_batch_transaction_frees_its_row_locks_for_the
     first = store()
     first.append(Created(conversation_id="c1", title=""))
     assert first.flush_sync(10)
-    frozen_pool = make_pool(database_url, "frozen", max_size=1)
+    frozen_pool = make_pool(database_url, "frozen", max_size=1, instance="frozen-instance")
     try:
         with frozen_pool.connection() as frozen:
             frozen.execute("BEGIN")
@@ -243,5 +243,31 @@ def test_a_session_frozen_inside_a_batch_transaction_frees_its_row_locks_for_the
                 survivor.execute("UPDATE conversations SET updated = now() WHERE id = 'c1'")
             with pytest.raises(psycopg.errors.IdleInTransactionSessionTimeout):
                 frozen.execute("COMMIT")  # the frozen session was ended: what it did is rolled back
+    finally:
+        frozen_pool.close()
+
+
+def test_a_takeover_ends_the_sessions_of_the_expired_owner_so_a_transaction_it_froze_in_blocks_nothing(
+    opened, database_url: str
+) -> None:
+    """A COPY whose client froze half-way is neither idle (no idle timeout) nor cancelled while the server waits for
+    its data: here the stand-in is a transaction with the idle timeout turned off, holding the owner row locked."""
+    store, owner = opened
+    store()  # the schema
+    oa, ob = owner("instance-a", lease=1.0), owner("instance-b")
+    epoch = oa.claim("frozen-attempt", "c")
+    oa.forget("frozen-attempt")  # a's renewals stop: it froze
+    frozen_pool = make_pool(database_url, "a-frozen", max_size=1, instance="instance-a")
+    try:
+        with frozen_pool.connection() as frozen:
+            frozen.execute("SET idle_in_transaction_session_timeout = 0")
+            frozen.execute("BEGIN")
+            frozen.execute("SELECT 1 FROM attempt_owners WHERE attempt_id = 'frozen-attempt' FOR UPDATE")
+            expired = lambda: [o.owner for o in ob.expired()] == ["instance-a"]  # noqa: E731
+            wait_until_blocking(expired, timeout=10, what="a's lease passing")  # as the sweep asks
+            new = ob.take_over("frozen-attempt", epoch)  # else it would wait for the lock (statement_timeout)
+            assert new is not None and new > epoch
+            with pytest.raises(psycopg.OperationalError):
+                frozen.execute("COMMIT")  # its session was ended: nothing it still had open is committed
     finally:
         frozen_pool.close()
