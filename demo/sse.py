@@ -35,8 +35,11 @@ def chunk(model: str, delta: dict[str, Any], finish_reason: str | None = None) -
     }
 
 
-def usage_chunk(model: str, prompt_tokens: int, completion_tokens: int, cached: int = 0) -> dict[str, Any]:
-    """The chunk that reports usage (sent when the request asks for ``stream_options.include_usage``)."""
+def usage_chunk(
+    model: str, prompt_tokens: int, completion_tokens: int, cached: int = 0, reasoning: int = 0
+) -> dict[str, Any]:
+    """The chunk that reports usage (sent when the request asks for ``stream_options.include_usage``); reasoning
+    tokens (part of the completion's) as OpenAI's reasoning models report them."""
     payload: dict[str, Any] = {
         "id": "chatcmpl-demo",
         "object": "chat.completion.chunk",
@@ -51,4 +54,6 @@ def usage_chunk(model: str, prompt_tokens: int, completion_tokens: int, cached: 
     }
     if cached:
         payload["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
+    if reasoning:
+        payload["usage"]["completion_tokens_details"] = {"reasoning_tokens": reasoning}
     return payload

@@ -30,6 +30,7 @@ class StreamErrorEvent(Exception):
 
     def __init__(self, error: Any) -> None:
         self.error = error
+        self.body = error if isinstance(error, dict) else None  # as the OpenAI SDK's errors carry it
         message = error.get("message") if isinstance(error, dict) else None
         super().__init__(str(message or error))
 

@@ -64,7 +64,7 @@ def _read_stream(exc: BaseException) -> StreamError | None:
     for link in reversed(_chain(exc)):  # the deepest is the provider's own
         module = type(link).__module__
         body = getattr(link, "body", None)
-        if module.startswith("openai") and isinstance(body, dict) and body.get("message"):
+        if module.startswith(("openai", "engine.openai_sse")) and isinstance(body, dict) and body.get("message"):
             kind = body.get("type") or body.get("code")
             return StreamError(message=_one_line(str(body["message"])), kind=str(kind) if kind else None)
         message = str(getattr(link, "message", "") or "")

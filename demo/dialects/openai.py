@@ -85,8 +85,9 @@ class OpenAIDialect:
         finish = "tool_calls" if b.tool_calls else "content_filter" if b.blocked else "stop"
         yield event(chunk(model, {}, finish_reason=finish))
         if parsed.include_usage and b.usage:
-            words = len(text.split()) + len(b.tool_calls)
-            yield event(usage_chunk(model, prompt_tokens(record, b), words, b.cached_tokens))
+            thought = len(b.reasoning.split()) if b.reasoning else 0
+            words = len(text.split()) + len(b.tool_calls) + thought
+            yield event(usage_chunk(model, prompt_tokens(record, b), words, b.cached_tokens, thought))
         yield DONE
         record.finished = True
 
