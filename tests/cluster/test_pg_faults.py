@@ -24,7 +24,7 @@ from playwright.sync_api import Page, expect
 from engine.cluster import LEASE
 from tests.support.app_process import AppProcess
 from tests.support.app_runner import AppRunner
-from tests.support.browser import Pages, conversation_id, last_answer, send, visible_words
+from tests.support.browser import Pages, conversation_id, last_answer, send, visible_words, wait_words
 from tests.support.instances import AppsOnOneDatabase
 from tests.support.postgres import PostgresCluster, throwaway_cluster
 from tests.support.tools import demo_server_config, server_record
@@ -37,9 +37,9 @@ TOOL_SECONDS = 8
 TOOL_GAPS = (1.5, 1.5, 0.0, 1.5)  # seconds between the five Sends of answers with a tool call
 RESTART_BEFORE = 3  # the restart comes right before the fourth Send: 3 s and 1.5 s into the first two tool calls,
 # as the third starts, just before the fourth answer and 1.5 s before the fifth
-# per round of freezing: how long after the survivor's end the frozen owner resumes, and when each stream began
-# (seconds before the freeze; the last one's first chunk has barely arrived)
-FREEZES = ((0.0, (1.2, 0.6, 0.35)), (1.5, (0.9, 0.5, 0.35)))
+# per round of freezing: how long after the survivor's end the frozen owner resumes, and how long each stream runs
+# once the other instance shows it before the next begins or the owner freezes (the last: hardly at all)
+FREEZES = ((0.0, (1.2, 0.6, 0.0)), (1.5, (0.9, 0.5, 0.1)))
 
 
 @pytest.fixture(scope="module")
@@ -144,23 +144,25 @@ def test_answers_whose_tool_call_spans_a_restart_end_once_with_the_tools_real_re
     wait_until_blocking(lambda: owner_rows(pair.url) == 0, timeout=10, what="every owner row released")
 
 
-@pytest.mark.parametrize(("resume_after", "started_before"), FREEZES, ids=["resumed-at-once", "resumed-later"])
+@pytest.mark.parametrize(("resume_after", "runs_for"), FREEZES, ids=["resumed-at-once", "resumed-later"])
 def test_owners_frozen_past_their_lease_come_back_to_the_survivors_end_and_write_nothing_after_it(
     pair: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream, resume_after: float,
-    started_before: tuple[float, ...],
+    runs_for: tuple[float, ...],
 ) -> None:  # fmt: skip
     a, b = pair.a, pair.b
     upstream.reset()
-    on_a = [open_page(a) for _ in started_before]
-    for n, (page, gap) in enumerate(zip(on_a, started_before, strict=True)):
+    on_a = [open_page(a) for _ in runs_for]
+    on_b: list[Page] = []
+    for n, (page, gap) in enumerate(zip(on_a, runs_for, strict=True)):
         upstream.plan(Behavior(text=" ".join(WORDS), chunk_delay=0.02))
         send(page, f"story {n}, whose server freezes")
-        idle_for(gap - (started_before[n + 1] if n + 1 < len(started_before) else 0.0))
+        on_b.append(open_page(b, f"/chat/{conversation_id(page)}"))
+        wait_words(on_b[-1], 1)  # its start is durable: B can know what it finalizes
+        idle_for(gap)
     cids = [conversation_id(page) for page in on_a]
     records = list(upstream.records)
     os.kill(pid(a), signal.SIGSTOP)
     try:
-        on_b = [open_page(b, f"/chat/{cid}") for cid in cids]
         for page in on_b:
             expect(last_answer(page)).to_have_attribute("data-status", "interrupted", timeout=(LEASE + 6) * 1000)
         idle_for(resume_after)
