@@ -31,7 +31,8 @@ from tests.support.tools import demo_server_config, server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import nothing_more_for_blocking, wait_until_blocking
 
-WORDS = [f"w{n}" for n in range(800)]
+WORDS = [f"w{n}" for n in range(2500)]  # 50 s at 20 ms a word: the upstream is still sending when the owner wakes
+# (a shorter answer may be sent whole into the frozen owner's socket buffers: then there is nothing left to close)
 IDLE_AFTER_RESTART = (0.0, 0.3, 1.0, 2.0, 3.5)  # seconds the database is healthy and idle before the Sends
 TOOL_SECONDS = 8
 TOOL_GAPS = (1.5, 1.5, 0.0, 1.5)  # seconds between the five Sends of answers with a tool call
@@ -169,7 +170,8 @@ def test_owners_frozen_past_their_lease_come_back_to_the_survivors_end_and_write
     finally:
         os.kill(pid(a), signal.SIGCONT)
     closed = lambda: all(r.disconnected_at is not None for r in records)  # noqa: E731
-    wait_until_blocking(closed, timeout=LEASE, what="A's upstreams closed")
+    said = lambda: [(r.chunks_sent, r.finished, r.disconnected_at) for r in records]  # noqa: E731
+    wait_until_blocking(closed, timeout=LEASE, what=f"A's upstreams closed (as the wait began: {said()})")
     for page in on_a:
         expect(last_answer(page)).to_have_attribute("data-status", "interrupted", timeout=LEASE * 1000)
     nothing_more_for_blocking(1.0)
