@@ -27,7 +27,7 @@ from typing import Any
 from starlette.responses import Response
 
 from demo.behavior import Behavior
-from demo.dialects.base import Parsed, error_json, text_of
+from demo.dialects.base import Parsed, error_json, object_messages, text_of
 from demo.stream import RequestRecord, paced, prompt_tokens
 
 ERRORS = {
@@ -126,9 +126,9 @@ class AnthropicDialect:
     media_type = "text/event-stream"
 
     def read(self, body: dict[str, Any], model: str | None) -> Parsed:
-        messages = body.get("messages")
+        messages = object_messages(body)
         tools = [str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
-        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        if messages is None:
             return Parsed(str(body.get("model")), [], tools, problem="messages: Input should be a valid list")
         return Parsed(str(body.get("model")), as_openai(messages), tools, True, history_problem(messages))
 

@@ -22,7 +22,7 @@ from starlette.responses import Response
 from demo.behavior import Behavior
 from demo.stream import RequestRecord
 
-__all__ = ["Dialect", "Parsed", "error_json", "text_of"]
+__all__ = ["Dialect", "Parsed", "error_json", "function_tools", "object_messages", "text_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +48,19 @@ class Dialect(Protocol):
 def error_json(payload: dict[str, Any], status: int, headers: dict[str, str] | None = None) -> Response:
     """A JSON error body with its status (``Response``: the body is exactly the provider's bytes)."""
     return Response(json.dumps(payload), status_code=status, media_type="application/json", headers=headers)
+
+
+def function_tools(body: dict[str, Any]) -> list[str]:
+    """The names of the tools offered in OpenAI's (and Ollama's) ``tools`` shape: ``{"function": {"name": ...}}``."""
+    return [str((t.get("function") or {}).get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
+
+
+def object_messages(body: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The body's ``messages`` when it is a list of objects, else None (the provider refuses the body)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        return None
+    return messages
 
 
 def text_of(content: Any) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 from starlette.responses import Response
 
 from demo.behavior import Behavior
-from demo.dialects.base import Parsed, error_json, text_of
+from demo.dialects.base import Parsed, error_json, function_tools, object_messages, text_of
 from demo.stream import RequestRecord, paced, prompt_tokens
 
 ERRORS = {
@@ -100,9 +100,8 @@ class OllamaDialect:
     media_type = "application/x-ndjson"
 
     def read(self, body: dict[str, Any], model: str | None) -> Parsed:
-        messages = body.get("messages")
-        tools = [str((t.get("function") or {}).get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
-        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        messages, tools = object_messages(body), function_tools(body)
+        if messages is None:
             return Parsed(str(body.get("model")), [], tools, problem="json: cannot unmarshal messages")
         return Parsed(str(body.get("model")), as_openai(messages), tools, True, history_problem(messages))
 

@@ -22,7 +22,7 @@ from starlette.responses import Response
 
 from demo.agent import history_problem
 from demo.behavior import Behavior
-from demo.dialects.base import Parsed, error_json
+from demo.dialects.base import Parsed, error_json, function_tools, object_messages
 from demo.sse import DONE, MALFORMED, chunk, event, usage_chunk
 from demo.stream import RequestRecord, paced, prompt_tokens
 
@@ -41,9 +41,8 @@ class OpenAIDialect:
     media_type = "text/event-stream"
 
     def read(self, body: dict[str, Any], model: str | None) -> Parsed:
-        messages = body.get("messages")
-        tools = [str((t.get("function") or {}).get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
-        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        messages, tools = object_messages(body), function_tools(body)
+        if messages is None:
             return Parsed(str(body.get("model")), [], tools, problem="messages must be a list of objects")
         usage = bool((body.get("stream_options") or {}).get("include_usage"))
         return Parsed(str(body.get("model")), messages, tools, usage, history_problem(messages))
