@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ledger.values import Event, StaleWhy, ToolStatus, Usage
+from ledger.values import Event, StaleWhy, ToolPart, ToolStatus, Usage
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -96,6 +96,8 @@ class ToolResult(Event):
     content: str
     size: int = 0
     duration_ms: float | None = None
+    parts: tuple[ToolPart, ...] = ()  # every content part, whole (``content`` is their text, as before)
+    structured: str | None = None  # the result's ``structuredContent``, as JSON text
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -35,6 +35,7 @@ from ledger.agent_events import (
 )
 from ledger.values import (
     PARTIAL_KEEPING_SOURCES as PARTIAL_KEEPING_SOURCES,
+    Attachment as Attachment,
     Block as Block,
     CancelSource as CancelSource,
     ErrorType as ErrorType,
@@ -43,6 +44,8 @@ from ledger.values import (
     Param as Param,
     StaleBlock as StaleBlock,
     StaleWhy as StaleWhy,
+    ToolPart as ToolPart,
+    ToolPartKind as ToolPartKind,
     ToolStatus as ToolStatus,
     Trigger as Trigger,
     TurnMetrics as TurnMetrics,
@@ -76,6 +79,7 @@ class Submitted(Event):
     text: str
     parent: str | None = None
     edit_of: str | None = None
+    attachments: tuple[Attachment, ...] = ()  # the files sent with it, by content hash (every attempt sends these)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -64,7 +64,12 @@ def tool_result(conv: ConversationState, event: ToolResult) -> ConversationState
         return update_attempt(conv, event.attempt_id, lambda a: a._replace(stale_tool_results=a.stale_tool_results + 1))
     attempt = conv.attempts[event.attempt_id]
     call = attempt.tool_calls[event.call_id]._replace(
-        status=event.status, content=event.content, size=event.size, duration_ms=event.duration_ms
+        status=event.status,
+        content=event.content,
+        size=event.size,
+        duration_ms=event.duration_ms,
+        parts=event.parts,
+        structured=event.structured,
     )
     return with_call(conv, attempt, call)
 

@@ -30,6 +30,7 @@ def submitted(conv: ConversationState, event: Submitted) -> ConversationState:
         text=event.text,
         parent=parent,
         edit_of=event.edit_of,
+        attachments=event.attachments,
     )
     key = parent or ROOT
     return conv._replace(

@@ -17,7 +17,7 @@ from typing import Literal, NamedTuple
 
 from immutables import Map
 
-from ledger.events import ToolStatus, TurnMetrics, Usage
+from ledger.events import Attachment, ToolPart, ToolStatus, TurnMetrics, Usage
 from ledger.pieces import EMPTY as NO_TEXT
 from ledger.pieces import Pieces
 
@@ -45,6 +45,8 @@ class ToolCallState(NamedTuple):
     content: str = ""
     size: int = 0
     duration_ms: float | None = None
+    parts: tuple[ToolPart, ...] = ()
+    structured: str | None = None
     progress: float | None = None
     total: float | None = None
     progress_message: str | None = None
@@ -151,6 +153,7 @@ class MessageState(NamedTuple):
     parent: str | None = None  # a user message: the attempt (or user message) it follows; None at the root
     edit_of: str | None = None
     branches: tuple[str, ...] = ()  # conversations branched from this message
+    attachments: tuple[Attachment, ...] = ()  # a user message's files, by content hash
 
 
 class ConversationState(NamedTuple):

@@ -24,6 +24,7 @@ ToolStatus = Literal["ok", "error", "cancelled", "not_run", "declined", "unknown
 Trigger = Literal["submit", "retry"]
 Block = Literal["text", "reasoning"]
 FinalStatus = Literal["complete", "interrupted", "failed", "empty"]
+ToolPartKind = Literal["text", "image", "audio", "resource", "resource_link"]
 
 #: Cancel sources whose delivered prefix stays in the model history (docs/ledger.md).
 PARTIAL_KEEPING_SOURCES: frozenset[str] = frozenset({"user", "navigation", "disconnect", "shutdown", "restart"})
@@ -77,6 +78,37 @@ class TurnMetrics:
     @property
     def output_is_estimated(self) -> bool:
         return self.estimated if self.output_estimated is None else self.output_estimated
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Attachment:
+    """A file on a user message, by content: the bytes are in the blob store under ``sha256`` (hex), never here.
+    ``media_type`` is sniffed from the bytes (never the name's); ``width``/``height`` for images (pixels)."""
+
+    sha256: str
+    name: str
+    media_type: str
+    size: int
+    width: int | None = None
+    height: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolPart:
+    """One content part of a tool's result, kept whole: ``text`` (a text part, or an embedded resource's text),
+    binary bytes (image, audio, a resource's blob) by ``sha256`` in the blob store with their ``size`` in bytes,
+    ``uri`` (an embedded resource's or a link's, never fetched by itself), ``name`` (a link's name or title),
+    ``media_type`` as the tool said it, ``width``/``height`` of an image (pixels)."""
+
+    kind: ToolPartKind
+    text: str | None = None
+    sha256: str | None = None
+    size: int = 0
+    uri: str | None = None
+    name: str | None = None
+    media_type: str | None = None
+    width: int | None = None
+    height: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
