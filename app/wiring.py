@@ -95,7 +95,8 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     app.on_startup(startup)
     app.on_shutdown(shutdown)  # registered before NiceGUI's own teardown, which cancels background tasks
     register_pages(context)
-    giver = MemoryGiver(lambda: context.engine is not None and bool(context.engine.streaming_here()),
-                        lambda: len(Client.instances))
+    giver = MemoryGiver(
+        lambda: context.engine is not None and bool(context.engine.streaming_here()), lambda: len(Client.instances)
+    )
     app.timer(5.0, giver.check)
     probes(app)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ledger.events import Attachment, ToolPart
 from ledger.state import AttemptState, ConversationState, ToolCallState
 from ledger.tree import chain_before, selected_path
 
@@ -38,6 +39,9 @@ class HistoryEntry:
     attempt_id: str | None = None
     tool_calls: tuple[ToolCallRef, ...] = ()
     tool_call_id: str | None = None
+    attachments: tuple[Attachment, ...] = ()  # a user entry's files (the engine sends their bytes as parts)
+    parts: tuple[ToolPart, ...] = ()  # a tool entry's whole result (the engine sends what the provider takes)
+    structured: str | None = None  # a tool entry's structuredContent (JSON text)
 
     def as_message(self) -> dict[str, Any]:
         if self.role == "tool":
@@ -64,7 +68,9 @@ def model_history(
     for message_id, attempt_id in chain:
         message = conv.messages[message_id]
         if message.role == "user":
-            entries.append(HistoryEntry(role="user", content=message.text, message_id=message_id))
+            entries.append(
+                HistoryEntry(role="user", content=message.text, message_id=message_id, attachments=message.attachments)
+            )
             continue
         attempt = conv.attempts.get(attempt_id) if attempt_id else None
         if attempt is not None and attempt.in_history:
@@ -91,6 +97,8 @@ def attempt_entries(attempt: AttemptState, tool_result_chars: int = TOOL_RESULT_
                     tool_call_id=c.call_id,
                     message_id=mid,
                     attempt_id=aid,
+                    parts=c.parts,
+                    structured=c.structured,
                 )
                 for c in calls
             ]

@@ -53,7 +53,6 @@ def session_name(instance: str) -> str:
     return instance.encode()[:63].decode(errors="ignore")
 
 
-
 def once_more(pool: Pool, work: Callable[[Conn], T]) -> T:
     """``work(conn)``, retried once on a fresh connection after a connection-level failure."""
     try:

@@ -23,9 +23,29 @@ BACK_ENDS = {"tinydb", "psycopg", "psycopg_pool", "store.tinydb", "store.postgre
 FORBIDDEN = {
     # the domain is pure: no storage, no I/O, no clock, no threads, nothing above it
     "ledger": {
-        "store", "engine", "ui", "app", "demo", "main", "nicegui", "litellm", "httpx", "mcp",
-        "tinydb", "psycopg", "psycopg_pool", "threading", "os", "pathlib", "time", "asyncio",
-        "socket", "subprocess", "tempfile", "fcntl", "shutil",
+        "store",
+        "engine",
+        "ui",
+        "app",
+        "demo",
+        "main",
+        "nicegui",
+        "litellm",
+        "httpx",
+        "mcp",
+        "tinydb",
+        "psycopg",
+        "psycopg_pool",
+        "threading",
+        "os",
+        "pathlib",
+        "time",
+        "asyncio",
+        "socket",
+        "subprocess",
+        "tempfile",
+        "fcntl",
+        "shutil",
     },
     "store": {"engine", "ui", "app", "demo", "main", "nicegui", "litellm", "httpx", "mcp"},
     "engine": {"ui", "app", "demo", "main", "nicegui", "tinydb", "psycopg", "psycopg_pool"},
@@ -38,6 +58,8 @@ SIDE_BY_SIDE = {
     "store.tinydb": {"store.postgres", "psycopg", "psycopg_pool"},
     "store.postgres": {"store.tinydb", "tinydb"},
 }
+
+
 def modules() -> dict[str, Path]:
     found = {"main": ROOT / "main.py"}
     for package in PACKAGES:

@@ -1,0 +1,14 @@
+"""Blob stores: file bytes by content (sha256), for the attachments of user messages and the binary parts of tool
+results. The ledger holds only the hash (``ledger.values.Attachment``, ``ledger.values.ToolPart``).
+
+Guarantees (every back end, see ``store.blobs.api.BlobStore``):
+- ``put`` stores bytes once under the sha256 of exactly those bytes and returns it (hex); putting the same bytes
+  again stores nothing new.
+- ``get`` returns exactly the bytes put, or None for a hash never put (or deleted).
+- ``delete`` removes the blobs named and says how many it removed; nothing else is touched.
+"""
+
+from store.blobs.api import BlobStore, BlobTooLarge, sha256_of
+from store.blobs.memory import MemoryBlobs
+
+__all__ = ["BlobStore", "BlobTooLarge", "MemoryBlobs", "sha256_of"]
