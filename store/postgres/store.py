@@ -16,10 +16,11 @@ Guarantees:
 - A deleted conversation refuses every later write, on every instance (its row is a tombstone). Saving fails
   loudly, as in the TinyDB store (``health()``: the writer's rules, ``store.writer``).
 - ``hold(attempt_id, epoch)``: later events of the attempt's run carry its claim's epoch (``store.postgres.owners``),
-  checked by the database in the batch's transaction (migration 0003). A part the database refuses is not written
-  (the batch's other conversations are), is dropped from memory with what is queued behind it, the conversation
-  re-read, reported (``health().problems``) and to ``on_refused(conversation_id, attempt_ids)`` on the writer
-  thread; never retried. A re-sent batch whose COMMIT succeeded before (its ack lost) counts as written.
+  checked by the database in the batch's transaction (migration 0003); no other event carries one (a seq given
+  again after a dropped tail never inherits a dropped event's). A part the database refuses is not written (the
+  batch's other conversations are), is dropped from memory with what is queued behind it, the conversation re-read,
+  reported (``health().problems``) and to ``on_refused(conversation_id, attempt_ids)`` on the writer thread; never
+  retried. A re-sent batch whose COMMIT succeeded before (its ack lost) counts as written.
 - Pools check connections before use, and taking a lease retries once on a fresh connection: a restart costs one
   reconnect, no error. A lease that cannot be taken (the database down) raises ``StoreError`` and shows in
   ``health().unreachable`` until the database answers again (checked every second meanwhile).
@@ -62,7 +63,7 @@ class PgStore(Memory, Batches):
         release_after: float = 0.25, on_refused: OnRefused | None = None,
     ) -> None:  # fmt: skip
         self._log = ProblemLog(log)
-        self._reach = Reach(self._log)
+        self._reach, self._stop = Reach(self._log), threading.Event()
         lock = threading.Condition()
         super().__init__(lock, Writer(lock, self, self._log, flush_interval=flush_interval, name="ledger-batch-writer"))
         self.flush_interval, self.stats, self.where = flush_interval, StoreStats(), redact_dsn(url)
@@ -74,11 +75,9 @@ class PgStore(Memory, Batches):
         self._stamps: dict[tuple[str, int], int] = {}  # (conversation id, seq) of an unwritten event -> its epoch
         self._last_append: dict[str, float] = {}
         self._followers = Followers(log)
-        self._stop = threading.Event()
         self._pool: Pool | None = None
-        self._listener = threading.Thread(
-            target=lambda: listen(url, self, self._stop, self._log), name="ledger-pg-listener", daemon=True
-        )
+        listening = lambda: listen(url, self, self._stop, self._log)  # noqa: E731
+        self._listener = threading.Thread(target=listening, name="ledger-pg-listener", daemon=True)
 
     @classmethod
     def open(
@@ -125,6 +124,7 @@ class PgStore(Memory, Batches):
             self._lease_for_writing(cid)
             event = self.add(event)
             epoch = self._epochs.get(getattr(event, "attempt_id", "")) if event.KIND in ATTEMPT_KINDS else None
+            self._stamps.pop((cid, event.seq), None)  # a seq given again never keeps a dropped event's epoch
             if epoch is not None:
                 self._stamps[(cid, event.seq)] = epoch
             return event
@@ -247,6 +247,7 @@ class PgStore(Memory, Batches):
             later = self.writer.drop(cid)
             self.writer.discard(len(events))
             self.truncate(cid, events[0].seq)
+            self._stamps = {k: v for k, v in self._stamps.items() if k[0] != cid}  # their seqs are given again
         self._log.report(f"lost:{cid}", lost_message(cid, len(events) + later), kind="saving")
 
     def _refuse(self, cid: str, events: list[AnyEvent], why: Refused) -> None:

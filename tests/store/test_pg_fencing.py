@@ -7,6 +7,7 @@ transaction does not hold its locks for long."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 import psycopg
@@ -20,6 +21,7 @@ from store.postgres.pool import IDLE_IN_TRANSACTION, make_pool
 from store.postgres.store import PgStore
 from tests.support.waiting import wait_until_blocking
 
+WAITING_ON_A_LOCK = "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
 NOTHING_MORE_WINDOW = 1.5  # seconds in which nothing more may appear (three renewals of a 1.2 s lease)
 
 
@@ -271,3 +273,29 @@ def test_a_takeover_ends_the_sessions_of_the_expired_owner_so_a_transaction_it_f
                 frozen.execute("COMMIT")  # its session was ended: nothing it still had open is committed
     finally:
         frozen_pool.close()
+
+
+def test_an_event_given_the_seq_of_a_dropped_tail_carries_none_of_its_epochs_and_is_written(
+    opened, database_url
+) -> None:
+    store, owner = opened
+    a = store()
+    owners = owner(a.instance)
+    a.append(Created(conversation_id="c1", ts="t", title="c1"))
+    assert a.flush_sync()
+    a.hold("a1", owners.claim("a1", "c1"))
+    a.append(started("c1", "a1"))
+    with psycopg.connect(database_url) as blocker:  # the batch's fence waits for this row lock
+        blocker.execute("SELECT 1 FROM conversations WHERE id = 'c1' FOR UPDATE")
+        flushing = threading.Thread(target=a.flush_sync)
+        flushing.start()
+        wait_until_blocking(lambda: sql(database_url, WAITING_ON_A_LOCK), what="the batch waiting for the row lock")
+        behind = [a.append(chunk("c1", "a1", n)) for n in range(3)]  # queued behind the batch in flight
+        blocker.execute("UPDATE conversations SET writer = 'b', lease_token = 'b', writer_until = now() - interval '1 s'")
+    flushing.join()  # the lease was lost: the batch and what is queued behind it are dropped; their seqs given again
+    assert [e.seq for e in a.events("c1")] == [1]
+    after = [a.append(Renamed(conversation_id="c1", ts="t", title=f"after the dropped tail {n}")) for n in range(4)]
+    assert after[-1].seq == behind[-1].seq and a.flush_sync(), "written: no epoch of the dropped events"
+    assert sql(database_url, "SELECT kind, epoch FROM events WHERE conversation_id = 'c1' ORDER BY seq") == [
+        ("created", None), *[("renamed", None)] * 4,
+    ]  # fmt: skip
