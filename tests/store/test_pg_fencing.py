@@ -22,6 +22,7 @@ from store.postgres.store import PgStore
 from tests.support.waiting import wait_until_blocking
 
 WAITING_ON_A_LOCK = "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+TAKEN_BY_ANOTHER = "UPDATE conversations SET writer = 'b', lease_token = 'b', writer_until = now() - interval '1s'"
 NOTHING_MORE_WINDOW = 1.5  # seconds in which nothing more may appear (three renewals of a 1.2 s lease)
 
 
@@ -291,7 +292,7 @@ def test_an_event_given_the_seq_of_a_dropped_tail_carries_none_of_its_epochs_and
         flushing.start()
         wait_until_blocking(lambda: sql(database_url, WAITING_ON_A_LOCK), what="the batch waiting for the row lock")
         behind = [a.append(chunk("c1", "a1", n)) for n in range(3)]  # queued behind the batch in flight
-        blocker.execute("UPDATE conversations SET writer = 'b', lease_token = 'b', writer_until = now() - interval '1 s'")
+        blocker.execute(TAKEN_BY_ANOTHER)
     flushing.join()  # the lease was lost: the batch and what is queued behind it are dropped; their seqs given again
     assert [e.seq for e in a.events("c1")] == [1]
     after = [a.append(Renamed(conversation_id="c1", ts="t", title=f"after the dropped tail {n}")) for n in range(4)]
