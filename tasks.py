@@ -3,6 +3,7 @@
 
     python3.11 tasks.py app [main.py options]   # the app with the offline demo model on http://127.0.0.1:8080
     python3.11 tasks.py test [pytest options]   # lint, types, and every test (installs Chromium for the browser suite)
+                                                # (no options: two workers, then the fault timings alone)
     python3.11 tasks.py utilities-css           # re-make ui/static/utilities.css after adding a class in ui/
 
 Each makes (or reuses) .venv beside this file and installs the dependencies listed in pyproject.toml when they
@@ -47,8 +48,12 @@ def main(argv: list[str]) -> int:
     ):
         if run(step) != 0:
             return 1
-    code = run([str(PYTHON), "-m", "pytest", *rest])
-    return 0 if code == 0 else code
+    if rest:  # the tests asked for, as asked
+        return run([str(PYTHON), "-m", "pytest", *rest])
+    # two workers, a module each at a time (module fixtures start apps); then the fault timings, alone
+    code = run([str(PYTHON), "-m", "pytest", "-n", "2", "--dist", "loadfile", "-m", "not solo"])
+    solo = run([str(PYTHON), "-m", "pytest", "-m", "solo"])
+    return code or solo
 
 
 def ensure_venv(extras: tuple[str, ...]) -> None:

@@ -247,7 +247,6 @@ class PgStore(Memory, Batches):
             later = self.writer.drop(cid)
             self.writer.discard(len(events))
             self.truncate(cid, events[0].seq)
-            self._stamps = {k: v for k, v in self._stamps.items() if k[0] != cid}  # their seqs are given again
         self._log.report(f"lost:{cid}", lost_message(cid, len(events) + later), kind="saving")
 
     def _refuse(self, cid: str, events: list[AnyEvent], why: Refused) -> None:

@@ -176,6 +176,7 @@ def test_the_demo_model_answers_on_an_ipv6_loopback_bind_open_to_the_local_brows
 STORY_WORDS = [f"w{n}" for n in range(150)]
 
 
+@pytest.mark.solo  # the banner's one second is measured with nothing else running (tasks.py test)
 def test_a_disk_filling_up_mid_answer_shows_the_banner_within_a_second_refuses_send_and_loses_nothing(
     watched, run_app: AppRunner, upstream: ScriptedUpstream, tmp_path: Path
 ) -> None:

@@ -31,6 +31,7 @@ from tests.support.tools import demo_server_config, server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import nothing_more_for_blocking, wait_until_blocking
 
+pytestmark = pytest.mark.solo  # leases and freezes timed in seconds: run with nothing else (tasks.py test)
 WORDS = [f"w{n}" for n in range(2500)]  # 50 s at 20 ms a word: the upstream is still sending when the owner wakes
 # (a shorter answer may be sent whole into the frozen owner's socket buffers: then there is nothing left to close)
 IDLE_AFTER_RESTART = (0.0, 0.3, 1.0, 2.0, 3.5)  # seconds the database is healthy and idle before the Sends
