@@ -51,7 +51,7 @@ class AppProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = data_dir.parent / f"app-{self.port}.log"
 
-    def start(self, timeout: float = 60.0, *, loaded: bool = True) -> AppProcess:
+    def start(self, timeout: float = 120.0, *, loaded: bool = True) -> AppProcess:
         """Start and return once the app answers (and, with ``loaded``, once its background start-up printed that
         the model client is loaded: a test then never races litellm's import for the CPU)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NICEGUI_", "LEDGERCHAT_"))}
