@@ -21,7 +21,7 @@ from engine.tools.hub import ToolHub
 from engine.tools.result_parts import tool_followups, tool_messages
 from ledger.events import ToolResult
 from ledger.history import HistoryEntry, model_history
-from tests.support.dialects import api_base
+from tests.support.dialects import MODELS, api_base
 from tests.support.engine import TEST_KEY, EngineFactory, current_attempt
 from tests.support.tools import demo_hub
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
@@ -210,3 +210,33 @@ async def test_audio_is_kept_and_described_and_an_image_gone_from_the_store_is_s
     (message,) = tool_messages(entries[3], "anthropic/claude-sonnet-4-5", lambda sha: None)
     assert message["tool_call_id"] == "call_g" and "no longer available" in message["content"]
     assert tool_followups(entries, "openai/gpt-4o", lambda sha: None) == []
+
+
+async def test_gemini_gets_the_description_in_the_function_response_and_the_image_in_the_user_turn_after_it(
+    engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
+) -> None:
+    engine = engines(tools=hub)
+    cid = await tool_turn(engine, upstream, PlannedCall("draw_chart", "{}", "call_g1"))
+    sha = image_part(results(engine, cid)["call_g1"]).sha256
+    model = MODELS["gemini"]
+    messages = request_messages(model_history(engine.conversation(cid)), model, hub.blobs.get)
+    turns = (await send_through_litellm(upstream, "gemini", model, messages))["contents"]
+    responses = [n for n, t in enumerate(turns) for p in t["parts"] if "function_response" in p]
+    (where,) = responses
+    response = turns[where]["parts"][0]["function_response"]["response"]["content"]
+    assert "[image, 320×200 PNG" in response
+    inline = [p["inline_data"] for p in turns[where + 1]["parts"] if "inline_data" in p]
+    assert [i["mime_type"] for i in inline] == ["image/png"]
+    assert hashlib.sha256(base64.b64decode(inline[0]["data"])).hexdigest() == sha
+
+
+async def test_ollama_with_a_model_litellm_knows_without_vision_gets_the_description_only(
+    engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
+) -> None:
+    engine = engines(tools=hub)
+    cid = await tool_turn(engine, upstream, PlannedCall("draw_chart", "{}", "call_l1"))
+    model = MODELS["ollama"]
+    messages = request_messages(model_history(engine.conversation(cid)), model, hub.blobs.get)
+    sent = (await send_through_litellm(upstream, "ollama", model, messages))["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "assistant", "user"]
+    assert "[image, 320×200 PNG" in sent[2]["content"] and all(not m.get("images") for m in sent)
