@@ -108,6 +108,14 @@ class ToolHub:
     def resolve(self, name: str) -> ResolvedTool | None:
         return self._exposed.get(name)
 
+    def withheld_reason(self, name: str) -> str | None:
+        """Why a tool of that name, listed by a server, is not offered (None when no server withholds one)."""
+        for health in self._health.values():
+            for tool in health.withheld:
+                if tool.name == name:
+                    return tool.reason
+        return None
+
     def health(self) -> tuple[ServerHealth, ...]:
         return tuple(self._health.values())
 

@@ -112,7 +112,7 @@ async def _binary(kind: str, data: str, claimed: str, blobs: BlobStore) -> tuple
         return part, f"[{kind}, {claimed or 'unknown type'}, not kept: {problem}]"
     size = len(raw)
     if kind == "image":
-        sniffed = _raster(raw)
+        sniffed = await asyncio.to_thread(_raster, raw)  # Pillow reads headers of up to MAX_PART_BYTES: off the loop
         expected = ALIASES.get(claimed.lower(), claimed.lower())
         if sniffed is None or sniffed[0] != expected:
             sha, problem = await _put(raw, "application/octet-stream", blobs)

@@ -14,9 +14,11 @@ Guarantees:
   description in the text is all it gets). The caller appends it after ALL the step's tool messages, never
   between them (every tool_call_id must be answered first). For Anthropic it is empty: the images are in the
   ``tool_result`` already.
-- Only raster images (PNG, JPEG, GIF, WebP) are ever sent as images; audio and binary resources are described in
-  the text only. ``read`` gives a blob's bytes by sha256; a blob that is gone is described, never dropped
-  silently ("no longer available").
+- Audio (WAV, MP3) goes in that same user message as ``input_audio`` parts for a model litellm says takes audio
+  input (``supports_audio_input``: Gemini's, and any declared with ``--model-info``); Anthropic takes no audio.
+- Only raster images (PNG, JPEG, GIF, WebP) are ever sent as images; other audio and binary resources are
+  described in the text only. ``read`` gives a blob's bytes by sha256; a blob that is gone is described, never
+  dropped silently ("no longer available").
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ __all__ = ["Read", "images_in_tool_result", "tool_followups", "tool_messages"]
 
 Read = Callable[[str], bytes | None]
 IMAGES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
+#: The audio types OpenAI's ``input_audio`` part names (litellm maps it to Gemini's ``inline_data`` too).
+AUDIO = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
 
 
 def images_in_tool_result(model: str) -> bool:
@@ -55,20 +59,23 @@ def tool_messages(entry: HistoryEntry, model: str, read: Read) -> list[dict[str,
 
 
 def tool_followups(entries: Iterable[HistoryEntry], model: str, read: Read) -> list[dict[str, Any]]:
-    """At most one user message with the images of one step's tool results (see the module's guarantees)."""
-    if images_in_tool_result(model) or _vision(model) is not True:
+    """At most one user message with the images (and sounds) of one step's tool results (see the guarantees)."""
+    anthropic = images_in_tool_result(model)
+    vision = not anthropic and _vision(model) is True
+    hearing = not model.startswith("anthropic/") and _knows(model, "supports_audio_input")
+    if not (vision or hearing):
         return []
     content: list[dict[str, Any]] = []
     for entry in entries:
         if entry.role != "tool":
             continue
         for part in entry.parts:
-            image = _image(part, read)
-            if image is not None:
-                content += [{"type": "text", "text": f"{describe(part)} from tool call {entry.tool_call_id}:"}, image]
+            media = (_image(part, read) if vision else None) or (_audio(part, read) if hearing else None)
+            if media is not None:
+                content += [{"type": "text", "text": f"{describe(part)} from tool call {entry.tool_call_id}:"}, media]
     if not content:
         return []
-    lead = "The images the tool calls above returned (the tool results describe them):"
+    lead = "What the tool calls above returned, as the user sees it (the tool results describe it):"
     return [{"role": "user", "content": [{"type": "text", "text": lead}, *content]}]
 
 
@@ -95,6 +102,16 @@ def _image(part: ToolPart, read: Read) -> dict[str, Any] | None:
     return {"type": "image_url", "image_url": {"url": uri}}
 
 
+def _audio(part: ToolPart, read: Read) -> dict[str, Any] | None:
+    fmt = AUDIO.get(part.media_type or "")
+    if part.kind != "audio" or fmt is None or part.sha256 is None:
+        return None
+    data = read(part.sha256)
+    if data is None:
+        return None
+    return {"type": "input_audio", "input_audio": {"data": base64.b64encode(data).decode("ascii"), "format": fmt}}
+
+
 def _gone_note(text: str, gone: int) -> str:
     if not gone:
         return text
@@ -115,3 +132,11 @@ def _vision(model: str) -> bool | None:
     except Exception:  # noqa: BLE001 - litellm raises its own kinds for a model it does not map
         return None
     return bool(info.get("supports_vision"))
+
+
+def _knows(model: str, feature: str) -> bool:
+    """Whether litellm knows the model and says it has ``feature`` (its model map, or ``--model-info``)."""
+    try:
+        return bool(litellm().get_model_info(model).get(feature))
+    except Exception:  # noqa: BLE001 - a model litellm does not map has no feature it can vouch for
+        return False

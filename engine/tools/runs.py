@@ -83,7 +83,9 @@ def _target(run: AttemptRun, call: PendingCall, hub: ToolHub | None) -> tuple[st
     """Where the call goes, or None after recording why it cannot run."""
     resolved = hub.resolve(call.name) if hub is not None else None
     if resolved is None:
-        run.record_result(call.call_id, "error", f"No tool named {call.name!r} is available.", None)
+        withheld = hub.withheld_reason(call.name) if hub is not None else None
+        words = f"The tool {call.name!r} was not run: it {withheld}." if withheld else None
+        run.record_result(call.call_id, "error", words or f"No tool named {call.name!r} is available.", None)
         return None
     try:
         arguments = json.loads(call.arguments) if call.arguments.strip() else {}

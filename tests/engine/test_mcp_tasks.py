@@ -51,7 +51,7 @@ async def test_a_task_required_tool_is_not_offered_and_a_call_to_it_anyway_is_an
     await wait_until(lambda: not engine.is_streaming(cid), 20, "the turn to end")
     assert "batch_report" not in upstream.records[0].tools and "draw_chart" in upstream.records[0].tools
     (result,) = [e for e in engine.events(cid) if isinstance(e, ToolResult)]
-    assert result.status == "error" and "No tool named 'batch_report'" in result.content
+    assert result.status == "error" and result.content == f"The tool 'batch_report' was not run: it {TASKS_REQUIRED}."
     assert not [e for e in engine.events(cid) if isinstance(e, ToolDispatched)]  # the server never got the call
 
 

@@ -196,7 +196,7 @@ async def test_an_embedded_resource_and_a_resource_link_reach_the_model_as_text(
     ) and "file:///demo/notes.md (Demo notes)" in json.dumps(raw)
 
 
-async def test_audio_is_kept_and_described_and_an_image_gone_from_the_store_is_said_to_be(
+async def test_audio_is_kept_described_and_heard_by_gemini_and_an_image_gone_from_the_store_is_said_to_be(
     engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
 ) -> None:
     engine = engines(tools=hub)
@@ -206,6 +206,11 @@ async def test_audio_is_kept_and_described_and_an_image_gone_from_the_store_is_s
     audio = next(p for p in results(engine, cid)["call_b"].parts if p.kind == "audio")
     assert audio.media_type == "audio/wav" and (hub.blobs.get(audio.sha256) or b"").startswith(b"RIFF")
     assert "[audio, audio/wav" in results(engine, cid)["call_b"].content
+    gemini = request_messages(model_history(engine.conversation(cid)), MODELS["gemini"], hub.blobs.get)
+    turns = (await send_through_litellm(upstream, "gemini", MODELS["gemini"], gemini))["contents"]
+    inline = [p["inline_data"] for t in turns for p in t["parts"] if "inline_data" in p]
+    assert [i["mime_type"] for i in inline] == ["audio/wav", "image/png"]  # litellm says Gemini hears and sees
+    assert hashlib.sha256(base64.b64decode(inline[0]["data"])).hexdigest() == audio.sha256
     entries = model_history(engine.conversation(cid))
     (message,) = tool_messages(entries[3], "anthropic/claude-sonnet-4-5", lambda sha: None)
     assert message["tool_call_id"] == "call_g" and "no longer available" in message["content"]
