@@ -98,6 +98,10 @@ async def test_a_rich_result_shows_its_image_audio_resource_link_and_structured_
 
     (player,) = inside(card(chat, "call_wav"), "tool-audio")
     assert (player.tag, player.props["src"], player.props["preload"]) == ("audio", f"/files/{audio_sha}", "none")
+    for root in (image_card, resource_card):  # nothing from the tool is markup: no HTML or markdown element at all
+        assert not [e for e in root.descendants() if isinstance(e, ui.html | ui.markdown)]
+        sources = [str(e.props.get(k)) for e in root.descendants() for k in ("src", "href") if e.props.get(k)]
+        assert all(s.startswith("/files/") for s in sources), sources
 
 
 async def test_the_tools_panel_names_a_task_required_tool_that_is_not_offered_and_why(
