@@ -16,6 +16,9 @@ Guarantees:
   ``tool_result`` already.
 - Audio (WAV, MP3) goes in that same user message as ``input_audio`` parts for a model litellm says takes audio
   input (``supports_audio_input``: Gemini's, and any declared with ``--model-info``); Anthropic takes no audio.
+- ``history_messages`` is that assembly for a whole history: each tool entry through ``tool_messages``, the
+  step's ``tool_followups`` right after its last tool message, every other entry through ``other`` (the caller's
+  own, e.g. a user message with its attachments; ``HistoryEntry.as_message`` by default).
 - Only raster images (PNG, JPEG, GIF, WebP) are ever sent as images; other audio and binary resources are
   described in the text only. ``read`` gives a blob's bytes by sha256; a blob that is gone is described, never
   dropped silently ("no longer available").
@@ -32,7 +35,7 @@ from engine.tools.result_content import describe
 from ledger.history import HistoryEntry
 from ledger.values import ToolPart
 
-__all__ = ["Read", "images_in_tool_result", "tool_followups", "tool_messages"]
+__all__ = ["Read", "history_messages", "images_in_tool_result", "tool_followups", "tool_messages"]
 
 Read = Callable[[str], bytes | None]
 IMAGES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
@@ -77,6 +80,26 @@ def tool_followups(entries: Iterable[HistoryEntry], model: str, read: Read) -> l
         return []
     lead = "What the tool calls above returned, as the user sees it (the tool results describe it):"
     return [{"role": "user", "content": [{"type": "text", "text": lead}, *content]}]
+
+
+def history_messages(
+    entries: Iterable[HistoryEntry],
+    model: str,
+    read: Read,
+    other: Callable[[HistoryEntry], dict[str, Any]] = HistoryEntry.as_message,
+) -> list[dict[str, Any]]:
+    """The request's messages for a history (see the module's guarantees)."""
+    messages: list[dict[str, Any]] = []
+    step: list[HistoryEntry] = []
+    for entry in entries:
+        if entry.role == "tool":
+            messages += tool_messages(entry, model, read)
+            step.append(entry)
+            continue
+        messages += tool_followups(step, model, read)
+        step = []
+        messages.append(other(entry))
+    return messages + tool_followups(step, model, read)
 
 
 def _images(parts: tuple[ToolPart, ...], read: Read) -> tuple[list[dict[str, Any]], int]:

@@ -18,9 +18,9 @@ import pytest_asyncio
 from engine.engine import Engine
 from engine.offline import litellm
 from engine.tools.hub import ToolHub
-from engine.tools.result_parts import tool_followups, tool_messages
+from engine.tools.result_parts import history_messages, tool_followups, tool_messages
 from ledger.events import ToolResult
-from ledger.history import HistoryEntry, model_history
+from ledger.history import model_history
 from tests.support.dialects import MODELS, api_base
 from tests.support.engine import TEST_KEY, EngineFactory, current_attempt
 from tests.support.tools import demo_hub
@@ -57,23 +57,6 @@ async def tool_turn(engine: Engine, upstream: ScriptedUpstream, *calls: PlannedC
 
 def results(engine: Engine, cid: str) -> dict[str, ToolResult]:
     return {e.call_id: e for e in engine.events(cid) if isinstance(e, ToolResult)}
-
-
-def request_messages(entries: tuple[HistoryEntry, ...], model: str, read: Any) -> list[dict[str, Any]]:
-    """The request the way the engine's caller assembles it (``engine.files.content``): each tool entry through
-    ``tool_messages``, and after ALL the tool messages of a step, ``tool_followups`` for that step."""
-    messages: list[dict[str, Any]] = []
-    step: list[HistoryEntry] = []
-    for entry in [*entries, None]:
-        if entry is not None and entry.role == "tool":
-            messages += tool_messages(entry, model, read)
-            step.append(entry)
-            continue
-        messages += tool_followups(step, model, read)
-        step = []
-        if entry is not None:
-            messages.append(entry.as_message())
-    return messages
 
 
 async def send_through_litellm(upstream: ScriptedUpstream, dialect: str, model: str, messages: list[dict]) -> dict:
@@ -129,7 +112,7 @@ async def test_anthropic_gets_the_image_inside_the_tool_result(
     cid = await tool_turn(engine, upstream, PlannedCall("draw_chart", "{}", "call_a"))
     sha = image_part(results(engine, cid)["call_a"]).sha256
     model = "anthropic/claude-sonnet-4-5"
-    messages = request_messages(model_history(engine.conversation(cid)), model, hub.blobs.get)
+    messages = history_messages(model_history(engine.conversation(cid)), model, hub.blobs.get)
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]  # no extra user message
     raw = await send_through_litellm(upstream, "anthropic", model, messages)
     blocks = [b for m in raw["messages"] for b in m["content"] if isinstance(b, dict) and b["type"] == "tool_result"]
@@ -151,7 +134,7 @@ async def test_openai_gets_text_and_a_description_then_one_user_message_with_the
     cid = await tool_turn(engine, upstream, *calls)
     sha = image_part(results(engine, cid)["call_o1"]).sha256
     model = "openai/gpt-4o"  # litellm knows it takes images
-    messages = request_messages(model_history(engine.conversation(cid)), model, hub.blobs.get)
+    messages = history_messages(model_history(engine.conversation(cid)), model, hub.blobs.get)
     raw = await send_through_litellm(upstream, "openai", model, messages)
     sent = raw["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "tool", "tool", "user", "assistant", "user"]
@@ -170,7 +153,7 @@ async def test_a_model_litellm_does_not_know_to_see_images_gets_the_description_
 ) -> None:
     engine = engines(tools=hub)
     cid = await tool_turn(engine, upstream, PlannedCall("draw_chart", "{}", "call_n"))
-    messages = request_messages(model_history(engine.conversation(cid)), "openai/test-model", hub.blobs.get)
+    messages = history_messages(model_history(engine.conversation(cid)), "openai/test-model", hub.blobs.get)
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
     raw = await send_through_litellm(upstream, "openai", "openai/test-model", messages)
     assert "[image, 320×200 PNG" in raw["messages"][2]["content"] and "image_url" not in json.dumps(raw)
@@ -189,7 +172,7 @@ async def test_an_embedded_resource_and_a_resource_link_reach_the_model_as_text(
     tool_message = next(m for m in upstream.records[-1].messages if m["role"] == "tool")
     assert "[resource file:///demo/notes.md, text/markdown: # Retries\nRetry only" in tool_message["content"]
     assert "[link: file:///demo/notes.md (Demo notes)]" in tool_message["content"]
-    messages = request_messages(model_history(engine.conversation(cid)), "anthropic/claude-sonnet-4-5", hub.blobs.get)
+    messages = history_messages(model_history(engine.conversation(cid)), "anthropic/claude-sonnet-4-5", hub.blobs.get)
     raw = await send_through_litellm(upstream, "anthropic", "anthropic/claude-sonnet-4-5", messages)
     assert "Retry only what is safe to repeat" in json.dumps(
         raw
@@ -206,7 +189,7 @@ async def test_audio_is_kept_described_and_heard_by_gemini_and_an_image_gone_fro
     audio = next(p for p in results(engine, cid)["call_b"].parts if p.kind == "audio")
     assert audio.media_type == "audio/wav" and (hub.blobs.get(audio.sha256) or b"").startswith(b"RIFF")
     assert "[audio, audio/wav" in results(engine, cid)["call_b"].content
-    gemini = request_messages(model_history(engine.conversation(cid)), MODELS["gemini"], hub.blobs.get)
+    gemini = history_messages(model_history(engine.conversation(cid)), MODELS["gemini"], hub.blobs.get)
     turns = (await send_through_litellm(upstream, "gemini", MODELS["gemini"], gemini))["contents"]
     inline = [p["inline_data"] for t in turns for p in t["parts"] if "inline_data" in p]
     assert [i["mime_type"] for i in inline] == ["audio/wav", "image/png"]  # litellm says Gemini hears and sees
@@ -224,7 +207,7 @@ async def test_gemini_gets_the_description_in_the_function_response_and_the_imag
     cid = await tool_turn(engine, upstream, PlannedCall("draw_chart", "{}", "call_g1"))
     sha = image_part(results(engine, cid)["call_g1"]).sha256
     model = MODELS["gemini"]
-    messages = request_messages(model_history(engine.conversation(cid)), model, hub.blobs.get)
+    messages = history_messages(model_history(engine.conversation(cid)), model, hub.blobs.get)
     turns = (await send_through_litellm(upstream, "gemini", model, messages))["contents"]
     responses = [n for n, t in enumerate(turns) for p in t["parts"] if "function_response" in p]
     (where,) = responses
@@ -241,7 +224,7 @@ async def test_ollama_with_a_model_litellm_knows_without_vision_gets_the_descrip
     engine = engines(tools=hub)
     cid = await tool_turn(engine, upstream, PlannedCall("draw_chart", "{}", "call_l1"))
     model = MODELS["ollama"]
-    messages = request_messages(model_history(engine.conversation(cid)), model, hub.blobs.get)
+    messages = history_messages(model_history(engine.conversation(cid)), model, hub.blobs.get)
     sent = (await send_through_litellm(upstream, "ollama", model, messages))["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "tool", "assistant", "user"]
     assert "[image, 320×200 PNG" in sent[2]["content"] and all(not m.get("images") for m in sent)
