@@ -5,7 +5,11 @@
 
 Tools: ``current_time``; ``calculator`` (arithmetic through a small AST walker: no ``eval``); ``search_notes``
 over ``demo/notes.md``; ``slow_task(seconds)``, which reports progress and honours cancellation; ``always_fails``;
-``web_snippet``, which returns hostile HTML (the page must show it as text).
+``web_snippet``, which returns hostile HTML (the page must show it as text). Rich results: ``draw_chart`` (a PNG
+drawn with Pillow, and the numbers as ``structuredContent``), ``notes_file`` (an embedded text resource and a
+resource link), ``beep`` (a short WAV), ``whoami`` (the client's name and version as it introduced itself).
+``batch_report`` declares ``execution.taskSupport: required`` and answers a plain call with -32601, as servers
+that need MCP tasks do.
 
 Guarantees: ``slow_task`` appends one JSON line per start, finish and cancellation to the file named by
 ``LEDGERCHAT_DEMO_TOOL_RECORD`` (when set), with wall-clock times, so a test can prove the server saw the cancel.
@@ -14,6 +18,7 @@ Guarantees: ``slow_task`` appends one JSON line per start, finish and cancellati
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import operator
 import os
@@ -24,10 +29,35 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from mcp import MCPError
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import (
+    METHOD_NOT_FOUND,
+    AudioContent,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+    Tool,
+    ToolExecution,
+)
 
-server = MCPServer("ledger-chat-demo", instructions="Demo tools for Ledger Chat: time, arithmetic, notes, a slow job.")
+TASK_REQUIRED = {"batch_report"}
+
+
+class DemoServer(MCPServer):
+    """The SDK's server, with ``execution.taskSupport: required`` declared on the tools of ``TASK_REQUIRED``."""
+
+    async def list_tools(self) -> list[Tool]:
+        tools = await super().list_tools()
+        required = ToolExecution(task_support="required")
+        return [t.model_copy(update={"execution": required}) if t.name in TASK_REQUIRED else t for t in tools]
+
+
+server = DemoServer("ledger-chat-demo", instructions="Demo tools for Ledger Chat: time, arithmetic, notes, a slow job.")
 NOTES = Path(__file__).with_name("notes.md")
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -96,6 +126,85 @@ def always_fails() -> str:
 def web_snippet() -> str:
     """A snippet of a web page (untrusted content, to show it is displayed as text)."""
     return '<img src=x onerror="window.__pwned=true"><script>window.__pwned=true</script> <a href="javascript:x">x</a>'
+
+
+@server.tool()
+def draw_chart(title: str = "Requests per day") -> CallToolResult:
+    """Draw a small bar chart (a PNG image) of this week's demo numbers; the numbers come as structured data too."""
+    import io
+
+    from PIL import Image, ImageDraw
+
+    values = {"Mon": 12, "Tue": 19, "Wed": 7, "Thu": 15, "Fri": 22}
+    image = Image.new("RGB", (320, 200), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((10, 6), title[:40], fill="black")
+    for n, (day, value) in enumerate(values.items()):
+        left = 20 + n * 60
+        draw.rectangle((left, 190 - value * 7, left + 40, 190), fill=(37, 99, 235))
+        draw.text((left + 8, 176 - value * 7), day, fill="black")
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return CallToolResult(
+        content=[
+            TextContent(text=f"A bar chart titled {title!r}: the busiest day was Fri (22)."),
+            ImageContent(data=base64.b64encode(buffer.getvalue()).decode("ascii"), mime_type="image/png"),
+        ],
+        structured_content={"title": title, "unit": "requests", "values": values},
+    )
+
+
+@server.tool()
+def notes_file() -> CallToolResult:
+    """The bundled notes: the first section embedded as a text resource, and a link to the whole file."""
+    text = NOTES.read_text(encoding="utf-8")
+    first = "# " + text.split("# ")[1].strip()
+    uri = "file:///demo/notes.md"
+    return CallToolResult(
+        content=[
+            TextContent(text="The notes file starts with its section on retries."),
+            EmbeddedResource(resource=TextResourceContents(uri=uri, mime_type="text/markdown", text=first)),
+            ResourceLink(uri=uri, name="notes.md", title="Demo notes", mime_type="text/markdown", size=len(text)),
+        ]
+    )
+
+
+@server.tool()
+def beep() -> CallToolResult:
+    """A short beep (a WAV sound the user can play)."""
+    import io
+    import math
+    import struct
+    import wave
+
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(8000)
+        out.writeframes(
+            b"".join(struct.pack("<h", int(8000 * math.sin(n / 8000 * 2 * math.pi * 440))) for n in range(1600))
+        )
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return CallToolResult(
+        content=[TextContent(text="Beep (440 Hz, 0.2 s)."), AudioContent(data=data, mime_type="audio/wav")]
+    )
+
+
+@server.tool()
+def whoami(ctx: Context) -> str:
+    """The MCP client calling this server, as it introduced itself (name and version)."""
+    params = ctx.session.client_params
+    info = params.client_info if params is not None else None
+    if info is None:
+        return "The client did not introduce itself."
+    return f"{info.name} {info.version}"
+
+
+@server.tool()
+def batch_report(days: int = 7) -> str:
+    """A long report that runs as an MCP task (task-augmented calls only)."""
+    raise MCPError(METHOD_NOT_FOUND, "batch_report requires task augmentation (execution.taskSupport: required)")
 
 
 def record(event: str, **fields: Any) -> None:

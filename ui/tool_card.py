@@ -7,18 +7,34 @@ as text (escaped, monospace; hostile HTML stays text), collapsed, with the resul
 not simply succeed); an ``unknown`` result (the instance running the call stopped answering) reads "unknown
 outcome", never as done; Run and Skip are buttons with those names while the call waits for approval; a running
 call shows its progress and elapsed time (counted in the browser, no websocket traffic). The card is updated
-only when its call changed.
+only when its call changed. The card is one element: it also carries ``data-call-id`` and ``data-status`` (the
+same values), and ``_controls`` is the one place its buttons are made (issue 22's approvals and questions go
+there).
+
+A result's parts (``ToolCallState.parts``) show below its text: an image as a thumbnail (``/files/{sha}/thumb``)
+in a link to the full size (``/files/{sha}``); audio as a player (``/files/{sha}``, nothing loaded before Play);
+an embedded text resource collapsed, titled with its URI and type; a binary resource (or bytes that were not the
+image they claimed to be) as a download chip (``/files/{sha}?name=…``); a resource link as a chip showing the
+URI as text, never a link, never fetched; structured content as pretty JSON, collapsed. Everything from the tool
+is text in labels (escaped): no HTML from a tool is ever rendered, and only the app's own ``/files/`` routes, by a
+hex sha256, are ever put in a ``src`` or ``href``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
+from typing import assert_never
+from urllib.parse import quote, urlsplit
 
 from nicegui import ui
 
 from ledger.state import ToolCallState
+from ledger.values import ToolPart
 from ui.format import duration, size, tool_state_words
+
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 ICONS = {
     "writing": "edit_note",
@@ -50,6 +66,7 @@ class ToolCard:
         self._shown: tuple[object, ...] | None = None
         self.root = ui.column().classes("lc-tool-card w-full gap-1").mark("tool-card")
         self.root.props["data-tool-call"] = call.call_id
+        self.root.props["data-call-id"] = call.call_id
         self.root.props["role"] = "group"
 
     def update(self, call: ToolCallState, attempt_live: bool) -> None:
@@ -59,6 +76,7 @@ class ToolCard:
             return
         self._shown = key
         self.root.props["data-tool-status"] = status
+        self.root.props["data-status"] = status
         self.root.props["aria-label"] = f"Tool call {call.name}: {tool_state_words(status)}"
         self.root.clear()
         with self.root:
@@ -69,14 +87,7 @@ class ToolCard:
                     ui.linear_progress(value=min(max(value, 0.0), 1.0), show_value=False).props("rounded")
                 if call.progress_message:
                     ui.label(call.progress_message).classes("lc-meta")
-            if status == "waiting":
-                with ui.row().classes("gap-2"):
-                    ui.button("Run", icon="play_arrow", on_click=lambda: self.decide(self.call_id, True)).props(
-                        'no-caps dense unelevated aria-label="Run"'
-                    ).mark("tool-run")
-                    ui.button("Skip", icon="skip_next", on_click=lambda: self.decide(self.call_id, False)).props(
-                        'no-caps dense flat aria-label="Skip"'
-                    ).mark("tool-skip")
+            self._controls(call, status)
             if call.arguments:
                 with ui.expansion("Arguments").classes("lc-tool-part w-full").props("dense"):
                     ui.label(pretty(call.arguments)).classes("lc-mono").mark("tool-arguments")
@@ -86,6 +97,18 @@ class ToolCard:
                     ui.label(call.content or "(empty)").classes("lc-mono").mark("tool-result")
                 if call.status != "ok":
                     result.open()
+                show_parts(call)
+
+    def _controls(self, call: ToolCallState, status: str) -> None:
+        """The card's buttons (Run and Skip while the call waits for approval); issue 22 adds its own here."""
+        if status == "waiting":
+            with ui.row().classes("gap-2"):
+                ui.button("Run", icon="play_arrow", on_click=lambda: self.decide(self.call_id, True)).props(
+                    'no-caps dense unelevated aria-label="Run"'
+                ).mark("tool-run")
+                ui.button("Skip", icon="skip_next", on_click=lambda: self.decide(self.call_id, False)).props(
+                    'no-caps dense flat aria-label="Skip"'
+                ).mark("tool-skip")
 
     def _header(self, call: ToolCallState, status: str) -> None:
         with ui.row().classes("items-center gap-2 w-full no-wrap"):
@@ -107,3 +130,92 @@ def pretty(arguments: str) -> str:
         return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
     except ValueError:
         return arguments
+
+
+def show_parts(call: ToolCallState) -> None:
+    """The result's non-text parts and its structured content (see the module's guarantees)."""
+    for part in call.parts:
+        match part.kind:
+            case "text":
+                continue  # in the result's text already
+            case "image":
+                _image(part)
+            case "audio":
+                _audio(part)
+            case "resource":
+                _resource(part)
+            case "resource_link":
+                _link(part)
+            case _:
+                assert_never(part.kind)
+    if call.structured is not None and not _wrapped_text(call.structured, call.content):
+        with ui.expansion("Structured content").classes("lc-tool-part w-full").props("dense"):
+            ui.label(pretty(call.structured)).classes("lc-mono").mark("tool-structured")
+
+
+def _image(part: ToolPart) -> None:
+    words = f"Image, {part.width}×{part.height}, {size(part.size)}"
+    if part.sha256 is None or not SHA256.match(part.sha256):
+        ui.label(f"{words}: not kept").classes("lc-meta").mark("tool-image-missing")
+        return
+    with ui.link(target=f"/files/{part.sha256}", new_tab=True).mark("tool-image-link") as link:
+        link.props["aria-label"] = f"{words}: open full size"
+        image = ui.element("img").mark("tool-image")
+        image.props["src"] = f"/files/{part.sha256}/thumb"
+        image.props["alt"] = words
+        image.props["data-sha256"] = part.sha256
+        image.style("max-width: 100%; max-height: 240px; border-radius: 6px")
+
+
+def _audio(part: ToolPart) -> None:
+    if part.sha256 is None or not SHA256.match(part.sha256):
+        ui.label(f"Audio, {size(part.size)}: not kept").classes("lc-meta")
+        return
+    player = ui.element("audio").mark("tool-audio")
+    player.props["controls"] = True
+    player.props["preload"] = "none"
+    player.props["src"] = f"/files/{part.sha256}"
+    player.props["aria-label"] = f"Audio, {part.media_type or 'unknown type'}, {size(part.size)}"
+
+
+def _resource(part: ToolPart) -> None:
+    title = " · ".join(x for x in (part.uri or "Resource", part.media_type) if x)
+    if part.text is not None:
+        with ui.expansion(title).classes("lc-tool-part w-full").props("dense").mark("tool-resource") as box:
+            box.props["data-uri"] = part.uri or ""
+            ui.label(part.text or "(empty)").classes("lc-mono").mark("tool-resource-text")
+        return
+    with ui.row().classes("items-center gap-1 no-wrap").mark("tool-file") as row:
+        ui.icon("attach_file", size="xs")
+        if part.sha256 is None or not SHA256.match(part.sha256):
+            ui.label(f"{title}: not kept").classes("lc-meta")
+            return
+        name = _file_name(part)
+        chip = ui.link(f"{name} · {size(part.size)}", f"/files/{part.sha256}?name={quote(name)}").classes("lc-chip")
+        chip.props["download"] = name
+        if part.name:
+            ui.label(part.name).classes("lc-meta")
+        row.props["data-sha256"] = part.sha256
+
+
+def _link(part: ToolPart) -> None:
+    with ui.row().classes("items-center gap-1 no-wrap").mark("tool-link") as row:
+        row.props["data-uri"] = part.uri or ""
+        ui.icon("link", size="xs")
+        ui.label(part.uri or "").classes("lc-chip lc-mono break-words").tooltip("A link the tool gave: not opened")
+        if part.name:
+            ui.label(part.name).classes("lc-meta")
+
+
+def _file_name(part: ToolPart) -> str:
+    tail = urlsplit(part.uri).path.rsplit("/", 1)[-1] if part.uri else ""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", tail)[:80] or "file"
+
+
+def _wrapped_text(structured: str, content: str) -> bool:
+    """The SDK's wrapping of a plain text return (``{"result": text}``): nothing the text does not say."""
+    try:
+        value = json.loads(structured)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and list(value) == ["result"] and value["result"] == content

@@ -2,7 +2,8 @@
 
 Guarantees: a projection of ``Engine.tool_health()``; rebuilt only when that changed (the process's one poll of it,
 ``ui.context.TOOLS_SECONDS``, and the page's renders of the list ask); a server that failed or is restarting says so
-with the reason; nothing here can start a server.
+with the reason; a tool a server lists but the model is not offered (one that needs MCP tasks) is named with the
+reason (``data-withheld-tool``); nothing here can start a server.
 """
 
 from __future__ import annotations
@@ -54,5 +55,9 @@ class ToolServersPanel:
                             ui.label("asks first").classes("lc-chip").tooltip("Each call waits for your Run or Skip")
                     if server.tools:
                         ui.label(", ".join(server.tools)).classes("lc-meta break-words")
+                    for tool in server.withheld:
+                        line = ui.label(f"{tool.name}: {tool.reason}").classes("lc-meta break-words")
+                        line.props["data-withheld-tool"] = tool.name
+                        line.mark("tool-withheld")
                     if server.message:
                         ui.label(server.message).classes("lc-meta lc-error-text break-words")

@@ -8,6 +8,9 @@ Guarantees:
 - Tool names are unique as the model sees them and valid for every provider (``[A-Za-z0-9_-]{1,64}``): a name
   two servers share is offered as ``server_tool``; a name a provider would refuse is rewritten.
 - ``call`` raises only ``ToolServerError`` subclasses; cancelling the calling task tells the server to cancel.
+- A tool a server lists but the model cannot be offered (``execution.taskSupport`` ``required``) is in its
+  ``ServerHealth.withheld`` with the reason, never in the tool set.
+- The binary parts of every result go to ``blobs`` (one ``MemoryBlobs`` of the hub's own when none is given).
 """
 
 from __future__ import annotations
@@ -22,7 +25,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from engine.tools.config import ServerConfig
-from engine.tools.mcp_server import CallOutcome, MCPConnection, Progress, ServerGone, ServerUnavailable, ToolSpec
+from engine.tools.mcp_server import (
+    CallOutcome,
+    MCPConnection,
+    Progress,
+    ServerGone,
+    ServerUnavailable,
+    ToolSpec,
+    Withheld,
+)
+from store.blobs import BlobStore, MemoryBlobs
 
 log = logging.getLogger("ledger_chat.tools")
 HealthState = Literal["starting", "ready", "failed", "restarting", "stopped"]
@@ -35,6 +47,7 @@ class ServerHealth:
     tools: tuple[str, ...] = ()
     message: str | None = None
     confirm: bool = False
+    withheld: tuple[Withheld, ...] = ()  # tools it lists that are not offered to the model, with the reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +61,16 @@ class ResolvedTool:
 
 class ToolHub:
     def __init__(
-        self, servers: tuple[ServerConfig, ...], *, log_dir: Path | None = None, max_restarts: int = 3
+        self,
+        servers: tuple[ServerConfig, ...],
+        *,
+        log_dir: Path | None = None,
+        max_restarts: int = 3,
+        blobs: BlobStore | None = None,
     ) -> None:
         self.configs = {s.name: s for s in servers}
         self.log_dir = log_dir
+        self.blobs: BlobStore = blobs if blobs is not None else MemoryBlobs()
         self.max_restarts = max_restarts
         self._connections: dict[str, MCPConnection] = {}
         self._health: dict[str, ServerHealth] = {
@@ -89,6 +108,14 @@ class ToolHub:
     def resolve(self, name: str) -> ResolvedTool | None:
         return self._exposed.get(name)
 
+    def withheld_reason(self, name: str) -> str | None:
+        """Why a tool of that name, listed by a server, is not offered (None when no server withholds one)."""
+        for health in self._health.values():
+            for tool in health.withheld:
+                if tool.name == name:
+                    return tool.reason
+        return None
+
     def health(self) -> tuple[ServerHealth, ...]:
         return tuple(self._health.values())
 
@@ -117,7 +144,7 @@ class ToolHub:
     # --- internals ---------------------------------------------------------------------------------------------
 
     async def _start(self, name: str) -> None:
-        connection = MCPConnection(self.configs[name], self.log_dir)
+        connection = MCPConnection(self.configs[name], self.log_dir, self.blobs)
         try:
             await connection.start()
         except ServerUnavailable as exc:
@@ -125,7 +152,7 @@ class ToolHub:
             self._set(name, "failed", message=f"could not start: {exc}")
             return
         self._connections[name] = connection
-        self._set(name, "ready", tools=tuple(t.name for t in connection.tools))
+        self._set(name, "ready", tools=tuple(t.name for t in connection.tools), withheld=connection.withheld)
         self._expose()
 
     def _died(self, name: str, why: str, connection: MCPConnection) -> None:
@@ -171,9 +198,17 @@ class ToolHub:
                 specs[name] = spec
         self._exposed, self._specs = exposed, specs
 
-    def _set(self, name: str, state: HealthState, *, tools: tuple[str, ...] = (), message: str | None = None) -> None:
+    def _set(
+        self,
+        name: str,
+        state: HealthState,
+        *,
+        tools: tuple[str, ...] = (),
+        message: str | None = None,
+        withheld: tuple[Withheld, ...] = (),
+    ) -> None:
         self._health[name] = ServerHealth(
-            name=name, state=state, tools=tools, message=message, confirm=self.configs[name].confirm
+            name=name, state=state, tools=tools, message=message, confirm=self.configs[name].confirm, withheld=withheld
         )
 
 

@@ -9,6 +9,11 @@ Guarantees:
   decides whether to start a new one. Nothing here ever raises anything but ``ToolServerError`` subclasses from
   ``start`` and ``call``.
 - The server's stderr goes to a log file of its own (never the app's terminal or the page).
+- The client introduces itself as ``ledger-chat`` with the app's version (``engine.tools.identity``).
+- A result is kept whole (``engine.tools.result_content``): every content part, binary bytes in ``blobs``.
+- A tool whose ``execution.taskSupport`` is ``required`` is not offered (this SDK's client cannot make
+  task-augmented calls: its task types are types only, never dispatched): it is in ``withheld`` with the reason,
+  never in ``tools``.
 """
 
 from __future__ import annotations
@@ -23,8 +28,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from engine.tools.config import ServerConfig
+from engine.tools.identity import client_info
+from engine.tools.result_content import convert
+from ledger.values import ToolPart
+from store.blobs import BlobStore, MemoryBlobs
 
 log = logging.getLogger("ledger_chat.tools")
+TASKS_REQUIRED = "needs MCP task-augmented calls, which this client does not make yet; not offered to the model"
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
@@ -61,13 +71,25 @@ class ToolSpec:
 class CallOutcome:
     text: str
     is_error: bool
+    parts: tuple[ToolPart, ...] = ()
+    structured: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Withheld:
+    """A tool the server lists that is not offered to the model, and why."""
+
+    name: str
+    reason: str
 
 
 class MCPConnection:
-    def __init__(self, config: ServerConfig, log_dir: Path | None = None) -> None:
+    def __init__(self, config: ServerConfig, log_dir: Path | None = None, blobs: BlobStore | None = None) -> None:
         self.config = config
         self.log_dir = log_dir
+        self.blobs: BlobStore = blobs if blobs is not None else MemoryBlobs()
         self.tools: tuple[ToolSpec, ...] = ()
+        self.withheld: tuple[Withheld, ...] = ()
         self._session: Any = None
         self._stop = asyncio.Event()
         self._ready: asyncio.Future[None] | None = None
@@ -109,7 +131,13 @@ class MCPConnection:
             if exc.code == REQUEST_TIMEOUT:
                 raise CallTimedOut(f"no result within {self.config.timeout:g} s") from None
             return CallOutcome(text=f"The tool server answered with an error: {exc.message}", is_error=True)
-        return CallOutcome(text=_text(result), is_error=bool(getattr(result, "is_error", False)))
+        whole = await convert(result, self.blobs)
+        return CallOutcome(
+            text=whole.text,
+            is_error=bool(getattr(result, "is_error", False)),
+            parts=whole.parts,
+            structured=whole.structured,
+        )
 
     async def stop(self) -> None:
         self._stop.set()
@@ -143,12 +171,16 @@ class MCPConnection:
                         streamable_http_client(self.config.url or "", http_client=client)
                     )
                     read, write = streams[0], streams[1]
-                session = await stack.enter_async_context(ClientSession(read, write))
+                session = await stack.enter_async_context(ClientSession(read, write, client_info=client_info()))
                 await session.initialize()
                 listed = await session.list_tools()
+                offered = [t for t in listed.tools if _task_support(t) != "required"]
+                self.withheld = tuple(
+                    Withheld(name=t.name, reason=TASKS_REQUIRED) for t in listed.tools if t not in offered
+                )
                 self.tools = tuple(
                     ToolSpec(name=t.name, description=t.description or "", schema=dict(t.input_schema or {}))
-                    for t in listed.tools
+                    for t in offered
                 )
                 self._session = session
                 self._ready.set_result(None)
@@ -170,12 +202,9 @@ class MCPConnection:
         return self._errlog
 
 
-def _text(result: Any) -> str:
-    parts = []
-    for item in getattr(result, "content", None) or []:
-        text = getattr(item, "text", None)
-        parts.append(text if isinstance(text, str) else f"[{getattr(item, 'type', 'content')} not shown]")
-    return "\n".join(parts)
+def _task_support(tool: Any) -> str | None:
+    execution = getattr(tool, "execution", None)
+    return getattr(execution, "task_support", None)
 
 
 def _reason(exc: BaseException) -> str:

@@ -10,20 +10,32 @@ Guarantees:
   otherwise ``cancelled`` with a sentence saying the user stopped it before it returned. Calls not yet dispatched
   (including one waiting for Run/Skip) get ``not_run``. Then the cancellation goes on.
 - Progress from the server is recorded at most four times a second per call (and always the last one).
+- A result is recorded whole: its content parts and structured content with its text (``record_whole``), through
+  the same stale gate as ``AttemptRun.record_result``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from typing import Any
 
 from engine.attempt import AttemptRun, PendingCall
 from engine.settings import Limits
+from engine.text import valid_text
 from engine.tools.hub import ToolHub
 from engine.tools.mcp_server import CallOutcome, ToolServerError
-from ledger.events import ToolAwaitingApproval, ToolDispatched, ToolProgress, ToolStatus
+from ledger.events import (
+    StaleToolResult,
+    ToolAwaitingApproval,
+    ToolDispatched,
+    ToolProgress,
+    ToolResult,
+    ToolStatus,
+)
+from ledger.stale import tool_result_stale_reason
 
 PROGRESS_SECONDS = 0.25
 
@@ -49,8 +61,8 @@ async def run_tools(run: AttemptRun, calls: list[PendingCall], hub: ToolHub | No
             task = asyncio.get_running_loop().create_task(hub.call(server, tool, arguments, _progress(run, call)))
             running = (call, task, time.monotonic())
             undispatched = list(pending)
-            status, content = await _outcome(asyncio.shield(task))
-            run.record_result(call.call_id, status, content, _elapsed(run, running[2]))
+            status, outcome = await _outcome(asyncio.shield(task))
+            record_whole(run, call.call_id, status, outcome, _elapsed(run, running[2]))
             running = None
     except asyncio.CancelledError:
         if running is not None:
@@ -71,7 +83,9 @@ def _target(run: AttemptRun, call: PendingCall, hub: ToolHub | None) -> tuple[st
     """Where the call goes, or None after recording why it cannot run."""
     resolved = hub.resolve(call.name) if hub is not None else None
     if resolved is None:
-        run.record_result(call.call_id, "error", f"No tool named {call.name!r} is available.", None)
+        withheld = hub.withheld_reason(call.name) if hub is not None else None
+        words = f"The tool {call.name!r} was not run: it {withheld}." if withheld else None
+        run.record_result(call.call_id, "error", words or f"No tool named {call.name!r} is available.", None)
         return None
     try:
         arguments = json.loads(call.arguments) if call.arguments.strip() else {}
@@ -96,16 +110,48 @@ async def _approved(run: AttemptRun, call: PendingCall) -> bool:
         run.approvals.pop(call.call_id, None)
 
 
-async def _outcome(awaitable: asyncio.Future[CallOutcome]) -> tuple[ToolStatus, str]:
+def record_whole(
+    run: AttemptRun, call_id: str, status: ToolStatus, outcome: CallOutcome, duration_ms: float | None
+) -> bool:
+    """``AttemptRun.record_result`` with the result's parts and structured content (the same gate: the call's one
+    result, or a stale record). Returns whether it counted."""
+    if not outcome.parts and outcome.structured is None:
+        return run.record_result(call_id, status, outcome.text, duration_ms)
+    conv = run.view()
+    if conv is None:
+        return False
+    content = valid_text(outcome.text)
+    why = tool_result_stale_reason(conv, run.attempt_id, call_id)
+    if why is not None:
+        run.append(StaleToolResult(**run.ids, call_id=call_id, why=why, size=len(content)))
+        return False
+    parts = tuple(dataclasses.replace(p, text=valid_text(p.text)) if p.text is not None else p for p in outcome.parts)
+    structured = valid_text(outcome.structured) if outcome.structured is not None else None
+    run.append(
+        ToolResult(
+            **run.ids,
+            call_id=call_id,
+            status=status,
+            content=content,
+            size=len(content),
+            duration_ms=duration_ms,
+            parts=parts,
+            structured=structured,
+        )
+    )
+    return True
+
+
+async def _outcome(awaitable: asyncio.Future[CallOutcome]) -> tuple[ToolStatus, CallOutcome]:
     try:
         outcome = await awaitable
     except ToolServerError as exc:
-        return "error", f"The tool did not return a result: {exc}."
+        return "error", CallOutcome(f"The tool did not return a result: {exc}.", True)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - a broken call is a result the model sees, not a crash
-        return "error", f"The tool call failed ({type(exc).__name__}: {exc})."
-    return ("error" if outcome.is_error else "ok"), outcome.text
+        return "error", CallOutcome(f"The tool call failed ({type(exc).__name__}: {exc}).", True)
+    return ("error" if outcome.is_error else "ok"), outcome
 
 
 async def _stop_running(
@@ -115,10 +161,10 @@ async def _stop_running(
         task.cancel()  # the SDK sends notifications/cancelled for this request
         await asyncio.wait({task}, timeout=grace)
     if task.done() and not task.cancelled():
-        status, content = await _outcome(task)
+        status, outcome = await _outcome(task)
     else:
-        status, content = "cancelled", _stopped_words(run)
-    run.record_result(call.call_id, status, content, _elapsed(run, started))
+        status, outcome = "cancelled", CallOutcome(_stopped_words(run), True)
+    record_whole(run, call.call_id, status, outcome, _elapsed(run, started))
 
 
 def _progress(run: AttemptRun, call: PendingCall) -> Any:

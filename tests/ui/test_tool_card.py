@@ -1,0 +1,114 @@
+"""Tool cards with whole results, with NiceGUI's simulated user: the real app (``main.py``) on the scripted
+upstream, the demo MCP server over stdio as its tool server; what the page holds for each part is read from its
+elements (what the browser is sent)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from nicegui import ui
+from nicegui.testing import User
+
+from ledger.events import ToolResult
+from tests.support.page import elements, engine, send
+from tests.support.tools import ROOT
+from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
+from tests.support.waiting import wait_until
+from ui.chat_page import PAINTED
+
+pytest_plugins = ["nicegui.testing.user_plugin"]
+
+
+@pytest.fixture
+def app_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, upstream: ScriptedUpstream) -> ScriptedUpstream:
+    """The app's settings, set before the ``user`` fixture starts it: the demo tool server as its one server."""
+    config = tmp_path / "tools.json"
+    server = {"command": sys.executable, "args": ["-m", "demo.tools_server"], "cwd": str(ROOT)}
+    config.write_text(json.dumps({"mcpServers": {"demo": server}}))
+    monkeypatch.setenv("LEDGERCHAT_MODEL", "openai/test-model")
+    monkeypatch.setenv("LEDGERCHAT_API_BASE", upstream.base_url)
+    monkeypatch.setenv("LEDGERCHAT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("LEDGERCHAT_MCP_CONFIG", str(config))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-tool-card-0123456789")
+    monkeypatch.setenv("LEDGERCHAT_ALLOWED_HOSTS", "test")
+    return upstream
+
+
+@pytest.fixture
+async def chat(app_env: ScriptedUpstream, user: User) -> User:
+    user.javascript_rules[re.compile(re.escape(PAINTED))] = lambda _: PAINTED
+    await user.open("/")
+    return user
+
+
+def card(user: User, call_id: str) -> ui.element:
+    (found,) = (e for e in elements(user, marker="tool-card") if e.props.get("data-call-id") == call_id)
+    return found
+
+
+def inside(root: ui.element, marker: str) -> list[ui.element]:
+    return [e for e in root.descendants() if marker in e._markers]
+
+
+def labels(root: ui.element) -> list[str]:
+    return [e.text for e in root.descendants() if isinstance(e, ui.label)]
+
+
+async def test_a_rich_result_shows_its_image_audio_resource_link_and_structured_content_on_the_card(
+    chat: User, upstream: ScriptedUpstream
+) -> None:
+    calls = [
+        PlannedCall("draw_chart", '{"title": "<b>Load</b>"}', "call_img"),
+        PlannedCall("notes_file", "{}", "call_res"),
+        PlannedCall("beep", "{}", "call_wav"),
+    ]
+    upstream.plan(Behavior(text="Looking.", tool_calls=calls), Behavior(text="Here they are."))
+    await send(chat, "show me everything")
+    statuses = lambda: [e.props.get("data-status") for e in elements(chat, marker="tool-card")]  # noqa: E731
+    await wait_until(lambda: statuses() == ["done", "done", "done"], 20, "the three cards done")
+    got = {e.call_id: e for e in engine().events(engine().summaries()[0].conversation_id) if isinstance(e, ToolResult)}
+    image_sha = next(p.sha256 for p in got["call_img"].parts if p.kind == "image")
+    audio_sha = next(p.sha256 for p in got["call_wav"].parts if p.kind == "audio")
+
+    image_card = card(chat, "call_img")
+    assert image_card.props["data-tool-call"] == "call_img" and image_card.props["data-tool-status"] == "done"
+    (image,) = inside(image_card, "tool-image")
+    assert image.tag == "img" and image.props["src"] == f"/files/{image_sha}/thumb"
+    assert image.props["alt"].startswith("Image, 320×200")
+    (link,) = inside(image_card, "tool-image-link")
+    assert link.props["href"] == f"/files/{image_sha}"
+    (structured,) = inside(image_card, "tool-structured")
+    shown = structured.text
+    assert json.loads(shown) == {"title": "<b>Load</b>", "unit": "requests", "values": json.loads(shown)["values"]}
+    assert '\n  "title": "<b>Load</b>"' in shown  # pretty, and the tool's markup stays text in a label
+
+    resource_card = card(chat, "call_res")
+    (resource,) = inside(resource_card, "tool-resource")
+    assert resource.props["data-uri"] == "file:///demo/notes.md"
+    assert resource.props["label"] == "file:///demo/notes.md · text/markdown" and resource.value is False  # collapsed
+    (text,) = inside(resource_card, "tool-resource-text")
+    assert text.text.startswith("# Retries\nRetry only what is safe to repeat")
+    (chip,) = inside(resource_card, "tool-link")
+    assert chip.props["data-uri"] == "file:///demo/notes.md" and "file:///demo/notes.md" in labels(chip)
+    assert not [e for e in chip.descendants() if e.props.get("href")]  # shown, never a link to fetch
+
+    (player,) = inside(card(chat, "call_wav"), "tool-audio")
+    assert (player.tag, player.props["src"], player.props["preload"]) == ("audio", f"/files/{audio_sha}", "none")
+    for root in (image_card, resource_card):  # nothing from the tool is markup: no HTML or markdown element at all
+        assert not [e for e in root.descendants() if isinstance(e, ui.html | ui.markdown)]
+        sources = [str(e.props.get(k)) for e in root.descendants() for k in ("src", "href") if e.props.get(k)]
+        assert all(s.startswith("/files/") for s in sources), sources
+
+
+async def test_the_tools_panel_names_a_task_required_tool_that_is_not_offered_and_why(
+    chat: User, upstream: ScriptedUpstream
+) -> None:
+    await wait_until(lambda: elements(chat, marker="tool-withheld"), 20, "the server's tools listed")
+    (withheld,) = elements(chat, marker="tool-withheld")
+    assert withheld.props["data-withheld-tool"] == "batch_report"
+    assert withheld.text.startswith("batch_report: needs MCP task-augmented calls")
+    assert "not offered to the model" in withheld.text
