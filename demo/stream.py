@@ -7,7 +7,7 @@ Guarantees:
 - The in-stream faults, at that chunk of the text: ``drop_after`` raises ``InjectedDrop`` (the server cuts the
   connection), ``malformed_after`` yields one ``malformed`` piece and ends, ``error_after`` one ``error`` piece
   (the provider's in-stream error, its message the behaviour's) and ends, ``stall_after`` sends nothing for an
-  hour.
+  hour (counted on through the tool calls' argument pieces: a stall can come mid-call).
 - ``record.chunks_sent`` counts every text and tool-call piece yielded; ``tracked`` wraps a dialect's frames and
   keeps ``disconnected_at`` (the client went away) and ``closed_at`` (the stream ended, any way); the dialect
   sets ``finished`` after its last frame.
@@ -109,12 +109,16 @@ async def paced(record: RequestRecord, b: Behavior, text: str) -> AsyncGenerator
         yield Piece("text", piece, index=n)
         record.chunks_sent += 1
         await asyncio.sleep(b.chunk_delay)
+    sent = len(pieces)
     for index, call in enumerate(b.tool_calls):
         yield Piece("call_start", index=index, call=call)
         record.chunks_sent += 1
         await asyncio.sleep(b.chunk_delay)
         size = max(1, -(-len(call.arguments) // max(call.pieces, 1)))
         for start in range(0, len(call.arguments), size):
+            sent += 1
+            if b.stall_after is not None and sent >= b.stall_after:  # counted on from the text's pieces
+                await asyncio.sleep(3600)
             yield Piece("call_args", call.arguments[start : start + size], index=index, call=call)
             record.chunks_sent += 1
             await asyncio.sleep(b.chunk_delay)

@@ -70,7 +70,7 @@ async def test_stop_while_a_tool_call_is_half_written_keeps_the_text_and_runs_no
     cid = engine.create_conversation()
     long_args = json.dumps({"expression": "1 + " * 60 + "1"})
     call = PlannedCall("calculator", long_args, "call_half", pieces=60)
-    upstream.plan(Behavior(text="Let me compute that for you.", tool_calls=[call], chunk_delay=0.02))
+    upstream.plan(Behavior(text="Let me compute that for you.", tool_calls=[call], chunk_delay=0.02, stall_after=20))
     _, m1 = await engine.submit(cid, "compute a long sum")
     await wait_until(lambda: "tool_call_started" in kinds(engine, cid), what="the call being written")
     assert await engine.cancel(cid, "user")
