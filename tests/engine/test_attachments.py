@@ -239,3 +239,36 @@ def _png(size: tuple[int, int] = (20, 10)) -> bytes:
     out = io.BytesIO()
     Image.new("RGBA", size, (0, 128, 0, 255)).save(out, "PNG")
     return out.getvalue()
+
+
+async def test_the_demo_model_describes_the_files_it_received(engine: Engine, upstream: ScriptedUpstream) -> None:
+    image = await engine.files.accept("holiday.jpg", photo_with_gps())
+    table = await engine.files.accept("prices.csv", b"item,price\napple,3\npear,4\nplum,5\n")
+    pdf = await engine.files.accept("scan.pdf", small_pdf())
+    cid = engine.create_conversation()
+    _, answer_id = await engine.send(cid, "what are these?", attachments=(image, table, pdf))  # no plan: the demo
+    await answered(engine, cid, upstream)
+    text = engine.conversation(cid).attempts[engine.conversation(cid).messages[answer_id].attempt_ids[-1]].text
+    assert text.startswith("You attached 3 files. Here is what I can read:")
+    assert "an image (image/jpeg," in text and "64×48 px" in text
+    assert "**prices.csv** (text/csv, 33 bytes), first lines:" in text and "    apple,3" in text and "plum" not in text
+    assert "**scan.pdf** (application/pdf," in text and "1 page(s)" in text
+
+
+async def test_a_retry_or_edit_with_a_model_that_takes_no_images_is_refused_when_the_history_has_one(
+    engine: Engine, upstream: ScriptedUpstream
+) -> None:
+    image = await engine.files.accept("a.png", _png())
+    cid = engine.create_conversation()
+    upstream.plan(Behavior(text="ok", chunk_delay=0.0))
+    user_id, answer_id = await engine.send(cid, "see", attachments=(image,))
+    await answered(engine, cid, upstream)
+    before, requests = len(engine.events(cid)), len(upstream.records)
+    with pytest.raises(InputRejected, match="does not take images"):
+        await engine.retry(cid, answer_id, model=PLAIN)
+    with pytest.raises(InputRejected, match="does not take images"):
+        await engine.edit(cid, user_id, "again", model=PLAIN)
+    assert len(engine.events(cid)) == before and len(upstream.records) == requests
+    await engine.edit(cid, user_id, "without the picture", model=PLAIN, attachments=())  # an edit that drops it
+    await answered(engine, cid, upstream)
+    assert image_hashes(upstream.last) == [] and upstream.last.raw["messages"][-1]["content"] == "without the picture"
