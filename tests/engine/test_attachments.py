@@ -272,3 +272,19 @@ async def test_a_retry_or_edit_with_a_model_that_takes_no_images_is_refused_when
     await engine.edit(cid, user_id, "without the picture", model=PLAIN, attachments=())  # an edit that drops it
     await answered(engine, cid, upstream)
     assert image_hashes(upstream.last) == [] and upstream.last.raw["messages"][-1]["content"] == "without the picture"
+
+
+async def test_an_animated_gif_keeps_its_frames_and_a_rotated_photo_its_look(engine: Engine) -> None:
+    frames = [Image.new("RGB", (12, 8), color) for color in ((255, 0, 0), (0, 255, 0), (0, 0, 255))]
+    out = io.BytesIO()
+    frames[0].save(out, "GIF", save_all=True, append_images=frames[1:], duration=[50, 60, 70], loop=0, comment=b"hi")
+    gif = await engine.files.accept("spin.gif", out.getvalue())
+    stored = Image.open(io.BytesIO(engine.files.read(gif.sha256) or b""))
+    assert gif.media_type == "image/gif" and stored.n_frames == 3 and "comment" not in stored.info
+    exif = Image.Exif()
+    exif[0x0112] = 6  # Orientation: rotate 90° clockwise to show
+    portrait = io.BytesIO()
+    Image.new("RGB", (40, 20), (9, 9, 9)).save(portrait, "JPEG", exif=exif)
+    turned = await engine.files.accept("turned.jpg", portrait.getvalue())
+    assert (turned.width, turned.height) == (20, 40)
+    assert not Image.open(io.BytesIO(engine.files.read(turned.sha256) or b"")).getexif()
