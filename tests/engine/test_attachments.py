@@ -4,6 +4,7 @@ what the upstream received is compared by hash with what the ledger recorded."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
 from collections.abc import AsyncIterator
@@ -288,3 +289,41 @@ async def test_an_animated_gif_keeps_its_frames_and_a_rotated_photo_its_look(eng
     turned = await engine.files.accept("turned.jpg", portrait.getvalue())
     assert (turned.width, turned.height) == (20, 40)
     assert not Image.open(io.BytesIO(engine.files.read(turned.sha256) or b"")).getexif()
+
+
+def base64_hashes(value: Any) -> set[str]:
+    """The sha256 of every long base64 string (or data URL) anywhere in a request body."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for item in value.values():
+            found |= base64_hashes(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= base64_hashes(item)
+    elif isinstance(value, str) and len(value) > 200:
+        with contextlib.suppress(ValueError):
+            found.add(hashlib.sha256(base64.b64decode(value.split(",", 1)[-1], validate=True)).hexdigest())
+    return found
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "gemini"])
+async def test_litellm_carries_the_same_image_bytes_in_anthropic_s_and_gemini_s_own_forms(
+    dialect: str, tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    from tests.support.dialects import provider
+
+    store = Store.open(tmp_path / "data", flush_interval=0.05)
+    files = Files(FolderBlobs(tmp_path / "data" / "blobs"))
+    limits = Limits(first_chunk_timeout=5.0, idle_timeout=2.0, resend_backoff=0.05)
+    engine = Engine(store, EngineSettings(provider=provider(dialect, upstream, TEST_KEY), limits=limits, files=files))
+    try:
+        image = await engine.files.accept("holiday.jpg", photo_with_gps())
+        cid = engine.create_conversation()
+        upstream.plan(Behavior(text="ok", chunk_delay=0.0))
+        await engine.send(cid, "what is it?", attachments=(image,))
+        await answered(engine, cid, upstream)
+        assert upstream.last.dialect == dialect and upstream.last.status in (None, 200)
+        assert image.sha256 in base64_hashes(upstream.last.raw)
+    finally:
+        await engine.shutdown()
+        store.close()
