@@ -47,7 +47,6 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     app.add_middleware(Guard, policy=policy)
     provider = provider_config(config, token=token)
     servers = tool_servers(config)
-    hub = ToolHub(servers, log_dir=config.data_dir / "logs") if servers else None
     context = PageContext(model_label="demo model (offline)" if config.is_demo else config.model, demo=config.is_demo)
     if config.is_demo or "demo" in config.models:
         from demo.endpoint import DemoModel
@@ -55,6 +54,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         app.mount("/demo", DemoModel(chunk_delay=config.demo_chunk_delay, transient_faults=True).app)
     clusters: list[Cluster] = []
     files = Files(open_blobs(config, store), config.file_limits)
+    hub = ToolHub(servers, log_dir=config.data_dir / "logs", blobs=files.blobs) if servers else None  # one store
     if config.model_info is not None:
         models.declare(load_model_info(config.model_info))  # registered with litellm once it is imported
     if config.is_demo or "demo" in config.models:  # the demo model reads images and PDFs (demo.agent)

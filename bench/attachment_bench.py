@@ -27,7 +27,6 @@ from pathlib import Path
 
 from PIL import Image
 
-import demo.endpoint
 from demo.endpoint import serve_in_thread
 from engine.engine import Engine
 from engine.files import FileLimits, Files, models
@@ -78,7 +77,6 @@ def memory(label: str, base: tuple[float, int]) -> tuple[float, int]:
 
 
 async def main() -> None:
-    demo.endpoint.MAX_BODY_BYTES = 64 * MB  # the demo's own limit (4 MB) is below a 10 MB image's request
     litellm()
     models.declare({MODEL: {"supports_vision": True}})
     upstream = ScriptedUpstream(chunk_delay=0.0)
@@ -133,8 +131,10 @@ async def main() -> None:
               f"10 MB image: first {image_ms[0]:.0f} ms, Retries " + ", ".join(f"{v:.0f}" for v in image_ms[1:])
               + f" ms; ratio (image median / text median) {statistics.median(image_ms) / text:.0f}x")  # fmt: skip
         size = attachment.size / MB
-        print(f"traced memory per Retry after the first send: {growth:+.2f} MB (image {size:.1f} MB, its base64 "
-              f"{size * 4 / 3:.1f} MB); traced peak during the sends {peak / MB:.0f} MB (with the upstream)")
+        print(
+            f"traced memory per Retry after the first send: {growth:+.2f} MB (image {size:.1f} MB, its base64 "
+            f"{size * 4 / 3:.1f} MB); traced peak during the sends {peak / MB:.0f} MB (with the upstream)"
+        )
         await engine.shutdown()
         store.close()
     stop()

@@ -43,7 +43,7 @@ __all__ = ["HOSTILE", "MAX_BODY_BYTES", "MAX_RECORDS", "Behavior", "DemoModel", 
 
 SECRET_HEADERS = {"authorization", "x-api-key", "x-goog-api-key"}
 
-MAX_BODY_BYTES = 4_000_000
+MAX_BODY_BYTES = 80_000_000  # a message's 50 MB of files, as base64 in JSON, fits
 MAX_RECORDS = 50
 
 

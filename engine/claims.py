@@ -62,8 +62,10 @@ class Claims:
             self.engine.spawn(self._release(attempt_id, durable=False), f"release {attempt_id}")
 
     def ended(self, attempt_id: str) -> None:
-        """The attempt's ``persisted`` was folded here: release its claim once that is durable."""
+        """The attempt's ``persisted`` was folded here: release its claim once that is durable. Its epoch goes
+        at once: a later event naming the attempt (a branch's copy of it) is not of this run."""
         if self.owned.pop(attempt_id, None) is not None:
+            self.forget(attempt_id)
             self.engine.spawn(self._release(attempt_id), f"release {attempt_id}")
 
     async def _release(self, attempt_id: str, *, durable: bool = True) -> None:

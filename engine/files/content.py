@@ -7,8 +7,9 @@ Guarantees:
   PDF input, else its text extracted with pypdf (``engine.files.pdf``); a text file as a text part headed with
   its name (at most ``MAX_TEXT_CHARS``, with a note when cut); any other file (audio included) as a line saying
   what it is. A blob that is gone becomes a line saying so.
-- A tool entry is what ``engine.tools.result_parts.tool_messages`` makes of it; other entries are
-  ``HistoryEntry.as_message``.
+- Tool entries are what ``engine.tools.result_parts.history_messages`` makes of them (one tool message each, and
+  the step's images in one user message after its last tool message where the provider takes them no other
+  way); other entries are ``HistoryEntry.as_message``.
 - Blocking (reads blobs, encodes base64): call it on a worker thread (``messages_async``). Every request built
   from the same ledger carries the same bytes (same sha256): nothing here depends on the attempt.
 """
@@ -24,7 +25,7 @@ from engine.files.models import takes_pdf
 from engine.files.pdf import pdf_text
 from engine.files.service import megabytes
 from engine.files.sniff import PDF, RASTER, as_text, is_text
-from engine.tools.result_parts import tool_messages
+from engine.tools.result_parts import history_messages
 from ledger.history import HistoryEntry
 from ledger.values import Attachment
 
@@ -34,15 +35,12 @@ Part = dict[str, Any]
 
 
 def messages(entries: Iterable[HistoryEntry], model: str, read: Read) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for entry in entries:
-        if entry.role == "tool":
-            out += tool_messages(entry, model, read)
-        elif entry.role == "user" and entry.attachments:
-            out.append({"role": "user", "content": user_parts(entry, model, read)})
-        else:
-            out.append(entry.as_message())
-    return out
+    def other(entry: HistoryEntry) -> dict[str, Any]:
+        if entry.role == "user" and entry.attachments:
+            return {"role": "user", "content": user_parts(entry, model, read)}
+        return entry.as_message()
+
+    return history_messages(entries, model, read, other)
 
 
 async def messages_async(entries: Iterable[HistoryEntry], model: str, read: Read) -> list[dict[str, Any]]:

@@ -332,7 +332,6 @@ async def test_litellm_carries_the_same_image_bytes_in_anthropic_s_and_gemini_s_
         store.close()
 
 
-
 async def test_a_very_long_text_file_is_cut_in_the_request_and_kept_whole_in_the_store(
     engine: Engine, upstream: ScriptedUpstream
 ) -> None:
