@@ -18,11 +18,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import ipaddress
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.files import FileLimits
 from engine.settings import Limits
 
 DEMO_MODEL = "demo"
@@ -55,6 +57,13 @@ class AppConfig:
     allowed_hosts: tuple[str, ...] = ()
     database_url: str | None = field(default=None, repr=False)  # may hold a password: never shown
     from_data_dir: Path | None = None
+    max_attachment_mb: float = 20.0
+    model_info: Path | None = None
+    with_files: bool = False
+
+    @property
+    def file_limits(self) -> FileLimits:
+        return FileLimits.from_mb(self.max_attachment_mb)
 
     @property
     def is_demo(self) -> bool:
@@ -113,6 +122,13 @@ _APP_OPTIONS: tuple[tuple[str, type, str], ...] = (
         Path,
         "JSON file of tool servers in the mcpServers shape (default: the demo tools, demo model only)",
     ),
+    ("max_attachment_mb", float, "largest file a message may carry, in MB (default 20; 50 MB or one file per message)"),
+    (
+        "model_info",
+        Path,
+        "JSON file in litellm's model-map shape declaring what models take, e.g. "
+        '{"openai/my-model": {"supports_vision": true, "max_input_tokens": 32000}}',
+    ),
 )
 _LIMIT_OPTIONS: tuple[tuple[str, type, str], ...] = (
     ("leave_policy", str, f"what leaving a streaming chat does: continue or cancel (default {_LIMITS.leave_policy})"),
@@ -147,6 +163,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
                 raise ConfigError(f"--{name.replace('_', '-')}: {raw!r} is not a valid {kind.__name__}") from None
     if args.command == "export":
         app["conversation"] = getattr(args, "conversation", None)
+        app["with_files"] = bool(getattr(args, "with_files", False))
     elif args.command == "migrate":
         app["from_data_dir"] = Path(args.from_data_dir)
     else:
@@ -177,6 +194,12 @@ def _validate(c: AppConfig) -> None:
         )
     if c.command == "migrate" and not c.database_url:
         raise ConfigError("migrate: --database-url (or LEDGERCHAT_DATABASE_URL) names the database to copy into")
+    try:
+        c.file_limits  # noqa: B018 - validates --max-attachment-mb
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if c.model_info is not None:
+        load_model_info(c.model_info)
     if c.demo_chunk_delay < 0:
         raise ConfigError("--demo-chunk-delay: must not be negative")
     if c.api_base and not c.api_base.startswith(("http://", "https://")):
@@ -190,6 +213,22 @@ def _validate(c: AppConfig) -> None:
         )
     if c.token and (len(c.token) < MIN_TOKEN_CHARS or not c.token.isprintable() or " " in c.token):
         raise ConfigError(f"--token: must be at least {MIN_TOKEN_CHARS} printable characters without spaces")
+
+
+def load_model_info(path: Path) -> dict[str, Any]:
+    """The ``--model-info`` file: an object of model string → object of litellm model-map keys."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--model-info: {path} cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise ConfigError(f"--model-info: {path} is not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, dict) for k, v in data.items()):
+        raise ConfigError(
+            f"--model-info: {path} must be a JSON object of model names to objects, "
+            'e.g. {"openai/my-model": {"supports_vision": true}}'
+        )
+    return data
 
 
 def _access(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, Any]:
@@ -229,6 +268,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     export = sub.add_parser("export", help="write the ledger as JSON Lines to stdout")
     export.add_argument("--conversation", help="only this conversation id")
+    export.add_argument(
+        "--with-files", action="store_true", help="write a zip (events.jsonl and files/<sha256>) with the files' bytes"
+    )
     _add_options(export, only=("data_dir", "database_url"))
     migrate = sub.add_parser("migrate", help="copy a TinyDB data folder into PostgreSQL (safe to re-run, verified)")
     migrate.add_argument("--from-data-dir", required=True, help="the data folder to copy")

@@ -1,10 +1,13 @@
 """Which store the configuration asks for: PostgreSQL with ``--database-url``, else the TinyDB files of
-``--data-dir``. Guarantees: the back end's module is imported only when chosen (psycopg is not loaded for TinyDB)."""
+``--data-dir``; and the blob store beside it (a ``blobs`` table in the same database, else files under
+``<data-dir>/blobs``). Guarantees: the back end's module is imported only when chosen (psycopg is not loaded for
+TinyDB); a read-only store gets blobs that never write."""
 
 from __future__ import annotations
 
 from app.config import AppConfig
 from store.api import EventStore
+from store.blobs import BlobStore
 
 
 def open_store(config: AppConfig, *, read_only: bool = False) -> EventStore:
@@ -15,3 +18,22 @@ def open_store(config: AppConfig, *, read_only: bool = False) -> EventStore:
     from store.tinydb.store import Store
 
     return Store.open(config.data_dir, read_only=read_only)
+
+
+def open_blobs(config: AppConfig, store: EventStore, *, read_only: bool = False) -> BlobStore:
+    """The blob store that goes with ``store`` (opened by ``open_store``); close it with ``close_blobs``."""
+    if config.database_url:
+        from store.blobs.postgres import PgBlobs
+        from store.postgres.store import PgStore
+
+        instance = store.instance if isinstance(store, PgStore) else "export"
+        return PgBlobs.open(config.database_url, instance=instance, read_only=read_only)
+    from store.blobs.folder import FolderBlobs
+
+    return FolderBlobs(config.data_dir / "blobs", read_only=read_only)
+
+
+def close_blobs(blobs: BlobStore) -> None:
+    close = getattr(blobs, "close", None)
+    if callable(close):
+        close()

@@ -1,6 +1,9 @@
 """Wiring, in order: front door → settings → engine → pages, inside NiceGUI's life cycle, over an open store.
 
-Guarantees: the front door (``ui.guard``: Host, Origin, token, security headers) sits before every route; the
+Guarantees: the files service (``engine.files.Files``) keeps its bytes in the blob store beside the ledger
+(``app.stores.open_blobs``), with ``--max-attachment-mb``; ``--model-info`` (and the demo model's own entry) is
+registered with litellm right after its import, before the first turn. The front door (``ui.guard``: Host,
+Origin, token, security headers) sits before every route; the
 engine starts with the app (before the first page is served): attempts a dead process left streaming are
 finalized (on PostgreSQL only those whose instance is gone, by a survivor: ``engine.cluster``); litellm's import
 (seconds) and the tool servers start in the background while pages are served already, and a turn waits for both
@@ -14,7 +17,7 @@ import asyncio
 import gc
 import logging
 
-from app.config import AppConfig
+from app.config import AppConfig, load_model_info
 from app.memory import MemoryGiver
 from app.probes import probes
 from app.providers import provider_config, tool_servers
@@ -27,8 +30,10 @@ READY_LINE = "Ledger Chat: the model client is loaded"
 def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None:
     from nicegui import Client, app, background_tasks
 
+    from app.stores import close_blobs, open_blobs
     from engine.cluster import Cluster
     from engine.engine import Engine
+    from engine.files import Files, models
     from engine.offline import rehearse, start_import
     from engine.settings import EngineSettings
     from engine.tokens import warm_up
@@ -49,11 +54,19 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
 
         app.mount("/demo", DemoModel(chunk_delay=config.demo_chunk_delay, transient_faults=True).app)
     clusters: list[Cluster] = []
+    files = Files(open_blobs(config, store), config.file_limits)
+    if config.model_info is not None:
+        models.declare(load_model_info(config.model_info))  # registered with litellm once it is imported
+    if config.is_demo or "demo" in config.models:  # the demo model reads images and PDFs (demo.agent)
+        from demo import PROVIDER_MODEL
+
+        models.declare({PROVIDER_MODEL: {"supports_vision": True, "supports_pdf_input": True, "mode": "chat"}})
 
     async def startup() -> None:
         # on a thread, pages are served meanwhile; then everything alive so far (litellm's modules, the store's
         # index) is moved out of the garbage collector's way: a full collection no longer walks it (gc.freeze)
         def loaded() -> None:
+            models.register()
             warm_up(provider.model)
             rehearse(provider.model)  # what litellm builds on a first request is frozen with the rest
             gc.freeze()
@@ -65,6 +78,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
             limits=config.limits,
             spawn=lambda coro, name: background_tasks.create(coro, name=name),
             others=tuple(provider_config(config, model, token) for model in config.models),
+            files=files,
         )
         engine = Engine(store, settings, hub)
         if config.database_url is None:
@@ -89,6 +103,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         if clusters:
             await clusters.pop().close()
         await asyncio.to_thread(store.close)
+        await asyncio.to_thread(close_blobs, files.blobs)
         if hub is not None:
             await hub.stop()
 

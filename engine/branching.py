@@ -1,10 +1,11 @@
 """Branching to a new chat: the events that re-create one branch of a conversation in a new conversation.
 
 Guarantees: pure (no clock, no ids: the copies keep their original ids and times); the new conversation replays
-to the same messages along that branch: every user message with its parent, and for every answer only the attempt
-the branch followed, with its text per step, its reasoning, its answered tool calls with their results, and its
-end (complete, interrupted at exactly the prefix the model history had, failed, empty) and final form. So the
-model history of the new chat equals the branch's history in the old one.
+to the same messages along that branch: every user message with its parent and its files (the same sha256s:
+the branch sends the same bytes), and for every answer only the attempt the branch followed, with its text per
+step, its reasoning, its answered tool calls with their whole results (parts, structured content), and its end
+(complete, interrupted at exactly the prefix the model history had, failed, empty) and final form. So the model
+history of the new chat equals the branch's history in the old one.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ def branch_events(
                     turn=message.turn,
                     text=message.text,
                     parent=parent,
+                    attachments=message.attachments,  # the same files, by hash: the branch sends the same bytes
                 )
             )
             parent = message_id
@@ -100,6 +102,8 @@ def _attempt_events(a: AttemptState, user_id: str, turn: int, cid: str) -> list[
                     content=call.content,
                     size=call.size,
                     duration_ms=call.duration_ms,
+                    parts=call.parts,
+                    structured=call.structured,
                 )
             )
     events.append(_copied_end(a, cid))

@@ -18,6 +18,8 @@ Guarantees:
   instance may write the conversation.
 - While the store cannot save (``health().saving_fails``), nothing new is started: creating a conversation, Send,
   Retry and branching raise ``InputRejected`` with the reason; what is already running goes on, kept in memory.
+- ``files`` (``engine.files.Files``): Send, Edit and Retry refuse, before appending, files the model cannot take
+  (``engine.files.admit``); deleting a chat deletes the blobs no other live chat names (``engine.files.collect``).
 - A conversation leaves memory (``drop``) when its last viewer leaves and nothing streams in it, once an answer
   that ended by itself has nobody watching, and after a rename or recovery no page asked for (once saved).
 """
@@ -33,6 +35,8 @@ from immutables import Map
 
 from engine.attempt import AttemptRun, View
 from engine.branching import branch_events
+from engine.files.admit import Attached, admit, kept
+from engine.files.collect import referenced_by, unreferenced
 from engine.offline import start_import
 from engine.peers import ALONE, LiveElsewhere, Peers
 from engine.presence import Presence
@@ -53,12 +57,13 @@ from ledger.state import ConversationState, State
 from store.api import EventStore
 
 log = logging.getLogger("ledger_chat.engine")
+Ids = tuple[str, str]  # (user message id, answer id)
 
 
 class Engine:
     def __init__(self, store: EventStore, settings: EngineSettings, tools: ToolHub | None = None) -> None:
         start_import()  # 4-7 s once per process, on a thread: a turn awaits it before its timeouts start
-        self.store, self.settings, self.tools = store, settings, tools
+        self.store, self.settings, self.tools, self.files = store, settings, tools, settings.files
         self.peers: Peers = ALONE
         self._runtimes = Runtimes()
         read = self.read = ReadSide(store)
@@ -72,21 +77,17 @@ class Engine:
         self.subscribe, self.absorb, self.drop = read.subscribe, read.absorb, presence.drop
         self.viewer_joined, self.viewer_left = presence.viewer_joined, presence.viewer_left
         self.lost = presence.lost  # an owner claim gone: its worker stops without an end, the chat is read again
+        # the conversations this instance streams an answer in now (never another instance's); viewers per chat
+        self.streaming_here, self.viewer_count = self._runtimes.streaming_here, self._runtimes.viewer_count
 
     @property
-    def state(self) -> State:
-        """The loaded conversations (``ReadSide.state``)."""
+    def state(self) -> State:  # the loaded conversations (``ReadSide.state``)
         return self.read.state
 
     # --- what runs here, and the other instances ---------------------------------------------------------------
 
-    def is_streaming(self, cid: str) -> bool:
-        """Whether an answer streams in this conversation, here or on another instance."""
+    def is_streaming(self, cid: str) -> bool:  # whether an answer streams in it, here or on another instance
         return self.is_running_here(cid) or self._elsewhere(cid) is not None
-
-    def streaming_here(self) -> list[str]:
-        """The conversations in which this instance streams an answer now (never another instance's)."""
-        return self._runtimes.streaming_here()
 
     def is_running_here(self, cid: str) -> bool:
         return self._runtimes.active(cid) is not None
@@ -96,10 +97,7 @@ class Engine:
         worker = self._runtimes.active(cid)
         return worker.run if worker is not None else None
 
-    def viewer_count(self, cid: str) -> int:
-        return self._runtimes.viewer_count(cid)
-
-    def join(self, peers: Peers) -> None:
+    def join(self, peers: Peers) -> None:  # the other instances on the same database (``engine.cluster``)
         self.peers = peers
 
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
@@ -137,25 +135,32 @@ class Engine:
         self.read.append(renamed)
         self._presence.release(cid)  # renamed from the list: not kept in memory unless a page shows it
 
-    async def submit(self, cid: str, text: str, model: str | None = None) -> tuple[str, str]:
-        """Send a user message after the shown path's last answer (answered by ``model``, default the app's);
-        returns (user message id, answer id). Raises ``InputRejected`` (the caller keeps the text)."""
-        return await self._send(cid, text, edit_of=None, model=model)
+    async def send(self, cid: str, text: str, model: str | None = None, attachments: Attached = ()) -> Ids:
+        """Send a user message (with ``attachments``, from ``files.accept``) after the shown path's last answer,
+        answered by ``model`` (default the app's); returns (user message id, answer id). Raises ``InputRejected``
+        before anything is appended (the caller keeps the text and the files)."""
+        return await self._send(cid, text, edit_of=None, model=model, files=attachments)
 
-    async def edit(self, cid: str, message_id: str, text: str, model: str | None = None) -> tuple[str, str]:
-        """A new version of a sent user message, with a new answer; what followed the old version stays in its
-        branch. A streaming answer is stopped first (the one cancel path). Returns (user id, answer id)."""
-        decide.editable(self._require(cid), message_id)
-        decide.check_text(text, self.settings.limits.max_input_chars)
-        self._provider(model)
+    submit = send
+
+    async def edit(
+        self, cid: str, message_id: str, text: str, model: str | None = None, attachments: Attached | None = None
+    ) -> Ids:
+        """A new version of a sent user message (``attachments`` None: the same files), with a new answer; what
+        followed the old version stays in its branch. A streaming answer is stopped first. (user id, answer id)."""
+        decide.editable(conv := self._require(cid), message_id)
+        files = kept(conv, message_id) if attachments is None else attachments
+        decide.check_text(text, self.settings.limits.max_input_chars, files=bool(files))
+        await admit(self.files, conv, self._provider(model).model, files, until=message_id)
         await self.cancel(cid, "user")
-        return await self._send(cid, text, edit_of=message_id, model=model)
+        return await self._send(cid, text, edit_of=message_id, model=model, files=files)
 
     async def retry(self, cid: str, message_id: str | None = None, model: str | None = None) -> str:
         """A new attempt for an answer (default: the last one shown), stopping a streaming answer first; later
         turns stay with the old attempt, in their branch. Returns the new attempt's id."""
         target = decide.retry_target(self._require(cid), message_id)
         provider = self._provider(model)
+        await admit(self.files, self._require(cid), provider.model, (), until=target)
         self._require_saving(await self.read.saving_fails())
         await self.cancel(cid, "user")
         await self.peers.writable(cid)
@@ -187,15 +192,9 @@ class Engine:
         return new_cid, plan.draft
 
     async def cancel(
-        self,
-        cid: str,
-        source: CancelSource,
-        *,
-        keep_partial: bool = True,
-        turn: int | None = None,
-        attempt_id: str | None = None,
-        requested_by: str | None = None,
-    ) -> bool:
+        self, cid: str, source: CancelSource, *, keep_partial: bool = True, turn: int | None = None,
+        attempt_id: str | None = None, requested_by: str | None = None,
+    ) -> bool:  # fmt: skip
         """The one cancel path, for every source: the running attempt's owner cancels it (``AttemptWorker.cancel``),
         here or, through ``peers``, on the instance that runs it. Returns whether an attempt was cancelled; runs to
         its end even when the caller is cancelled meanwhile. ``requested_by`` names the instance that asked."""
@@ -215,7 +214,7 @@ class Engine:
 
     async def delete(self, cid: str) -> None:
         """Discard-cancel any stream, then delete: nothing is written to this conversation afterwards."""
-        self._require(cid)
+        blobs = referenced_by(self._require(cid))
         await self.cancel(cid, "delete", keep_partial=False)
         await self.peers.writable(cid)
         rt = self._runtimes.of(cid)
@@ -225,6 +224,8 @@ class Engine:
             self.read.append(Deleted(conversation_id=cid))
             self._runtimes.pop(cid)
         await self.store.flush()  # False while saving fails: the deletion stays in memory, retried, on the banner
+        if blobs:  # the files no other conversation names go too (engine.files.collect)
+            await asyncio.to_thread(lambda: self.files.forget(unreferenced(self.store, cid, blobs)))
 
     async def shutdown(self) -> None:
         """Cancel every stream, keeping partials, and write everything to disk."""
@@ -250,9 +251,10 @@ class Engine:
 
     # --- internals ---------------------------------------------------------------------------------------------
 
-    async def _send(self, cid: str, text: str, *, edit_of: str | None, model: str | None) -> tuple[str, str]:
-        decide.check_text(text, self.settings.limits.max_input_chars)
+    async def _send(self, cid: str, text: str, *, edit_of: str | None, model: str | None, files: Attached) -> Ids:
+        decide.check_text(text, self.settings.limits.max_input_chars, files=bool(files))
         provider = self._provider(model)
+        await admit(self.files, self._require(cid), provider.model, files, until=edit_of)
         self._require_saving(await self.read.saving_fails())
         if self._elsewhere(cid) is None:
             await self.peers.writable(cid)
@@ -261,8 +263,9 @@ class Engine:
             conv, streaming = self._require(cid), self._streams(rt)
             user_id, answer_id, new = new_id("msg"), new_id("msg"), NewAttempt(new_id("att"), provider.model)
             submitted, started = decide.send(
-                conv, valid_text(text), new, user_id=user_id, answer_id=answer_id, edit_of=edit_of, streaming=streaming
-            )
+                conv, valid_text(text), new, user_id=user_id, answer_id=answer_id, edit_of=edit_of,
+                streaming=streaming, attachments=files,
+            )  # fmt: skip
             await start_claimed(self.peers, rt, submitted, started, Starting(provider, self._view(cid), self._place))
         return user_id, answer_id
 

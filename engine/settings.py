@@ -1,5 +1,5 @@
 """Engine settings: the provider, the limits (timeouts, re-sends, input size, leave policy, agent steps and tool
-calls), how tasks start.
+calls), how tasks start, and the files service (``engine.files.Files``: the blob store and the file limits).
 
 Guarantees: ``Limits`` holds the one set of defaults (the command line reads them from here) and validates
 itself when built, raising ``ValueError`` whose message starts with the option's name; ``spawn`` is the single
@@ -14,6 +14,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from engine.files import Files
 from engine.provider import ProviderConfig
 
 Spawner = Callable[[Coroutine[Any, Any, None], str], "asyncio.Task[None]"]
@@ -60,12 +61,14 @@ class Limits:
 
 @dataclass(frozen=True, kw_only=True)
 class EngineSettings:
-    """``provider`` is the default model; ``others`` the further models a chat may pick (``--models``)."""
+    """``provider`` is the default model; ``others`` the further models a chat may pick (``--models``); ``files``
+    where attached files are kept (default: in memory) and their limits."""
 
     provider: ProviderConfig
     limits: Limits = field(default_factory=Limits)
     spawn: Spawner = field(default=asyncio_spawn, repr=False)
     others: tuple[ProviderConfig, ...] = ()
+    files: Files = field(default_factory=Files, repr=False)
 
     def __post_init__(self) -> None:
         if not self.provider.model.strip():

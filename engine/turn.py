@@ -7,6 +7,8 @@ Guarantees:
 - A step's tool calls are recorded complete only once the step has finished streaming, then run
   (``engine.tools.runs``); the next step sends the history the ledger gives for this attempt so far
   (``ledger.history.attempt_entries``): exactly what a later turn will send for it.
+- Requests carry the history's files and tool results as content parts (``engine.files.content``): each step's
+  request is built from the ledger, so a Retry, an edit and a Branch send the same bytes as the first request.
 - The first model call waits for litellm's import and for the tool servers to settle (ready or failed, at most
   the first-chunk timeout) before any timeout of its own starts: a turn sent right after start-up is not cut short.
 - A run whose owner claim was lost (``AttemptRun.lost``) makes no further model call: checked before each step.
@@ -16,15 +18,18 @@ Guarantees:
 
 from __future__ import annotations
 
+from typing import Any
+
 from engine.attempt import AttemptRun, Broken, Completed, Outcome
 from engine.failures import Failure
+from engine.files.content import messages_async
 from engine.offline import ready
 from engine.settings import EngineSettings
 from engine.streaming import stream_step
 from engine.tools.hub import ToolHub
 from engine.tools.runs import run_tools
 from ledger.events import StepFinished, Usage
-from ledger.history import as_messages, attempt_entries
+from ledger.history import attempt_entries, model_history
 
 
 async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | None) -> Outcome:
@@ -32,7 +37,7 @@ async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | Non
     await ready()
     if hub is not None:
         await hub.settled(limits.first_chunk_timeout)
-    base = run.messages
+    base = run.messages = await first_messages(run, settings)
     for number in range(1, limits.max_steps + 1):
         if run.lost:  # another instance owns the attempt's end: no further model call
             return Completed(None, None)
@@ -57,12 +62,22 @@ async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | Non
         if conv is None:
             return Completed(outcome.finish_reason, None)
         entries = attempt_entries(conv.attempts[run.attempt_id], limits.tool_result_chars)
-        run.messages = [*base, *as_messages(tuple(entries))]
+        run.messages = [*base, *await messages_async(entries, run.model, settings.files.read)]
     failure = Failure(
         error_type="step_limit",
         summary=f"The model kept asking for tools; the turn stopped at the step limit ({limits.max_steps} steps).",
     )
     return Broken(failure, run.request_id)
+
+
+async def first_messages(run: AttemptRun, settings: EngineSettings) -> list[dict[str, Any]]:
+    """The history the attempt was started with (``run.context_ids``), its files as content parts
+    (``engine.files.content``) and tool results as ``engine.tools.result_parts`` makes them."""
+    conv = run.view()
+    if conv is None or run.message_id not in conv.messages:
+        return run.messages
+    history = model_history(conv, until_message_id=run.message_id, tool_result_chars=settings.limits.tool_result_chars)
+    return await messages_async(history, run.model, settings.files.read)
 
 
 def total_usage(steps: list[Usage | None]) -> Usage | None:

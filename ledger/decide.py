@@ -17,6 +17,7 @@ from ledger.errors import StateError
 from ledger.events import Branched, Renamed, Retrying, Selected, Started, Submitted, Trigger, VersionSelected
 from ledger.state import ConversationState
 from ledger.tree import chain_before, selected_path, tip
+from ledger.values import Attachment
 
 STILL_STREAMING = "An answer is still streaming. Stop it first."
 TITLE_CHARS = 120
@@ -51,8 +52,9 @@ def existing(conv: ConversationState | None) -> ConversationState:
     return conv
 
 
-def check_text(text: str, limit: int) -> None:
-    if not text.strip():
+def check_text(text: str, limit: int, *, files: bool = False) -> None:
+    """A message needs text or files (``files``: it carries some), and at most ``limit`` characters."""
+    if not text.strip() and not files:
         raise InputRejected("Type a message first.")
     if len(text) > limit:
         raise InputRejected(
@@ -82,14 +84,26 @@ def send(
     answer_id: str,
     edit_of: str | None = None,
     streaming: bool,
+    attachments: tuple[Attachment, ...] | None = None,
 ) -> tuple[Submitted, Started]:
-    """A user message after the shown path's last answer (or a new version of ``edit_of``), and its answer."""
+    """A user message after the shown path's last answer (or a new version of ``edit_of``), and its answer.
+    ``attachments``: its files; None keeps those of the message edited (none for a new message)."""
     if streaming:
         raise InputRejected(STILL_STREAMING)
     cid, turn = conv.conversation_id, conv.turn + 1
     edited = conv.messages.get(edit_of or "")
     parent = edited.parent if edited is not None else tip(conv)
-    submitted = Submitted(conversation_id=cid, message_id=user_id, turn=turn, text=text, parent=parent, edit_of=edit_of)
+    if attachments is None:
+        attachments = edited.attachments if edited is not None else ()
+    submitted = Submitted(
+        conversation_id=cid,
+        message_id=user_id,
+        turn=turn,
+        text=text,
+        parent=parent,
+        edit_of=edit_of,
+        attachments=attachments,
+    )
     return submitted, _started(cid, new, answer_id, user_id, turn, "submit")
 
 

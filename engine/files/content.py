@@ -1,0 +1,81 @@
+"""A request's messages with its files: history entries in, the messages litellm sends out.
+
+Guarantees:
+- A user entry without files is its plain message. With files, its ``content`` is a list: the text (when there
+  is any), then one part per file in order: an image as an ``image_url`` part holding a ``data:`` URL of exactly
+  the stored bytes; a PDF as a ``file`` part (``file_data`` as a ``data:`` URL) when litellm says the model takes
+  PDF input, else its text extracted with pypdf (``engine.files.pdf``); a text file as a text part headed with
+  its name; any other file as a line saying what it is. A blob that is gone becomes a line saying so.
+- A tool entry is what ``engine.tools.result_parts.tool_messages`` makes of it; other entries are
+  ``HistoryEntry.as_message``.
+- Blocking (reads blobs, encodes base64): call it on a worker thread (``messages_async``). Every request built
+  from the same ledger carries the same bytes (same sha256): nothing here depends on the attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from engine.files.models import takes_pdf
+from engine.files.pdf import pdf_text
+from engine.files.service import megabytes
+from engine.files.sniff import PDF, RASTER, as_text, is_text
+from engine.tools.result_parts import tool_messages
+from ledger.history import HistoryEntry
+from ledger.values import Attachment
+
+Read = Callable[[str], bytes | None]
+Part = dict[str, Any]
+
+
+def messages(entries: Iterable[HistoryEntry], model: str, read: Read) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for entry in entries:
+        if entry.role == "tool":
+            out += tool_messages(entry, model, read)
+        elif entry.role == "user" and entry.attachments:
+            out.append({"role": "user", "content": user_parts(entry, model, read)})
+        else:
+            out.append(entry.as_message())
+    return out
+
+
+async def messages_async(entries: Iterable[HistoryEntry], model: str, read: Read) -> list[dict[str, Any]]:
+    listed = tuple(entries)
+    if not any(e.attachments or e.parts for e in listed):
+        return messages(listed, model, read)  # nothing to read: no thread needed
+    return await asyncio.to_thread(messages, listed, model, read)
+
+
+def user_parts(entry: HistoryEntry, model: str, read: Read) -> list[Part]:
+    parts: list[Part] = [{"type": "text", "text": entry.content}] if entry.content else []
+    for attachment in entry.attachments:
+        parts.append(file_part(attachment, model, read))
+    return parts
+
+
+def file_part(a: Attachment, model: str, read: Read) -> Part:
+    data = read(a.sha256)
+    if data is None:
+        return _text(f"[The file {a.name} ({a.media_type}) was attached, but it is no longer stored.]")
+    if a.media_type in RASTER:
+        return {"type": "image_url", "image_url": {"url": data_url(a.media_type, data)}}
+    if a.media_type == PDF:
+        if takes_pdf(model):
+            return {"type": "file", "file": {"filename": a.name, "file_data": data_url(PDF, data)}}
+        return _text(f"--- {a.name} (PDF, {megabytes(a.size)}, its text) ---\n{pdf_text(data)}")
+    text = as_text(data) if is_text(a.media_type) else None
+    if text is not None:
+        return _text(f"--- {a.name} ({a.media_type}) ---\n{text}")
+    return _text(f"[The file {a.name} ({a.media_type}, {megabytes(a.size)}) was attached; it cannot be shown here.]")
+
+
+def data_url(media_type: str, data: bytes) -> str:
+    return f"data:{media_type};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def _text(text: str) -> Part:
+    return {"type": "text", "text": text}

@@ -1,0 +1,102 @@
+"""Images through Pillow: re-encoded without metadata before they are stored, and thumbnails.
+
+Guarantees:
+- ``clean(data, media_type)`` decodes the image and encodes it again in the same format from its pixels only:
+  EXIF (GPS location, camera, time), XMP, comments and text chunks are gone; the orientation EXIF asked for is
+  applied to the pixels first, so the picture looks the same; an ICC colour profile is kept (colours, not
+  people). Animated GIF and WebP keep every frame with its duration and loop. The returned bytes are what is
+  stored, shown and sent to the model: the same bytes everywhere.
+- A file that Pillow cannot decode, or one over ``MAX_PIXELS`` (a decompression bomb), raises ``ImageProblem``
+  with a sentence; nothing is stored.
+- ``thumbnail(data)`` is a PNG (when the image has transparency) or a JPEG of at most ``THUMB`` px on its longer
+  side; None when the bytes are not an image Pillow reads.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from dataclasses import dataclass
+
+from PIL import Image, ImageOps, ImageSequence
+
+THUMB = 320
+MAX_PIXELS = 64_000_000  # about 8000 x 8000
+FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WEBP"}
+
+
+class ImageProblem(ValueError):
+    """The bytes are not an image this app can re-encode; the message says so in a sentence."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cleaned:
+    data: bytes
+    width: int
+    height: int
+    frames: int
+
+
+def clean(data: bytes, media_type: str) -> Cleaned:
+    image = _open(data)
+    fmt = FORMATS[media_type]
+    frames = getattr(image, "n_frames", 1) if fmt in ("GIF", "WEBP") else 1
+    out = io.BytesIO()
+    icc = image.info.get("icc_profile")
+    extra = {"icc_profile": icc} if icc and fmt in ("PNG", "JPEG", "WEBP") else {}
+    if frames > 1:
+        pictures = [frame.copy() for frame in ImageSequence.Iterator(image)]
+        durations = [int(frame.info.get("duration", 100) or 100) for frame in ImageSequence.Iterator(image)]
+        for picture in pictures:
+            picture.info = {}
+        first = pictures[0]
+        options = {"loop": int(image.info.get("loop", 0) or 0), "duration": durations}
+        if fmt == "WEBP":
+            options["quality"] = 90
+        first.save(out, fmt, save_all=True, append_images=pictures[1:], **options)
+        width, height = image.size
+    else:
+        picture = ImageOps.exif_transpose(image) or image
+        picture = picture.copy()
+        picture.info = {}
+        if fmt == "JPEG" and picture.mode not in ("RGB", "L", "CMYK"):
+            picture = picture.convert("RGB")
+        options = {"quality": 92} if fmt in ("JPEG", "WEBP") else {"optimize": False}
+        picture.save(out, fmt, **options, **extra)
+        width, height = picture.size
+    return Cleaned(out.getvalue(), width, height, frames)
+
+
+def thumbnail(data: bytes) -> bytes | None:
+    try:
+        image = _open(data)
+    except ImageProblem:
+        return None
+    picture = ImageOps.exif_transpose(image) or image
+    picture = picture.copy()
+    picture.thumbnail((THUMB, THUMB))
+    out = io.BytesIO()
+    if picture.mode in ("RGBA", "LA", "P", "PA"):
+        picture.convert("RGBA").save(out, "PNG")
+    else:
+        picture.convert("RGB").save(out, "JPEG", quality=85)
+    return out.getvalue()
+
+
+def _open(data: bytes) -> Image.Image:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data))
+            if image.width * image.height > MAX_PIXELS:
+                raise ImageProblem(
+                    f"The image is {image.width}×{image.height} pixels; the limit is {MAX_PIXELS:,} pixels."
+                )
+            image.load()
+    except ImageProblem:
+        raise
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise ImageProblem(f"The image has too many pixels; the limit is {MAX_PIXELS:,}.") from None
+    except Exception as exc:  # noqa: BLE001 - Pillow raises many types for broken files
+        raise ImageProblem(f"The image cannot be read ({type(exc).__name__}); it may be damaged.") from None
+    return image
