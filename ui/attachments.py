@@ -20,11 +20,13 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
 from nicegui import ui
 from nicegui.events import GenericEventArguments
 
+from engine.engine import Engine
+from engine.files import FileLimits, Files, clean_name
 from ledger.values import Attachment
 from ui.notices import notice
 
@@ -48,29 +50,12 @@ _ACCEPTED: OrderedDict[str, Attachment] = OrderedDict()  # sha256 → what this 
 _KEEP = 4096
 
 
-class FileLimits(Protocol):
-    @property
-    def max_file_bytes(self) -> int: ...
-    @property
-    def max_message_bytes(self) -> int: ...
-    @property
-    def max_files(self) -> int: ...
+FilesService = Files  # what the page uses of ``engine.files``
 
 
-class FilesService(Protocol):
-    """What the page needs of ``engine.files`` (``engine.files.Files``)."""
-
-    @property
-    def limits(self) -> FileLimits: ...
-    async def accept(self, name: str, data: bytes) -> Attachment: ...
-    def read(self, sha256: str) -> bytes | None: ...
-    def thumbnail(self, sha256: str) -> bytes | None: ...
-
-
-def files_of(engine: object) -> FilesService | None:
-    """The engine's files service, or None where the engine has none (then no file can be attached)."""
-    files: FilesService | None = getattr(engine, "files", None)
-    return files
+def files_of(engine: Engine) -> Files:
+    """The engine's files service (its limits, ``accept``, ``read``, ``thumbnail``)."""
+    return engine.files
 
 
 def size_words(size: int) -> str:
@@ -128,13 +113,7 @@ def accepted(sha256: str, name: str) -> Attachment | None:
     found = _ACCEPTED.get(sha256)
     if found is None or found.name == name:
         return found
-    return replace(found, name=clean_name(name) or found.name)
-
-
-def clean_name(name: str) -> str:
-    """A file name as shown and stored: its last path part, no control characters, at most 200 characters."""
-    base = name.replace("\\", "/").rsplit("/", 1)[-1]
-    return "".join(c for c in base if c.isprintable()).strip()[:200]
+    return replace(found, name=clean_name(name))
 
 
 class AttachmentTray:

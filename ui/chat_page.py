@@ -202,7 +202,7 @@ class ChatPage:
                 self.sidebar.select(self.cid)
                 ui.navigate.history.replace(f"/chat/{self.cid}")
                 await self.engine.viewer_joined(self.cid, self.client.id)
-            await self.engine.submit(self.cid, text, model=self.model)  # attachments: once h-fcore is merged
+            await self.engine.send(self.cid, text, model=self.model, attachments=attachments)
         except InputRejected as exc:
             return str(exc)
         except StoreError as exc:

@@ -28,17 +28,10 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import Message
 
+from engine.files import clean_name
 from ledger.decide import InputRejected
 from ledger.values import Attachment
-from ui.attachments import (
-    RASTER,
-    FilesService,
-    clean_name,
-    over_count_limit,
-    over_file_limit,
-    remember,
-    size_words,
-)
+from ui.attachments import RASTER, FilesService, over_count_limit, over_file_limit, remember, size_words
 
 SHA = re.compile(r"[0-9a-f]{64}")
 FILE_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox"
@@ -72,7 +65,7 @@ def sniff(data: bytes) -> str | None:
 
 def disposition(name: str | None, sha256: str) -> str:
     """``attachment; filename="…"; filename*=UTF-8''…``: an ASCII fallback without quotes or separators."""
-    cleaned = clean_name(name or "") or f"file-{sha256[:12]}"
+    cleaned = clean_name(name) if name else f"file-{sha256[:12]}"
     ascii_name = "".join(c if c.isascii() and c.isalnum() or c in " .-_()" else "_" for c in cleaned).strip() or "file"
     return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(cleaned, safe='')}"
 

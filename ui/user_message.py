@@ -48,7 +48,7 @@ class EditFiles:
         if cid is None:
             return False
         try:
-            await self.engine.edit(cid, message_id, text, self.model())  # attachments: once h-fcore is merged
+            await self.engine.edit(cid, message_id, text, self.model(), attachments=attachments)
         except InputRejected as exc:
             notice(str(exc), "warning", multi_line=True)
             return False

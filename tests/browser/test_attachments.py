@@ -4,7 +4,8 @@ a file over the limit is refused with the limit in the sentence and the typed te
 runs waits for it, visibly.
 
 One app for the module (``--max-attachment-mb 1``, the scripted upstream's model declared as taking images with
-``--model-info``), Debian's Chromium via Playwright. Files are made in the test (images drawn with Pillow).
+``--model-info``, and ``openai/text-only``, which takes none), Debian's Chromium via Playwright. Files are made in
+the test (images drawn with Pillow).
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def model_info(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def app_options(model_info: Path) -> tuple[str, ...]:
-    return ("--max-attachment-mb", "1", "--model-info", str(model_info))
+    return ("--max-attachment-mb", "1", "--model-info", str(model_info), "--models", "openai/text-only")
 
 
 @pytest.fixture
@@ -155,7 +156,7 @@ def test_a_long_paste_is_offered_as_a_file_and_either_choice_works(page: Page) -
     page.get_by_label("Message").fill("kept")
     page.evaluate(PASTE_TEXT, text)
     page.get_by_role("dialog", name="Attach as a file?").get_by_role("button", name="Attach as a file").click()
-    expect(chip(page, "pasted text.txt")).to_contain_text("8 KB")
+    expect(chip(page, "pasted text.txt")).to_contain_text("text · 7.8 KB")
     assert page.get_by_label("Message").input_value() == "kept"
 
 
@@ -217,6 +218,46 @@ def test_send_while_an_upload_runs_waits_for_it_visibly_then_sends_the_text_with
     expect(page.locator(f"{SENT} img")).to_have_count(1)
     expect(last_answer(page)).to_have_attribute("data-status", "complete")
     assert box.input_value() == ""
+
+
+def test_a_model_that_takes_no_images_refuses_the_send_and_the_draft_keeps_its_text_and_chips(
+    page: Page, upstream: ScriptedUpstream
+) -> None:
+    page.get_by_label("Model for the next answer").click()
+    page.get_by_role("option", name="openai/text-only").click()
+    choose(page, "photo.png", "image/png", png())
+    expect(chip(page, "photo.png")).to_be_visible()
+    box = page.get_by_label("Message")
+    box.fill("describe it")
+    box.press("Enter")
+    expect(page.locator(".q-notification")).to_contain_text("does not take images (photo.png)")
+    assert box.input_value() == "describe it"
+    expect(chip(page, "photo.png")).to_be_visible()
+    expect(page.locator(".lc-user")).to_have_count(0)
+    assert not upstream.records, "nothing went to the model"
+
+
+def test_an_edit_removes_one_file_and_adds_another(page: Page, answered: ScriptedUpstream) -> None:
+    choose(page, "first.png", "image/png", png())
+    expect(chip(page, "first.png")).to_be_visible()
+    page.get_by_label("Message").fill("version one")
+    page.get_by_label("Message").press("Enter")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    answered.plan(Behavior(text="Edited.", chunk_delay=0.005))
+    message = page.locator(".lc-user").first
+    message.get_by_role("button", name="Edit").click()
+    expect(message.locator(CHIP, has_text="first.png")).to_be_visible()
+    message.get_by_role("button", name="Remove first.png").click()
+    message.locator("input.lc-file-input").set_input_files(
+        [{"name": "second.csv", "mimeType": "text/csv", "buffer": b"a,b\n1,2\n"}]
+    )
+    expect(message.locator(CHIP, has_text="second.csv")).to_be_visible()
+    message.get_by_role("button", name="Save").click()
+    edited = page.locator(".lc-user").first
+    expect(edited).to_have_attribute("data-version", "2/2")
+    expect(edited.locator("[data-attachment]")).to_have_count(1)
+    expect(edited.locator("[data-attachment]")).to_contain_text("second.csv")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
 
 
 def test_pages_open_with_the_limits_from_the_server(open_page: Pages, app: AppProcess) -> None:
