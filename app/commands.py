@@ -2,7 +2,8 @@
 folder copied into PostgreSQL).
 
 Guarantees: ``export`` opens the store read-only (safe while the app runs) and writes one event per line in
-``docs/ledger.md``'s format; a missing folder, an unknown conversation or an unreachable database is one line on
+``docs/ledger.md``'s format (with ``--with-files``: a zip of ``events.jsonl`` and ``files/<sha256>``, the bytes of
+every file the ledger names); a missing folder, an unknown conversation or an unreachable database is one line on
 stderr and exit code 1. ``migrate`` checks counts and replay after copying and exits 1 on any conflict or mismatch;
 the database URL is printed without its password.
 """
@@ -10,9 +11,13 @@ the database URL is printed without its password.
 from __future__ import annotations
 
 import sys
+import zipfile
+from typing import BinaryIO
 
 from app.config import AppConfig
-from app.stores import open_store
+from app.stores import close_blobs, open_blobs, open_store
+from ledger.events import AnyEvent
+from store.api import EventStore
 
 
 def export(config: AppConfig) -> int:
@@ -37,10 +42,34 @@ def export(config: AppConfig) -> int:
     else:
         events = store.all_events()
     out = sys.stdout.buffer
+    if config.with_files:
+        _zip_with_files(config, store, events, out)
+        return 0
     for line in to_jsonl(events):
         out.write(line.encode("utf-8"))
     out.flush()
     return 0
+
+
+def _zip_with_files(config: AppConfig, store: EventStore, events: list[AnyEvent], out: BinaryIO) -> None:
+    """A zip on ``out``: ``events.jsonl`` (the export above) and ``files/<sha256>``, the bytes of every file the
+    events name (one each; a file no longer stored is named on stderr and left out)."""
+    from engine.files.collect import named_by
+    from ledger.codec import to_jsonl
+
+    blobs = open_blobs(config, store, read_only=True)
+    try:
+        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
+            zipped.writestr("events.jsonl", "".join(to_jsonl(events)).encode("utf-8"))
+            for sha in named_by(events):
+                data = blobs.get(sha)
+                if data is None:
+                    print(f"ledger-chat: the file {sha} is no longer stored; left out", file=sys.stderr)
+                    continue
+                zipped.writestr(f"files/{sha}", data)
+    finally:
+        close_blobs(blobs)
+    out.flush()
 
 
 def migrate(config: AppConfig) -> int:

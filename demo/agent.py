@@ -9,10 +9,14 @@ Guarantees:
   ``search_notes`` and ``slow_task`` (8 s, to press Stop during it); ``#toolfail`` calls ``always_fails``;
   ``#twotools`` asks for ``slow_task`` and ``current_time`` in one step. A tool the request does not offer is
   never called.
+- ``describe_files`` says what the demo model can read of a user message's files (content parts): each file's
+  name, type and size, a text file's first lines, an image's dimensions, a PDF's pages.
 """
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 import uuid
@@ -117,3 +121,73 @@ def _answer(after: list[dict[str, Any]]) -> str:
             name = names.get(str(message.get("tool_call_id")), "tool")
             lines.append(f"- `{name}`: {result[:300]}")
     return "Here is what the tools returned:\n\n" + "\n".join(lines) + "\n\nThat is everything I found."
+
+
+FILE_HEADER = re.compile(r"--- (?P<name>.+?) \((?P<kind>[^)]*)\) ---\n")
+
+
+def content_parts(prompt: str) -> list[dict[str, Any]] | None:
+    """The content parts of a user message the endpoint handed on as JSON text, when it has a file in it."""
+    if not prompt.startswith("[{"):
+        return None
+    try:
+        parts = json.loads(prompt)
+    except ValueError:
+        return None
+    if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
+        return None
+    return parts if any(p.get("type") != "text" or is_file_text(p) for p in parts) else None
+
+
+def is_file_text(part: dict[str, Any]) -> bool:
+    """A text part that holds a file (the app heads it ``--- name (type) ---``)."""
+    return part.get("type") == "text" and FILE_HEADER.match(str(part.get("text") or "")) is not None
+
+
+def describe_files(parts: list[dict[str, Any]]) -> str:
+    """What the demo model can read of each attached file: name, type, size, a text file's first lines, an
+    image's dimensions, a PDF's pages."""
+    lines = []
+    for part in parts:
+        kind = part.get("type")
+        if kind == "image_url":
+            media, data = _data_url(str((part.get("image_url") or {}).get("url") or ""))
+            lines.append(f"- an image ({media}, {_size(len(data))}, {_dimensions(data)})")
+        elif kind == "file":
+            file = part.get("file") or {}
+            media, data = _data_url(str(file.get("file_data") or ""))
+            pages = len(re.findall(rb"/Type\s*/Page(?!s)", data))
+            lines.append(f"- **{file.get('filename') or 'a file'}** ({media}, {_size(len(data))}, {pages} page(s))")
+        elif is_file_text(part):
+            text = str(part.get("text"))
+            header = FILE_HEADER.match(text)
+            assert header is not None
+            body = text[header.end() :]
+            first = "\n".join(f"    {line}" for line in body.splitlines()[:3])
+            size = _size(len(body.encode("utf-8")))
+            lines.append(f"- **{header['name']}** ({header['kind']}, {size}), first lines:\n\n{first}\n")
+    count = len(lines)
+    return f"You attached {count} file{'s' if count != 1 else ''}. Here is what I can read:\n\n" + "\n".join(lines)
+
+
+def _data_url(url: str) -> tuple[str, bytes]:
+    head, _, payload = url.partition(",")
+    media = head.removeprefix("data:").split(";")[0] or "unknown type"
+    try:
+        return media, base64.b64decode(payload)
+    except ValueError:
+        return media, b""
+
+
+def _dimensions(data: bytes) -> str:
+    try:
+        from PIL import Image
+
+        with Image.open(io.BytesIO(data)) as image:
+            return f"{image.width}×{image.height} px"
+    except Exception:  # noqa: BLE001 - any unreadable image: say so
+        return "dimensions unknown"
+
+
+def _size(count: int) -> str:
+    return f"{count:,} bytes" if count < 10_000 else f"{count / 1024:,.0f} KB"

@@ -1,6 +1,8 @@
 """The demo model's answers: readable markdown (paragraphs, a list, a code block), different per prompt.
 
 Guarantees: deterministic for a given prompt (the same question gives the same answer), no network, no model.
+A prompt that is a list of content parts (a user message with files, as the endpoint hands it on: JSON) is
+answered by ``demo.agent.describe_files``: what the demo model can read of each file.
 """
 
 from __future__ import annotations
@@ -8,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+
+from demo.agent import content_parts, describe_files, is_file_text
 
 _OPENERS = (
     "Here is how I would think about {topic}.",
@@ -77,7 +81,11 @@ _STOP = {
 
 
 def demo_answer(prompt: str, *, paragraphs: int = 3) -> str:
-    """A markdown answer about the prompt's topic."""
+    """A markdown answer about the prompt's topic (or, for content parts, about the files attached)."""
+    attached = content_parts(prompt)
+    if attached is not None:
+        text = " ".join(str(p.get("text")) for p in attached if p.get("type") == "text" and not is_file_text(p))
+        return describe_files(attached) + "\n\n" + demo_answer(text or "these files", paragraphs=1).split("\n\n")[0]
     topic = _topic(prompt)
     rng = random.Random(hashlib.sha256(prompt.encode("utf-8", "replace")).digest())
     parts = [rng.choice(_OPENERS).format(topic=topic, Topic=topic[:1].upper() + topic[1:])]

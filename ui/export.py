@@ -2,7 +2,9 @@
 
 Guarantees: the Markdown holds exactly the messages shown (the selected path), each answer with its model and
 how it ended, tool calls with their arguments and results (long results cut, with a note), reasoning left out;
-the archive holds, per conversation, its JSON Lines ledger (the public format of docs/ledger.md) and its Markdown.
+the archive holds, per conversation, its JSON Lines ledger (the public format of docs/ledger.md) and its Markdown,
+and once each the bytes of every file those ledgers name, as ``files/<sha256>`` (a file that is gone is left out:
+the ledger still names it). The Markdown names each attached file and where its bytes are in the archive.
 Both are made from the engine's state and ledger, in memory, and never include a key or token. The archive
 covers every conversation, loaded or not (those not loaded are read one at a time and not kept);
 ``archive_async`` builds it in a worker thread, so the event loop never waits for the files.
@@ -16,6 +18,7 @@ import zipfile
 from collections.abc import Iterable
 
 from engine.engine import Engine
+from engine.files.collect import referenced_by
 from ledger.codec import to_jsonl
 from ledger.state import ConversationState
 from ledger.tree import selected_path
@@ -29,7 +32,10 @@ def conversation_markdown(conv: ConversationState) -> str:
     for message_id in selected_path(conv):
         message = conv.messages[message_id]
         if message.role == "user":
+            files = message.attachments
             lines += ["## You", "", message.text, ""]
+            lines += [f"- attached: {a.name} ({a.media_type}, {a.size:,} bytes): files/{a.sha256}" for a in files]
+            lines += [""] if files else []
             continue
         attempt = conv.attempts.get(message.selected_attempt_id or "")
         if attempt is None:
@@ -61,10 +67,15 @@ def archive(engine: Engine) -> bytes:
 
 
 def _zip(engine: Engine, conversations: Iterable[ConversationState]) -> bytes:
-    buffer = io.BytesIO()
+    buffer, written = io.BytesIO(), set[str]()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
         for conv in conversations:
             cid = conv.conversation_id
             zipped.writestr(f"{cid}.jsonl", "".join(to_jsonl(engine.events(cid))).encode("utf-8", "replace"))
             zipped.writestr(f"{cid}.md", conversation_markdown(conv).encode("utf-8", "replace"))
+            for sha in sorted(referenced_by(conv) - written):
+                data = engine.files.read(sha)
+                if data is not None:
+                    zipped.writestr(f"files/{sha}", data)
+                    written.add(sha)
     return buffer.getvalue()

@@ -1,16 +1,19 @@
 """Which blobs a deleted conversation leaves behind that nothing else references (they are then deleted).
 
-Guarantees: ``referenced_by(conv)`` is every sha256 a conversation's ledger names (its messages' attachments, its
-tool results' binary parts); ``unreferenced(store, gone, candidates)`` reads every other live conversation
-(``events(..., keep=False)``: nothing stays in memory) and returns the candidates none of them names. A deleted
-conversation references nothing (it cannot be opened again), branches are conversations of their own: a blob a
-branch shares stays. Blocking (reads the store): call it on a worker thread; it costs a pass over the other
-conversations' events only when the deleted one named any blob.
+Guarantees: ``referenced_by(conv)`` (and ``named_by(events)``, for a ledger read back) is every sha256 a
+conversation's ledger names (its messages' attachments, its tool results' binary parts); ``unreferenced(store,
+gone, candidates)`` reads every other live conversation (``events(..., keep=False)``: nothing stays in memory)
+and returns the candidates none of them names. A deleted conversation references nothing (it cannot be opened
+again), branches are conversations of their own: a blob a branch shares stays. Blocking (reads the store): call
+it on a worker thread; it costs a pass over the other conversations' events only when the deleted one named any
+blob.
 """
 
 from __future__ import annotations
 
-from ledger.events import Submitted, ToolResult
+from collections.abc import Iterable
+
+from ledger.events import AnyEvent, Submitted, ToolResult
 from ledger.state import ConversationState
 from store.api import EventStore
 
@@ -23,6 +26,17 @@ def referenced_by(conv: ConversationState) -> set[str]:
     return found
 
 
+def named_by(events: Iterable[AnyEvent]) -> list[str]:
+    """Every sha256 these events name, once each, in the order first named (exports: ``files/<sha256>``)."""
+    found: dict[str, None] = {}
+    for event in events:
+        if isinstance(event, Submitted):
+            found.update((a.sha256, None) for a in event.attachments)
+        elif isinstance(event, ToolResult):
+            found.update((p.sha256, None) for p in event.parts if p.sha256)
+    return list(found)
+
+
 def unreferenced(store: EventStore, gone: str, candidates: set[str]) -> set[str]:
     left = set(candidates)
     for cid in store.conversation_ids():
@@ -30,9 +44,5 @@ def unreferenced(store: EventStore, gone: str, candidates: set[str]) -> set[str]
             break
         if cid == gone or store.is_deleted(cid):
             continue
-        for event in store.events(cid, keep=False):
-            if isinstance(event, Submitted):
-                left.difference_update(a.sha256 for a in event.attachments)
-            elif isinstance(event, ToolResult):
-                left.difference_update(p.sha256 for p in event.parts if p.sha256)
+        left.difference_update(named_by(store.events(cid, keep=False)))
     return left

@@ -4,6 +4,7 @@ what the upstream received is compared by hash with what the ledger recorded."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import io
 from collections.abc import AsyncIterator
@@ -239,3 +240,90 @@ def _png(size: tuple[int, int] = (20, 10)) -> bytes:
     out = io.BytesIO()
     Image.new("RGBA", size, (0, 128, 0, 255)).save(out, "PNG")
     return out.getvalue()
+
+
+async def test_the_demo_model_describes_the_files_it_received(engine: Engine, upstream: ScriptedUpstream) -> None:
+    image = await engine.files.accept("holiday.jpg", photo_with_gps())
+    table = await engine.files.accept("prices.csv", b"item,price\napple,3\npear,4\nplum,5\n")
+    pdf = await engine.files.accept("scan.pdf", small_pdf())
+    cid = engine.create_conversation()
+    _, answer_id = await engine.send(cid, "what are these?", attachments=(image, table, pdf))  # no plan: the demo
+    await answered(engine, cid, upstream)
+    text = engine.conversation(cid).attempts[engine.conversation(cid).messages[answer_id].attempt_ids[-1]].text
+    assert text.startswith("You attached 3 files. Here is what I can read:")
+    assert "an image (image/jpeg," in text and "64×48 px" in text
+    assert "**prices.csv** (text/csv, 33 bytes), first lines:" in text and "    apple,3" in text and "plum" not in text
+    assert "**scan.pdf** (application/pdf," in text and "1 page(s)" in text
+
+
+async def test_a_retry_or_edit_with_a_model_that_takes_no_images_is_refused_when_the_history_has_one(
+    engine: Engine, upstream: ScriptedUpstream
+) -> None:
+    image = await engine.files.accept("a.png", _png())
+    cid = engine.create_conversation()
+    upstream.plan(Behavior(text="ok", chunk_delay=0.0))
+    user_id, answer_id = await engine.send(cid, "see", attachments=(image,))
+    await answered(engine, cid, upstream)
+    before, requests = len(engine.events(cid)), len(upstream.records)
+    with pytest.raises(InputRejected, match="does not take images"):
+        await engine.retry(cid, answer_id, model=PLAIN)
+    with pytest.raises(InputRejected, match="does not take images"):
+        await engine.edit(cid, user_id, "again", model=PLAIN)
+    assert len(engine.events(cid)) == before and len(upstream.records) == requests
+    await engine.edit(cid, user_id, "without the picture", model=PLAIN, attachments=())  # an edit that drops it
+    await answered(engine, cid, upstream)
+    assert image_hashes(upstream.last) == [] and upstream.last.raw["messages"][-1]["content"] == "without the picture"
+
+
+async def test_an_animated_gif_keeps_its_frames_and_a_rotated_photo_its_look(engine: Engine) -> None:
+    frames = [Image.new("RGB", (12, 8), color) for color in ((255, 0, 0), (0, 255, 0), (0, 0, 255))]
+    out = io.BytesIO()
+    frames[0].save(out, "GIF", save_all=True, append_images=frames[1:], duration=[50, 60, 70], loop=0, comment=b"hi")
+    gif = await engine.files.accept("spin.gif", out.getvalue())
+    stored = Image.open(io.BytesIO(engine.files.read(gif.sha256) or b""))
+    assert gif.media_type == "image/gif" and stored.n_frames == 3 and "comment" not in stored.info
+    exif = Image.Exif()
+    exif[0x0112] = 6  # Orientation: rotate 90° clockwise to show
+    portrait = io.BytesIO()
+    Image.new("RGB", (40, 20), (9, 9, 9)).save(portrait, "JPEG", exif=exif)
+    turned = await engine.files.accept("turned.jpg", portrait.getvalue())
+    assert (turned.width, turned.height) == (20, 40)
+    assert not Image.open(io.BytesIO(engine.files.read(turned.sha256) or b"")).getexif()
+
+
+def base64_hashes(value: Any) -> set[str]:
+    """The sha256 of every long base64 string (or data URL) anywhere in a request body."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for item in value.values():
+            found |= base64_hashes(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= base64_hashes(item)
+    elif isinstance(value, str) and len(value) > 200:
+        with contextlib.suppress(ValueError):
+            found.add(hashlib.sha256(base64.b64decode(value.split(",", 1)[-1], validate=True)).hexdigest())
+    return found
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "gemini"])
+async def test_litellm_carries_the_same_image_bytes_in_anthropic_s_and_gemini_s_own_forms(
+    dialect: str, tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    from tests.support.dialects import provider
+
+    store = Store.open(tmp_path / "data", flush_interval=0.05)
+    files = Files(FolderBlobs(tmp_path / "data" / "blobs"))
+    limits = Limits(first_chunk_timeout=5.0, idle_timeout=2.0, resend_backoff=0.05)
+    engine = Engine(store, EngineSettings(provider=provider(dialect, upstream, TEST_KEY), limits=limits, files=files))
+    try:
+        image = await engine.files.accept("holiday.jpg", photo_with_gps())
+        cid = engine.create_conversation()
+        upstream.plan(Behavior(text="ok", chunk_delay=0.0))
+        await engine.send(cid, "what is it?", attachments=(image,))
+        await answered(engine, cid, upstream)
+        assert upstream.last.dialect == dialect and upstream.last.status in (None, 200)
+        assert image.sha256 in base64_hashes(upstream.last.raw)
+    finally:
+        await engine.shutdown()
+        store.close()

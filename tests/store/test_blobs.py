@@ -78,3 +78,15 @@ def test_two_postgres_blob_stores_on_one_database_see_the_same_blobs(database_ur
     finally:
         a.close()
         b.close()
+
+
+def test_a_blob_folder_inside_the_data_dir_is_no_damage_to_the_tinydb_store(tmp_path: Path) -> None:
+    from store.tinydb.store import Store
+
+    FolderBlobs(tmp_path / "data" / "blobs").put(b"some bytes")
+    store = Store.open(tmp_path / "data")
+    try:
+        assert store.problems == [] and store.conversation_ids() == []
+    finally:
+        store.close()
+    assert (tmp_path / "data" / "blobs").is_dir()
