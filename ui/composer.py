@@ -108,9 +108,9 @@ class Composer:
     def _wait_for_uploads(self) -> None:
         self.waiting = True
         self.input.disable()
+        self.button.props["aria-label"] = "Waiting for the upload; press to cancel it"
         self.button.set_text(WAITING)
         self.button.props("icon=hourglass_top color=primary")
-        self.button.props["aria-label"] = "Waiting for the upload; press to cancel it"
 
     def _cancel_wait(self) -> None:
         if self.waiting:

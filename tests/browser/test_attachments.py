@@ -198,23 +198,34 @@ def test_an_svg_with_a_script_is_a_download_and_runs_nothing(page: Page, app: Ap
     assert dialogs == [], "no script of the SVG ran"
 
 
-def test_send_while_an_upload_runs_waits_for_it_visibly_then_sends_the_text_with_the_file(
+def test_send_while_an_upload_runs_waits_for_it_visibly_pressed_again_cancels_and_otherwise_sends_with_the_file(
     page: Page, answered: ScriptedUpstream
 ) -> None:
     held: list[Route] = []
     page.route("**/files", lambda route: held.append(route))
-    page.locator("input.lc-file-input").set_input_files(
-        [{"name": "late.png", "mimeType": "image/png", "buffer": png()}]
-    )
-    expect(page.get_by_label("Uploading late.png")).to_be_visible()
     box = page.get_by_label("Message")
-    box.fill("with the late file")
-    box.press("Enter")
-    expect(page.get_by_role("button", name="Waiting for the upload; press to cancel it")).to_be_visible()
-    assert box.input_value() == "with the late file"
-    while not held:  # the held request reaches the handler while Playwright waits
+    waiting = page.get_by_role("button", name="Waiting for the upload; press to cancel it")
+
+    def attach_and_send(name: str, text: str) -> None:
+        choose(page, name, "image/png", png())
+        expect(page.get_by_label(f"Uploading {name}")).to_be_visible()
+        box.fill(text)
+        box.press("Enter")
+        expect(waiting).to_be_visible()
+        expect(waiting).to_contain_text("Waiting for the upload")
+        assert box.input_value() == text
+
+    attach_and_send("cancelled.png", "never mind")
+    waiting.click()
+    expect(page.get_by_label("Uploading cancelled.png")).to_have_count(0)
+    expect(page.get_by_role("button", name="Send")).to_be_visible()
+    assert box.input_value() == "never mind" and page.locator(CHIP).count() == 0
+    expect(page.locator(".lc-user")).to_have_count(0)
+
+    attach_and_send("late.png", "with the late file")
+    while len(held) < 2:  # the held request reaches the handler while Playwright waits
         page.wait_for_timeout(20)  # the poll interval of a condition wait, not a synchronization sleep
-    held[0].continue_()
+    held[1].continue_()
     expect(page.locator(f"{SENT} img")).to_have_count(1)
     expect(last_answer(page)).to_have_attribute("data-status", "complete")
     assert box.input_value() == ""
