@@ -7,11 +7,11 @@ Guarantees (all behind ``ui.guard`` like the pages: Host, Origin, the token):
   ``?name=`` cleaned (``disposition``). Every file response carries ``X-Content-Type-Options: nosniff`` and a
   CSP of its own that runs nothing (``FILE_CSP``: no script, sandboxed). An unknown or malformed hash is 404.
 - ``GET /files/{sha}/thumb``: the thumbnail (PNG or JPEG), 404 for an unknown hash or a file that has none.
-- ``POST /files``: refused before reading when the body is larger than a message may carry (413), then per file:
-  over the per-file limit or too many files (413), named like an image but not one (415), refused by
-  ``Files.accept`` (415); each answer is JSON, ``{"error": sentence}`` for a refusal (the sentence names the
-  limit), else ``[{"sha256","name","media_type","size","width","height"}]``. Accepted files are remembered
-  (``ui.attachments.remember``) so a page's tray can add them.
+- ``POST /files``: refused before reading when the body is larger than a message may carry (413), then, before
+  anything is stored, per file: over the per-file limit or too many files (413), named like an image but not one
+  (415); then a file ``Files.accept`` refuses (415); each answer is JSON, ``{"error": sentence}`` for a refusal
+  (the sentence names the limit), else ``[{"sha256","name","media_type","size","width","height"}]``. Accepted
+  files are remembered (``ui.attachments.remember``) so a page's tray can add them.
 """
 
 from __future__ import annotations
@@ -141,21 +141,33 @@ async def upload(request: Request, files: FilesService) -> Response:
                 )
     except ClientDisconnect:
         return refusal(400, "The upload was cut off.")
-    form = await _form(request, bytes(body), limits.max_files)
-    if isinstance(form, Response):
-        return form
-    made: list[Attachment] = []
-    for part in form:
+    parts = await _form(request, bytes(body), limits.max_files)
+    if isinstance(parts, Response):
+        return parts
+    try:
+        return await _accept_all(parts, files)
+    finally:
+        for part in parts:
+            await part.close()
+
+
+async def _accept_all(parts: list[UploadFile], files: FilesService) -> Response:
+    """Check every file first (nothing is stored when one is refused), then accept them in order."""
+    named: list[tuple[str, bytes]] = []
+    for part in parts:
         name = clean_name(part.filename or "") or "file"
         data = await part.read()
-        if len(data) > limits.max_file_bytes:
-            return refusal(413, over_file_limit(name, len(data), limits))
+        if len(data) > files.limits.max_file_bytes:
+            return refusal(413, over_file_limit(name, len(data), files.limits))
         if name.lower().endswith(IMAGE_NAMES) and sniff(data) not in RASTER:
             return refusal(
                 415,
-                f"{name} is named like an image, but its content is not a PNG, JPEG, GIF or "
-                "WebP image. It was not attached.",
+                f"{name} is named like an image, but its content is not a PNG, JPEG, GIF or WebP image. It was not "
+                "attached.",
             )
+        named.append((name, data))
+    made: list[Attachment] = []
+    for name, data in named:
         try:
             made.append(await files.accept(name, data))
         except InputRejected as exc:

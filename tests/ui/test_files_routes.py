@@ -6,6 +6,7 @@ inline and what only as a download, the headers, the front door in front of the 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import socket
 from collections.abc import Iterator
@@ -95,8 +96,10 @@ def test_forged_uploads_are_refused_with_a_sentence(app: AppProcess, http: httpx
 
     too_big = upload(http, ("big.bin", b"x" * (1024 * 1024 + 1)))
     assert too_big.status_code == 413 and "the limit is 1 MB per file" in too_big.json()["error"]
-    forged = upload(http, ("photo.png", HTML))
-    assert forged.status_code == 415 and "named like an image" in forged.json()["error"]
+    first = b"stored only if the whole upload is accepted\n"
+    forged = upload(http, ("fine.txt", first), ("photo.png", HTML))
+    assert forged.status_code == 415 and "photo.png is named like an image" in forged.json()["error"]
+    assert http.get(f"/files/{hashlib.sha256(first).hexdigest()}").status_code == 404, "nothing of it was stored"
     too_many = upload(http, *[(f"n{i}.txt", f"note {i}".encode()) for i in range(11)])
     assert too_many.status_code == 413 and "at most 10 files" in too_many.json()["error"]
     not_multipart = http.post("/files", content=b"hello", headers={"content-type": "text/plain"})
