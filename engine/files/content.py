@@ -5,7 +5,8 @@ Guarantees:
   is any), then one part per file in order: an image as an ``image_url`` part holding a ``data:`` URL of exactly
   the stored bytes; a PDF as a ``file`` part (``file_data`` as a ``data:`` URL) when litellm says the model takes
   PDF input, else its text extracted with pypdf (``engine.files.pdf``); a text file as a text part headed with
-  its name; any other file as a line saying what it is. A blob that is gone becomes a line saying so.
+  its name (at most ``MAX_TEXT_CHARS``, with a note when cut); any other file (audio included) as a line saying
+  what it is. A blob that is gone becomes a line saying so.
 - A tool entry is what ``engine.tools.result_parts.tool_messages`` makes of it; other entries are
   ``HistoryEntry.as_message``.
 - Blocking (reads blobs, encodes base64): call it on a worker thread (``messages_async``). Every request built
@@ -28,6 +29,7 @@ from ledger.history import HistoryEntry
 from ledger.values import Attachment
 
 Read = Callable[[str], bytes | None]
+MAX_TEXT_CHARS = 200_000  # of one text file in a request (about 50,000 tokens); the blob keeps all of it
 Part = dict[str, Any]
 
 
@@ -69,6 +71,9 @@ def file_part(a: Attachment, model: str, read: Read) -> Part:
         return _text(f"--- {a.name} (PDF, {megabytes(a.size)}, its text) ---\n{pdf_text(data)}")
     text = as_text(data) if is_text(a.media_type) else None
     if text is not None:
+        if len(text) > MAX_TEXT_CHARS:
+            cut = len(text) - MAX_TEXT_CHARS
+            text = f"{text[:MAX_TEXT_CHARS]}\n[… {cut:,} more characters of {a.name} cut; the whole file is attached]"
         return _text(f"--- {a.name} ({a.media_type}) ---\n{text}")
     return _text(f"[The file {a.name} ({a.media_type}, {megabytes(a.size)}) was attached; it cannot be shown here.]")
 

@@ -1,11 +1,12 @@
 """What a file is, read from its bytes (never from its name, except to tell one text type from another).
 
 Guarantees:
-- ``sniff(name, data)`` returns a media type: ``image/png``, ``image/jpeg``, ``image/gif``, ``image/webp`` and
-  ``application/pdf`` by their magic bytes; SVG (``image/svg+xml``) and HTML (``text/html``) by their first
-  markup, recognised so they are stored and downloaded as such and never rendered; any other UTF-8 text without
-  NUL bytes is text (``text/csv``, ``application/json``, ``text/markdown`` by the name's suffix, else
-  ``text/plain``); anything else ``application/octet-stream``. A ``.png`` name on text bytes is text.
+- ``sniff(name, data)`` returns a media type: ``image/png``, ``image/jpeg``, ``image/gif``, ``image/webp``,
+  ``application/pdf`` and WAV, Ogg, FLAC and MP3 audio by their magic bytes; SVG (``image/svg+xml``) and HTML
+  (``text/html``) by their first markup, recognised so they are stored and downloaded as such and never
+  rendered; any other UTF-8 text without NUL bytes is text (``text/csv``, ``application/json``,
+  ``text/markdown`` by the name's suffix, else ``text/plain``); anything else ``application/octet-stream``. A
+  ``.png`` name on text bytes is text.
 - ``RASTER`` are the types Pillow re-encodes and a page may show inline; ``is_text`` says which types are sent to
   a model as their text.
 """
@@ -39,6 +40,9 @@ def sniff(name: str, data: bytes) -> str:
         return "image/webp"
     if data.lstrip(b"\x00\t\n\r ")[:5] == b"%PDF-" or data[:1024].find(b"%PDF-") == 0:
         return PDF
+    audio = _audio(data)
+    if audio is not None:
+        return audio
     text = as_text(data)
     if text is None:
         return OCTET
@@ -48,6 +52,18 @@ def sniff(name: str, data: bytes) -> str:
     if head.startswith(("<!doctype html", "<html")) or ("<html" in head and "<body" in head):
         return "text/html"
     return TEXT_BY_SUFFIX.get(PurePosixPath(name.lower()).suffix, "text/plain")
+
+
+def _audio(data: bytes) -> str | None:
+    if data[:4] == b"RIFF" and data[8:12] == b"WAVE":
+        return "audio/wav"
+    if data.startswith(b"OggS"):
+        return "audio/ogg"
+    if data.startswith(b"fLaC"):
+        return "audio/flac"
+    if data.startswith(b"ID3") or (len(data) > 1 and data[0] == 0xFF and data[1] & 0xE0 == 0xE0):
+        return "audio/mpeg"
+    return None
 
 
 def as_text(data: bytes) -> str | None:

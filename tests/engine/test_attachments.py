@@ -200,6 +200,9 @@ async def test_files_are_sniffed_from_their_bytes_never_their_names(engine: Engi
     assert svg.media_type == "image/svg+xml" and svg.width is None
     assert (await engine.files.accept("page.txt", b"<!DOCTYPE html><html><body>hi")).media_type == "text/html"
     assert (await engine.files.accept("data.csv", b"\x00\x01\x02binary")).media_type == "application/octet-stream"
+    wav = b"RIFF\x24\x00\x00\x00WAVEfmt " + b"\x00" * 32
+    assert (await engine.files.accept("voice.txt", wav)).media_type == "audio/wav"
+    assert (await engine.files.accept("song.csv", b"ID3\x04\x00" + b"\x00" * 20)).media_type == "audio/mpeg"
     with pytest.raises(InputRejected, match="broken.png: The image cannot be read"):
         await engine.files.accept("broken.png", b"\x89PNG\r\n\x1a\n" + b"garbage" * 10)
 
@@ -327,3 +330,20 @@ async def test_litellm_carries_the_same_image_bytes_in_anthropic_s_and_gemini_s_
     finally:
         await engine.shutdown()
         store.close()
+
+
+
+async def test_a_very_long_text_file_is_cut_in_the_request_and_kept_whole_in_the_store(
+    engine: Engine, upstream: ScriptedUpstream
+) -> None:
+    from engine.files.content import MAX_TEXT_CHARS
+
+    long = ("x" * 99 + "\n") * (MAX_TEXT_CHARS // 100 + 50)
+    notes = await engine.files.accept("long.log", long.encode())
+    cid = engine.create_conversation()
+    upstream.plan(Behavior(text="ok", chunk_delay=0.0))
+    await engine.send(cid, "summarise", attachments=(notes,))
+    await answered(engine, cid, upstream)
+    sent = sent_parts(upstream.last)[1]["text"]
+    assert sent.endswith("[… 5,000 more characters of long.log cut; the whole file is attached]")
+    assert engine.files.read(notes.sha256) == long.encode()
