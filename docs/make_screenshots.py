@@ -1,13 +1,18 @@
 """Re-creates the README screenshots: the real app with the demo model, in headless Chromium.
 
-.venv/bin/python -m docs.make_screenshots
+.venv/bin/python -m docs.make_screenshots          # all of them
+.venv/bin/python -m docs.make_screenshots files    # only docs/files.png (attachments)
 """
 
 from __future__ import annotations
 
+import io
+import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
+from PIL import Image, ImageDraw
 from playwright.sync_api import expect, sync_playwright
 
 from tests.support.app_process import CHROMIUM_ARGS, ROOT, AppProcess
@@ -16,13 +21,55 @@ from tests.support.browser import send
 OUT = ROOT / "docs"
 
 
+def chart() -> bytes:
+    """A small bar chart, drawn with Pillow."""
+    image = Image.new("RGB", (480, 300), "white")
+    draw = ImageDraw.Draw(image)
+    for n, height in enumerate((120, 200, 90, 240, 170)):
+        draw.rectangle((40 + n * 85, 270 - height, 100 + n * 85, 270), fill=(29, 78, 216))
+    draw.line((30, 270, 460, 270), fill="black", width=2)
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
+def files_shot(browser: Any, url: str) -> None:
+    """docs/files.png: a sent message with an image and a CSV, and a draft with a chip waiting to be sent."""
+    page = browser.new_page(viewport={"width": 1280, "height": 860})
+    page.set_default_timeout(30_000)
+    page.goto(url)
+    page.wait_for_function("() => window.did_handshake === true")
+    files = [
+        {"name": "sales-chart.png", "mimeType": "image/png", "buffer": chart()},
+        {"name": "sales.csv", "mimeType": "text/csv", "buffer": b"month,sales\nJan,120\nFeb,200\nMar,90\n"},
+    ]
+    page.locator("input.lc-file-input").set_input_files(files)
+    expect(page.locator(".lc-tray .lc-chip[data-attachment]")).to_have_count(2)
+    send(page, "What is in these files?")
+    expect(page.locator(".lc-assistant").last).to_have_attribute("data-status", "complete")
+    page.locator("input.lc-file-input").set_input_files(
+        [{"name": "notes.md", "mimeType": "text/markdown", "buffer": b"# Notes\n\nQ2 looks better.\n"}]
+    )
+    expect(page.locator(".lc-tray .lc-chip[data-attachment]")).to_have_count(1)
+    page.get_by_label("Message").fill("And compare with my notes")
+    page.wait_for_timeout(600)
+    page.screenshot(path=OUT / "files.png")
+    page.close()
+
+
 def main() -> None:
     expect.set_options(timeout=30_000)
+    only = sys.argv[1:]
     with tempfile.TemporaryDirectory() as tmp:
         app = AppProcess(Path(tmp) / "data", None, "--models", "openai/gpt-4o-mini").start()
         try:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+                if not only or "files" in only:
+                    files_shot(browser, app.url)
+                if only:
+                    browser.close()
+                    return
                 page = browser.new_page(viewport={"width": 1280, "height": 860})
                 page.set_default_timeout(30_000)
                 page.goto(app.url)

@@ -21,6 +21,8 @@ from nicegui.events import GenericEventArguments, KeyEventArguments, ValueChange
 from engine.engine import InputRejected
 from ledger.errors import StoreError
 from ledger.state import ConversationState
+from ledger.values import Attachment
+from ui.attachments import files_of
 from ui.audit_panel import AuditPanel
 from ui.composer import Composer
 from ui.context import PageContext
@@ -34,6 +36,7 @@ from ui.sidebar import Sidebar
 from ui.style import add_style
 from ui.tool_servers import ToolServersPanel
 from ui.transcript import Transcript
+from ui.user_message import EditFiles
 
 PAINTED = "'lc-painted'"  # a round trip to the browser: its answer comes after what was sent before it
 
@@ -59,6 +62,8 @@ class ChatPage:
         self.live_was: str | None = None
         self.switches = 0  # in-place switches asked for; only the latest one is carried out
         self.drafts: dict[str, str] = {}  # "" = the new chat; per chat, the message box text while switched away
+        self.draft_files: dict[str, tuple[Attachment, ...]] = {}  # and the files attached to it
+        self.files = files_of(self.engine)
 
     def build(self) -> None:
         add_style()
@@ -90,13 +95,15 @@ class ChatPage:
                 open_audit=self.open_audit,
                 drafts=self.context.drafts,
             )
-            self.transcript = Transcript(actions.actions(), demo=self.context.demo)
+            edit_files = EditFiles(self.files, self.engine, lambda: self.cid, lambda: self.model)
+            self.transcript = Transcript(actions.actions(), demo=self.context.demo, files=edit_files)
         with ui.footer().classes("lc-footer"):
             self.composer = Composer(
                 submit=self.submit,
                 stop=self.stop,
                 streaming=lambda: self.cid is not None and self.engine.is_streaming(self.cid),
                 max_chars=self.engine.settings.limits.max_input_chars,
+                files=self.files,
             )
             if self.cid is not None and self.cid in self.context.drafts:
                 self.composer.input.value = self.context.drafts.pop(self.cid)
@@ -151,11 +158,14 @@ class ChatPage:
 
     def _show(self, cid: str | None, *, push: bool) -> None:
         self.drafts[self.cid or ""] = self.composer.input.value or ""
+        self.draft_files[self.cid or ""] = self.composer.attachments
         self.cid = self.audit.cid = cid
         self.shown_attempt = self.live_was = None
         self.transcript.reset()
         self.composer.enable()
         self.composer.input.value = self.drafts.pop(cid or "", "")
+        if self.composer.tray is not None:
+            self.composer.tray.set(self.draft_files.pop(cid or "", ()))
         self.model = model_of(self.engine.conversation(cid) if cid else None, self.engine.settings.models)
         if self.picker is not None:
             self.picker.value = self.model
@@ -184,7 +194,7 @@ class ChatPage:
 
     # --- user actions ------------------------------------------------------------------------------------------
 
-    async def submit(self, text: str) -> str | None:
+    async def submit(self, text: str, attachments: tuple[Attachment, ...] = ()) -> str | None:
         try:
             if self.cid is None:
                 self.cid = await self.engine.start_conversation()
@@ -192,7 +202,7 @@ class ChatPage:
                 self.sidebar.select(self.cid)
                 ui.navigate.history.replace(f"/chat/{self.cid}")
                 await self.engine.viewer_joined(self.cid, self.client.id)
-            await self.engine.submit(self.cid, text, model=self.model)
+            await self.engine.send(self.cid, text, model=self.model, attachments=attachments)
         except InputRejected as exc:
             return str(exc)
         except StoreError as exc:

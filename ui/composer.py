@@ -6,6 +6,10 @@ can never stop what it just sent; empty input does nothing; a message over the l
 stays in the box with a clear notice; a second send while one is being submitted is ignored.
 A Send is never lost: the text stays in the box (box and button disabled) until ``submit`` says it was recorded,
 and is cleared only then; a refusal, or an error ``submit`` did not foresee, leaves it there with a notice.
+Files (``ui.attachments``): the draft's chips are sent with the text and cleared only when the send was recorded
+(a refusal keeps text and chips). Send while an upload runs waits for it with a visible state ("Waiting for the
+upload…", the button then cancels the wait and the uploads, so does Esc) and sends once every upload arrived; a
+failed or cancelled upload sends nothing and keeps the draft.
 """
 
 from __future__ import annotations
@@ -16,10 +20,14 @@ from collections.abc import Awaitable, Callable
 
 from nicegui import ui
 
+from ledger.values import Attachment
+from ui.attachments import AttachmentTray, FilesService
 from ui.notices import notice
 
 log = logging.getLogger("ledger_chat.ui")
 NOT_SENT = "Your message could not be sent ({}). It is still in the box: send it again."
+WAITING = "Waiting for the upload…"
+UPLOAD_STOPPED = "Not sent: an upload did not finish. Your message and its files are still here; send it again."
 STOP_GUARD_SECONDS = 0.3  # Stop stays disabled this long after Send: a double click never stops
 
 
@@ -27,16 +35,27 @@ class Composer:
     def __init__(
         self,
         *,
-        submit: Callable[[str], Awaitable[str | None]],
+        submit: Callable[[str, tuple[Attachment, ...]], Awaitable[str | None]],
         stop: Callable[[], Awaitable[None]],
         streaming: Callable[[], bool],
         max_chars: int,
+        files: FilesService | None = None,
     ) -> None:
-        """``submit(text)`` returns None when sent, else the reason it was refused."""
+        """``submit(text, attachments)`` returns None when sent, else the reason it was refused."""
         self.submit, self.stop, self.streaming, self.max_chars = submit, stop, streaming, max_chars
         self.sending = False
+        self.waiting = False  # Send was pressed while an upload ran: it sends once the uploads arrived
         self.stop_guard_until = 0.0
-        with ui.row().classes("w-full max-w-3xl mx-auto items-end gap-2 no-wrap"):
+        self.tray: AttachmentTray | None = None
+        with ui.column().classes("w-full max-w-3xl mx-auto gap-0 lc-tray-scope"):
+            if files is not None:
+                self.tray = AttachmentTray(files, on_settled=self._uploads_settled, main=True)
+            self._build_row(files is not None)
+
+    def _build_row(self, with_files: bool) -> None:
+        with ui.row().classes("w-full items-end gap-2 no-wrap"):
+            if with_files:
+                AttachmentTray.attach_button()
             self.input = (
                 ui.textarea(label="Message")
                 .props("autogrow outlined dense autofocus maxlength=200000 for=lc-message-box")
@@ -44,11 +63,17 @@ class Composer:
                 .mark("message-input")
             )
             self.input.on("keydown.enter.exact.prevent", self.send)
-            self.input.on("keydown.esc", self.stop)
+            self.input.on("keydown.esc", self.escape)
             self.button = ui.button("Send", icon="send", on_click=self.send_or_stop).props("no-caps").mark("send")
             self.button.tooltip("Enter sends · Shift+Enter adds a line · Esc stops")
 
+    @property
+    def attachments(self) -> tuple[Attachment, ...]:
+        return self.tray.attachments if self.tray is not None else ()
+
     def show_streaming(self, streaming: bool) -> None:
+        if self.waiting:
+            return
         label = "Stop" if streaming else "Send"
         if self.button.text != label:
             self.button.set_text(label)
@@ -62,17 +87,56 @@ class Composer:
         self.input.enable()
         self.button.enable()
 
+    async def escape(self) -> None:
+        """Esc: cancel the uploads (and a Send waiting for them) when any runs, else stop the answer."""
+        if self.tray is not None and self.tray.uploading:
+            self._cancel_wait()
+            self.tray.cancel_uploads()
+        else:
+            await self.stop()
+
     async def send_or_stop(self) -> None:
-        if self.streaming():
+        if self.waiting:
+            await self.escape()  # the button reads "Waiting for the upload…": pressing it cancels
+        elif self.streaming():
             if time.monotonic() < self.stop_guard_until:
                 return  # a click sent before the browser saw the button disabled: the tail of a double click
             await self.stop()
         else:
             await self.send()
 
+    def _wait_for_uploads(self) -> None:
+        self.waiting = True
+        self.input.disable()
+        self.button.props["aria-label"] = "Waiting for the upload; press to cancel it"
+        self.button.set_text(WAITING)
+        self.button.props("icon=hourglass_top color=primary")
+
+    def _cancel_wait(self) -> None:
+        if self.waiting:
+            self.waiting = False
+            self.input.enable()
+            self.button.props.pop("aria-label", None)
+            self.show_streaming(self.streaming())
+
+    async def _uploads_settled(self, ok: bool) -> None:
+        if not self.waiting:
+            return
+        self._cancel_wait()
+        if ok:
+            await self.send()
+        else:
+            notice(UPLOAD_STOPPED, "warning", multi_line=True)
+
     async def send(self) -> None:
         text = self.input.value or ""
-        if self.sending or not text.strip():
+        if self.sending or self.waiting:
+            return
+        if self.tray is not None and self.tray.uploading:
+            self._wait_for_uploads()
+            return
+        attachments = self.attachments
+        if not text.strip() and not attachments:
             return
         if len(text) > self.max_chars:
             notice(
@@ -87,13 +151,15 @@ class Composer:
         self.button.disable()  # until STOP_GUARD_SECONDS after the submit: a double click never reaches Stop
         try:
             try:
-                refused = await self.submit(text)
+                refused = await self.submit(text, attachments)
             except Exception as exc:  # noqa: BLE001 - whatever went wrong, the text must not be lost
                 log.exception("a Send failed")
                 refused = NOT_SENT.format(exc or type(exc).__name__)
             self.input.enable()
             if refused is None:
                 self.input.value = ""
+                if self.tray is not None:
+                    self.tray.clear()
                 self.stop_guard_until = time.monotonic() + STOP_GUARD_SECONDS
                 ui.timer(STOP_GUARD_SECONDS, self.button.enable, once=True)
             else:

@@ -9,7 +9,8 @@ Guarantees (the rules themselves are ``ui.access``):
   (HttpOnly, SameSite=Strict) and moves on to the same address without the token. Wrong tokens are logged with
   the client address and path, never the token.
 - Every HTTP response (pages, static files, errors, refusals) carries ``SECURITY_HEADERS``; an error raised
-  before a response started is answered 500 with them (and still raised, so it is logged).
+  before a response started is answered 500 with them (and still raised, so it is logged). A served file
+  (``ui.files_routes``) keeps its own stricter CSP (``default-src 'none'``, sandboxed): it runs nothing.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ CSP = "; ".join(
         "img-src 'self' data:",  # remote images in model output never load (they are shown as links)
         "font-src 'self' data:",
         "connect-src 'self'",
-        "media-src 'none'",
+        "media-src 'self'",  # audio a tool returned, served by the app itself (/files/{sha})
         "object-src 'none'",
         "base-uri 'self'",
         "form-action 'self'",
@@ -151,8 +152,12 @@ class Guard:
 
 
 def add_security_headers(message: Message) -> None:
+    """Set ``SECURITY_HEADERS``; a response that set a sandboxed CSP of its own (a served file) keeps it."""
     headers = MutableHeaders(scope=message)
+    own = headers.get("content-security-policy", "")
     for name, value in SECURITY_HEADERS:
+        if name == "content-security-policy" and own.endswith("; sandbox") and "default-src 'none'" in own:
+            continue
         headers[name] = value
 
 

@@ -1,5 +1,6 @@
 """The app's pages: ``/`` (a new chat) and ``/chat/{id}``, each a ``ChatPage`` over the engine it is given, and
-``/export/{id}``, a conversation's ledger as JSON Lines (for scripts: ``Authorization: Bearer <token>``).
+``/export/{id}``, a conversation's ledger as JSON Lines (for scripts: ``Authorization: Bearer <token>``), and the
+file routes (``ui.files_routes``: ``/files/{sha}``, its thumbnail, ``POST /files``).
 
 Guarantees: pages are registered inside ``register_pages`` (NiceGUI's test runner re-imports page modules), read
 the engine from the ``PageContext`` they were given, and never import litellm or a store. An unknown or deleted
@@ -14,8 +15,10 @@ from nicegui import Client, app, ui
 from starlette.responses import PlainTextResponse, Response
 
 from ledger.codec import to_jsonl
+from ui.attachments import files_of
 from ui.chat_page import ChatPage
 from ui.context import PageContext, install
+from ui.files_routes import register_file_routes
 from ui.notices import notice
 from ui.style import serve_static
 
@@ -26,6 +29,7 @@ def register_pages(context: PageContext) -> None:
     install(context)
     serve_static()
     app.timer(5.0, lambda: Client.prune_instances(client_age_threshold=UNCONNECTED_SECONDS))
+    register_file_routes(lambda: files_of(context.engine) if context.engine is not None else None)
 
     @ui.page("/")
     def index() -> None:

@@ -1,9 +1,10 @@
 """The page's look and its browser-side behaviour, served as the app's own static files.
 
-Guarantees: ``utilities.css``, ``ledger.css`` and ``ledger.js`` (in ``ui/static``) are served from the app itself
-under ``/lc-static`` with a version in the URL (nothing is loaded from another host); ``add_style`` adds them to a
-page with the Pygments styles for code, the skip link to the message box, the "Jump to latest" button and the
-screen-reader announcement region. What the script does is listed at its top. ``utilities.css`` is the CSS
+Guarantees: ``utilities.css``, ``ledger.css``, ``ledger.js`` and ``attachments.js`` (in ``ui/static``) are served
+from the app itself under ``/lc-static`` with a version in the URL (nothing is loaded from another host);
+``add_style`` adds them to a page with the Pygments styles for code, the skip link to the message box, the "Jump to
+latest" button, the screen-reader announcement region and the drop zone shown while files are dragged over the
+page. What each script does is listed at its top. ``utilities.css`` is the CSS
 Tailwind makes for the classes ``ui/`` uses (NiceGUI runs without its in-browser Tailwind compiler:
 ``tailwind=False`` in ``main.py``); ``python3.11 tasks.py utilities-css`` re-makes it
 (``tests/support/utilities_css.py``), ``tests/browser/test_utilities_css.py`` fails while it misses a class.
@@ -24,6 +25,7 @@ BODY = """
 <button id="lc-jump" type="button" hidden aria-label="Jump to latest">
   <span class="material-icons" aria-hidden="true" style="font-size:18px">arrow_downward</span> Latest
 </button>
+<div id="lc-drop" hidden aria-hidden="true"><span>Drop files to attach them to your message</span></div>
 """
 
 
@@ -38,5 +40,6 @@ def add_style() -> None:
     ui.add_head_html(f'<link rel="stylesheet" href="{ROUTE}/utilities.css?v={version}">')
     ui.add_head_html(f'<link rel="stylesheet" href="{ROUTE}/ledger.css?v={version}">')
     ui.add_head_html(f'<script src="{ROUTE}/ledger.js?v={version}" defer></script>')
+    ui.add_head_html(f'<script src="{ROUTE}/attachments.js?v={version}" defer></script>')
     ui.add_css(code_css())
     ui.add_body_html(BODY)

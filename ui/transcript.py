@@ -8,7 +8,8 @@ answer) the views from the first difference on are rebuilt; otherwise a view is 
 its attempt or the streaming state changed (a streaming answer touches only its own view). ``render`` returns the
 attempt shown streaming (Stop cancels that attempt only); a branched chat links to where it came from; a deleted
 conversation shows one line saying so. A chat is first painted with its last ``FIRST`` messages (its readable
-text comes sooner); ``fill`` then grows that to ``WINDOW`` above them, once the page shows it.
+text comes sooner); ``fill`` then grows that to ``WINDOW`` above them, once the page shows it. A user message
+shows its files and edits them (``ui.user_message``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ledger.state import ConversationState
 from ledger.tree import selected_path
 from ui.assistant_message import AssistantMessageView
 from ui.format import earlier_messages
-from ui.user_message import UserMessageView
+from ui.user_message import EditFiles, UserMessageView
 from ui.widgets import Actions
 
 WINDOW = 16  # messages shown when a chat opens, and added by each "Show earlier messages"
@@ -32,8 +33,8 @@ DEMO_HINT = (
 
 
 class Transcript:
-    def __init__(self, actions: Actions, *, demo: bool) -> None:
-        self.actions = actions
+    def __init__(self, actions: Actions, *, demo: bool, files: EditFiles | None = None) -> None:
+        self.actions, self.files = actions, files
         self.views: dict[str, UserMessageView | AssistantMessageView] = {}
         self.seen: dict[str, object] = {}
         self.path: tuple[str, ...] = ()  # the messages shown: a tail of the selected path
@@ -85,7 +86,7 @@ class Transcript:
             if view is None:
                 with self.messages:
                     if message.role == "user":
-                        view = UserMessageView(message, self.actions)
+                        view = UserMessageView(message, self.actions, self.files)
                     else:
                         view = AssistantMessageView(message_id, self.actions)
                 self.views[message_id] = view

@@ -6,29 +6,89 @@ version with a new answer (what followed the old version stays in its branch), C
 it was, and a refused edit keeps the box open with the
 text; versions are browsable with ‹ n/m › (``data-version``); the turn stats are those of the answer shown below
 it (the attempt the reader sees), not of a later retry.
+Files (``MessageState.attachments``, so a reload shows them again): a raster image as its thumbnail from the app's
+own ``/files/{sha}/thumb``, a link opening the full size in a new tab; every other file (SVG and HTML included:
+never rendered inline) as a chip that downloads (``/files/{sha}?name=…``, served as an attachment). Each carries
+``data-attachment``. The editor shows the message's files as chips: Remove takes one away, "Attach files" adds
+more; Save sends exactly those (the original's, unchanged, when none was touched).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import quote
+
 from nicegui import ui
 
+from engine.engine import Engine, InputRejected
 from ledger.events import TurnMetrics
 from ledger.state import ConversationState, MessageState
 from ledger.tree import versions
+from ledger.values import Attachment
+from ui.attachments import RASTER, AttachmentTray, FilesService, describe
 from ui.format import clock, user_line
 from ui.notices import notice
 from ui.widgets import Actions, Switcher, TimeLabel
 
+WAIT_FOR_UPLOAD = "An upload is still running: wait for it to finish (or cancel it), then Save."
+
+
+@dataclass(frozen=True)
+class EditFiles:
+    """An edit that may change the files: through the engine for the page's chat and model; a refusal is a notice."""
+
+    files: FilesService | None
+    engine: Engine
+    cid: Callable[[], str | None]
+    model: Callable[[], str]
+
+    async def edit(self, message_id: str, text: str, attachments: tuple[Attachment, ...] | None) -> bool:
+        cid = self.cid()
+        if cid is None:
+            return False
+        try:
+            await self.engine.edit(cid, message_id, text, self.model(), attachments=attachments)
+        except InputRejected as exc:
+            notice(str(exc), "warning", multi_line=True)
+            return False
+        return True
+
+
+def show_files(attachments: tuple[Attachment, ...]) -> None:
+    """A sent message's files: thumbnails that open full size, other files as chips that download."""
+    for a in attachments:
+        if a.media_type in RASTER:
+            with ui.element("a").classes("lc-file-image") as link:
+                ui.element("img").props.update(src=f"/files/{a.sha256}/thumb", alt=a.name, loading="lazy")
+            link.props.update(href=f"/files/{a.sha256}", target="_blank", rel="noopener noreferrer")
+            link.props.update({"title": f"{a.name} · {describe(a)}", "aria-label": f"Open {a.name} full size"})
+        else:
+            with ui.element("a").classes("lc-chip lc-file-chip") as link:
+                ui.icon("description", size="sm")
+                with ui.element("span").classes("lc-chip-text"):
+                    ui.label(a.name).classes("lc-chip-name")
+                    ui.label(describe(a)).classes("lc-meta lc-chip-kind")
+            link.props.update(href=f"/files/{a.sha256}?name={quote(a.name, safe='')}", download=a.name)
+            link.props.update({"aria-label": f"Download {a.name}", "title": f"Download {a.name}"})
+        link.props["data-attachment"] = a.sha256
+
 
 class UserMessageView:
-    def __init__(self, message: MessageState, actions: Actions) -> None:
+    def __init__(self, message: MessageState, actions: Actions, files: EditFiles | None = None) -> None:
         self.message_id = message.message_id
-        self.actions = actions
+        self.actions, self.files = actions, files
         self.text = message.text
+        self.attachments = message.attachments
         self._versions: tuple[str, ...] = (message.message_id,)
         self._shown: tuple[object, ...] | None = None
         with ui.column().classes("lc-user self-end items-end gap-0 max-w-[85%]").mark("user-message") as self.root:
+            self.shown_files = ui.element("div").classes("lc-files")
+            with self.shown_files:
+                show_files(message.attachments)
+            self.shown_files.set_visibility(bool(message.attachments))
             self.bubble = ui.label(message.text).classes("lc-bubble whitespace-pre-wrap break-words")
+            self.bubble.set_visibility(bool(message.text) or not message.attachments)
             self.editor: ui.column | None = None  # built when Edit is pressed
             with ui.row().classes("gap-1 items-center no-wrap"):
                 self.switcher = Switcher("version", "version", self._step)
@@ -64,10 +124,12 @@ class UserMessageView:
     def _open_editor(self) -> None:
         if self.editor is None:
             with self.root:
-                self.editor = ui.column().classes("w-full gap-1 items-end")
-            self.editor.move(target_index=1)  # under the bubble it replaces
+                self.editor = ui.column().classes("w-full gap-1 items-end lc-tray-scope")
+            self.editor.move(target_index=2)  # under the files and the bubble it replaces
         self.editor.clear()
         with self.editor:
+            uploads = self.files.files if self.files is not None else None
+            tray = AttachmentTray(uploads, initial=self.attachments) if uploads is not None else None
             box = (
                 ui.textarea(value=self.text)
                 .props('autogrow outlined dense autofocus aria-label="Edit message"')
@@ -76,22 +138,36 @@ class UserMessageView:
             )
 
             async def save() -> None:
-                if await self.actions.edit(self.message_id, box.value or ""):
+                if tray is not None and tray.uploading:
+                    notice(WAIT_FOR_UPLOAD, "warning")
+                    return
+                if self.files is None or tray is None:
+                    done = await self.actions.edit(self.message_id, box.value or "")
+                else:
+                    chosen = tray.attachments
+                    done = await self.files.edit(
+                        self.message_id, box.value or "", None if chosen == self.attachments else chosen
+                    )
+                if done:
                     self._close_editor()
 
             box.on("keydown.enter.exact.prevent", save)
             box.on("keydown.esc", self._close_editor)
-            with ui.row().classes("gap-1"):
+            with ui.row().classes("gap-1 items-center"):
+                if tray is not None:
+                    AttachmentTray.attach_button()
                 ui.button("Cancel", on_click=self._close_editor).props("flat dense no-caps").mark("edit-cancel")
                 ui.button("Save", icon="send", on_click=save).props("dense no-caps unelevated").mark("edit-save")
         self.bubble.set_visibility(False)
+        self.shown_files.set_visibility(False)
         self.editor.set_visibility(True)
 
     def _close_editor(self) -> None:
         if self.editor is not None:
             self.editor.set_visibility(False)
             self.editor.clear()
-        self.bubble.set_visibility(True)
+        self.bubble.set_visibility(bool(self.text) or not self.attachments)
+        self.shown_files.set_visibility(bool(self.attachments))
 
     def _step(self, delta: int) -> None:
         index = self._versions.index(self.message_id) + delta if self.message_id in self._versions else -1

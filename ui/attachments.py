@@ -1,0 +1,252 @@
+"""Files on a message, on the page: the tray of chips a draft (or an edit) carries, and the words for them.
+
+Guarantees:
+- A tray shows one chip per attachment before sending: name, type and size in words (``kind_words``,
+  ``size_words``), a thumbnail for a raster image (``/files/{sha}/thumb``, the app's own route), a button named
+  "Remove <name>", and ``data-attachment`` (the sha256). The page's script (``ui/static/attachments.js``) uploads
+  what is attached through the button "Attach files", pasted or dropped, and reports each step to the tray
+  (``lcfiles`` events); the tray adds only attachments this process accepted (``remember``/``accepted``), never
+  what a browser merely claims, and checks the limits again (count and total per message) with a sentence naming
+  the limit. The limits are rendered into the page (``data-max-*``) so the browser checks them first.
+- ``uploading`` is True while an upload runs; ``on_settled(ok)`` is called when the last one ends (``ok``: none
+  failed or was cancelled since the last call); ``cancel_uploads`` aborts them in the browser.
+- Nothing here touches what the user typed: a refused file is a notice, the text stays where it was.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from nicegui import ui
+from nicegui.events import GenericEventArguments
+
+from engine.engine import Engine
+from engine.files import FileLimits, Files, clean_name
+from ledger.values import Attachment
+from ui.notices import notice
+
+log = logging.getLogger("ledger_chat.ui")
+LONG_PASTE_CHARS = 5_000  # a longer paste is offered as a text file
+RASTER = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+KINDS = {
+    "image/png": "PNG image",
+    "image/jpeg": "JPEG image",
+    "image/gif": "GIF image",
+    "image/webp": "WebP image",
+    "image/svg+xml": "SVG image",
+    "application/pdf": "PDF",
+    "text/plain": "text",
+    "text/markdown": "Markdown",
+    "text/csv": "CSV",
+    "application/json": "JSON",
+    "text/html": "HTML",
+}
+_ACCEPTED: OrderedDict[str, Attachment] = OrderedDict()  # sha256 → what this process's ``POST /files`` accepted
+_KEEP = 4096
+
+
+FilesService = Files  # what the page uses of ``engine.files``
+
+
+def files_of(engine: Engine) -> Files:
+    """The engine's files service (its limits, ``accept``, ``read``, ``thumbnail``)."""
+    return engine.files
+
+
+def size_words(size: int) -> str:
+    """``812 bytes``, ``12 KB``, ``1.5 MB`` (1 KB = 1,024 bytes; whole numbers shown without decimals)."""
+    if size < 1024:
+        return f"{size:,} byte" + ("" if size == 1 else "s")
+    for unit, scale in (("KB", 1024), ("MB", 1024**2), ("GB", 1024**3)):
+        value = size / scale
+        if value < 1024 or unit == "GB":
+            return f"{value:,.0f} {unit}" if value >= 100 or value == int(value) else f"{value:,.1f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def kind_words(media_type: str) -> str:
+    """The type in words: ``PNG image``, ``PDF``, ``CSV``; an unknown type as it is (``application/zip``)."""
+    return KINDS.get(media_type.split(";")[0].strip().lower(), media_type or "file")
+
+
+def describe(attachment: Attachment) -> str:
+    """``PNG image · 640×480 · 12 KB``."""
+    parts = [kind_words(attachment.media_type)]
+    if attachment.width and attachment.height:
+        parts.append(f"{attachment.width}×{attachment.height}")
+    parts.append(size_words(attachment.size))
+    return " · ".join(parts)
+
+
+def over_file_limit(name: str, size: int, limits: FileLimits) -> str:
+    return (
+        f"{name} is {size_words(size)}; the limit is {size_words(limits.max_file_bytes)} per file. It was not "
+        "attached (what you typed is still in the box)."
+    )
+
+
+def over_message_limit(name: str, total: int, limits: FileLimits) -> str:
+    return (
+        f"{name} would bring this message's files to {size_words(total)}; the limit is "
+        f"{size_words(limits.max_message_bytes)} per message. It was not attached."
+    )
+
+
+def over_count_limit(name: str, max_files: int) -> str:
+    return f"A message can carry at most {max_files} files; {name} was not attached."
+
+
+def remember(attachment: Attachment) -> None:
+    """Note an attachment ``POST /files`` accepted (a tray adds only these, or a message's own)."""
+    _ACCEPTED[attachment.sha256] = attachment
+    _ACCEPTED.move_to_end(attachment.sha256)
+    while len(_ACCEPTED) > _KEEP:
+        _ACCEPTED.popitem(last=False)
+
+
+def accepted(sha256: str, name: str) -> Attachment | None:
+    found = _ACCEPTED.get(sha256)
+    if found is None or found.name == name:
+        return found
+    return replace(found, name=clean_name(name))
+
+
+class AttachmentTray:
+    """The chips of one draft (the composer's, or an edit's), with the hidden file chooser the page's script
+    opens. Build it where the chips should show; ``attach_button`` places the "Attach files" button."""
+
+    def __init__(
+        self,
+        files: FilesService,
+        *,
+        initial: tuple[Attachment, ...] = (),
+        on_settled: Callable[[bool], object] | None = None,
+        main: bool = False,
+    ) -> None:
+        self.files, self.limits = files, files.limits
+        self.on_settled = on_settled
+        self.items: list[Attachment] = []
+        self.pending: set[int] = set()
+        self.failed = False
+        with ui.element("div").classes("lc-tray") as self.root:
+            self.chips = ui.element("div").classes("lc-chips")
+            ui.element("div").classes("lc-pending")  # the script's: uploads running (progress, cancel)
+        self.root.props["data-max-file-bytes"] = str(self.limits.max_file_bytes)
+        self.root.props["data-max-message-bytes"] = str(self.limits.max_message_bytes)
+        self.root.props["data-max-files"] = str(self.limits.max_files)
+        self.root.props["data-long-paste"] = str(LONG_PASTE_CHARS)
+        if main:
+            self.root.props["data-lc-main-tray"] = ""
+        self.root.on("lcfiles", self._on_event, ["detail"])
+        self.set(initial)
+
+    @staticmethod
+    def attach_button() -> None:
+        """The "Attach files" button and the real ``<input type=file multiple>`` it opens (the script's click)."""
+        ui.button(icon="attach_file").props('flat dense round aria-label="Attach files" title="Attach files"').classes(
+            "lc-attach-button"
+        ).mark("attach")
+        ui.element("input").props("type=file multiple tabindex=-1 aria-hidden=true").classes("lc-file-input lc-sr-only")
+
+    @property
+    def attachments(self) -> tuple[Attachment, ...]:
+        return tuple(self.items)
+
+    @property
+    def uploading(self) -> bool:
+        return bool(self.pending)
+
+    def set(self, attachments: tuple[Attachment, ...]) -> None:
+        self.items = []
+        self.chips.clear()
+        for attachment in attachments:
+            self._add(attachment)
+        self._note_usage()
+
+    def clear(self) -> None:
+        self.set(())
+
+    def cancel_uploads(self) -> None:
+        self.root.client.run_javascript(f"window.lcFiles && window.lcFiles.cancel('c{self.root.id}')")
+
+    def _add(self, attachment: Attachment) -> None:
+        self.items.append(attachment)
+        with self.chips, ui.element("div").classes("lc-chip") as chip:
+            chip.props["data-attachment"] = attachment.sha256
+            chip.props["title"] = attachment.name
+            if attachment.media_type in RASTER:
+                thumb = ui.element("img").classes("lc-chip-thumb")
+                thumb.props["src"] = f"/files/{attachment.sha256}/thumb"
+                thumb.props["alt"] = ""
+            with ui.element("span").classes("lc-chip-text"):
+                ui.label(attachment.name).classes("lc-chip-name")
+                ui.label(describe(attachment)).classes("lc-meta lc-chip-kind")
+            remove = ui.button(icon="close", on_click=lambda: self._remove(attachment.sha256, chip))
+            remove.props("flat dense round size=xs").mark("remove-attachment")
+            remove.props["aria-label"] = f"Remove {attachment.name}"
+            remove.props["title"] = f"Remove {attachment.name}"
+
+    def _remove(self, sha256: str, chip: ui.element) -> None:
+        self.items = [a for a in self.items if a.sha256 != sha256]
+        chip.delete()
+        self._note_usage()
+
+    def _note_usage(self) -> None:
+        self.root.props["data-used-bytes"] = str(sum(a.size for a in self.items))
+        self.root.props["data-used-files"] = str(len(self.items))
+        self.root.update()
+
+    async def _on_event(self, e: GenericEventArguments) -> None:
+        detail: dict[str, Any] = (e.args or {}).get("detail") or {}
+        kind = detail.get("kind")
+        name = clean_name(str(detail.get("name") or "the file"))
+        if kind == "refused":
+            self._refused(str(detail.get("why")), name, int(detail.get("size") or 0))
+        elif kind == "start":
+            self.pending.add(int(detail.get("id") or 0))
+        elif kind == "done":
+            self.pending.discard(int(detail.get("id") or 0))
+            if detail.get("ok"):
+                for item in detail.get("files") or ():
+                    self._arrived(item)
+            else:
+                self.failed = True
+                if not detail.get("cancelled"):
+                    notice(str(detail.get("error") or f"The upload of {name} failed."), "warning", multi_line=True)
+            if not self.pending:
+                ok, self.failed = not self.failed, False
+                settled = self.on_settled(ok) if self.on_settled is not None else None
+                if inspect.isawaitable(settled):
+                    await settled
+
+    def _refused(self, why: str, name: str, size: int) -> None:
+        if why == "file":
+            notice(over_file_limit(name, size, self.limits), "warning", multi_line=True)
+        elif why == "message":
+            notice(over_message_limit(name, size, self.limits), "warning", multi_line=True)
+        else:
+            notice(over_count_limit(name, self.limits.max_files), "warning", multi_line=True)
+
+    def _arrived(self, item: object) -> None:
+        if not isinstance(item, dict):
+            return
+        attachment = accepted(str(item.get("sha256", "")), str(item.get("name", "")))
+        if attachment is None:
+            log.warning("a page reported an attachment this process did not accept; ignored")
+            return
+        if any(a.sha256 == attachment.sha256 for a in self.items):
+            return  # the same bytes twice: one chip
+        if len(self.items) >= self.limits.max_files:
+            self._refused("count", attachment.name, attachment.size)
+            return
+        total = sum(a.size for a in self.items) + attachment.size
+        if total > self.limits.max_message_bytes:
+            self._refused("message", attachment.name, total)
+            return
+        self._add(attachment)
+        self._note_usage()

@@ -1,0 +1,200 @@
+"""The file routes: ``GET /files/{sha256}``, ``GET /files/{sha256}/thumb`` and ``POST /files`` (multipart).
+
+Guarantees (all behind ``ui.guard`` like the pages: Host, Origin, the token):
+- ``GET /files/{sha}`` serves the bytes inline only when they are a raster image (PNG, JPEG, GIF, WebP) or audio,
+  by their own signature (``sniff``), never by a name or a stored claim; everything else (SVG, HTML, PDF, text,
+  unknown) goes as ``application/octet-stream`` with ``Content-Disposition: attachment`` and the name from
+  ``?name=`` cleaned (``disposition``). Every file response carries ``X-Content-Type-Options: nosniff`` and a
+  CSP of its own that runs nothing (``FILE_CSP``: no script, sandboxed). An unknown or malformed hash is 404.
+- ``GET /files/{sha}/thumb``: the thumbnail (PNG or JPEG), 404 for an unknown hash or a file that has none.
+- ``POST /files``: refused before reading when the body is larger than a message may carry (413), then, before
+  anything is stored, per file: over the per-file limit or too many files (413), named like an image but not one
+  (415); then a file ``Files.accept`` refuses (415); each answer is JSON, ``{"error": sentence}`` for a refusal
+  (the sentence names the limit), else ``[{"sha256","name","media_type","size","width","height"}]``. Accepted
+  files are remembered (``ui.attachments.remember``) so a page's tray can add them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from dataclasses import asdict
+from urllib.parse import quote
+
+from nicegui import app
+from starlette.datastructures import UploadFile
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import Message
+
+from engine.files import clean_name
+from ledger.decide import InputRejected
+from ledger.values import Attachment
+from ui.attachments import RASTER, FilesService, over_count_limit, over_file_limit, remember, size_words
+
+SHA = re.compile(r"[0-9a-f]{64}")
+FILE_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox"
+OVERHEAD = 64 * 1024  # multipart boundaries and headers on top of the files themselves
+IMAGE_NAMES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+SIGNATURES: tuple[tuple[bytes, int, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", 0, "image/png"),
+    (b"\xff\xd8\xff", 0, "image/jpeg"),
+    (b"GIF87a", 0, "image/gif"),
+    (b"GIF89a", 0, "image/gif"),
+    (b"OggS", 0, "audio/ogg"),
+    (b"fLaC", 0, "audio/flac"),
+    (b"ID3", 0, "audio/mpeg"),
+    (b"ftypM4A", 4, "audio/mp4"),
+)
+
+
+def sniff(data: bytes) -> str | None:
+    """The media type to serve inline, read from the bytes' signature; None for everything else."""
+    for magic, at, media_type in SIGNATURES:
+        if data[at : at + len(magic)] == magic:
+            return media_type
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    if data[:4] == b"RIFF" and data[8:12] == b"WAVE":
+        return "audio/wav"
+    if len(data) > 1 and data[0] == 0xFF and data[1] & 0xE0 == 0xE0:
+        return "audio/mpeg"
+    return None
+
+
+def disposition(name: str | None, sha256: str) -> str:
+    """``attachment; filename="…"; filename*=UTF-8''…``: an ASCII fallback without quotes or separators."""
+    cleaned = clean_name(name) if name else f"file-{sha256[:12]}"
+    ascii_name = "".join(c if c.isascii() and c.isalnum() or c in " .-_()" else "_" for c in cleaned).strip() or "file"
+    return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(cleaned, safe='')}"
+
+
+def refusal(status: int, sentence: str) -> JSONResponse:
+    return JSONResponse({"error": sentence}, status_code=status)
+
+
+def register_file_routes(service: Callable[[], FilesService | None]) -> None:
+    """Add the three routes; ``service()`` returns the running engine's ``FilesService`` (None: not started)."""
+
+    @app.get("/files/{sha256}")
+    async def get_file(sha256: str, name: str | None = None) -> Response:
+        files = service()
+        if files is None or not SHA.fullmatch(sha256):
+            return PlainTextResponse("No such file.", status_code=404)
+        data = await asyncio.to_thread(files.read, sha256)
+        if data is None:
+            return PlainTextResponse("No such file.", status_code=404)
+        inline = sniff(data)
+        headers = {
+            "x-content-type-options": "nosniff",
+            "content-security-policy": FILE_CSP,
+            "cache-control": "private, max-age=31536000, immutable",
+        }
+        if inline is None:
+            headers["content-disposition"] = disposition(name, sha256)
+        return Response(data, media_type=inline or "application/octet-stream", headers=headers)
+
+    @app.get("/files/{sha256}/thumb")
+    async def get_thumb(sha256: str) -> Response:
+        files = service()
+        if files is None or not SHA.fullmatch(sha256):
+            return PlainTextResponse("No such file.", status_code=404)
+        data = await asyncio.to_thread(files.thumbnail, sha256)
+        media_type = sniff(data) if data is not None else None
+        if data is None or media_type not in ("image/png", "image/jpeg"):
+            return PlainTextResponse("No thumbnail for that file.", status_code=404)
+        headers = {
+            "x-content-type-options": "nosniff",
+            "content-security-policy": FILE_CSP,
+            "cache-control": "private, max-age=31536000, immutable",
+        }
+        return Response(data, media_type=media_type, headers=headers)
+
+    @app.post("/files")
+    async def post_files(request: Request) -> Response:
+        files = service()
+        if files is None:
+            return refusal(400, "This server does not take files.")
+        return await upload(request, files)
+
+
+async def upload(request: Request, files: FilesService) -> Response:
+    limits = files.limits
+    cap = limits.max_message_bytes + OVERHEAD
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > cap:
+        return refusal(
+            413,
+            f"These files are {size_words(int(declared))}; the limit is "
+            f"{size_words(limits.max_message_bytes)} per message.",
+        )
+    if not request.headers.get("content-type", "").startswith("multipart/form-data"):
+        return refusal(400, "Send files as multipart/form-data.")
+    body = bytearray()
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > cap:
+                return refusal(
+                    413, f"These files are over the limit of {size_words(limits.max_message_bytes)} per message."
+                )
+    except ClientDisconnect:
+        return refusal(400, "The upload was cut off.")
+    parts = await _form(request, bytes(body), limits.max_files)
+    if isinstance(parts, Response):
+        return parts
+    try:
+        return await _accept_all(parts, files)
+    finally:
+        for part in parts:
+            await part.close()
+
+
+async def _accept_all(parts: list[UploadFile], files: FilesService) -> Response:
+    """Check every file first (nothing is stored when one is refused), then accept them in order."""
+    named: list[tuple[str, bytes]] = []
+    for part in parts:
+        name = clean_name(part.filename or "") or "file"
+        data = await part.read()
+        if len(data) > files.limits.max_file_bytes:
+            return refusal(413, over_file_limit(name, len(data), files.limits))
+        if name.lower().endswith(IMAGE_NAMES) and sniff(data) not in RASTER:
+            return refusal(
+                415,
+                f"{name} is named like an image, but its content is not a PNG, JPEG, GIF or WebP image. It was not "
+                "attached.",
+            )
+        named.append((name, data))
+    made: list[Attachment] = []
+    for name, data in named:
+        try:
+            made.append(await files.accept(name, data))
+        except InputRejected as exc:
+            return refusal(415, str(exc))
+    for attachment in made:
+        remember(attachment)
+    return JSONResponse([asdict(a) for a in made])
+
+
+async def _form(request: Request, body: bytes, max_files: int) -> list[UploadFile] | Response:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    again = Request(request.scope, replay)
+    try:
+        form = await again.form(max_files=1000, max_fields=20)  # the body's size is capped already
+    except Exception as exc:  # noqa: BLE001 - a malformed body, whatever the parser says about it
+        return refusal(400, f"The upload could not be read ({exc}).")
+    parts = [v for _, v in form.multi_items() if isinstance(v, UploadFile)]
+    if not parts:
+        return refusal(400, "The upload carried no file.")
+    if len(parts) > max_files:
+        return refusal(413, over_count_limit(clean_name(parts[max_files].filename or "") or "a file", max_files))
+    return parts
