@@ -7,8 +7,9 @@ Guarantees:
   round), or, once the plan's rounds are answered, a final answer built from the tool results. Plans: a question
   about the time calls ``current_time``; "compute 17*23" calls ``calculator``; ``#tools`` chains
   ``search_notes`` and ``slow_task`` (8 s, to press Stop during it); ``#toolfail`` calls ``always_fails``;
-  ``#twotools`` asks for ``slow_task`` and ``current_time`` in one step. A tool the request does not offer is
-  never called.
+  ``#twotools`` asks for ``slow_task`` and ``current_time`` in one step; ``#chart``, ``#notesfile`` and ``#beep``
+  call ``draw_chart`` (an image), ``notes_file`` (a resource and a link) and ``beep`` (audio). A tool the request
+  does not offer is never called.
 - ``describe_files`` says what the demo model can read of a user message's files (content parts): each file's
   name, type and size, a text file's first lines, an image's dimensions, a PDF's pages.
 """
@@ -89,6 +90,12 @@ def _plan(prompt: str) -> list[list[PlannedCall]]:
         return [[PlannedCall("slow_task", json.dumps({"seconds": 8})), PlannedCall("current_time")]]
     if "#toolfail" in lower:
         return [[PlannedCall("always_fails")]]
+    if "#chart" in lower:  # a tool result with an image and structured content (issue 21)
+        return [[PlannedCall("draw_chart")]]
+    if "#notesfile" in lower:  # an embedded resource and a resource link
+        return [[PlannedCall("notes_file")]]
+    if "#beep" in lower:  # audio
+        return [[PlannedCall("beep")]]
     if "#slowtool" in lower:
         return [[PlannedCall("slow_task", json.dumps({"seconds": 8}))]]
     expression = re.search(r"(?:compute|calculate)\s+([0-9+\-*/().%\s]+[0-9)])", lower)
