@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from demo.endpoint import MAX_BODY_BYTES
 from tests.support.app_process import ROOT, AppProcess
 from tests.support.app_runner import AppRunner
 from tests.support.websocket_probe import handshake
@@ -138,7 +139,7 @@ def test_the_demo_model_answers_through_the_front_door_on_an_ipv6_loopback_bind(
         answer = http.post("/demo/v1/chat/completions", json=body)
         assert answer.status_code == 200 and "data: [DONE]" in answer.text
         assert http.post("/demo/v1/chat/completions", content=b"not json").status_code == 400
-        huge = http.post("/demo/v1/chat/completions", content=b"x" * 5_000_000)
+        huge = http.post("/demo/v1/chat/completions", content=b"x" * (MAX_BODY_BYTES + 1))
         assert huge.status_code == 413
 
 
