@@ -48,6 +48,7 @@ class Endpoint:
     service_name: str = "ledger-chat"
     content: bool = False
     metric_interval: float = 10.0  # seconds between metric exports
+    export_timeout: float = EXPORT_TIMEOUT  # seconds one export request may take (on the SDK's thread)
 
     @property
     def shown(self) -> str:
@@ -125,13 +126,13 @@ class OnceLogged(SpanExporter):
 
 
 def span_exporter(endpoint: Endpoint) -> OnceLogged:
-    return OnceLogged(OTLPSpanExporter(endpoint=endpoint.traces_url, timeout=EXPORT_TIMEOUT), endpoint.shown)
+    return OnceLogged(OTLPSpanExporter(endpoint=endpoint.traces_url, timeout=endpoint.export_timeout), endpoint.shown)
 
 
 def metric_exporter(endpoint: Endpoint) -> OTLPMetricExporter | None:
     if endpoint.metrics_url is None:
         return None
-    return OTLPMetricExporter(endpoint=endpoint.metrics_url, timeout=EXPORT_TIMEOUT)
+    return OTLPMetricExporter(endpoint=endpoint.metrics_url, timeout=endpoint.export_timeout)
 
 
 def send(values: Sequence[AttemptTraceValue], endpoint: Endpoint, batch: int = 512) -> int:
