@@ -4,6 +4,9 @@ Guarantees: everything shown is ``ledger.audit`` over the conversation's events;
 when a phase is added, otherwise only the live counters (chunks, stale chunks) change; the ledger is read and
 audited in a worker thread (a long answer's 20,000 chunk events cost the event loop nothing), one read at a time,
 the latest request winning; Export downloads the conversation's ledger as JSON Lines.
+- Each ended attempt has its waterfall and replay (``ui.waterfall``) under a closed expansion: folded
+  (``ledger.waterfall``) in the same worker thread, once per attempt (an ended attempt's figures never change),
+  and drawn only when the expansion is opened.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from nicegui import background_tasks, ui
 from engine.engine import Engine
 from ledger.audit import AttemptAudit, PhaseKind, audit
 from ledger.codec import to_jsonl
+from ledger.waterfall import Waterfall, waterfalls
 from ui.export import conversation_markdown
 from ui.format import audit_counters, audit_heading, clock, phase_detail, phase_label
 from ui.notices import notice
+from ui.waterfall import WaterfallView
 from ui.widgets import TimeLabel
 
 ICONS: dict[PhaseKind, str] = {
@@ -55,6 +60,7 @@ class AuditPanel:
         self._reading = False  # a read runs in a worker thread
         self._again = False  # asked for again meanwhile
         self._force = False
+        self._waterfalls: dict[str, Waterfall] = {}  # ended attempts' figures (they never change)
         with ui.column().classes("w-full gap-2").mark("audit-panel") as self.root:
             with ui.row().classes("items-center w-full justify-between"):
                 ui.label("Audit").classes("text-lg font-medium")
@@ -110,7 +116,12 @@ class AuditPanel:
             self._reading = False
 
     def _audits(self, cid: str) -> list[AttemptAudit]:
-        return audit(self.engine.events(cid))
+        events = self.engine.events(cid)
+        audits = audit(events)
+        if any(a.status != "streaming" and a.attempt_id not in self._waterfalls for a in audits):
+            for wf in waterfalls(events, self.engine.settings.limits.idle_timeout):
+                self._waterfalls.setdefault(wf.attempt_id, wf)
+        return audits
 
     def _show(self, audits: list[AttemptAudit], force: bool) -> None:
         if self.scope.value == "message" and self.message_id:
@@ -146,6 +157,19 @@ class AuditPanel:
                                     detail = phase_detail(phase)
                                     if detail:
                                         ui.label(detail).classes("lc-meta break-words")
+                    if (wf := self._waterfalls.get(a.attempt_id)) is not None:
+                        self._waterfall(wf)
+
+    def _waterfall(self, wf: Waterfall) -> None:
+        """The attempt's waterfall and replay, drawn when its expansion is first opened."""
+        box = ui.expansion("Waterfall and replay", icon="waterfall_chart").classes("w-full").mark("waterfall-open")
+
+        def opened(event: object) -> None:
+            if box.value and not list(box.default_slot.children):
+                with box:
+                    WaterfallView(wf)
+
+        box.on_value_change(opened)
 
     def export(self) -> None:
         if self.cid is None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ledger.events import AnyEvent, CancelRequested, Cancelled, Chunk, Persisted, UpstreamClosed
+from ledger.events import AnyEvent, Cancelled, CancelRequested, Chunk, Persisted, UpstreamClosed
 from ledger.trace import traces
 from ledger.trace_values import span_id, trace_id
 from ledger.waterfall import MAX_BINS, MAX_FRAMES, frame_at, waterfalls
-from tests.support.ledger_builders import TEST_PACE, T0, answer_events, turn_events, ts
+from tests.support.ledger_builders import T0, TEST_PACE, answer_events, ts, turn_events
 
 
 def numbered(events: list[AnyEvent]) -> list[AnyEvent]:
