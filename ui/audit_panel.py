@@ -162,7 +162,12 @@ class AuditPanel:
 
     def _waterfall(self, wf: Waterfall) -> None:
         """The attempt's waterfall and replay, drawn when its expansion is first opened."""
-        box = ui.expansion("Waterfall and replay", icon="waterfall_chart").classes("w-full").mark("waterfall-open")
+        box = (
+            ui.expansion("Waterfall and replay", icon="waterfall_chart")
+            .classes("w-full")
+            .mark("waterfall-open")
+            .props('data-testid="waterfall-open"')
+        )
 
         def opened(event: object) -> None:
             if box.value and not list(box.default_slot.children):

@@ -23,15 +23,15 @@ class WaterfallView:
         self.wf = wf
         self.speed = 0.0
         self.timer: ui.timer | None = None
-        with ui.column().classes("w-full gap-2").mark("waterfall") as self.root:
+        with ui.column().classes("w-full gap-2").mark("waterfall").props('data-testid="waterfall"') as self.root:
             ui.echart(chart_options(wf)).classes("w-full").style(f"height: {chart_height(wf)}px").mark(
                 "waterfall-chart"
             )
-            with ui.column().classes("w-full gap-0").mark("waterfall-figures"):
+            with ui.column().classes("w-full gap-0").mark("waterfall-figures").props('data-testid="waterfall-figures"'):
                 for line in figures(wf):
                     label = ui.label(line).classes("lc-meta break-words")
                     if line.startswith("Stop ("):
-                        label.mark("waterfall-stop")
+                        label.mark("waterfall-stop").props('data-testid="waterfall-stop"')
             ui.label("Replay what the user saw").classes("font-medium text-sm")
             with ui.row().classes("items-center gap-2"):
                 ui.button("1×", icon="play_arrow", on_click=lambda: self.play(1)).props(
@@ -46,17 +46,24 @@ class WaterfallView:
                 if wf.cancel_ms is not None:
                     ui.button("Stop moment", icon="stop_circle", on_click=lambda: self.seek(wf.cancel_ms or 0)).props(
                         'flat dense no-caps aria-label="Go to the moment Stop was pressed"'
-                    ).mark("replay-to-stop")
+                    ).mark("replay-to-stop").props('data-testid="replay-to-stop"')
             self.slider = (
                 ui.slider(min=0, max=round(wf.duration_ms, 1), step=max(1.0, round(wf.duration_ms / 1000, 1)), value=0)
                 .props('label aria-label="Replay time cursor, in milliseconds"')
                 .on("update:model-value", lambda e: self.show(float(e.args or 0)), throttle=0.1)
                 .mark("replay-cursor")
+                .props('data-testid="replay-cursor"')
             )
-            self.counter = ui.label().classes("lc-meta").mark("replay-counter")
-            self.screen = ui.label().classes("w-full break-words").style("white-space: pre-wrap").mark("replay-text")
+            self.counter = ui.label().classes("lc-meta").mark("replay-counter").props('data-testid="replay-counter"')
+            self.screen = (
+                ui.label()
+                .classes("w-full break-words")
+                .style("white-space: pre-wrap")
+                .mark("replay-text")
+                .props('data-testid="replay-text"')
+            )
             if (sentence := stop_sentence(wf)) is not None:
-                ui.label(sentence).classes("lc-meta").mark("replay-stop")
+                ui.label(sentence).classes("lc-meta").mark("replay-stop").props('data-testid="replay-stop"')
         self.show(0.0)
 
     def show(self, at_ms: float) -> None:
