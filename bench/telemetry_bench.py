@@ -86,7 +86,7 @@ async def main(chunks: int) -> None:
                 results[name].append(await answer(engines[name], upstream, chunks))
         await asyncio.to_thread(exporters["live"].flush)
         base_cpu = statistics.median(c for c, _ in results["none"])
-        print(f"One {chunks:,}-chunk answer as fast as the upstream sends (median of {ROUNDS}, same run, turning order):")
+        print(f"One {chunks:,}-chunk answer as fast as the upstream sends (median of {ROUNDS}, same run):")
         for name, label in (
             ("none", "no endpoint"),
             ("live", "endpoint answering"),
