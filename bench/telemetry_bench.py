@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import statistics
 import sys
 import tempfile
@@ -36,9 +37,9 @@ from tests.support.upstream import Behavior, ScriptedUpstream
 ROUNDS = 9
 
 
-async def answer(engine: Engine, upstream: ScriptedUpstream, chunks: int) -> tuple[float, float]:
+async def answer(engine: Engine, upstream: ScriptedUpstream, chunks: int, delay: float = 0) -> tuple[float, float]:
     """CPU ms of one answer and the longest loop block (ms) while it streamed."""
-    upstream.plan(Behavior(text="t " * chunks, chunk_delay=0))
+    upstream.plan(Behavior(text="t " * chunks, chunk_delay=delay))
     cid = engine.create_conversation()
     worst, running = 0.0, True
 
@@ -102,6 +103,15 @@ async def main(chunks: int) -> None:
                 f"x{cpu / base_cpu:.3f} of baseline  longest loop block: median {statistics.median(blocks):5.1f} ms, "
                 f"max {blocks[-1]:5.1f} ms"
             )
+        paced: dict[str, list[float]] = {name: [] for name in engines}
+        for n in range(3):  # at a pace (2 ms apart) the upstream's thread does not hold the GIL for the whole answer
+            for name in order[n % 3 :] + order[: n % 3]:
+                paced[name].append((await answer(engines[name], upstream, 1000, 0.002))[1])
+        print(
+            "  longest loop block, 1,000 chunks 2 ms apart (3 answers each): "
+            + ", ".join(f"{name} {max(blocks):.1f} ms" for name, blocks in paced.items())
+            + f"; load average {os.getloadavg()[0]:.1f}"
+        )
         spans = len(live_receiver.spans)
         print(f"  spans received: answering {spans}, frozen receiver requests {frozen.requests} (none answered)")
         store = engines["live"].store
