@@ -163,7 +163,7 @@ def _row(span: SpanValue, t0: int) -> Row:
 
 
 def _bins(times: list[float], stale: list[float], duration: float) -> tuple[float, tuple[int, ...], tuple[int, ...]]:
-    count = max(1, min(MAX_BINS, len(times) + len(stale)))
+    count = max(1, min(MAX_BINS, (len(times) + len(stale) + 4) // 5))  # about five arrivals a bin
     width = duration / count
     rendered, late = [0] * count, [0] * count
     for source, target in ((times, rendered), (stale, late)):

@@ -70,7 +70,7 @@ class WaterfallView:
         frame = frame_at(self.wf, at_ms)
         marker = ""
         if self.wf.cancel_ms is not None and at_ms >= self.wf.cancel_ms:
-            marker = " · after Stop"
+            marker = " · at Stop" if at_ms == self.wf.cancel_ms else " · after Stop"
         self.counter.set_text(f"{frame.tokens} tokens on the screen at {duration(at_ms)}{marker}")
         start = max(0, frame.chars - SCREEN_CHARS)
         self.screen.set_text(("…" if start else "") + self.wf.text[start : frame.chars])

@@ -12,6 +12,7 @@ from typing import Any
 from ledger.waterfall import Row, Waterfall
 
 WAITING, STREAMING, CLOSING = "#9e9e9e", "#1976d2", "#90caf9"
+AXIS: dict[str, Any] = {"name": "ms", "nameGap": 4, "axisLabel": {"fontSize": 10}, "nameTextStyle": {"fontSize": 10}}
 TOOL, WAIT, FAILED, STOP, GAP, STALE = "#6a1b9a", "#ef6c00", "#c62828", "#d32f2f", "rgba(239,108,0,0.18)", "#ef6c00"
 
 
@@ -94,7 +95,7 @@ def chart_options(wf: Waterfall) -> dict[str, Any]:
     if wf.cancel_ms is not None:
         marks.append({"xAxis": round(wf.cancel_ms, 1), "name": "Stop", "label": {"formatter": "Stop"}})
     if wf.closed_ms is not None:
-        marks.append({"xAxis": round(wf.closed_ms, 1), "name": "upstream closed", "label": {"formatter": "closed"}})
+        marks.append({"xAxis": round(wf.closed_ms, 1), "name": "upstream closed", "label": {"show": False}})
     centers = [round((n + 0.5) * wf.bin_ms, 1) for n in range(len(wf.rendered_bins))]
     areas: list[list[dict[str, Any]]] = [[{"xAxis": round(s, 1)}, {"xAxis": round(e, 1)}] for s, e in wf.gaps]
     if wf.cancel_ms is not None and wf.closed_ms is not None:
@@ -115,12 +116,12 @@ def chart_options(wf: Waterfall) -> dict[str, Any]:
             "textStyle": {"fontSize": 11},
         },
         "grid": [
-            {"left": 150, "right": 20, "top": 28, "height": top},
-            {"left": 150, "right": 20, "top": top + 60, "height": 70},
+            {"left": 4, "right": 16, "top": 52, "height": top, "containLabel": True},
+            {"left": 4, "right": 16, "top": top + 96, "height": 70, "containLabel": True},
         ],
         "xAxis": [
-            {"type": "value", "gridIndex": 0, "min": 0, "max": round(wf.duration_ms, 1), "name": "ms"},
-            {"type": "value", "gridIndex": 1, "min": 0, "max": round(wf.duration_ms, 1), "name": "ms"},
+            {"type": "value", "gridIndex": 0, "min": 0, "max": round(wf.duration_ms, 1), "splitNumber": 3, **AXIS},
+            {"type": "value", "gridIndex": 1, "min": 0, "max": round(wf.duration_ms, 1), "splitNumber": 3, **AXIS},
         ],
         "yAxis": [
             {
@@ -128,9 +129,9 @@ def chart_options(wf: Waterfall) -> dict[str, Any]:
                 "gridIndex": 0,
                 "data": names,
                 "inverse": True,
-                "axisLabel": {"width": 140, "overflow": "truncate"},
+                "axisLabel": {"width": 90, "overflow": "truncate", "fontSize": 10},
             },
-            {"type": "value", "gridIndex": 1, "name": "chunks", "minInterval": 1},
+            {"type": "value", "gridIndex": 1, "minInterval": 1, "splitNumber": 2, "axisLabel": {"fontSize": 10}},
         ],
         "series": [
             {
@@ -178,4 +179,4 @@ def chart_options(wf: Waterfall) -> dict[str, Any]:
 
 
 def chart_height(wf: Waterfall) -> int:
-    return max(60, 26 * len(wf.rows) + 30) + 150
+    return max(60, 26 * len(wf.rows) + 30) + 196
