@@ -23,7 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_config(args, os.environ)
         if config.command == "export":
-            return export(config)
+            from app.telemetry import backfill  # --otlp URL: the stored attempts as traces
+
+            return backfill(config) if config.telemetry.traces_url else export(config)
         if config.command == "migrate":
             return migrate(config)
         if not config.is_demo and not simulated:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.telemetry_config import TelemetryConfig, telemetry_config, telemetry_flags
 from engine.files import FileLimits
 from engine.settings import Limits
 
@@ -60,6 +61,7 @@ class AppConfig:
     max_attachment_mb: float = 20.0
     model_info: Path | None = None
     with_files: bool = False
+    telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)  # --otlp-endpoint, --otel-content
 
     @property
     def file_limits(self) -> FileLimits:
@@ -171,7 +173,8 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
     if "models" in app:
         app["models"] = tuple(dict.fromkeys(m.strip() for m in str(app["models"]).split(",") if m.strip()))
     try:
-        config = AppConfig(**app, limits=dataclasses.replace(_LIMITS, **limits))
+        telemetry = telemetry_config(args, environ)  # --otlp-endpoint, --otel-content (app.telemetry_config)
+        config = AppConfig(**app, limits=dataclasses.replace(_LIMITS, **limits), telemetry=telemetry)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     _validate(config)
@@ -265,12 +268,14 @@ def _parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="comma-separated extra names the browser may use for this server (Host header), e.g. chat.example.org",
     )
+    telemetry_flags(parser)
     sub = parser.add_subparsers(dest="command")
-    export = sub.add_parser("export", help="write the ledger as JSON Lines to stdout")
+    export = sub.add_parser("export", help="write the ledger as JSON Lines to stdout (or, with --otlp, as traces)")
     export.add_argument("--conversation", help="only this conversation id")
     export.add_argument(
         "--with-files", action="store_true", help="write a zip (events.jsonl and files/<sha256>) with the files' bytes"
     )
+    telemetry_flags(export, export=True)
     _add_options(export, only=("data_dir", "database_url"))
     migrate = sub.add_parser("migrate", help="copy a TinyDB data folder into PostgreSQL (safe to re-run, verified)")
     migrate.add_argument("--from-data-dir", required=True, help="the data folder to copy")

@@ -81,6 +81,9 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
             files=files,
         )
         engine = Engine(store, settings, hub)
+        from app.telemetry import start_telemetry
+
+        start_telemetry(config.telemetry, engine)  # --otlp-endpoint: follows every event, flushed at shutdown
         if config.database_url is None:
             recovered = engine.recover()
         else:  # several instances may share the database: follow them, own attempts, finalize dead owners' ones

@@ -4,6 +4,9 @@ Guarantees: everything shown is ``ledger.audit`` over the conversation's events;
 when a phase is added, otherwise only the live counters (chunks, stale chunks) change; the ledger is read and
 audited in a worker thread (a long answer's 20,000 chunk events cost the event loop nothing), one read at a time,
 the latest request winning; Export downloads the conversation's ledger as JSON Lines.
+- Each ended attempt has its waterfall and replay (``ui.waterfall``) under a closed expansion: folded
+  (``ledger.waterfall``) in a worker thread only when the expansion is first opened, then drawn; the timeline
+  itself costs nothing more.
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ from nicegui import background_tasks, ui
 from engine.engine import Engine
 from ledger.audit import AttemptAudit, PhaseKind, audit
 from ledger.codec import to_jsonl
+from ledger.events import AnyEvent
+from ledger.waterfall import Waterfall, waterfalls
 from ui.export import conversation_markdown
 from ui.format import audit_counters, audit_heading, clock, phase_detail, phase_label
 from ui.notices import notice
+from ui.waterfall import WaterfallView
 from ui.widgets import TimeLabel
 
 ICONS: dict[PhaseKind, str] = {
@@ -59,12 +65,24 @@ class AuditPanel:
             with ui.row().classes("items-center w-full justify-between"):
                 ui.label("Audit").classes("text-lg font-medium")
                 with ui.row().classes("gap-0"):
-                    ui.button("Export", icon="download", on_click=self.export).props(
-                        'flat dense no-caps aria-label="Export"'
-                    ).mark("export").tooltip("The ledger of this chat, as JSON Lines")
-                    ui.button("Markdown", icon="article", on_click=self.export_markdown).props(
-                        'flat dense no-caps aria-label="Download as Markdown"'
-                    ).mark("export-markdown").tooltip("This chat as shown, as Markdown")
+                    # tooltips without a fade: the drawer opens under the pointer on a phone, and a half-faded
+                    # tooltip is text without contrast (and Quasar's grey is 4.4:1 under white: darker)
+                    with (
+                        ui.button("Export", icon="download", on_click=self.export)
+                        .props('flat dense no-caps aria-label="Export"')
+                        .mark("export")
+                    ):
+                        ui.tooltip("The ledger of this chat, as JSON Lines").props("transition-duration=0").style(
+                            "background: #424242"
+                        )
+                    with (
+                        ui.button("Markdown", icon="article", on_click=self.export_markdown)
+                        .props('flat dense no-caps aria-label="Download as Markdown"')
+                        .mark("export-markdown")
+                    ):
+                        ui.tooltip("This chat as shown, as Markdown").props("transition-duration=0").style(
+                            "background: #424242"
+                        )
             self.scope = ui.toggle(
                 {"chat": "Whole chat", "message": "This answer"},
                 value="chat",
@@ -146,6 +164,40 @@ class AuditPanel:
                                     detail = phase_detail(phase)
                                     if detail:
                                         ui.label(detail).classes("lc-meta break-words")
+                    if a.status != "streaming" and self.cid is not None:
+                        self._waterfall(self.cid, a.attempt_id)
+
+    def _waterfall(self, cid: str, attempt_id: str) -> None:
+        """The attempt's waterfall and replay, folded and drawn when its expansion is first opened."""
+        box = (
+            ui.expansion("Waterfall and replay", icon="waterfall_chart")
+            .classes("w-full")
+            .mark("waterfall-open")
+            .props('data-testid="waterfall-open"')
+        )
+
+        async def draw() -> None:
+            wf = await asyncio.to_thread(self._fold_waterfall, cid, attempt_id)
+            if box.is_deleted or list(box.default_slot.children):
+                return
+            with box:
+                if wf is None:
+                    ui.label("No waterfall: this attempt has no recorded end.").classes("lc-meta")
+                else:
+                    WaterfallView(wf)
+
+        def opened(event: object) -> None:
+            if box.value and not list(box.default_slot.children):
+                background_tasks.create(draw(), name="waterfall")
+
+        box.on_value_change(opened)
+
+    def _fold_waterfall(self, cid: str, attempt_id: str) -> Waterfall | None:
+        mine: list[AnyEvent] = [
+            e for e in self.engine.events(cid) if getattr(e, "attempt_id", attempt_id) == attempt_id
+        ]
+        found = waterfalls(mine, self.engine.settings.limits.idle_timeout)
+        return found[0] if found else None
 
     def export(self) -> None:
         if self.cid is None:
