@@ -11,6 +11,7 @@ from playwright.sync_api import Page, expect
 from tests.support.app_process import AppProcess
 from tests.support.browser import Pages, last_answer, send
 from tests.support.upstream import Behavior, ScriptedUpstream
+from tests.support.waiting import wait_until_blocking
 
 PHONE, DESKTOP = (390, 844), (1280, 800)
 CODE = "```python\n" + "value = " + " + ".join(f"item_{n}" for n in range(80)) + "\n```"
@@ -79,9 +80,9 @@ def test_sending_while_scrolled_up_brings_the_new_message_into_view_and_jump_sho
     page = open_at(open_page, app, DESKTOP)
     for n in range(3):
         answered(page, upstream, f"question {n}", LONG)
-    page.evaluate("window.scrollTo(0, 0)")
     jump = page.get_by_role("button", name="Jump to latest")
-    expect(jump).to_be_visible()
+    # scrolled up (again, while the page may still be following the last answer down): the jump button shows
+    wait_until_blocking(lambda: page.evaluate("window.scrollTo(0, 0)") or jump.is_visible(), what="Jump to latest")
     jump.click()
     page.wait_for_function("window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 90")
     expect(jump).to_be_hidden()
