@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.failures import Failure, StreamStalled
@@ -43,6 +43,7 @@ from ledger.events import (
     StepStarted,
     ToolCalled,
     ToolCallStarted,
+    ToolPart,
     ToolResult,
     ToolStatus,
     Usage,
@@ -230,8 +231,12 @@ class AttemptRun:
                 self._pieces[-FOLD:] = ["".join(self._pieces[-FOLD:])]
         return True
 
-    def record_result(self, call_id: str, status: ToolStatus, content: str, duration_ms: float | None) -> bool:
-        """The tool-result gate: record the call's one result, or a stale one. Returns whether it counted."""
+    def record_result(
+        self, call_id: str, status: ToolStatus, content: str, duration_ms: float | None,
+        parts: tuple[ToolPart, ...] = (), structured: str | None = None,
+    ) -> bool:  # fmt: skip
+        """The tool-result gate: record the call's one result (whole: its parts and structured content too), or a
+        stale one. Returns whether it counted."""
         conv = self.view()
         if conv is None:
             return False
@@ -248,6 +253,8 @@ class AttemptRun:
                 content=content,
                 size=len(content),
                 duration_ms=duration_ms,
+                parts=tuple(replace(p, text=valid_text(p.text)) if p.text is not None else p for p in parts),
+                structured=valid_text(structured) if structured is not None else None,
             )
         )
         return True

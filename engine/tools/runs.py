@@ -10,32 +10,27 @@ Guarantees:
   otherwise ``cancelled`` with a sentence saying the user stopped it before it returned. Calls not yet dispatched
   (including one waiting for Run/Skip) get ``not_run``. Then the cancellation goes on.
 - Progress from the server is recorded at most four times a second per call (and always the last one).
-- A result is recorded whole: its content parts and structured content with its text (``record_whole``), through
-  the same stale gate as ``AttemptRun.record_result``.
+- A result is recorded whole: its content parts and structured content with its text, through the one stale gate
+  (``AttemptRun.record_result``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import time
 from typing import Any
 
 from engine.attempt import AttemptRun, PendingCall
 from engine.settings import Limits
-from engine.text import valid_text
 from engine.tools.hub import ToolHub
 from engine.tools.mcp_server import CallOutcome, ToolServerError
 from ledger.events import (
-    StaleToolResult,
     ToolAwaitingApproval,
     ToolDispatched,
     ToolProgress,
-    ToolResult,
     ToolStatus,
 )
-from ledger.stale import tool_result_stale_reason
 
 PROGRESS_SECONDS = 0.25
 
@@ -62,7 +57,9 @@ async def run_tools(run: AttemptRun, calls: list[PendingCall], hub: ToolHub | No
             running = (call, task, time.monotonic())
             undispatched = list(pending)
             status, outcome = await _outcome(asyncio.shield(task))
-            record_whole(run, call.call_id, status, outcome, _elapsed(run, running[2]))
+            run.record_result(
+                call.call_id, status, outcome.text, _elapsed(run, running[2]), outcome.parts, outcome.structured
+            )
             running = None
     except asyncio.CancelledError:
         if running is not None:
@@ -110,38 +107,6 @@ async def _approved(run: AttemptRun, call: PendingCall) -> bool:
         run.approvals.pop(call.call_id, None)
 
 
-def record_whole(
-    run: AttemptRun, call_id: str, status: ToolStatus, outcome: CallOutcome, duration_ms: float | None
-) -> bool:
-    """``AttemptRun.record_result`` with the result's parts and structured content (the same gate: the call's one
-    result, or a stale record). Returns whether it counted."""
-    if not outcome.parts and outcome.structured is None:
-        return run.record_result(call_id, status, outcome.text, duration_ms)
-    conv = run.view()
-    if conv is None:
-        return False
-    content = valid_text(outcome.text)
-    why = tool_result_stale_reason(conv, run.attempt_id, call_id)
-    if why is not None:
-        run.append(StaleToolResult(**run.ids, call_id=call_id, why=why, size=len(content)))
-        return False
-    parts = tuple(dataclasses.replace(p, text=valid_text(p.text)) if p.text is not None else p for p in outcome.parts)
-    structured = valid_text(outcome.structured) if outcome.structured is not None else None
-    run.append(
-        ToolResult(
-            **run.ids,
-            call_id=call_id,
-            status=status,
-            content=content,
-            size=len(content),
-            duration_ms=duration_ms,
-            parts=parts,
-            structured=structured,
-        )
-    )
-    return True
-
-
 async def _outcome(awaitable: asyncio.Future[CallOutcome]) -> tuple[ToolStatus, CallOutcome]:
     try:
         outcome = await awaitable
@@ -164,7 +129,7 @@ async def _stop_running(
         status, outcome = await _outcome(task)
     else:
         status, outcome = "cancelled", CallOutcome(_stopped_words(run), True)
-    record_whole(run, call.call_id, status, outcome, _elapsed(run, started))
+    run.record_result(call.call_id, status, outcome.text, _elapsed(run, started), outcome.parts, outcome.structured)
 
 
 def _progress(run: AttemptRun, call: PendingCall) -> Any:
