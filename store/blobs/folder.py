@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from store.blobs.api import sha256_of
+from store.tinydb.storage import fsync_dir
 
 log = logging.getLogger("ledger_chat.blobs")
 HEX = re.compile(r"[0-9a-f]{64}")
@@ -54,7 +55,7 @@ class FolderBlobs:
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(temp, path)
-            _fsync_dir(path.parent)
+            fsync_dir(path.parent)
         return digest
 
     def get(self, sha256: str) -> bytes | None:
@@ -105,16 +106,3 @@ class FolderBlobs:
         except OSError:
             return False
         return self.get(sha256) is not None
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

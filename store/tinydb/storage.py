@@ -79,7 +79,7 @@ def atomic_write(path: Path, payload: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def salvage(text: str) -> tuple[str | None, list[dict[str, Any]]]:
@@ -116,7 +116,8 @@ def _skip_space(text: str, pos: int) -> int:
     return pos
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (best effort: a file system that cannot is left as it is)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
