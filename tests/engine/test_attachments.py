@@ -7,6 +7,7 @@ import base64
 import contextlib
 import hashlib
 import io
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from PIL import Image
 
 from engine.engine import Engine, InputRejected
 from engine.files import FileLimits, Files, models
+from engine.offline import litellm
 from engine.provider import ProviderConfig
 from engine.settings import EngineSettings, Limits
 from store.blobs.folder import FolderBlobs
@@ -346,3 +348,23 @@ async def test_a_very_long_text_file_is_cut_in_the_request_and_kept_whole_in_the
     sent = sent_parts(upstream.last)[1]["text"]
     assert sent.endswith("[… 5,000 more characters of long.log cut; the whole file is attached]")
     assert engine.files.read(notes.sha256) == long.encode()
+
+
+async def test_a_stopped_answer_about_a_large_image_records_litellms_own_estimate_of_its_input(
+    engine: Engine, upstream: ScriptedUpstream
+) -> None:
+    noise = Image.frombytes("RGB", (500, 400), os.urandom(500 * 400 * 3))  # about 600 KB as a PNG
+    out = io.BytesIO()
+    noise.save(out, "PNG")
+    attachment = await engine.files.accept("noise.png", out.getvalue())
+    cid = engine.create_conversation()
+    upstream.plan(Behavior(text="a picture of " + "noise " * 300, chunk_delay=0.02))
+    user_id, answer_id = await engine.send(cid, "what is this?", attachments=(attachment,))
+    await wait_until(lambda: upstream.records and upstream.records[-1].chunks_sent > 3, 10, "a few words")
+    assert await engine.cancel(cid, "user")
+    await answered(engine, cid, upstream)
+    metrics = engine.conversation(cid).messages[answer_id].metrics
+    sent = upstream.last.messages  # the whole request, the image's full data URL in it
+    assert len(sent[-1]["content"][1]["image_url"]["url"]) > 100_000
+    assert metrics is not None and metrics.input_is_estimated
+    assert metrics.input_tokens == litellm().token_counter(model=VISION, messages=sent)
