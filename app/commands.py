@@ -20,17 +20,25 @@ from ledger.events import AnyEvent
 from store.api import EventStore
 
 
-def export(config: AppConfig) -> int:
-    from ledger.codec import to_jsonl
+def stored_for_reading(config: AppConfig) -> EventStore | None:
+    """The ledger opened read-only for ``export`` (as JSON Lines or as traces), or None once stderr says why not."""
     from ledger.errors import DatabaseUnavailableError
 
     if not config.database_url and not config.data_dir.is_dir():
         print(f"ledger-chat: no data folder at {config.data_dir} (--data-dir)", file=sys.stderr)
-        return 1
+        return None
     try:
-        store = open_store(config, read_only=True)
+        return open_store(config, read_only=True)
     except DatabaseUnavailableError as exc:
         print(f"ledger-chat: {exc}", file=sys.stderr)
+        return None
+
+
+def export(config: AppConfig) -> int:
+    from ledger.codec import to_jsonl
+
+    store = stored_for_reading(config)
+    if store is None:
         return 1
     for problem in store.problems:
         print(f"ledger-chat: {problem}", file=sys.stderr)

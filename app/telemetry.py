@@ -49,18 +49,12 @@ def start_telemetry(telemetry: TelemetryConfig, engine: Engine) -> LiveTelemetry
 
 def backfill(config: AppConfig) -> int:
     """``main.py export --otlp URL [--conversation ID]``: the stored attempts as spans, sent now."""
-    from app.stores import open_store
+    from app.commands import stored_for_reading
     from engine.telemetry.otlp import send
-    from ledger.errors import DatabaseUnavailableError
     from ledger.trace import traces
 
-    if not config.database_url and not config.data_dir.is_dir():
-        print(f"ledger-chat: no data folder at {config.data_dir} (--data-dir)", file=sys.stderr)
-        return 1
-    try:
-        store = open_store(config, read_only=True)
-    except DatabaseUnavailableError as exc:
-        print(f"ledger-chat: {exc}", file=sys.stderr)
+    store = stored_for_reading(config)
+    if store is None:
         return 1
     ids = store.conversation_ids()
     if config.conversation:
