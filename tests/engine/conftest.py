@@ -1,4 +1,6 @@
-"""The engine suite's engines: each test's ledger must show that every attempt ended exactly once."""
+"""The engine suite's engines: each test's ledger must show that every attempt ended exactly once. Modules that
+share one demo tool server (``hub``) run on the module's loop (``pytestmark = pytest.mark.asyncio(loop_scope=
+"module")``) and take ``hub_engines``, which leave that hub running."""
 
 from __future__ import annotations
 
@@ -6,8 +8,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
+from engine.tools.hub import ToolHub
 from tests.support.engine import EngineFactory
+from tests.support.tools import demo_hub
 from tests.support.upstream import ScriptedUpstream
 
 
@@ -16,5 +21,21 @@ async def engines(tmp_path: Path, upstream: ScriptedUpstream) -> AsyncIterator[E
     """Like the shared ``engines``, and after the test (the engines shut down) the ledger each engine wrote is
     checked by ``one_end_each``: one end and one ``persisted`` per attempt, in every scenario of this suite."""
     factory = EngineFactory(tmp_path, upstream, check_ends=True)
+    yield factory
+    await factory.close()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def hub(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ToolHub]:
+    """The demo tool server over stdio, started once for the module (its blobs: the hub's own MemoryBlobs)."""
+    started, _ = await demo_hub(tmp_path_factory.mktemp("module-tools"))
+    yield started
+    await started.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def hub_engines(tmp_path: Path, upstream: ScriptedUpstream) -> AsyncIterator[EngineFactory]:
+    """``engines`` on the module's loop; the module's ``hub`` is left running when they shut down."""
+    factory = EngineFactory(tmp_path, upstream, check_ends=True, keep_tools=True)
     yield factory
     await factory.close()

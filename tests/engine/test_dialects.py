@@ -5,18 +5,14 @@ whatever the provider, and every history the engine sends is one that provider a
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
 from engine.engine import Engine
 from engine.tools.hub import ToolHub
 from ledger.events import ToolCalled, ToolResult
 from tests.support.dialects import DIALECTS
 from tests.support.engine import EngineFactory, current_attempt
-from tests.support.tools import demo_hub
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
 
@@ -25,27 +21,10 @@ WORDS = " ".join(f"w{n}" for n in range(120))
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def hub(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ToolHub]:
-    """The demo tool server over stdio, started once for the module's tool scenarios."""
-    started, _ = await demo_hub(tmp_path_factory.mktemp("dialect-tools"))
-    yield started
-    await started.stop()
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def engines(tmp_path: Path, upstream: ScriptedUpstream) -> AsyncIterator[EngineFactory]:
-    """The engine suite's ``engines`` (every attempt ends once, checked after the test) on the module's loop;
-    the shared tool hub is left running."""
-    factory = EngineFactory(tmp_path, upstream, check_ends=True, keep_tools=True)
-    yield factory
-    await factory.close()
-
-
 @pytest.fixture(params=DIALECTS)
-def dialect(request: pytest.FixtureRequest, engines: EngineFactory) -> str:
+def dialect(request: pytest.FixtureRequest, hub_engines: EngineFactory) -> str:
     """Each test runs once per dialect: its engines call the upstream in that dialect."""
-    engines.dialect = request.param
+    hub_engines.dialect = request.param
     return str(request.param)
 
 
@@ -81,9 +60,9 @@ def sent_results(messages: list[dict]) -> list[str]:
 
 
 async def test_an_answer_streams_to_the_end_with_the_usage_the_provider_reported(
-    dialect: str, engines: EngineFactory, upstream: ScriptedUpstream
+    dialect: str, hub_engines: EngineFactory, upstream: ScriptedUpstream
 ) -> None:
-    engine = engines()
+    engine = hub_engines()
     cid = engine.create_conversation()
     upstream.plan(Behavior(text="one two three four", reasoning="thinking it over", chunk_delay=0.002))
     _, m1 = await engine.submit(cid, "count")
@@ -95,9 +74,9 @@ async def test_an_answer_streams_to_the_end_with_the_usage_the_provider_reported
 
 
 async def test_stop_mid_stream_keeps_the_prefix_and_sends_it_next_turn(
-    dialect: str, engines: EngineFactory, upstream: ScriptedUpstream
+    dialect: str, hub_engines: EngineFactory, upstream: ScriptedUpstream
 ) -> None:
-    engine = engines()
+    engine = hub_engines()
     cid = engine.create_conversation()
     upstream.plan(Behavior(text=WORDS, chunk_delay=0.01))
     _, m1 = await engine.submit(cid, "count for me")
@@ -117,9 +96,9 @@ async def test_stop_mid_stream_keeps_the_prefix_and_sends_it_next_turn(
 
 
 async def test_a_provider_error_ends_the_attempt_failed_and_stays_out_of_history(
-    dialect: str, engines: EngineFactory, upstream: ScriptedUpstream
+    dialect: str, hub_engines: EngineFactory, upstream: ScriptedUpstream
 ) -> None:
-    engine = engines()
+    engine = hub_engines()
     cid = engine.create_conversation()
     upstream.plan(Behavior(text="PARTIAL " * 40, drop_after=4))
     _, m1 = await engine.submit(cid, "hi")
@@ -131,9 +110,9 @@ async def test_a_provider_error_ends_the_attempt_failed_and_stays_out_of_history
 
 
 async def test_a_rate_limit_before_the_first_chunk_is_resent_within_the_same_attempt(
-    dialect: str, engines: EngineFactory, upstream: ScriptedUpstream
+    dialect: str, hub_engines: EngineFactory, upstream: ScriptedUpstream
 ) -> None:
-    engine = engines()
+    engine = hub_engines()
     cid = engine.create_conversation()
     upstream.plan(Behavior(status=429), Behavior(text="after the re-send"))
     _, m1 = await engine.submit(cid, "hi")
@@ -146,9 +125,9 @@ async def test_a_rate_limit_before_the_first_chunk_is_resent_within_the_same_att
 
 
 async def test_a_two_step_tool_turn_completes_and_its_history_is_accepted(
-    dialect: str, engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
+    dialect: str, hub_engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
 ) -> None:
-    engine = engines(tools=hub)
+    engine = hub_engines(tools=hub)
     cid = engine.create_conversation()
     upstream.plan(
         Behavior(text="Computing.", tool_calls=[PlannedCall("calculator", '{"expression": "17*23"}', "call_c")]),
@@ -171,9 +150,9 @@ async def test_a_two_step_tool_turn_completes_and_its_history_is_accepted(
 
 
 async def test_stop_during_a_tool_answers_the_call_once_and_the_history_is_accepted(
-    dialect: str, engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
+    dialect: str, hub_engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
 ) -> None:
-    engine = engines(tools=hub, tool_grace=1.0)
+    engine = hub_engines(tools=hub, tool_grace=1.0)
     cid = engine.create_conversation()
     upstream.plan(Behavior(text="Starting.", tool_calls=[PlannedCall("slow_task", '{"seconds": 8}', "call_slow")]))
     _, m1 = await engine.submit(cid, "run the slow job")
@@ -187,9 +166,9 @@ async def test_stop_during_a_tool_answers_the_call_once_and_the_history_is_accep
 
 
 async def test_stop_while_a_call_streams_keeps_the_text_and_runs_nothing(
-    dialect: str, engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
+    dialect: str, hub_engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
 ) -> None:
-    engine = engines(tools=hub)
+    engine = hub_engines(tools=hub)
     cid = engine.create_conversation()
     call = PlannedCall("calculator", json.dumps({"expression": "1 + " * 40 + "1"}), "call_half", pieces=40)
     upstream.plan(Behavior(text="Let me compute that.", tool_calls=[call], chunk_delay=0.01))

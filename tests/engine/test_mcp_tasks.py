@@ -5,44 +5,27 @@ as ledger-chat with the app's version."""
 from __future__ import annotations
 
 import tomllib
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
 from engine.tools.hub import ToolHub
 from engine.tools.mcp_server import TASKS_REQUIRED
 from ledger.events import ToolDispatched, ToolResult
 from tests.support.engine import EngineFactory
-from tests.support.tools import ROOT, demo_hub
+from tests.support.tools import ROOT
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def hub(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ToolHub]:
-    started, _ = await demo_hub(tmp_path_factory.mktemp("task-tools"))
-    yield started
-    await started.stop()
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def engines(tmp_path: Path, upstream: ScriptedUpstream) -> AsyncIterator[EngineFactory]:
-    factory = EngineFactory(tmp_path, upstream, check_ends=True, keep_tools=True)
-    yield factory
-    await factory.close()
-
-
 async def test_a_task_required_tool_is_not_offered_and_a_call_to_it_anyway_is_answered_without_running(
-    engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
+    hub_engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
 ) -> None:
     (health,) = hub.health()
     assert [(w.name, w.reason) for w in health.withheld] == [("batch_report", TASKS_REQUIRED)]
     assert "batch_report" not in health.tools and hub.resolve("batch_report") is None
-    engine = engines(tools=hub)
+    engine = hub_engines(tools=hub)
     cid = engine.create_conversation()
     upstream.plan(
         Behavior(text="", tool_calls=[PlannedCall("batch_report", '{"days": 7}', "call_t")]), Behavior(text="ok")

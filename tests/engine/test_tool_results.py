@@ -8,12 +8,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from engine.engine import Engine
 from engine.offline import litellm
@@ -23,26 +20,10 @@ from ledger.events import ToolResult
 from ledger.history import model_history
 from tests.support.dialects import MODELS, api_base
 from tests.support.engine import TEST_KEY, EngineFactory, current_attempt
-from tests.support.tools import demo_hub
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def hub(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ToolHub]:
-    """The demo tool server over stdio, started once for the module (its blobs: the hub's own MemoryBlobs)."""
-    started, _ = await demo_hub(tmp_path_factory.mktemp("rich-tools"))
-    yield started
-    await started.stop()
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def engines(tmp_path: Path, upstream: ScriptedUpstream) -> AsyncIterator[EngineFactory]:
-    factory = EngineFactory(tmp_path, upstream, check_ends=True, keep_tools=True)
-    yield factory
-    await factory.close()
 
 
 async def tool_turn(engine: Engine, upstream: ScriptedUpstream, *calls: PlannedCall) -> str:
@@ -87,9 +68,9 @@ def image_part(result: ToolResult) -> Any:
 
 
 async def test_an_image_result_is_kept_as_a_part_with_its_bytes_in_the_blob_store(
-    engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
+    hub_engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
 ) -> None:
-    engine = engines(tools=hub)
+    engine = hub_engines(tools=hub)
     cid = await tool_turn(engine, upstream, PlannedCall("draw_chart", '{"title": "Load"}', "call_img"))
     result = results(engine, cid)["call_img"]
     image = image_part(result)
@@ -106,9 +87,9 @@ async def test_an_image_result_is_kept_as_a_part_with_its_bytes_in_the_blob_stor
 
 
 async def test_anthropic_gets_the_image_inside_the_tool_result(
-    engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
+    hub_engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
 ) -> None:
-    engine = engines(tools=hub)
+    engine = hub_engines(tools=hub)
     cid = await tool_turn(engine, upstream, PlannedCall("draw_chart", "{}", "call_a"))
     sha = image_part(results(engine, cid)["call_a"]).sha256
     model = "anthropic/claude-sonnet-4-5"
@@ -127,9 +108,9 @@ async def test_anthropic_gets_the_image_inside_the_tool_result(
 
 
 async def test_openai_gets_text_and_a_description_then_one_user_message_with_the_images_after_all_tool_messages(
-    engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
+    hub_engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
 ) -> None:
-    engine = engines(tools=hub)
+    engine = hub_engines(tools=hub)
     calls = [PlannedCall("draw_chart", "{}", "call_o1"), PlannedCall("notes_file", "{}", "call_o2")]
     cid = await tool_turn(engine, upstream, *calls)
     sha = image_part(results(engine, cid)["call_o1"]).sha256
@@ -149,9 +130,9 @@ async def test_openai_gets_text_and_a_description_then_one_user_message_with_the
 
 
 async def test_a_model_litellm_does_not_know_to_see_images_gets_the_description_only(
-    engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
+    hub_engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
 ) -> None:
-    engine = engines(tools=hub)
+    engine = hub_engines(tools=hub)
     cid = await tool_turn(engine, upstream, PlannedCall("draw_chart", "{}", "call_n"))
     messages = history_messages(model_history(engine.conversation(cid)), "openai/test-model", hub.blobs.get)
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
@@ -160,9 +141,9 @@ async def test_a_model_litellm_does_not_know_to_see_images_gets_the_description_
 
 
 async def test_an_embedded_resource_and_a_resource_link_reach_the_model_as_text(
-    engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
+    hub_engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
 ) -> None:
-    engine = engines(tools=hub)
+    engine = hub_engines(tools=hub)
     cid = await tool_turn(engine, upstream, PlannedCall("notes_file", "{}", "call_r"))
     result = results(engine, cid)["call_r"]
     resource, link = (p for p in result.parts if p.kind in ("resource", "resource_link"))
@@ -180,9 +161,9 @@ async def test_an_embedded_resource_and_a_resource_link_reach_the_model_as_text(
 
 
 async def test_audio_is_kept_described_and_heard_by_gemini_and_an_image_gone_from_the_store_is_said_to_be(
-    engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
+    hub_engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
 ) -> None:
-    engine = engines(tools=hub)
+    engine = hub_engines(tools=hub)
     cid = await tool_turn(
         engine, upstream, PlannedCall("beep", "{}", "call_b"), PlannedCall("draw_chart", "{}", "call_g")
     )
@@ -201,9 +182,9 @@ async def test_audio_is_kept_described_and_heard_by_gemini_and_an_image_gone_fro
 
 
 async def test_gemini_gets_the_description_in_the_function_response_and_the_image_in_the_user_turn_after_it(
-    engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
+    hub_engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
 ) -> None:
-    engine = engines(tools=hub)
+    engine = hub_engines(tools=hub)
     cid = await tool_turn(engine, upstream, PlannedCall("draw_chart", "{}", "call_g1"))
     sha = image_part(results(engine, cid)["call_g1"]).sha256
     model = MODELS["gemini"]
@@ -219,9 +200,9 @@ async def test_gemini_gets_the_description_in_the_function_response_and_the_imag
 
 
 async def test_ollama_with_a_model_litellm_knows_without_vision_gets_the_description_only(
-    engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
+    hub_engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
 ) -> None:
-    engine = engines(tools=hub)
+    engine = hub_engines(tools=hub)
     cid = await tool_turn(engine, upstream, PlannedCall("draw_chart", "{}", "call_l1"))
     model = MODELS["ollama"]
     messages = history_messages(model_history(engine.conversation(cid)), model, hub.blobs.get)
