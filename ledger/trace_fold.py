@@ -103,6 +103,7 @@ class AttemptFold:
     text: str = ""
     last_ts: str = ""
     done: bool = False
+    ended_early: list[tuple[str, str]] = field(default_factory=list)  # ("chat" | "tool", id) ended, not yet taken
 
     def add(self, event: AnyEvent) -> bool:
         if self.done:
@@ -154,12 +155,16 @@ class AttemptFold:
                 self.finish_reason = event.finish_reason
             case StepFinished():
                 req = self.current if self.current is not None and self.current.step == event.step else None
+                if req is not None and req.end is None:
+                    self.ended_early.append(("chat", req.request_id))
                 self._finish(req, event.ts, event.finish_reason, event.usage)
             case Failed():
                 req = self.requests.get(event.request_id) if event.request_id else self.current
                 if req is not None and req.end is None:
                     req.end, req.error_type, req.http_status = event.ts, event.error_type, event.http_status
                     req.will_retry, req.usage = event.will_retry, event.usage or req.usage
+                    if event.will_retry:
+                        self.ended_early.append(("chat", req.request_id))
                 if not event.will_retry:
                     self.error_type = event.error_type
                     self._end("failed", event.ts)
@@ -190,6 +195,7 @@ class AttemptFold:
                     tool.result_at, tool.status, tool.duration_ms = event.ts, event.status, event.duration_ms
                     tool.size = event.size
                     tool.content = event.content if self.content else None
+                    self.ended_early.append(("tool", cid))
             case StaleToolResult():
                 self.stale_results += 1
             case _:

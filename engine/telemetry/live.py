@@ -3,8 +3,10 @@
 Guarantees:
 - It listens to the read side (``Engine.subscribe``): every event, the engine's own and those absorbed from other
   instances, is folded by ``ledger.trace.Traces`` (a chunk costs a dict lookup and a few counters on the loop);
-  when an attempt's ``persisted`` lands its spans go to a ``BatchSpanProcessor`` (a queue; the export runs on the
-  SDK's thread) and its measurements to the histograms. Nothing here awaits the endpoint: a receiver that is
+  each span goes to a ``BatchSpanProcessor`` (a queue; the export runs on the SDK's thread) as soon as the event
+  that ends it lands: a request's ``chat`` span when its step finishes or it is re-sent, a tool call's when its
+  result lands, the attempt's root (and what was still open) with its ``persisted``, together with its
+  measurements. No span is sent twice. Nothing here awaits the endpoint: a receiver that is
   down or never answers costs the loop nothing, and the ledger loses nothing (spans beyond the SDK's queue are
   dropped and can be back-filled with the same ids).
 - An attempt whose ``started`` this process never saw (finalized by a restart, or by another instance) is read
@@ -50,6 +52,7 @@ class LiveTelemetry:
         self.processor = BatchSpanProcessor(self.exporter, max_queue_size=8192, schedule_delay_millis=500)
         self.traces = Traces(content=endpoint.content)
         self.exported: OrderedDict[str, None] = OrderedDict()
+        self.sent_early: dict[str, set[int]] = {}  # attempt id -> span ids already handed to the exporter
         self.meters: MeterProvider | None = None
         self.histograms: dict[str, Histogram] = {}
         exporter = metric_exporter(endpoint)
@@ -74,11 +77,20 @@ class LiveTelemetry:
     def emit(self, value: AttemptTraceValue) -> None:
         if value.attempt_id in self.exported:
             return
+        if not value.final:
+            self.sent_early.setdefault(value.attempt_id, set()).update(span.span_id for span in value.spans)
+            while len(self.sent_early) > RECENT:  # an attempt this process never saw end (another instance ended it)
+                del self.sent_early[next(iter(self.sent_early))]
+            for span in value.spans:
+                self.processor.on_end(readable(span, self.where))
+            return
         self.exported[value.attempt_id] = None
         while len(self.exported) > RECENT:
             self.exported.popitem(last=False)
+        already = self.sent_early.pop(value.attempt_id, set())
         for span in value.spans:
-            self.processor.on_end(readable(span, self.where))
+            if span.span_id not in already:
+                self.processor.on_end(readable(span, self.where))
         for m in value.measurements:
             if (histogram := self.histograms.get(m.metric)) is not None:
                 histogram.record(m.value, dict(m.attributes))

@@ -189,6 +189,39 @@ async def test_a_tool_turn_stopped_during_its_tool_has_a_cancelled_execute_tool_
     await live.close()
 
 
+async def test_a_step_s_chat_span_reaches_the_receiver_while_its_tool_still_runs_and_no_span_is_sent_twice(
+    engines: EngineFactory, upstream: ScriptedUpstream, receiver: OtlpReceiver, tmp_path: Path
+) -> None:
+    hub, _ = await demo_hub(tmp_path)
+    engine = engines(tools=hub)
+    live = follow(engine, receiver.url)
+    cid = engine.create_conversation()
+    upstream.plan(
+        Behavior(text="", tool_calls=[PlannedCall("calculator", '{"expression": "2 + 3"}', "call_add")]),
+        Behavior(text="", tool_calls=[PlannedCall("slow_task", '{"seconds": 8}', "call_slow")]),
+    )
+    await engine.submit(cid, "add, then run the slow job")
+    dispatched = [("tool_dispatched", "call_slow")]
+    await wait_until(
+        lambda: dispatched == [(e.KIND, e.call_id) for e in engine.events(cid) if e.KIND == "tool_dispatched"][1:],
+        20,
+        "the slow tool dispatched",
+    )
+    await asyncio.to_thread(live.flush)
+    sent = [e for e in engine.events(cid) if isinstance(e, RequestSent)]
+    early = {s.span_id for s in receiver.spans}
+    assert span_id("chat", sent[0].request_id) in early and span_id("tool", "call_add") in early
+    assert span_id("chat", sent[1].request_id) in early  # its step finished: it asked for the slow tool
+    assert not [s for s in receiver.spans if s.parent_id is None]  # the attempt runs on: no root yet
+    await engine.cancel(cid, "user")
+    await answered(engine, cid, live)
+    root, children = one_trace(receiver)
+    ids = [s.span_id for s in receiver.spans]
+    assert len(ids) == len(set(ids)) == 5  # root, two chat spans, two tool spans: each once
+    assert {s.name for s in children} == {"chat test-model", "execute_tool calculator", "execute_tool slow_task"}
+    await live.close()
+
+
 async def test_message_content_is_exported_only_when_asked_for_and_never_a_key(
     engines: EngineFactory, upstream: ScriptedUpstream, receiver: OtlpReceiver
 ) -> None:

@@ -4,9 +4,28 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ledger.events import AnyEvent, Cancelled, CancelRequested, Chunk, Persisted, UpstreamClosed
-from ledger.trace import traces
-from ledger.trace_values import span_id, trace_id
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ledger.events import (
+    AnyEvent,
+    Cancelled,
+    CancelRequested,
+    Chunk,
+    Done,
+    Failed,
+    Persisted,
+    RequestSent,
+    Started,
+    StepFinished,
+    StepStarted,
+    ToolCalled,
+    ToolDispatched,
+    ToolResult,
+    UpstreamClosed,
+)
+from ledger.trace import Traces, traces
+from ledger.trace_values import AttemptTraceValue, SpanValue, span_id, trace_id
 from ledger.waterfall import MAX_BINS, MAX_FRAMES, frame_at, waterfalls
 from tests.support.ledger_builders import T0, TEST_PACE, answer_events, ts, turn_events
 
@@ -52,6 +71,88 @@ def test_a_stopped_attempt_is_an_error_with_the_cancel_source_never_a_success() 
 def test_an_attempt_still_running_has_no_trace_yet() -> None:
     events = numbered([e for e in answer_events("c", 1, 5) if e.KIND != "persisted"])
     assert traces(events) == []
+
+
+@st.composite
+def agent_turns(draw: st.DrawFn) -> list[AnyEvent]:
+    """One agent attempt: steps of (a re-sent failure,) a request, chunks and tool calls, ended on its own or
+    stopped after any of its events (with a stale-free close)."""
+    c, a, n = "c", "a1", iter(range(1, 10_000))
+    at = lambda: ts(next(n) * 7.0)  # noqa: E731 - a clock that only moves on
+    events: list[AnyEvent] = [
+        Started(conversation_id=c, ts=at(), attempt_id=a, message_id="m1", user_message_id="u1", turn=1, model="x/m")
+    ]
+    for step in range(1, draw(st.integers(1, 3)) + 1):
+        events.append(StepStarted(conversation_id=c, ts=at(), attempt_id=a, step=step))
+        if draw(st.booleans()):
+            events.append(RequestSent(conversation_id=c, ts=at(), attempt_id=a, request_id=f"r{step}x", model="x/m"))
+            events.append(
+                Failed(
+                    conversation_id=c,
+                    ts=at(),
+                    attempt_id=a,
+                    request_id=f"r{step}x",
+                    error_type="server",
+                    summary="500",
+                    will_retry=True,
+                )
+            )
+        rid = f"r{step}"
+        events.append(RequestSent(conversation_id=c, ts=at(), attempt_id=a, request_id=rid, model="x/m"))
+        events += [
+            Chunk(conversation_id=c, ts=at(), attempt_id=a, request_id=rid, chunk_seq=k, text=f"w{k} ")
+            for k in range(draw(st.integers(0, 3)))
+        ]
+        events.append(StepFinished(conversation_id=c, ts=at(), attempt_id=a, step=step, finish_reason="tool_calls"))
+        for k in range(draw(st.integers(0, 2))):
+            call = f"s{step}c{k}"
+            events.append(
+                ToolCalled(conversation_id=c, ts=at(), attempt_id=a, step=step, call_id=call, name="t", arguments="{}")
+            )
+            events.append(ToolDispatched(conversation_id=c, ts=at(), attempt_id=a, call_id=call, server="srv"))
+            events.append(ToolResult(conversation_id=c, ts=at(), attempt_id=a, call_id=call, status="ok", content="x"))
+    cut = draw(st.integers(1, len(events)))
+    if cut < len(events):
+        events = events[:cut] + [
+            CancelRequested(conversation_id=c, ts=at(), attempt_id=a, source="user", turn=1),
+            Cancelled(conversation_id=c, ts=at(), attempt_id=a, source="user"),
+            Persisted(conversation_id=c, ts=at(), attempt_id=a, message_id="m1", status="interrupted", text=""),
+        ]
+    else:
+        events += [
+            Done(conversation_id=c, ts=at(), attempt_id=a, request_id=rid, finish_reason="stop"),
+            Persisted(conversation_id=c, ts=at(), attempt_id=a, message_id="m1", status="complete", text=""),
+        ]
+    return numbered(events)
+
+
+@settings(max_examples=200, deadline=None)
+@given(agent_turns())
+def test_a_span_made_ready_early_is_made_once_and_is_the_same_span_in_its_attempt_s_whole_trace(
+    events: list[AnyEvent],
+) -> None:
+    folder, early, finals = Traces(), dict[str, dict[int, SpanValue]](), list[AttemptTraceValue]()
+    made_early: set[int] = set()
+    for event in events:
+        if (value := folder.add(event)) is None:
+            continue
+        if not value.final:
+            sent = early.setdefault(value.attempt_id, {})
+            for span in value.spans:
+                assert span.span_id not in sent, "a span was made ready twice"
+                sent[span.span_id] = span
+                made_early.add(span.span_id)
+            continue
+        finals.append(value)
+        whole = {span.span_id: span for span in value.spans}
+        assert len(whole) == len(value.spans)
+        for made in early.pop(value.attempt_id, {}).values():
+            assert whole[made.span_id] == made
+    assert len(finals) == 1 and finals == traces(events)  # the back-fill is the live fold
+    ended = {e.request_id for e in events if isinstance(e, Failed)}
+    ended |= {f"r{e.step}" for e in events if isinstance(e, StepFinished)}
+    ended_calls = {e.call_id for e in events if isinstance(e, ToolResult)}
+    assert {span_id("chat", r) for r in ended} | {span_id("tool", c) for c in ended_calls} <= made_early
 
 
 def test_the_waterfall_of_a_stopped_answer_marks_the_stop_and_its_replay_holds_what_was_kept() -> None:
