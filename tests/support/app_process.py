@@ -1,4 +1,6 @@
-"""Runs the real app (``python main.py``) as a subprocess for end-to-end tests and benchmarks."""
+"""Runs the real app (``python main.py``) as a subprocess for end-to-end tests and benchmarks: forked from a warm
+process that has already imported litellm and NiceGUI (``tests.support.forked``) where it can be, else started cold.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from tests.support.forked import ForkedProcess, start_app
 
 ROOT = Path(__file__).resolve().parents[2]
 READY_LINE = "Ledger Chat: the model client is loaded"  # app.wiring.READY_LINE (the app runs as a subprocess here)
@@ -48,7 +52,7 @@ class AppProcess:
             host, f"[{host}]" if host and ":" in host else host
         )
         self.url = f"http://{local}:{self.port}"
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: subprocess.Popen[bytes] | ForkedProcess | None = None
         self.log = data_dir.parent / f"app-{self.port}.log"
 
     def start(self, timeout: float = 120.0, *, loaded: bool = True) -> AppProcess:
@@ -70,7 +74,10 @@ class AppProcess:
                 *model,
                 *self.extra,
             ]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
+        forked = None if self.module else start_app(cmd[2:], env, ROOT, self.log)  # a fork of a warm process
+        self.proc = forked or subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
