@@ -10,6 +10,7 @@ Guarantees:
 - Submit checks the values against the schema first (``engine.tools.asking.check_answer``): a field that is not
   valid says why beside it and in one alert line, and nothing is sent. Typed values survive the card being
   redrawn (``drafts``).
+- The box carries ``data-question-id`` and ``data-question`` (``waiting`` | ``answered``).
 - An answered question shows one line: what was answered, and by whom (the user, a Stop, a restart); every tab
   derives it from the ledger, so an answer in one tab shows as answered in the others. Everything the server sent
   is shown as text (escaped).
@@ -58,6 +59,7 @@ def show_questions(call: ToolCallState, live: bool, answer: AnswerFn | None, dra
 def answered_line(q: QuestionState) -> None:
     with ui.column().classes("gap-0 w-full lc-question").mark("question-answered") as box:
         box.props["data-question-id"] = q.question_id
+        box.props["data-question"] = "answered"
         box.props["data-question-action"] = q.action or ""
         ui.label(q.message).classes("lc-meta")
         ui.label(answer_words(q)).classes("text-sm").mark("question-answer")
@@ -86,6 +88,7 @@ class QuestionForm:
         self.schema = schema
         with ui.column().classes("gap-2 w-full lc-question").mark("question-form") as box:
             box.props["data-question-id"] = q.question_id
+            box.props["data-question"] = "waiting"
             box.props["role"] = "form"
             box.props["aria-label"] = "A question from the tool"
             with ui.row().classes("items-center gap-2 w-full no-wrap"):
