@@ -14,6 +14,8 @@ from engine.engine import Engine
 from engine.tools import questions
 from engine.tools.asking import fields
 from engine.worker import recover
+from ledger.audit import audit
+from ledger.codec import dumps_line
 from ledger.events import AnyEvent, QuestionAnswered, QuestionAsked, ToolResult
 from ledger.reducer import replay
 from ledger.state import ToolCallState
@@ -127,6 +129,20 @@ async def test_stop_while_the_form_is_open_answers_cancel_the_tool_sees_it_and_t
     (result,) = of(engine, cid, ToolResult)
     assert result.call_id == "call_q"
     assert the_call(engine, cid).questions[0].by == "stop"  # the card says the turn was stopped while it waited
+    timeline = [(p.kind, p.name, p.source) for a in audit(engine.events(cid)) for p in a.phases]
+    assert ("question_asked", "place_order", "form") in timeline and (
+        "question_answered",
+        "place_order",
+        "stop",
+    ) in timeline
+    exported = [json.loads(dumps_line(e)) for e in engine.events(cid)]
+    (line,) = [e for e in exported if e["kind"] == "question_answered"]
+    assert {k: line[k] for k in ("call_id", "action", "content", "by")} == {
+        "call_id": "call_q",
+        "action": "cancel",
+        "content": None,
+        "by": "stop",
+    }
     conv = engine.conversation(cid)
     assert conv is not None and replay(engine.events(cid)).conversations[cid] == conv
     attempt = next(a for a in conv.attempts.values() if "call_q" in a.tool_calls)
