@@ -61,6 +61,7 @@ async def test_a_url_question_shows_the_domain_and_a_link_only_the_person_opens_
     assert not [e for e in user.find(ui.button).elements if e.props.get("aria-label") == "Submit"]
     assert [e for e in user.find(ui.button).elements if e.props.get("aria-label") == "Decline"]
     user.find(marker="question-done").click()
+
     def results() -> list[ToolResult]:
         return [e for e in the_engine.events(cid) if isinstance(e, ToolResult)]
 
