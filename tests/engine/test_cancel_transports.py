@@ -1,6 +1,7 @@
 """Cancel by transport, proven by the server: Stop during a running call makes the server's handler see the
 cancel, over stdio and over streamable HTTP (a real SDK server process on 127.0.0.1), on both revisions a server
-can negotiate (2025-11-25: ``notifications/cancelled``; 2026-07-28 over HTTP: the request's stream is closed)."""
+can negotiate (2025-11-25: ``notifications/cancelled``; 2026-07-28 over HTTP: the request's stream is closed); and
+a tool's question over streamable HTTP on both revisions."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from engine.engine import Engine
+from engine.tools import questions
 from engine.tools.config import ServerConfig
 from engine.tools.hub import ToolHub
-from ledger.events import ToolResult
+from ledger.events import QuestionAsked, ToolResult
 from tests.engine.test_agent_turns import port_open
 from tests.support.app_process import free_port
 from tests.support.engine import EngineFactory
@@ -87,3 +89,27 @@ async def test_stop_during_a_call_over_stdio_the_servers_handler_saw_the_cancel(
     engine = engines(tools=hub)
     after, _ = await stop_during_slow_task(engine, record, upstream)
     assert after < engine.settings.limits.tool_grace
+
+
+@pytest.mark.parametrize("rev", REVISIONS)
+async def test_a_question_over_streamable_http_is_asked_and_its_answer_reaches_the_tool(
+    engines: EngineFactory, upstream: ScriptedUpstream, http_server: tuple[str, Path], rev: str
+) -> None:
+    url, record = http_server
+    await wait_until(partial(port_open, int(url.split(":")[2].split("/")[0])), 20, "the HTTP tool server listening")
+    hub = ToolHub((ServerConfig(name="web", url=url, protocol=rev),))
+    await hub.start()
+    engine = engines(tools=hub)
+    cid = engine.create_conversation()
+    upstream.plan(
+        Behavior(text="", tool_calls=[PlannedCall("place_order", '{"item": "cup"}', "call_h")]), Behavior(text="ok")
+    )
+    await engine.submit(cid, "order a cup")
+    asked = await wait_until(lambda: [e for e in engine.events(cid) if isinstance(e, QuestionAsked)], 20, "a question")
+    assert asked[0].revision == rev
+    run = engine.active_run(cid)
+    assert run is not None and questions.answer(run, asked[0].question_id, "decline")
+    await wait_until(lambda: not engine.is_streaming(cid), 20, "the turn to end")
+    (result,) = [e for e in engine.events(cid) if isinstance(e, ToolResult)]
+    assert result.content == "No order placed: the person chose decline."
+    assert [(r["action"], r["revision"]) for r in server_record(record)] == [("decline", rev)]
