@@ -8,10 +8,14 @@ over ``demo/notes.md``; ``slow_task(seconds)``, which reports progress and honou
 ``web_snippet``, which returns hostile HTML (the page must show it as text). Rich results: ``draw_chart`` (a PNG
 drawn with Pillow, and the numbers as ``structuredContent``), ``notes_file`` (an embedded text resource and a
 resource link), ``beep`` (a short WAV), ``whoami`` (the client's name and version as it introduced itself).
+``place_order(item)`` asks the person a question (MCP elicitation, form mode: name, quantity, size, gift wrap)
+through the SDK's ``Resolve``/``Elicit``, which speaks both revisions: an ``elicitation/create`` request at
+2025-11-25, an ``input_required`` result at 2026-07-28 (``Context.elicit`` has no back-channel there).
 ``batch_report`` declares ``execution.taskSupport: required`` and answers a plain call with -32601, as servers
 that need MCP tasks do.
 
-Guarantees: ``slow_task`` appends one JSON line per start, finish and cancellation to the file named by
+Guarantees: ``place_order`` records each answer it got (``question_answered``: action, values, revision);
+``slow_task`` appends one JSON line per start, finish and cancellation to the file named by
 ``LEDGERCHAT_DEMO_TOOL_RECORD`` (when set), with wall-clock times, so a test can prove the server saw the cancel.
 """
 
@@ -26,11 +30,11 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import anyio
 from mcp import MCPError
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import AcceptedElicitation, Context, Elicit, ElicitationResult, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import (
     METHOD_NOT_FOUND,
@@ -44,6 +48,7 @@ from mcp.types import (
     Tool,
     ToolExecution,
 )
+from pydantic import BaseModel, Field
 
 TASK_REQUIRED = {"batch_report"}
 
@@ -189,6 +194,35 @@ def beep() -> CallToolResult:
     return CallToolResult(
         content=[TextContent(text="Beep (440 Hz, 0.2 s)."), AudioContent(data=data, mime_type="audio/wav")]
     )
+
+
+class Order(BaseModel):
+    """The form ``place_order`` asks the person to fill in (MCP elicitation, form mode)."""
+
+    name: str = Field(title="Name", description="Who the order is for", min_length=1)
+    quantity: int = Field(title="Quantity", description="How many (1 to 10)", ge=1, le=10)
+    size: Literal["S", "M", "L"] = Field(title="Size")
+    gift: bool = Field(False, title="Gift wrap")
+
+
+def _ask_order() -> Elicit[Order]:
+    return Elicit("Please fill in the order: who it is for, how many, which size, and whether to gift wrap it.", Order)
+
+
+@server.tool()
+async def place_order(item: str, answer: Annotated[ElicitationResult[Order], Resolve(_ask_order)], ctx: Context) -> str:
+    """Place an order for an item: asks the person for the details (name, quantity, size, gift wrap) first."""
+    record(
+        "question_answered",
+        action=answer.action,
+        revision=ctx.protocol_version,
+        item=item,
+        data=answer.data.model_dump() if isinstance(answer, AcceptedElicitation) else None,
+    )
+    if not isinstance(answer, AcceptedElicitation):
+        return f"No order placed: the person chose {answer.action}."
+    o = answer.data
+    return f"Order placed: {o.quantity} x {item} ({o.size}) for {o.name}{', gift wrapped' if o.gift else ''}."
 
 
 @server.tool()

@@ -2,6 +2,7 @@
 
 .venv/bin/python -m docs.make_screenshots          # all of them
 .venv/bin/python -m docs.make_screenshots files    # only docs/files.png (attachments)
+.venv/bin/python -m docs.make_screenshots question # only docs/question.png (a tool's question)
 """
 
 from __future__ import annotations
@@ -57,6 +58,25 @@ def files_shot(browser: Any, url: str) -> None:
     page.close()
 
 
+def question_shot(browser: Any, url: str) -> None:
+    """docs/question.png: a tool asks a question (MCP elicitation); the form in its card, partly filled in."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(30_000)
+    page.goto(url)
+    page.wait_for_function("() => window.did_handshake === true")
+    send(page, "Order a mug for my colleague #order")
+    form = page.locator("[data-question=waiting]")
+    expect(form).to_be_visible()
+    form.get_by_role("textbox", name="Name").fill("Ada")
+    form.get_by_role("spinbutton", name="Quantity").fill("0")
+    form.get_by_role("radio", name="M").click()
+    form.get_by_role("button", name="Submit").click()
+    expect(form.get_by_role("alert")).to_contain_text("at least 1")
+    page.wait_for_timeout(2500)
+    page.screenshot(path=OUT / "question.png")
+    page.close()
+
+
 def main() -> None:
     expect.set_options(timeout=30_000)
     only = sys.argv[1:]
@@ -67,6 +87,8 @@ def main() -> None:
                 browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
                 if not only or "files" in only:
                     files_shot(browser, app.url)
+                if not only or "question" in only:
+                    question_shot(browser, app.url)
                 if only:
                     browser.close()
                     return

@@ -31,6 +31,7 @@ from engine.failures import Failure, StreamStalled
 from engine.provider import ProviderConfig, ToolPiece
 from engine.stamps import AttemptIds, attempt_ids
 from engine.text import valid_text
+from engine.tools.asking import PendingQuestion
 from ledger.events import (
     AnyEvent,
     Block,
@@ -131,6 +132,7 @@ class AttemptRun:
     step_starts: list[int] = field(default_factory=list)  # where each step's text begins in the output
     tool_seconds: float = 0.0
     approvals: dict[str, asyncio.Future[bool]] = field(default_factory=dict)
+    questions: dict[str, PendingQuestion] = field(default_factory=dict)  # a tool's questions waiting (by id)
     _pieces: list[str] = field(default_factory=list)
     _writing: dict[int, _Writing] = field(default_factory=dict)
     _keys: dict[int, int] = field(default_factory=dict)  # the provider's index -> the call being written

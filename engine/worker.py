@@ -33,6 +33,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from engine.attempt import Append, AttemptRun, Broken, Completed, View
 from engine.failures import Failure, StreamStalled, classify
@@ -40,6 +41,7 @@ from engine.metrics import final_status, recovered_metrics, turn_metrics
 from engine.provider import ProviderConfig
 from engine.settings import EngineSettings
 from engine.stamps import attempt_ids
+from engine.tools import questions
 from engine.tools.hub import ToolHub
 from engine.turn import run_turn
 from ledger.ends import UNKNOWN_OUTCOME
@@ -128,7 +130,8 @@ class AttemptWorker:
         if run.lost:
             return
         run.lost = True
-        for future in run.approvals.values():
+        waiting: list[asyncio.Future[Any]] = [*run.approvals.values(), *(q.future for q in run.questions.values())]
+        for future in waiting:
             future.cancel()
         if self.task is not None and not self.task.done():
             self.task.cancel()
@@ -284,8 +287,9 @@ def _answer_open_calls(attempt: AttemptState, append: Append, cid: str) -> None:
     for call in attempt.tool_calls.values():
         if call.answered or call.phase == "streaming":
             continue
-        running = call.phase == "running"  # what is known of its outcome then: nothing
+        asked = questions.answer_at_restart(attempt, cid, call.call_id, append)  # it waited for a person: not run
+        running = call.phase == "running" and not asked  # what is known of its outcome then: nothing
         status: ToolStatus = "unknown" if running else "not_run"
-        content = UNKNOWN_OUTCOME if running else NOT_RUN_RESTART
+        content = UNKNOWN_OUTCOME if running else questions.RESTARTED if asked else NOT_RUN_RESTART
         ids = attempt_ids(cid, attempt.attempt_id)
         append(ToolResult(**ids, call_id=call.call_id, status=status, content=content, size=len(content)))

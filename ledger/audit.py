@@ -45,6 +45,8 @@ from ledger.events import (
     Done,
     Failed,
     Persisted,
+    QuestionAnswered,
+    QuestionAsked,
     Recovered,
     Renamed,
     RequestSent,
@@ -176,6 +178,12 @@ def _fold(a: AttemptFold, requests: dict[str, RequestFold], event: AnyEvent) -> 
         case ToolResult():
             name, ms, size = a.names.get(event.call_id), event.duration_ms, event.size
             a.add("tool_result", event.ts, name=name, call_id=event.call_id, status=event.status, ms=ms, count=size)
+        case QuestionAsked():
+            name, cid = a.names.get(event.call_id), event.call_id
+            a.add("question_asked", event.ts, name=name, call_id=cid, source=event.mode, summary=event.message)
+        case QuestionAnswered():
+            name, cid = a.names.get(event.call_id), event.call_id
+            a.add("question_answered", event.ts, name=name, call_id=cid, status=event.action, source=event.by)
         case StaleToolResult():
             a.add("stale_tool_result", event.ts, call_id=event.call_id, source=event.why)
         case Submitted() | Started():

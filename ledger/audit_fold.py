@@ -34,6 +34,8 @@ LATE_PHASES: dict[str, PhaseKind] = {
     "tool_awaiting_approval": "tool_awaiting_approval",
     "tool_dispatched": "tool_dispatched",
     "tool_result": "tool_result",
+    "question_asked": "question_asked",
+    "question_answered": "question_answered",
 }
 
 

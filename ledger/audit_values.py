@@ -35,6 +35,8 @@ PhaseKind = Literal[
     "tool_dispatched",
     "tool_result",
     "stale_tool_result",
+    "question_asked",
+    "question_answered",
 ]
 
 

@@ -54,6 +54,8 @@ ATTEMPT_KINDS: frozenset[str] = frozenset(
         "tool_progress",
         "tool_result",
         "stale_tool_result",
+        "question_asked",
+        "question_answered",
     }
 )
 

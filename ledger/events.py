@@ -33,6 +33,8 @@ from ledger.agent_events import (
     ToolProgress as ToolProgress,
     ToolResult as ToolResult,
 )
+from ledger.question_events import QuestionEvent as QuestionEvent
+from ledger.question_events import QuestionAsked as QuestionAsked, QuestionAnswered as QuestionAnswered
 from ledger.values import (
     PARTIAL_KEEPING_SOURCES as PARTIAL_KEEPING_SOURCES,
     Attachment as Attachment,
@@ -277,6 +279,7 @@ AnyEvent = (
     | ToolProgress
     | ToolResult
     | StaleToolResult
+    | QuestionEvent
 )
 
 #: Every kind, in the union's order (the codec's table of kinds is built from it).

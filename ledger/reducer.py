@@ -40,6 +40,8 @@ from ledger.events import (
     Done,
     Failed,
     Persisted,
+    QuestionAnswered,
+    QuestionAsked,
     Recovered,
     Renamed,
     RequestSent,
@@ -60,6 +62,7 @@ from ledger.events import (
     UpstreamClosed,
     VersionSelected,
 )
+from ledger.question_events import answered, asked
 from ledger.reduce_agent import step_finished, step_started, tool_call_started, tool_called, tool_result
 from ledger.reduce_messages import branched, persisted, selected, started, submitted, version_selected
 from ledger.reduce_stream import chunk, closed, failed
@@ -188,6 +191,14 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
         case StaleToolResult():
             return update_attempt(
                 conv, event.attempt_id, lambda a: a._replace(stale_tool_results=a.stale_tool_results + 1)
+            )
+        case QuestionAsked():
+            return update_call(
+                conv, event.attempt_id, event.call_id, lambda c: c._replace(questions=asked(c.questions, event))
+            )
+        case QuestionAnswered():
+            return update_call(
+                conv, event.attempt_id, event.call_id, lambda c: c._replace(questions=answered(c.questions, event))
             )
         case _:
             assert_never(event)

@@ -20,6 +20,7 @@ from immutables import Map
 from ledger.events import Attachment, ToolPart, ToolStatus, TurnMetrics, Usage
 from ledger.pieces import EMPTY as NO_TEXT
 from ledger.pieces import Pieces
+from ledger.question_events import QuestionState
 
 AttemptStatus = Literal["streaming", "closing", "complete", "interrupted", "failed", "empty"]
 #: Where a tool call is before it has a result: its arguments are streaming, it is complete, it waits for the
@@ -51,6 +52,7 @@ class ToolCallState(NamedTuple):
     total: float | None = None
     progress_message: str | None = None
     dispatched_ts: str | None = None
+    questions: tuple[QuestionState, ...] = ()  # what the tool asked while it ran (``ledger.question_events``)
 
     @property
     def answered(self) -> bool:

@@ -29,6 +29,7 @@ from ledger.state import AttemptState, ConversationState, MessageState, ToolCall
 from ui.format import clock, error_title, metrics_line, model_label, stopped_text
 from ui.markdown_stream import MarkdownStream
 from ui.notices import notice
+from ui.question_form import AnswerFn
 from ui.tool_card import ToolCard
 from ui.widgets import Actions, Switcher, TimeLabel
 
@@ -47,8 +48,8 @@ DOM_STATUS = {
 class StepView:
     """One step of an answer: its text, then the cards of the tool calls it made (in the order written)."""
 
-    def __init__(self, decide: Callable[[str, bool], None]) -> None:
-        self.decide = decide
+    def __init__(self, decide: Callable[[str, bool], None], answer: AnswerFn | None = None) -> None:
+        self.decide, self.answer = decide, answer
         with ui.column().classes("w-full gap-1") as self.root:
             self.text = MarkdownStream()
             self.cards_box = ui.column().classes("w-full gap-1")
@@ -60,7 +61,7 @@ class StepView:
             card = self.cards.get(call.call_id)
             if card is None:
                 with self.cards_box:
-                    card = self.cards[call.call_id] = ToolCard(call, self.decide)
+                    card = self.cards[call.call_id] = ToolCard(call, self.decide, self.answer)
             card.update(call, attempt_live)
 
 
@@ -99,7 +100,7 @@ class AssistantMessageView:
             self._reset(attempt.attempt_id)
         while len(self._steps) < max(len(attempt.steps), 1):
             with self.body:
-                self._steps.append(StepView(self.actions.decide))
+                self._steps.append(StepView(self.actions.decide, self.actions.answer))
         for index, view in enumerate(self._steps):
             view.update(attempt.step_text(index), attempt.step_calls(index), attempt.is_live)
         grew = self._show_reasoning(attempt.reasoning, attempt.is_live) | (len(attempt.text) != self._text_len)

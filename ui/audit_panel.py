@@ -48,6 +48,8 @@ ICONS: dict[PhaseKind, str] = {
     "tool_dispatched": "play_circle",
     "tool_result": "task_alt",
     "stale_tool_result": "block",
+    "question_asked": "help",
+    "question_answered": "question_answer",
 }
 
 

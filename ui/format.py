@@ -37,6 +37,7 @@ PHASE_LABELS: dict[PhaseKind, str] = {
     "tool_result": "tool result",
     "stale_tool_result": "stale tool result",
 }
+PHASE_LABELS.update({"question_asked": "question asked", "question_answered": "question answered"})
 TOOL_STATUS_WORDS = {
     "ok": "done",
     "error": "error",
@@ -259,6 +260,8 @@ def phase_detail(p: Phase) -> str:
             return f"{p.name}: {TOOL_STATUS_WORDS.get(p.status or '', p.status)}, {size(p.count or 0)}{took}"
         case "stale_tool_result":
             return f"{p.call_id} ({p.source}): not shown"
+        case "question_asked" | "question_answered":  # the question (form|url), or the answer (by user|stop|restart)
+            return f"{p.name}: {p.summary or p.status} ({p.source})"
 
 
 def audit_heading(a: AttemptAudit) -> str:

@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from engine.engine import Engine, InputRejected
 from ui.notices import notice
+from ui.question_form import answer_question
 from ui.widgets import Actions
 
 T = TypeVar("T")
@@ -43,6 +44,9 @@ class MessageActions:
             branch=self.branch,
             open_chat=self.open_chat,
             models=self.engine.settings.models,
+            answer=lambda question_id, action, content: answer_question(
+                self.engine, self.cid(), question_id, action, content
+            ),
         )
 
     async def retry(self, message_id: str, model: str | None = None) -> None:

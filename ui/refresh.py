@@ -41,6 +41,8 @@ FLUSH_NOW = frozenset(
         "tool_awaiting_approval",
         "tool_dispatched",
         "tool_result",
+        "question_asked",
+        "question_answered",
     }
 )
 LIST_KINDS = frozenset({"created", "renamed", "deleted", "submitted", "started", "persisted"})

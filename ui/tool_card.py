@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import assert_never
+from typing import Any, assert_never
 from urllib.parse import quote, urlsplit
 
 from nicegui import ui
@@ -33,6 +33,7 @@ from nicegui import ui
 from ledger.state import ToolCallState
 from ledger.values import ToolPart
 from ui.format import duration, size, tool_state_words
+from ui.question_form import AnswerFn, show_questions
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -60,9 +61,13 @@ def card_status(call: ToolCallState, attempt_live: bool) -> str:
 
 
 class ToolCard:
-    def __init__(self, call: ToolCallState, decide: Callable[[str, bool], None]) -> None:
+    def __init__(
+        self, call: ToolCallState, decide: Callable[[str, bool], None], answer: AnswerFn | None = None
+    ) -> None:
         self.call_id = call.call_id
         self.decide = decide
+        self.answer = answer  # a tool's questions (``ui.question_form``), with what was typed so far
+        self.drafts: dict[str, Any] = {}
         self._shown: tuple[object, ...] | None = None
         self.root = ui.column().classes("lc-tool-card w-full gap-1").mark("tool-card")
         self.root.props["data-tool-call"] = call.call_id
@@ -88,6 +93,7 @@ class ToolCard:
                 if call.progress_message:
                     ui.label(call.progress_message).classes("lc-meta")
             self._controls(call, status)
+            show_questions(call, status == "running", self.answer, self.drafts)
             if call.arguments:
                 with ui.expansion("Arguments").classes("lc-tool-part w-full").props("dense"):
                     ui.label(pretty(call.arguments)).classes("lc-mono").mark("tool-arguments")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from nicegui import ui
 
@@ -28,6 +29,7 @@ class Actions:
     branch: Callable[[str], None]
     open_chat: Callable[[str], object]
     models: tuple[str, ...] = ()
+    answer: Callable[[str, str, dict[str, Any] | None], None] | None = None  # a tool's question (question_form)
 
 
 class Switcher:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+PROTOCOLS = ("auto", "2025-11-25", "2026-07-28")  # ``protocol``: which MCP revision to speak (auto: the newest offered)
 
 
 class ToolConfigError(ValueError):
@@ -36,6 +37,7 @@ class ServerConfig:
     headers: dict[str, str] = field(default_factory=dict, repr=False)
     confirm: bool = False
     timeout: float = 300.0
+    protocol: str = "auto"  # the MCP revision to speak: auto (the newest the server offers), 2025-11-25, 2026-07-28
 
     @property
     def transport(self) -> str:
@@ -70,7 +72,7 @@ def _server(name: str, entry: Any) -> ServerConfig:
         raise ToolConfigError(f"{where}: a name is 1-40 letters, digits, '_' or '-'")
     if not isinstance(entry, dict):
         raise ToolConfigError(f"{where}: must be an object")
-    known = {"command", "args", "env", "cwd", "url", "headers", "confirm", "timeout", "type", "disabled"}
+    known = {"command", "args", "env", "cwd", "url", "headers", "confirm", "timeout", "type", "disabled", "protocol"}
     unknown = sorted(set(entry) - known)
     if unknown:
         raise ToolConfigError(f"{where}: unknown field {unknown[0]!r}")
@@ -88,6 +90,9 @@ def _server(name: str, entry: Any) -> ServerConfig:
     timeout = entry.get("timeout", 300)
     if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
         raise ToolConfigError(f"{where}: 'timeout' must be a number of seconds above 0")
+    protocol = entry.get("protocol", "auto")
+    if protocol not in PROTOCOLS:
+        raise ToolConfigError(f"{where}: 'protocol' must be one of {', '.join(PROTOCOLS)}")
     confirm = entry.get("confirm", False)
     if not isinstance(confirm, bool):
         raise ToolConfigError(f"{where}: 'confirm' must be true or false")
@@ -104,6 +109,7 @@ def _server(name: str, entry: Any) -> ServerConfig:
         headers=headers,
         confirm=confirm,
         timeout=float(timeout),
+        protocol=protocol,
     )
 
 

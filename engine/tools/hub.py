@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from engine.tools.config import ServerConfig
+from engine.tools.elicitation import Ask
 from engine.tools.mcp_server import (
     CallOutcome,
     MCPConnection,
@@ -119,14 +120,16 @@ class ToolHub:
     def health(self) -> tuple[ServerHealth, ...]:
         return tuple(self._health.values())
 
-    async def call(self, server: str, tool: str, arguments: dict[str, Any], progress: Progress | None) -> CallOutcome:
+    async def call(
+        self, server: str, tool: str, arguments: dict[str, Any], progress: Progress | None, ask: Ask | None = None
+    ) -> CallOutcome:
         connection = self._connections.get(server)
         if connection is None or not connection.alive:
             if connection is not None:
                 self._died(server, "it had stopped", connection)  # died while idle: start it again for next time
             raise ServerUnavailable(f"the tool server {server!r} is not running")
         try:
-            outcome = await connection.call(tool, arguments, progress)
+            outcome = await connection.call(tool, arguments, progress, ask)
         except ServerGone:
             self._died(server, "it stopped while running a call", connection)
             raise

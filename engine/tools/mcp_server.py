@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from engine.tools.config import ServerConfig
+from engine.tools.elicitation import Ask, Deadline, Elicitations, TimedOut, drive_call
 from engine.tools.identity import client_info
 from engine.tools.result_content import convert
 from ledger.values import ToolPart
@@ -95,6 +96,12 @@ class MCPConnection:
         self._ready: asyncio.Future[None] | None = None
         self._owner: asyncio.Task[None] | None = None
         self._errlog: TextIO | None = None
+        self.elicitations = Elicitations()
+
+    @property
+    def revision(self) -> str:
+        """The MCP protocol revision the server negotiated ("" before it did)."""
+        return self.elicitations.revision
 
     @property
     def alive(self) -> bool:
@@ -113,23 +120,25 @@ class MCPConnection:
             await self.stop()
             raise
 
-    async def call(self, name: str, arguments: dict[str, Any], progress: Progress | None = None) -> CallOutcome:
+    async def call(
+        self, name: str, arguments: dict[str, Any], progress: Progress | None = None, ask: Ask | None = None
+    ) -> CallOutcome:
         from mcp import MCPError
-        from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+        from mcp.types import CONNECTION_CLOSED
 
         session = self._session
         if session is None or self._stop.is_set():
             raise ServerUnavailable("it is not running")
+        deadline = Deadline(self.config.timeout)  # paused while a question waits for a person
         try:
-            result = await session.call_tool(
-                name, arguments, read_timeout_seconds=self.config.timeout, progress_callback=progress
-            )
+            with self.elicitations.inflight(ask, deadline):
+                result = await drive_call(session, name, arguments, progress, ask, deadline)
+        except TimedOut:
+            raise CallTimedOut(f"no result within {self.config.timeout:g} s") from None
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 self._stop.set()
                 raise ServerGone("the tool server stopped while running this call (connection closed)") from None
-            if exc.code == REQUEST_TIMEOUT:
-                raise CallTimedOut(f"no result within {self.config.timeout:g} s") from None
             return CallOutcome(text=f"The tool server answered with an error: {exc.message}", is_error=True)
         whole = await convert(result, self.blobs)
         return CallOutcome(
@@ -171,8 +180,13 @@ class MCPConnection:
                         streamable_http_client(self.config.url or "", http_client=client)
                     )
                     read, write = streams[0], streams[1]
-                session = await stack.enter_async_context(ClientSession(read, write, client_info=client_info()))
-                await session.initialize()
+                session = await stack.enter_async_context(
+                    ClientSession(
+                        read, write, client_info=client_info(), elicitation_callback=self.elicitations.callback
+                    )
+                )
+                await _negotiate(session, self.config.protocol)
+                self.elicitations.revision = session.protocol_version or ""
                 listed = await session.list_tools()
                 offered = [t for t in listed.tools if _task_support(t) != "required"]
                 self.withheld = tuple(
@@ -200,6 +214,21 @@ class MCPConnection:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self._errlog = (self.log_dir / f"mcp-{self.config.name}.log").open("a", encoding="utf-8")
         return self._errlog
+
+
+async def _negotiate(session: Any, protocol: str) -> None:
+    """2026-07-28 (``server/discover``) when the server speaks it, else the 2025-11-25 handshake; or the pinned one."""
+    from mcp import MCPError
+
+    if protocol == "2025-11-25":
+        await session.initialize()
+        return
+    try:
+        await session.discover()
+    except MCPError:
+        if protocol == "2026-07-28":
+            raise
+        await session.initialize()
 
 
 def _task_support(tool: Any) -> str | None:

@@ -8,7 +8,9 @@ Guarantees:
 - Stop while a call runs: the call's task is cancelled, which makes the MCP SDK send ``notifications/cancelled``
   to the server; the call then has ``tool_grace`` seconds to end; what it returned in that time is recorded,
   otherwise ``cancelled`` with a sentence saying the user stopped it before it returned. Calls not yet dispatched
-  (including one waiting for Run/Skip) get ``not_run``. Then the cancellation goes on.
+  (including one waiting for Run/Skip) get ``not_run``. Then the cancellation goes on. A call waiting for the
+  answer to its question (``engine.tools.questions``) has it answered ``cancel`` first and ``ANSWERED_GRACE``
+  seconds to end by itself (its real outcome is recorded), then it is cancelled as above.
 - Progress from the server is recorded at most four times a second per call (and always the last one).
 - A result is recorded whole: its content parts and structured content with its text, through the one stale gate
   (``AttemptRun.record_result``).
@@ -25,6 +27,7 @@ from engine.attempt import AttemptRun, PendingCall
 from engine.settings import Limits
 from engine.tools.hub import ToolHub
 from engine.tools.mcp_server import CallOutcome, ToolServerError
+from engine.tools.questions import asker, stop_questions
 from ledger.events import (
     ToolAwaitingApproval,
     ToolDispatched,
@@ -33,6 +36,7 @@ from ledger.events import (
 )
 
 PROGRESS_SECONDS = 0.25
+ANSWERED_GRACE = 1.0  # seconds a call whose question Stop answered cancel gets to end by itself
 
 
 async def run_tools(run: AttemptRun, calls: list[PendingCall], hub: ToolHub | None, limits: Limits) -> None:
@@ -53,7 +57,8 @@ async def run_tools(run: AttemptRun, calls: list[PendingCall], hub: ToolHub | No
                 continue
             run.append(ToolDispatched(**run.ids, call_id=call.call_id, server=server))
             assert hub is not None
-            task = asyncio.get_running_loop().create_task(hub.call(server, tool, arguments, _progress(run, call)))
+            ask = asker(run, call.call_id)  # a question the tool asks waits for the person (engine.tools.questions)
+            task = asyncio.get_running_loop().create_task(hub.call(server, tool, arguments, _progress(run, call), ask))
             running = (call, task, time.monotonic())
             undispatched = list(pending)
             status, outcome = await _outcome(asyncio.shield(task))
@@ -122,13 +127,16 @@ async def _outcome(awaitable: asyncio.Future[CallOutcome]) -> tuple[ToolStatus, 
 async def _stop_running(
     run: AttemptRun, call: PendingCall, task: asyncio.Task[CallOutcome], started: float, *, grace: float
 ) -> None:
+    asked = stop_questions(run, call.call_id)  # a waiting question is answered cancel: the tool may end by itself
+    if asked:
+        await asyncio.wait({task}, timeout=min(grace, ANSWERED_GRACE))
     if not task.done():
-        task.cancel()  # the SDK sends notifications/cancelled for this request
+        task.cancel()  # the SDK sends the server the cancel of this request (its transport's way)
         await asyncio.wait({task}, timeout=grace)
     if task.done() and not task.cancelled():
         status, outcome = await _outcome(task)
     else:
-        status, outcome = "cancelled", CallOutcome(_stopped_words(run), True)
+        status, outcome = "cancelled", CallOutcome(_stopped_words(run, asked), True)
     run.record_result(call.call_id, status, outcome.text, _elapsed(run, started), outcome.parts, outcome.structured)
 
 
@@ -164,9 +172,10 @@ def _elapsed(run: AttemptRun, started: float) -> float:
     return round(seconds * 1000, 1)
 
 
-def _stopped_words(run: AttemptRun) -> str:
+def _stopped_words(run: AttemptRun, asked: bool = False) -> str:
     who = "the user stopped it" if run.cancel is None or run.cancel.source == "user" else _why(run)
-    return f"Cancelled: {who} before the tool returned; the tool server was told to cancel."
+    waiting = " while it waited for an answer to its question (answered: cancel)" if asked else ""
+    return f"Cancelled: {who}{waiting} before the tool returned; the tool server was told to cancel."
 
 
 def _not_run_words(run: AttemptRun) -> str:

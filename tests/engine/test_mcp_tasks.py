@@ -5,6 +5,7 @@ as ledger-chat with the app's version."""
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +13,7 @@ from engine.tools.hub import ToolHub
 from engine.tools.mcp_server import TASKS_REQUIRED
 from ledger.events import ToolDispatched, ToolResult
 from tests.support.engine import EngineFactory
-from tests.support.tools import ROOT
+from tests.support.tools import ROOT, demo_hub
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
 
@@ -20,8 +21,10 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 async def test_a_task_required_tool_is_not_offered_and_a_call_to_it_anyway_is_answered_without_running(
-    hub_engines: EngineFactory, upstream: ScriptedUpstream, hub: ToolHub
+    hub_engines: EngineFactory, upstream: ScriptedUpstream, tmp_path: Path
 ) -> None:
+    # ``execution.taskSupport`` is a 2025-11-25 field (tasks are an extension at 2026-07-28): that revision
+    hub, _ = await demo_hub(tmp_path, protocol="2025-11-25")
     (health,) = hub.health()
     assert [(w.name, w.reason) for w in health.withheld] == [("batch_report", TASKS_REQUIRED)]
     assert "batch_report" not in health.tools and hub.resolve("batch_report") is None
@@ -36,6 +39,7 @@ async def test_a_task_required_tool_is_not_offered_and_a_call_to_it_anyway_is_an
     (result,) = [e for e in engine.events(cid) if isinstance(e, ToolResult)]
     assert result.status == "error" and result.content == f"The tool 'batch_report' was not run: it {TASKS_REQUIRED}."
     assert not [e for e in engine.events(cid) if isinstance(e, ToolDispatched)]  # the server never got the call
+    await hub.stop()
 
 
 async def test_the_server_sees_the_client_as_ledger_chat_with_the_apps_version(hub: ToolHub) -> None:

@@ -270,8 +270,8 @@ def test_two_writers_over_one_attempt_leave_exactly_one_end_and_late_events_chan
     ids = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
     assert len(ids) == len(set(ids))
     for i in late_all:
-        if isinstance(events[i], ToolResult):
-            assert events[i].content not in str(messages), "a late result reached the model"
+        if isinstance(late_event := events[i], ToolResult):
+            assert late_event.content not in str(messages), "a late result reached the model"
 
     # adding the late events changes nothing but late_events
     kept = [e for i, e in enumerate(events) if i not in set(late_all)]

@@ -25,6 +25,8 @@ from ledger.events import (
     Event,
     Failed,
     Persisted,
+    QuestionAnswered,
+    QuestionAsked,
     Recovered,
     Renamed,
     RequestSent,
@@ -48,6 +50,7 @@ from ledger.events import (
     VersionSelected,
 )
 from ledger.history import as_messages, model_history
+from ledger.question_events import QuestionState
 from ledger.reducer import reduce, replay
 from ledger.state import EMPTY_STATE, TERMINAL_STATUSES, State
 from ledger.summary import summarize, summary_of
@@ -92,6 +95,15 @@ STEPS = {
     "detach": st.tuples(st.just("detach"), st.integers(0, 7)),
     "attach": st.tuples(st.just("attach"), st.integers(0, 7)),
     "branch": st.tuples(st.just("branch"), st.integers(0, 7)),
+    "question": st.tuples(st.just("question"), st.integers(0, 7), st.integers(0, 2), st.integers(0, 1)),
+    "answer": st.tuples(
+        st.just("answer"),
+        st.integers(0, 7),
+        st.integers(0, 2),
+        st.integers(0, 1),
+        st.sampled_from(["accept", "decline", "cancel"]),
+        st.sampled_from(["user", "stop", "restart"]),
+    ),
 }
 steps = st.one_of(*STEPS.values())
 #: The kinds no step of a random session makes, each with the property that covers it instead: a new kind goes
@@ -237,6 +249,35 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
             add(Attached(**base, attempt_id=att))
         elif kind == "branch":
             add(Branched(**base, message_id=msg, new_conversation_id=f"c{seq}"))
+        elif kind == "question":
+            call_id = _call(att, steps_of, step[2])
+            qid, mode = f"{call_id}-q{step[3]}", "form" if step[3] == 0 else "url"
+            add(
+                QuestionAsked(
+                    **base,
+                    attempt_id=att,
+                    call_id=call_id,
+                    question_id=qid,
+                    mode=mode,
+                    message="?",
+                    requested="{}" if mode == "form" else "https://example.test/x",
+                    revision="2026-07-28",
+                )
+            )
+        elif kind == "answer":
+            call_id = _call(att, steps_of, step[2])
+            content = '{"n": 1}' if step[4] == "accept" else None
+            add(
+                QuestionAnswered(
+                    **base,
+                    attempt_id=att,
+                    call_id=call_id,
+                    question_id=f"{call_id}-q{step[3]}",
+                    action=step[4],
+                    content=content,
+                    by=step[5],
+                )
+            )
     return events
 
 
@@ -470,6 +511,22 @@ def test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conve
         assert folded == summary_of(
             replay(replace(e, seq=i) for i, e in enumerate(events[:n], start=1)).conversations[CONV]
         )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(steps, max_size=80))
+def test_a_tools_question_keeps_its_first_answer_and_is_asked_once(plan: list[tuple]) -> None:
+    events = build_events(plan)
+    before: dict[str, QuestionState] = {}
+    for state in states_along(events):
+        for conv in state.conversations.values():
+            for attempt in conv.attempts.values():
+                for call in attempt.tool_calls.values():
+                    assert len({q.question_id for q in call.questions}) == len(call.questions)
+                    for q in call.questions:
+                        old = before.get(q.question_id)
+                        assert old is None or not old.answered or old == q, "an answer changed"
+                        before[q.question_id] = q
 
 
 @settings(max_examples=20, deadline=None)

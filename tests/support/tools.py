@@ -13,7 +13,9 @@ from engine.tools.hub import ToolHub
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def demo_server_config(record: Path, *, confirm: bool = False, name: str = "demo") -> ServerConfig:
+def demo_server_config(
+    record: Path, *, confirm: bool = False, name: str = "demo", protocol: str = "auto", timeout: float = 300.0
+) -> ServerConfig:
     return ServerConfig(
         name=name,
         command=sys.executable,
@@ -21,13 +23,18 @@ def demo_server_config(record: Path, *, confirm: bool = False, name: str = "demo
         cwd=str(ROOT),
         env={"LEDGERCHAT_DEMO_TOOL_RECORD": str(record)},
         confirm=confirm,
+        protocol=protocol,
+        timeout=timeout,
     )
 
 
-async def demo_hub(tmp_path: Path, *, confirm: bool = False) -> tuple[ToolHub, Path]:
-    """A started hub with the demo server; its record file (what the server's handlers saw)."""
+async def demo_hub(
+    tmp_path: Path, *, confirm: bool = False, protocol: str = "auto", timeout: float = 300.0
+) -> tuple[ToolHub, Path]:
+    """A started hub with the demo server (speaking ``protocol``); its record file (what its handlers saw)."""
     record = tmp_path / "tool-record.jsonl"
-    hub = ToolHub((demo_server_config(record, confirm=confirm),), log_dir=tmp_path / "logs")
+    config = demo_server_config(record, confirm=confirm, protocol=protocol, timeout=timeout)
+    hub = ToolHub((config,), log_dir=tmp_path / "logs")
     await hub.start()
     assert hub.health()[0].state == "ready", hub.health()
     return hub, record

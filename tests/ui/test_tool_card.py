@@ -27,7 +27,13 @@ pytest_plugins = ["nicegui.testing.user_plugin"]
 def app_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, upstream: ScriptedUpstream) -> ScriptedUpstream:
     """The app's settings, set before the ``user`` fixture starts it: the demo tool server as its one server."""
     config = tmp_path / "tools.json"
-    server = {"command": sys.executable, "args": ["-m", "demo.tools_server"], "cwd": str(ROOT)}
+    # 2025-11-25: the revision whose tools can declare ``execution.taskSupport`` (the withheld-tool test needs it)
+    server = {
+        "command": sys.executable,
+        "args": ["-m", "demo.tools_server"],
+        "cwd": str(ROOT),
+        "protocol": "2025-11-25",
+    }
     config.write_text(json.dumps({"mcpServers": {"demo": server}}))
     monkeypatch.setenv("LEDGERCHAT_MODEL", "openai/test-model")
     monkeypatch.setenv("LEDGERCHAT_API_BASE", upstream.base_url)

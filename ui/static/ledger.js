@@ -67,7 +67,8 @@
       const last = new Date(answer.dataset.lastActivity || '');
       if (!hint || isNaN(last)) continue;
       const quiet = Math.round((now - last) / 1000);
-      hint.textContent = quiet >= 4 ? `waiting for the provider… ${quiet} s` : '';
+      const asking = answer.querySelector('[data-question=waiting]');  // a tool's question waits for a person
+      hint.textContent = quiet >= 4 && !asking ? `waiting for the provider… ${quiet} s` : '';
     }
   }, 500);
 
