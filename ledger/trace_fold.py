@@ -19,6 +19,8 @@ from ledger.events import (
     Failed,
     Param,
     Persisted,
+    QuestionAnswered,
+    QuestionAsked,
     Recovered,
     RequestSent,
     StaleChunk,
@@ -34,6 +36,7 @@ from ledger.events import (
     UpstreamClosed,
     Usage,
 )
+from ledger.trace_waits import QuestionFold
 
 
 @dataclass(slots=True)
@@ -74,6 +77,7 @@ class ToolFold:
     duration_ms: float | None = None
     size: int = 0
     content: str | None = None
+    questions: list[QuestionFold] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -196,6 +200,18 @@ class AttemptFold:
                     tool.size = event.size
                     tool.content = event.content if self.content else None
                     self.ended_early.append(("tool", cid))
+            case QuestionAsked(call_id=cid):
+                if (tool := self.tools.get(cid)) is not None:
+                    message = event.message if self.content else None
+                    tool.questions.append(
+                        QuestionFold(event.question_id, event.mode, event.revision, event.ts, message)
+                    )
+            case QuestionAnswered(call_id=cid):
+                tool = self.tools.get(cid)
+                for q in tool.questions if tool is not None else ():
+                    if q.question_id == event.question_id and q.answered_at is None:
+                        q.answered_at, q.action, q.by = event.ts, event.action, event.by
+                        q.content = event.content if self.content else None
             case StaleToolResult():
                 self.stale_results += 1
             case _:

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from ledger.trace_fold import AttemptFold, RequestFold, ToolFold
 from ledger.trace_values import Attrs, AttrValue, SpanEvent, SpanValue, span_id, ts_ns
+from ledger.trace_waits import question_spans
 
 AGENT_NAME = "ledger_chat"
 PROVIDERS = {
@@ -216,6 +217,7 @@ def tool_spans(
                 attributes=(*base, ("ledger.wait", "approval"), ("ledger.wait.outcome", outcome)),
             )
         )
+    spans += question_spans(tool.questions, base, tid, root, lo, hi, result_at, tool.name)
     start = clamp(ts_ns(tool.dispatched_at or tool.called_at), lo, hi)
     ok = tool.status in ("ok", None) and tool.result_at is not None
     attrs: list[tuple[str, AttrValue]] = [

@@ -14,7 +14,8 @@ from app.cli import main
 from engine.engine import Engine
 from engine.telemetry.live import LiveTelemetry
 from engine.telemetry.otlp import Endpoint
-from ledger.events import Chunk, RequestSent, Started, UpstreamClosed
+from engine.tools import questions
+from ledger.events import Chunk, QuestionAnswered, QuestionAsked, RequestSent, Started, UpstreamClosed
 from ledger.trace_values import span_id, trace_id, ts_ns
 from store.tinydb.store import Store
 from tests.support.engine import TEST_KEY, EngineFactory, current_attempt
@@ -219,6 +220,38 @@ async def test_a_step_s_chat_span_reaches_the_receiver_while_its_tool_still_runs
     ids = [s.span_id for s in receiver.spans]
     assert len(ids) == len(set(ids)) == 5  # root, two chat spans, two tool spans: each once
     assert {s.name for s in children} == {"chat test-model", "execute_tool calculator", "execute_tool slow_task"}
+    await live.close()
+
+
+@pytest.mark.parametrize("rev", ["2025-11-25", "2026-07-28"])
+async def test_a_tool_s_question_is_a_wait_span_from_asked_to_answered_with_its_outcome_and_no_typed_values(
+    engines: EngineFactory, upstream: ScriptedUpstream, receiver: OtlpReceiver, tmp_path: Path, rev: str
+) -> None:
+    hub, _ = await demo_hub(tmp_path, protocol=rev)
+    engine = engines(tools=hub)
+    live = follow(engine, receiver.url)
+    cid = engine.create_conversation()
+    upstream.plan(
+        Behavior(text="", tool_calls=[PlannedCall("place_order", '{"item": "mug"}', "call_q")]),
+        Behavior(text="Noted."),
+    )
+    await engine.submit(cid, "order a mug #order")
+    found = await wait_until(lambda: [e for e in engine.events(cid) if isinstance(e, QuestionAsked)], 20, "a question")
+    run = engine.active_run(cid)
+    assert run is not None and questions.answer(
+        run, found[0].question_id, "accept", {"name": "Ada Secretname", "quantity": "2", "size": "M"}
+    )
+    await answered(engine, cid, live)
+    root, children = one_trace(receiver)
+    (wait,) = [s for s in children if s.name == "await_answer place_order"]
+    answer = next(e for e in engine.events(cid) if isinstance(e, QuestionAnswered))
+    assert wait.span_id == span_id("question", found[0].question_id) and wait.status_code != ERROR
+    assert (wait.start_ns, wait.end_ns) == (ts_ns(found[0].ts), ts_ns(answer.ts))
+    assert wait.attributes["ledger.wait"] == "question" and wait.attributes["ledger.wait.outcome"] == "accept"
+    assert wait.attributes["ledger.question.answered_by"] == "user" and wait.attributes["mcp.protocol.version"] == rev
+    assert "Secretname" not in repr(receiver.spans)  # what the person typed is content: not without --otel-content
+    (tool,) = [s for s in children if s.name == "execute_tool place_order"]
+    assert tool.start_ns <= wait.start_ns <= wait.end_ns <= tool.end_ns
     await live.close()
 
 
