@@ -33,6 +33,7 @@ from ledger.agent_events import (
     ToolProgress as ToolProgress,
     ToolResult as ToolResult,
 )
+from ledger.queue_events import QueueEvent
 from ledger.values import (
     PARTIAL_KEEPING_SOURCES as PARTIAL_KEEPING_SOURCES,
     Attachment as Attachment,
@@ -80,6 +81,7 @@ class Submitted(Event):
     parent: str | None = None
     edit_of: str | None = None
     attachments: tuple[Attachment, ...] = ()  # the files sent with it, by content hash (every attempt sends these)
+    queue_id: str | None = None  # the queued message this sends (``ledger.queue_events``): sent once, with it
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -277,6 +279,7 @@ AnyEvent = (
     | ToolProgress
     | ToolResult
     | StaleToolResult
+    | QueueEvent
 )
 
 #: Every kind, in the union's order (the codec's table of kinds is built from it).
