@@ -87,7 +87,7 @@ def test_stop_pauses_the_queue_and_send_now_sends_it(page: Page, upstream: Scrip
     wait_words(page, 5)
     queue_by_enter(page, "wait for me")
     page.get_by_role("button", name="Stop").click()
-    expect(page.get_by_text("Queue paused: the answer was stopped.")).to_be_visible()
+    expect(page.get_by_text("Queue paused: the answer was stopped.")).to_be_visible(timeout=15_000)
     nothing_more_for_blocking(1.0)
     assert len(upstream.records) == 1, "Stop must not send the queue"
     page.get_by_role("button", name="Send now").click()
