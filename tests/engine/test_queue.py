@@ -178,3 +178,21 @@ async def test_queueing_is_refused_when_nothing_runs_and_deleting_the_chat_drops
     await engine.delete(cid)
     await nothing_more_for(0.4)
     assert engine.conversation(cid) is None and len(upstream.records) == 1
+
+
+async def test_the_files_of_a_queued_message_outlive_the_deletion_of_another_chat_that_sent_them(
+    engines: EngineFactory, upstream: ScriptedUpstream
+) -> None:
+    engine = engines()
+    notes = await engine.files.accept("notes.txt", b"the same notes in two chats\n")
+    other = engine.create_conversation()
+    upstream.plan(Behavior(text="read them"))
+    await engine.send(other, "read these", attachments=(notes,))
+    await wait_until(lambda: not engine.is_streaming(other))
+    cid, _ = await streaming_answer(engine, upstream, Behavior(text="read them again"))
+    queue_id = await engine.queued.add(cid, "and these, once more", attachments=(notes,))
+    await engine.delete(other)
+    assert engine.files.read(notes.sha256) is not None, "a queued message's file was deleted with another chat"
+    await wait_until(lambda: len(upstream.records) == 3 and not engine.is_streaming(cid))
+    assert sent_from_queue(engine, cid) == [queue_id]
+    assert "the same notes in two chats" in str(upstream.records[2].messages[-1]["content"])
