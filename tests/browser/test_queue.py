@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import ANSWER, last_answer, load, send, wait_words
+from tests.support.app_process import AppProcess
+from tests.support.browser import ANSWER, Pages, conversation_id, last_answer, load, send, wait_words
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for_blocking, wait_until_blocking
 
@@ -52,7 +53,9 @@ def test_a_queued_message_survives_a_reload_and_is_sent_once_after_the_whole_ans
     assert user_texts(page) == ["tell me a story", "and then a follow-up"]
 
 
-def test_a_queued_message_can_be_edited_and_removed_before_it_is_sent(page: Page, upstream: ScriptedUpstream) -> None:
+def test_a_queued_message_can_be_edited_and_removed_before_it_is_sent_and_a_second_tab_follows(
+    page: Page, open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
     upstream.plan(Behavior(text=STORY, chunk_delay=0.03), Behavior(text="answer to the edited one"))
     send(page, "tell me a story")
     wait_words(page, 5)
@@ -61,6 +64,8 @@ def test_a_queued_message_can_be_edited_and_removed_before_it_is_sent(page: Page
     expect(page.locator(".lc-queued", has_text="a mesage with a typo")).to_be_visible()
     queue_by_enter(page, "never mind this one")
     expect(page.get_by_text("2 queued: sent in order")).to_be_visible()
+    other = open_page(app, f"/chat/{conversation_id(page)}")
+    expect(other.locator(".lc-queued")).to_have_count(2)
 
     page.get_by_role("button", name="Edit queued").first.click()
     editor = page.get_by_label("Queued text")
@@ -71,6 +76,8 @@ def test_a_queued_message_can_be_edited_and_removed_before_it_is_sent(page: Page
     dropped = page.locator(".lc-queued", has_text="never mind this one")
     dropped.get_by_role("button", name="Remove from queue").click()
     expect(page.locator(".lc-queued")).to_have_count(1)
+    expect(other.locator(".lc-queued")).to_have_count(1)
+    expect(other.locator(".lc-queued", has_text="a message, corrected")).to_be_visible()
     assert len(upstream.records) == 1
 
     expect(page.locator(ANSWER)).to_have_count(2, timeout=LONG)
@@ -79,6 +86,8 @@ def test_a_queued_message_can_be_edited_and_removed_before_it_is_sent(page: Page
     assert len(upstream.records) == 2
     assert upstream.records[1].messages[-1] == {"role": "user", "content": "a message, corrected"}
     assert user_texts(page) == ["tell me a story", "a message, corrected"]
+    expect(other.locator(".lc-queued")).to_have_count(0)
+    expect(other.locator(".lc-user .lc-bubble")).to_have_text(["tell me a story", "a message, corrected"])
 
 
 def test_stop_pauses_the_queue_and_send_now_sends_it(page: Page, upstream: ScriptedUpstream) -> None:

@@ -196,3 +196,22 @@ async def test_the_files_of_a_queued_message_outlive_the_deletion_of_another_cha
     await wait_until(lambda: len(upstream.records) == 3 and not engine.is_streaming(cid))
     assert sent_from_queue(engine, cid) == [queue_id]
     assert "the same notes in two chats" in str(upstream.records[2].messages[-1]["content"])
+
+
+async def test_the_queue_belongs_to_the_chat_a_branch_does_not_copy_it_and_an_edit_leaves_it_paused(
+    engines: EngineFactory, upstream: ScriptedUpstream
+) -> None:
+    engine = engines()
+    cid, m1 = await streaming_answer(engine, upstream, Behavior(text="answer to the edit"))
+    queue_id = await engine.queued.add(cid, "stays in this chat")
+    await engine.cancel(cid, "user")
+    branch, _ = engine.branch(cid, m1)
+    assert engine.conversation(branch).queue == (), "a branch copied the queue"
+    user_id = engine.conversation(cid).messages[m1].user_message_id
+    assert user_id is not None
+    await engine.edit(cid, user_id, "first question, edited")
+    await wait_until(lambda: not engine.is_streaming(cid))
+    await nothing_more_for(0.4)
+    conv = engine.conversation(cid)
+    assert [i.queue_id for i in conv.queue] == [queue_id] and conv.queue_paused == "stopped"
+    assert len(upstream.records) == 2, "an edit's answer completing sent the paused queue"
