@@ -67,13 +67,13 @@ class QueuedPanel:
         self.root.set_visibility(False)
 
     def add_queue_button(self, composer: Composer) -> None:
-        """A Queue button before Send/Stop, shown while an answer runs."""
+        """A Queue button (an icon, narrow enough for a phone) before Send/Stop, shown while an answer runs."""
         self.composer, slot = composer, composer.button.parent_slot
         assert slot is not None, "the composer's button is in its row"
         with slot:
             self.queue_button = (
-                ui.button("Queue", icon="schedule_send", on_click=composer.send)
-                .props('no-caps outline aria-label="Queue" title="Send after the answer (Enter does too)"')
+                ui.button(icon="schedule_send", on_click=composer.send)
+                .props('flat round aria-label="Queue" title="Queue: sent after this answer (Enter does too)"')
                 .mark("queue")
             )
         self.queue_button.move(target_index=slot.children.index(composer.button))
