@@ -41,6 +41,7 @@ from engine.offline import start_import
 from engine.peers import ALONE, LiveElsewhere, Peers
 from engine.presence import Presence
 from engine.provider import ProviderConfig
+from engine.queue import Ids, MessageQueue
 from engine.read_side import ReadSide
 from engine.runtimes import Runtime, Runtimes
 from engine.settings import EngineSettings
@@ -57,7 +58,6 @@ from ledger.state import ConversationState, State
 from store.api import EventStore
 
 log = logging.getLogger("ledger_chat.engine")
-Ids = tuple[str, str]  # (user message id, answer id)
 
 
 class Engine:
@@ -68,7 +68,8 @@ class Engine:
         self._runtimes = Runtimes()
         read = self.read = ReadSide(store)
         presence = self._presence = Presence(read, self._runtimes, settings, self._cancel_turn, self._elsewhere)
-        self._place = Workplace(read.append, settings, tools, presence.ended)
+        self.queued = MessageQueue(self, self._runtimes, presence.ended)  # sent after an answer (engine.queue)
+        self._place = self.queued.place = Workplace(read.append, settings, tools, self.queued.ended)
         # what pages read is the read side's own (engine.read_side); leaving and coming back is engine.presence's
         self.conversation, self.load, self.is_loaded = read.conversation, read.load, read.is_loaded
         self.loaded, self.read_conversations, self.summaries = read.loaded, read.read_conversations, read.summaries
@@ -171,8 +172,7 @@ class Engine:
             await start_claimed(self.peers, rt, retrying, started, Starting(provider, self._view(cid), self._place))
         return new.attempt_id
 
-    def select_version(self, cid: str, message_id: str) -> None:
-        """Follow another version (the original or an edit) of a user message."""
+    def select_version(self, cid: str, message_id: str) -> None:  # follow another version of a user message
         for event in decide.select_version(self._require(cid), message_id):
             self.read.append(event)
 

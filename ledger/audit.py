@@ -68,6 +68,7 @@ from ledger.events import (
     Usage,
     VersionSelected,
 )
+from ledger.queue_events import MessageQueued, QueuedEdited, QueuedRemoved
 
 
 def audit(events: Iterable[AnyEvent]) -> list[AttemptAudit]:
@@ -192,6 +193,8 @@ def _fold(a: AttemptFold, requests: dict[str, RequestFold], event: AnyEvent) -> 
             pass  # the timeline shows a call once it is complete, and its result, not every piece in between
         case Created() | Renamed() | Selected() | VersionSelected() | Branched() | Detached() | Attached() | Deleted():
             pass  # about the conversation, not an attempt
+        case MessageQueued() | QueuedEdited() | QueuedRemoved():
+            pass  # the queue (``ledger.queue``): a message reaches an attempt when its ``submitted`` sends it
         case _:
             assert_never(event)
 

@@ -35,6 +35,7 @@ from ledger.agent_events import (
 )
 from ledger.question_events import QuestionEvent as QuestionEvent
 from ledger.question_events import QuestionAsked as QuestionAsked, QuestionAnswered as QuestionAnswered
+from ledger.queue_events import QueueEvent
 from ledger.values import (
     PARTIAL_KEEPING_SOURCES as PARTIAL_KEEPING_SOURCES,
     Attachment as Attachment,
@@ -82,6 +83,7 @@ class Submitted(Event):
     parent: str | None = None
     edit_of: str | None = None
     attachments: tuple[Attachment, ...] = ()  # the files sent with it, by content hash (every attempt sends these)
+    queue_id: str | None = None  # the queued message this sends (``ledger.queue_events``): sent once, with it
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -280,6 +282,7 @@ AnyEvent = (
     | ToolResult
     | StaleToolResult
     | QuestionEvent
+    | QueueEvent
 )
 
 #: Every kind, in the union's order (the codec's table of kinds is built from it).

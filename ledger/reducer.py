@@ -63,6 +63,8 @@ from ledger.events import (
     VersionSelected,
 )
 from ledger.question_events import answered, asked
+from ledger.queue import queue_after, queue_resumed, queue_sent, reduce_queue
+from ledger.queue_events import MessageQueued, QueuedEdited, QueuedRemoved
 from ledger.reduce_agent import step_finished, step_started, tool_call_started, tool_called, tool_result
 from ledger.reduce_messages import branched, persisted, selected, started, submitted, version_selected
 from ledger.reduce_stream import chunk, closed, failed
@@ -108,7 +110,7 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
         case Renamed():
             return conv._replace(title=event.title)
         case Submitted():
-            return submitted(conv, event)
+            return queue_sent(submitted(conv, event), event)
         case Started():
             return started(conv, event)
         case RequestSent():
@@ -145,7 +147,7 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
                 lambda a: a._replace(status="complete", finish_reason=event.finish_reason, usage=event.usage),
             )
         case Persisted():
-            return persisted(conv, event)
+            return queue_after(persisted(conv, event), event)
         case Selected():
             return selected(conv, event)
         case VersionSelected():
@@ -160,8 +162,12 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
             return ConversationState(
                 conversation_id=conv.conversation_id, title=conv.title, created_ts=conv.created_ts, deleted=True
             )
-        case Retrying() | UpstreamClosed():
+        case Retrying():
+            return queue_resumed(conv)
+        case UpstreamClosed():
             return conv
+        case MessageQueued() | QueuedEdited() | QueuedRemoved():
+            return reduce_queue(conv, event)
         case StepStarted():
             return update_live(conv, event.attempt_id, lambda a: step_started(a, event))
         case StepFinished():

@@ -21,6 +21,7 @@ from ledger.events import Attachment, ToolPart, ToolStatus, TurnMetrics, Usage
 from ledger.pieces import EMPTY as NO_TEXT
 from ledger.pieces import Pieces
 from ledger.question_events import QuestionState
+from ledger.queue_events import QueuedItem, QueuePause
 
 AttemptStatus = Literal["streaming", "closing", "complete", "interrupted", "failed", "empty"]
 #: Where a tool call is before it has a result: its arguments are streaming, it is complete, it waits for the
@@ -174,6 +175,8 @@ class ConversationState(NamedTuple):
     children: Mapping[str, tuple[str, ...]] = _EMPTY  # type: ignore[assignment]  # parent ("" = root) -> users
     chosen: Mapping[str, str] = _EMPTY  # type: ignore[assignment]  # parent ("" = root) -> the version followed
     branched_from: tuple[str, str] | None = None  # (conversation, message) this one was branched from
+    queue: tuple[QueuedItem, ...] = ()  # messages queued while an answer ran, not yet sent, in order (ledger.queue)
+    queue_paused: QueuePause | None = None  # why the queue waits for the person (None: it sends by itself)
 
     def live_attempt(self) -> AttemptState | None:
         """The attempt that is streaming or closing, if any (newest first)."""

@@ -31,6 +31,7 @@ from ui.header import build_header, model_of
 from ui.health_banner import HealthBanner
 from ui.message_actions import MessageActions
 from ui.notices import notice
+from ui.queued import QueuedPanel
 from ui.refresh import RefreshScheduler
 from ui.sidebar import Sidebar
 from ui.style import add_style
@@ -97,6 +98,7 @@ class ChatPage:
             )
             edit_files = EditFiles(self.files, self.engine, lambda: self.cid, lambda: self.model)
             self.transcript = Transcript(actions.actions(), demo=self.context.demo, files=edit_files)
+            self.queued = QueuedPanel(self.engine, lambda: self.cid)  # messages sent after the answer (ui.queued)
         with ui.footer().classes("lc-footer"):
             self.composer = Composer(
                 submit=self.submit,
@@ -105,6 +107,7 @@ class ChatPage:
                 max_chars=self.engine.settings.limits.max_input_chars,
                 files=self.files,
             )
+            self.queued.add_queue_button(self.composer)
             if self.cid is not None and self.cid in self.context.drafts:
                 self.composer.input.value = self.context.drafts.pop(self.cid)
         ui.on("lc-route", self._on_route)  # Back/Forward within the page (ledger.js)
@@ -125,6 +128,7 @@ class ChatPage:
 
     def render(self) -> None:
         conv = self.engine.conversation(self.cid) if self.cid else None
+        self.queued.render(conv)
         if self.cid is not None and conv is None:
             self.transcript.show_gone()
             self.composer.disable()
@@ -202,6 +206,9 @@ class ChatPage:
                 self.sidebar.select(self.cid)
                 ui.navigate.history.replace(f"/chat/{self.cid}")
                 await self.engine.viewer_joined(self.cid, self.client.id)
+            queue = self.engine.queued.add if self.engine.is_streaming(self.cid) else None  # sent after the answer
+            if queue is not None and await queue(self.cid, text, self.model, attachments) is not None:
+                return None
             await self.engine.send(self.cid, text, model=self.model, attachments=attachments)
         except InputRejected as exc:
             return str(exc)

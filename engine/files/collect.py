@@ -1,12 +1,12 @@
 """Which blobs a deleted conversation leaves behind that nothing else references (they are then deleted).
 
 Guarantees: ``referenced_by(conv)`` (and ``named_by(events)``, for a ledger read back) is every sha256 a
-conversation's ledger names (its messages' attachments, its tool results' binary parts); ``unreferenced(store,
-gone, candidates)`` reads every other live conversation (``events(..., keep=False)``: nothing stays in memory)
-and returns the candidates none of them names. A deleted conversation references nothing (it cannot be opened
-again), branches are conversations of their own: a blob a branch shares stays. Blocking (reads the store): call
-it on a worker thread; it costs a pass over the other conversations' events only when the deleted one named any
-blob.
+conversation's ledger names (its messages' attachments, those of messages still queued included, its tool
+results' binary parts); ``unreferenced(store, gone, candidates)`` reads every other live conversation
+(``events(..., keep=False)``: nothing stays in memory) and returns the candidates none of them names. A deleted
+conversation references nothing (it cannot be opened again), branches are conversations of their own: a blob a
+branch shares stays. Blocking (reads the store): call it on a worker thread; it costs a pass over the other
+conversations' events only when the deleted one named any blob.
 """
 
 from __future__ import annotations
@@ -14,12 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ledger.events import AnyEvent, Submitted, ToolResult
+from ledger.queue_events import MessageQueued
 from ledger.state import ConversationState
 from store.api import EventStore
 
 
 def referenced_by(conv: ConversationState) -> set[str]:
     found = {a.sha256 for m in conv.messages.values() for a in m.attachments}
+    found.update(a.sha256 for queued in conv.queue for a in queued.attachments)
     for attempt in conv.attempts.values():
         for call in attempt.tool_calls.values():
             found.update(p.sha256 for p in call.parts if p.sha256)
@@ -30,7 +32,7 @@ def named_by(events: Iterable[AnyEvent]) -> list[str]:
     """Every sha256 these events name, once each, in the order first named (exports: ``files/<sha256>``)."""
     found: dict[str, None] = {}
     for event in events:
-        if isinstance(event, Submitted):
+        if isinstance(event, Submitted | MessageQueued):  # a queued message's files wait in the store too
             found.update((a.sha256, None) for a in event.attachments)
         elif isinstance(event, ToolResult):
             found.update((p.sha256, None) for p in event.parts if p.sha256)

@@ -61,7 +61,7 @@ def test_codec_round_trips_every_kind_through_json_lines(event: Event) -> None:
 
 
 def test_every_kind_has_exactly_one_class() -> None:
-    assert len(KIND_TO_CLASS) == len(EVENT_CLASSES) == 32
+    assert len(KIND_TO_CLASS) == len(EVENT_CLASSES) == 35
     assert set(KIND_TO_CLASS) >= {
         "submitted",
         "started",
@@ -90,6 +90,9 @@ def test_every_kind_has_exactly_one_class() -> None:
         "stale_tool_result",
         "version_selected",
         "branched",
+        "message_queued",
+        "queued_edited",
+        "queued_removed",
     }
 
 

@@ -55,6 +55,7 @@ from ledger.reducer import reduce, replay
 from ledger.state import EMPTY_STATE, TERMINAL_STATUSES, State
 from ledger.summary import summarize, summary_of
 from ledger.tree import selected_path
+from tests.support.queue_steps import QUEUE_STEPS, queue_event
 
 CONV = "c1"
 MARK = re.compile(r"<(a\d+):(\d+):\d+>")
@@ -104,6 +105,7 @@ STEPS = {
         st.sampled_from(["accept", "decline", "cancel"]),
         st.sampled_from(["user", "stop", "restart"]),
     ),
+    **QUEUE_STEPS,
 }
 steps = st.one_of(*STEPS.values())
 #: The kinds no step of a random session makes, each with the property that covers it instead: a new kind goes
@@ -133,14 +135,18 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
         seq = len(events) + 1
         ts = f"2026-11-30T08:00:{seq % 60:02d}.000+00:00"
         base = {"seq": seq, "ts": ts, "conversation_id": CONV}
-        if kind in ("submit", "edit"):
+        if kind in QUEUE_STEPS and kind != "send_queued":
+            add(queue_event(step, base))
+            continue
+        if kind in ("submit", "edit", "send_queued"):
             edit_of = users[step[1] % len(users)] if kind == "edit" and users else None
             if kind == "edit" and edit_of is None:
                 continue
             turn += 1
             user, msg, att = f"u{turn}", f"m{turn}", f"a{len(attempts)}"
             users.append(user)
-            add(Submitted(**base, message_id=user, turn=turn, text=f"question {turn}", edit_of=edit_of))
+            queue_id = f"q{step[1]}" if kind == "send_queued" else None
+            add(Submitted(**base, message_id=user, turn=turn, text=f"q {turn}", edit_of=edit_of, queue_id=queue_id))
             add(
                 Started(
                     **base | {"seq": seq + 1},

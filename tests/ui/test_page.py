@@ -330,17 +330,20 @@ async def test_a_full_disk_shows_on_every_open_page_and_the_banner_goes_once_sav
     caplog.clear()  # the one ERROR line this test causes on purpose (the simulated user fails a test on any)
 
 
-async def test_esc_stops_the_answer_and_enter_never_does(chat: User, upstream: ScriptedUpstream) -> None:
+async def test_esc_stops_the_answer_and_enter_never_does_it_queues_instead(
+    chat: User, upstream: ScriptedUpstream
+) -> None:
     upstream.plan(Behavior(text=WORDS, chunk_delay=0.02))
     await send(chat, "count")
     await wait_until(lambda: len(last_answer(chat).text.split()) >= 3)
     chat.find("Message").type("typed while it streams")
-    chat.find("Message").trigger("keydown.enter.exact.prevent")
-    await chat.should_see("An answer is still streaming")
+    chat.find("Message").trigger("keydown.enter.exact.prevent")  # queues it (ui.queued), never stops
+    await chat.should_see("Queued: sent as the next message when this answer completes.")
     assert last_answer(chat).status == "streaming"
-    assert chat.find("Message").elements.pop().value == "typed while it streams"
+    assert chat.find("Message").elements.pop().value == ""
     chat.find("Message").trigger("keydown.esc")
     await wait_until(lambda: last_answer(chat).status == "interrupted")
+    await chat.should_see("Queue paused: the answer was stopped.")
     assert len(upstream.records) == 1
 
 
