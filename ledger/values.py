@@ -16,7 +16,15 @@ from typing import ClassVar, Literal
 
 CancelSource = Literal["user", "navigation", "disconnect", "delete", "timeout", "shutdown"]
 ErrorType = Literal[
-    "rate_limit", "auth", "server", "timeout", "connection", "malformed_stream", "bad_request", "step_limit", "unknown",
+    "rate_limit",
+    "auth",
+    "server",
+    "timeout",
+    "connection",
+    "malformed_stream",
+    "bad_request",
+    "step_limit",
+    "unknown",
     "context_length",
 ]
 StaleWhy = Literal["closing", "closed", "superseded", "out_of_order"]

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from demo.agent import history_problem
 from ledger.codec import from_dict, to_dict
+from ledger.compaction import effective
 from ledger.events import (
     EVENT_CLASSES,
     AnyEvent,
@@ -47,7 +48,6 @@ from ledger.events import (
     Usage,
     VersionSelected,
 )
-from ledger.compaction import effective
 from ledger.history import as_messages, model_history
 from ledger.reducer import reduce, replay
 from ledger.state import EMPTY_STATE, TERMINAL_STATUSES, State
