@@ -78,13 +78,14 @@ def model_history(
 
 
 def chain_history(
-    conv: ConversationState, chain: Chain, tool_result_chars: int = TOOL_RESULT_CHARS
+    conv: ConversationState, chain: Chain, tool_result_chars: int = TOOL_RESULT_CHARS, *, compacted: bool = True
 ) -> tuple[HistoryEntry, ...]:
-    """The history of a chain of (message, attempt) pairs, the compaction that applies to it first (if any)."""
+    """The history of a chain of (message, attempt) pairs, after the compaction that applies to it (if any;
+    ``compacted`` False: none, each turn as it is)."""
     entries: list[HistoryEntry] = []
-    compacted = effective(conv, chain)
-    if compacted is not None:
-        covered, summary_id, summary = compacted
+    applies = effective(conv, chain) if compacted else None
+    if applies is not None:
+        covered, summary_id, summary = applies
         chain = chain[covered:]
         text = f"{SUMMARY_PREFIX}\n\n{summary.text}"
         entries.append(HistoryEntry(role="system", content=text, message_id=summary_id))
