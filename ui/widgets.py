@@ -28,6 +28,8 @@ class Actions:
     branch: Callable[[str], None]
     open_chat: Callable[[str], object]
     models: tuple[str, ...] = ()
+    compact_retry: Callable[[str], Awaitable[None]] | None = None  # an answer refused as too long (ui.compaction_view)
+    retry_summary: Callable[[str], Awaitable[None]] | None = None  # a compaction that was stopped or failed
 
 
 class Switcher:
