@@ -262,7 +262,8 @@ def phase_detail(p: Phase) -> str:
 
 
 def audit_heading(a: AttemptAudit) -> str:
-    return f"Turn {a.turn} · attempt {a.number} · {a.model}"
+    what = "Summary of earlier turns · " if a.purpose == "compaction" else ""
+    return f"{what}Turn {a.turn} · attempt {a.number} · {a.model}"
 
 
 def audit_counters(a: AttemptAudit) -> str:

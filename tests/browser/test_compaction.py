@@ -63,3 +63,23 @@ def test_the_meter_moves_after_an_answer_and_a_message_that_would_not_fit_is_sen
     summary_request, answer_request = upstream.records[-2:]
     assert str(summary_request.messages[0]["content"]).startswith("Summarize the earlier conversation below")
     assert answer_request.messages[0]["role"] == "system" and answer_request.status == 200
+    divider.get_by_role("button", name="Audit").click()
+    expect(page.get_by_text("Summary of earlier turns · Turn").first).to_be_visible()  # its own audit entry
+
+
+def test_a_context_length_error_shows_the_providers_sentence_and_compact_and_retry_answers(
+    page: Page, upstream: ScriptedUpstream
+) -> None:
+    upstream.plan(Behavior(text="A short first answer.", chunk_delay=0.005))
+    send(page, "first question")
+    answered(page)
+    send(page, "a question the provider finds too long #toolong")
+    answer = last_answer(page)
+    expect(answer).to_have_attribute("data-status", "failed")
+    expect(answer.get_by_text("The conversation is too long for this model")).to_be_visible()
+    expect(answer.get_by_text("maximum context length is 2000 tokens", exact=False)).to_be_visible()
+    answer.get_by_role("button", name="Compact and retry").click()
+    expect(page.locator(".lc-compaction")).to_have_attribute("data-status", "complete")
+    answered(page)
+    expect(last_answer(page)).to_have_attribute("data-attempt", "2/2")
+    assert upstream.records[-1].status == 200 and upstream.records[-1].messages[0]["role"] == "system"
