@@ -4,7 +4,8 @@ Guarantees: deterministic for a given prompt (the same question gives the same a
 A prompt that is a list of content parts (a user message with files, as the endpoint hands it on: JSON) is
 answered by ``demo.agent.describe_files``: what the demo model can read of each file. A compaction's summary
 request (it starts with ``SUMMARY_REQUEST``, the words of ``ledger.compaction``) is answered by a recognisable
-summary: "Summary of N earlier messages", then what each user message asked (its first words), in order.
+summary: "Summary of N earlier messages", then what each user message asked and each answer said (their first
+words), in order.
 """
 
 from __future__ import annotations
@@ -98,16 +99,18 @@ def compacted(messages: list[dict[str, object]]) -> bool:
 def summary_answer(prompt: str) -> str:
     """The demo model's summary of the transcript a compaction sent: each user message's first words, in order."""
     lines = prompt.splitlines()[1:]
-    asked = [line.removeprefix("user: ") for line in lines if line.startswith("user: ")]
     earlier = [line for line in lines if line.startswith("system: ")]
     said = sum(1 for line in lines if line.startswith(("user: ", "assistant: ", "tool: ")))
     parts = [f"Summary of {said} earlier messages."]
     if earlier:
         parts.append("It continues an earlier summary.")
-    for question in asked:
-        words = re.sub(r"#\w+", "", question).split()
-        parts.append(f"- The user asked: {' '.join(words[:8])}{'…' if len(words) > 8 else ''}")
-    parts.append("The assistant answered each in turn.")
+    for line in lines:
+        role, _, said_text = line.partition(": ")
+        if role not in ("user", "assistant") or not said_text.strip():
+            continue
+        words = re.sub(r"#\w+", "", said_text).split()
+        who = "The user asked" if role == "user" else "The assistant answered"
+        parts.append(f"- {who}: {' '.join(words[:10])}{'…' if len(words) > 10 else ''}")
     return "\n".join(parts)
 
 
