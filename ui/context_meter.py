@@ -38,7 +38,7 @@ class ContextMeter:
     def __init__(self, engine: Engine, cid: Callable[[], str | None], model: Callable[[], str]) -> None:
         self.engine, self.cid, self.model = engine, cid, model
         self._key: object = None
-        with ui.row().classes("w-full max-w-3xl mx-auto items-center gap-2 lc-meta lc-meter") as self.root:
+        with ui.row().classes("w-full mx-auto items-center gap-2 lc-meta lc-meter") as self.root:
             self.root.mark("context-meter")
             self.bar = ui.html('<span style="width:0%"></span>', sanitize=False).classes("lc-meter-bar")
             self.bar.props('aria-hidden="true"')
