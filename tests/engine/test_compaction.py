@@ -109,6 +109,11 @@ async def test_the_compaction_runs_before_the_request_that_would_not_fit_and_the
     new_cid, _ = engine.branch(cid, m4)
     branched = engine.conversation(new_cid)
     assert branched is not None and as_messages(model_history(branched))[:-2] == sent[:-1], "the branch inherits it"
+    first_user = next(e for e in engine.events(cid) if e.KIND == "submitted")
+    upstream.plan(Behavior(text="A short answer."))
+    _, edited = await engine.edit(cid, first_user.message_id, "a shorter first question")
+    await wait_until(lambda: current_attempt(engine, cid, edited).status == "complete", 20, "the edit's answer")
+    assert upstream.last.messages == [{"role": "user", "content": "a shorter first question"}], "no summary there"
     await hub.stop()
 
 
@@ -199,3 +204,28 @@ async def test_a_context_length_error_says_so_and_compact_and_retry_answers(
     assert retried.messages[-1] == {"role": "user", "content": "a question the provider finds too long #toolong"}
     conv = engine.conversation(cid)
     assert conv is not None and len(conv.messages[m2].attempt_ids) == 2
+
+
+async def test_a_failed_compaction_says_why_and_leaves_the_history_as_it_was(
+    engines: EngineFactory, upstream: ScriptedUpstream
+) -> None:
+    engine = small_window(engines, upstream)
+    cid = engine.create_conversation()
+    upstream.plan(Behavior(text="The long story goes on. " * 100))
+    await engine.send(cid, "tell me the long story")
+    await ended(engine, cid)
+    conv = engine.conversation(cid)
+    assert conv is not None
+    history = as_messages(model_history(conv))
+    upstream.plan(Behavior(status=400, message="The summary request was refused."))
+    before = len(upstream.records)
+    user_id, _ = await engine.send(cid, "one more question")
+    await wait_until(lambda: compactions(engine, cid) and not engine.is_streaming(cid), what="the compaction's end")
+    await nothing_more_for(0.4)
+    (compaction,) = compactions(engine, cid)
+    conv = engine.conversation(cid)
+    assert conv is not None and len(upstream.records) == before + 1, "no answer request follows a failed one"
+    failed = conv.attempts[compaction.attempt_id]
+    assert failed.status == "failed" and "The summary request was refused" in (failed.error_summary or "")
+    assert as_messages(model_history(conv)) == [*history, {"role": "user", "content": "one more question"}]
+    assert conv.messages[user_id].reply_id is None
