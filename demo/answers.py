@@ -2,7 +2,10 @@
 
 Guarantees: deterministic for a given prompt (the same question gives the same answer), no network, no model.
 A prompt that is a list of content parts (a user message with files, as the endpoint hands it on: JSON) is
-answered by ``demo.agent.describe_files``: what the demo model can read of each file.
+answered by ``demo.agent.describe_files``: what the demo model can read of each file. A compaction's summary
+request (it starts with ``SUMMARY_REQUEST``, the words of ``ledger.compaction``) is answered by a recognisable
+summary: "Summary of N earlier messages", then what each user message asked and each answer said (their first
+words), in order.
 """
 
 from __future__ import annotations
@@ -80,8 +83,41 @@ _STOP = {
 }
 
 
+SUMMARY_REQUEST = "Summarize the earlier conversation below"  # how a compaction's request starts
+SUMMARY_PREFIX = "Summary of the earlier conversation"  # how a compacted history's summary message starts
+
+
+def is_summary_request(prompt: str) -> bool:
+    return prompt.startswith(SUMMARY_REQUEST)
+
+
+def compacted(messages: list[dict[str, object]]) -> bool:
+    """Whether a request carries the summary of earlier turns (a system message opening with ``SUMMARY_PREFIX``)."""
+    return any(m.get("role") == "system" and str(m.get("content") or "").startswith(SUMMARY_PREFIX) for m in messages)
+
+
+def summary_answer(prompt: str) -> str:
+    """The demo model's summary of the transcript a compaction sent: each user message's first words, in order."""
+    lines = prompt.splitlines()[1:]
+    earlier = [line for line in lines if line.startswith("system: ")]
+    said = sum(1 for line in lines if line.startswith(("user: ", "assistant: ", "tool: ")))
+    parts = [f"Summary of {said} earlier messages."]
+    if earlier:
+        parts.append("It continues an earlier summary.")
+    for line in lines:
+        role, _, said_text = line.partition(": ")
+        if role not in ("user", "assistant") or not said_text.strip():
+            continue
+        words = re.sub(r"#\w+", "", said_text).split()
+        who = "The user asked" if role == "user" else "The assistant answered"
+        parts.append(f"- {who}: {' '.join(words[:10])}{'…' if len(words) > 10 else ''}")
+    return "\n".join(parts)
+
+
 def demo_answer(prompt: str, *, paragraphs: int = 3) -> str:
     """A markdown answer about the prompt's topic (or, for content parts, about the files attached)."""
+    if is_summary_request(prompt):
+        return summary_answer(prompt)
     attached = content_parts(prompt)
     if attached is not None:
         text = " ".join(str(p.get("text")) for p in attached if p.get("type") == "text" and not is_file_text(p))

@@ -8,11 +8,14 @@ Guarantees:
   event (``error_after``) after so many chunks, or one the safety filter ends (``blocked``). One ``Behavior``
   drives every dialect (``demo.dialects``).
 - ``FaultTags.behavior`` reads the tags of the last user message: ``#html`` (hostile markup as the answer),
-  ``#long`` (four answers in one), ``#slow`` (3 s before the first chunk), ``#429``, ``#500``, ``#401`` (that status;
-  with several, the later in this list wins), ``#drop`` (the connection is cut after 25 chunks), ``#stall`` (no
+  ``#long`` (four answers in one), ``#slow`` (3 s before the first chunk), ``#429``, ``#500``, ``#401``,
+  ``#toolong`` (400 in the dialect's words for a request over the context window: ``Dialect.too_long``; that
+  status; with several, the later in this list wins), ``#drop`` (the connection is cut after 25 chunks), ``#stall`` (no
   chunk after 15) and ``#malformed`` (a broken chunk after 10). With ``transient`` a fault hits only the first tries
   of the same prompt (``#429`` and the in-stream faults once, ``#500`` three times, ``#401`` always), so that an
-  automatic re-send or a Retry visibly succeeds afterwards.
+  automatic re-send or a Retry visibly succeeds afterwards (``#toolong``: until the request carries a summary of
+  the earlier turns, ``demo.answers.compacted``, so that Compact and retry visibly succeeds). A compaction's
+  summary request (``demo.answers.is_summary_request``) quotes earlier messages: their tags do not apply to it.
 - The per-prompt counters keep at most ``MAX_PROMPTS`` prompts (they start over past it): memory stays bounded.
   ``FaultTags`` is not thread-safe; its owner calls it under a lock.
 """
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from demo.agent import PlannedCall
-from demo.answers import demo_answer
+from demo.answers import compacted, demo_answer, is_summary_request
 
 HOSTILE = (
     'Here is some **markup**: <script>window.__pwned = true</script> <img src=x onerror="window.__pwned=true"> '
@@ -55,6 +58,7 @@ class Behavior:
     message: str | None = None  # the error's message (None: the dialect's usual one for the status)
     blocked: bool = False  # the answer ends blocked by the provider's safety filter (each dialect's way)
     error_after: int | None = None  # the provider's in-stream error event after so many chunks (its ``message``)
+    too_long: bool = False  # a 400 in the dialect's words for a request over the model's context window
 
 
 class FaultTags:
@@ -66,7 +70,7 @@ class FaultTags:
     def behavior(self, messages: list[dict[str, Any]], *, chunk_delay: float, transient: bool) -> Behavior:
         """The behaviour for this request from the tags in its last user message (counts the prompt as seen)."""
         prompt = last_user(messages)
-        tags = set(re.findall(r"#(\w+)", prompt))
+        tags = set() if is_summary_request(prompt) else set(re.findall(r"#(\w+)", prompt))
         key = f"{len(messages)}:{prompt}"
         if len(self._seen) > MAX_PROMPTS:
             self._seen.clear()
@@ -83,6 +87,9 @@ class FaultTags:
             status = 500
         if "401" in tags:
             status = 401
+        too_long = "toolong" in tags and not compacted(messages)  # too long until its earlier turns are summarized
+        if too_long:
+            status = 400
         once = not transient or seen <= 1
         return Behavior(
             text=text,
@@ -92,6 +99,7 @@ class FaultTags:
             drop_after=25 if "drop" in tags and once else None,
             stall_after=15 if "stall" in tags and once else None,
             malformed_after=10 if "malformed" in tags and once else None,
+            too_long=too_long,
         )
 
 

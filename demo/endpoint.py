@@ -123,7 +123,8 @@ class DemoModel:
             await asyncio.sleep(behavior.first_delay)
         if behavior.status:
             record.status = behavior.status
-            return dialect.error(behavior.status, behavior.message, behavior.retry_after)
+            message = dialect.too_long if behavior.too_long else behavior.message
+            return dialect.error(behavior.status, message, behavior.retry_after)
         text = behavior.text if behavior.text is not None else demo_answer(last_user(parsed.messages))
         return StreamingResponse(
             tracked(record, dialect.frames(record, behavior, text, parsed)),

@@ -3,11 +3,13 @@
 .venv/bin/python -m docs.make_screenshots          # all of them
 .venv/bin/python -m docs.make_screenshots files    # only docs/files.png (attachments)
 .venv/bin/python -m docs.make_screenshots question # only docs/question.png (a tool's question)
+.venv/bin/python -m docs.make_screenshots compaction  # only docs/compaction.png (a 1,500-token window)
 """
 
 from __future__ import annotations
 
 import io
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -75,6 +77,30 @@ def question_shot(browser: Any, url: str) -> None:
     page.wait_for_timeout(2500)
     page.screenshot(path=OUT / "question.png")
     page.close()
+def compaction_shot(browser: Any, tmp: Path) -> None:
+    """docs/compaction.png: the demo model with a 1,500-token window (``--model-info``): the meter, a compaction
+    the Compact button forced, its summary open, and the answer after it."""
+    info = tmp / "models.json"
+    info.write_text(json.dumps({"openai/ledger-demo": {"max_input_tokens": 1500}}))
+    app = AppProcess(tmp / "small", None, "--model-info", str(info)).start()
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 860})
+        page.set_default_timeout(30_000)
+        page.goto(app.url)
+        for question in ("Explain retries in distributed systems", "Now tell me about caching"):
+            send(page, question)
+            expect(page.locator(".lc-assistant").last).to_have_attribute("data-status", "complete")
+        page.get_by_role("button", name="Compact: summarize earlier turns").click()
+        expect(page.locator(".lc-compaction")).to_have_attribute("data-status", "complete")
+        send(page, "And idempotency keys")
+        expect(page.locator(".lc-assistant").last).to_have_attribute("data-status", "complete")
+        page.locator(".lc-compaction").get_by_text("Summary", exact=True).click()
+        page.locator(".lc-compaction").scroll_into_view_if_needed()
+        page.wait_for_timeout(800)
+        page.screenshot(path=OUT / "compaction.png")
+        page.close()
+    finally:
+        app.stop()
 
 
 def main() -> None:
@@ -89,6 +115,8 @@ def main() -> None:
                     files_shot(browser, app.url)
                 if not only or "question" in only:
                     question_shot(browser, app.url)
+                if not only or "compaction" in only:
+                    compaction_shot(browser, Path(tmp))
                 if only:
                     browser.close()
                     return

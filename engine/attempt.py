@@ -109,6 +109,7 @@ class AttemptRun:
     messages: list[dict[str, Any]]
     context_ids: tuple[str, ...]
     provider: ProviderConfig
+    purpose: str = "answer"  # "compaction": no tools are offered (``ledger.compaction``)
     append: Append = field(repr=False)
     view: View = field(repr=False)
     time_out: TimeOut = field(repr=False)

@@ -4,8 +4,9 @@ Guarantees: pure (no clock, no ids: the copies keep their original ids and times
 to the same messages along that branch: every user message with its parent and its files (the same sha256s:
 the branch sends the same bytes), and for every answer only the attempt the branch followed, with its text per
 step, its reasoning, its answered tool calls with their whole results (parts, structured content), and its end
-(complete, interrupted at exactly the prefix the model history had, failed, empty) and final form. So the model
-history of the new chat equals the branch's history in the old one.
+(complete, interrupted at exactly the prefix the model history had, failed, empty) and final form; and the
+compaction that applies to the branch (``ledger.compaction.effective``), so the branch inherits its compacted
+history. So the model history of the new chat equals the branch's history in the old one.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from engine.stamps import attempt_ids
+from ledger.compaction import effective
 from ledger.events import (
     AnyEvent,
     Block,
@@ -26,6 +28,7 @@ from ledger.events import (
     Failed,
     FinalStatus,
     Persisted,
+    Purpose,
     Recovered,
     Started,
     StepStarted,
@@ -65,10 +68,14 @@ def branch_events(
         elif attempt_id is not None and attempt_id in conv.attempts:
             events += _attempt_events(conv.attempts[attempt_id], message.user_message_id or "", message.turn, new_cid)
             parent = attempt_id
+    compacted = effective(conv, chain)  # the branch inherits its compacted history (``ledger.compaction``)
+    if compacted is not None:
+        summary = conv.messages[compacted[1]]
+        events += _attempt_events(compacted[2], "", summary.turn, new_cid, through=summary.parent)
     return events
 
 
-def _attempt_events(a: AttemptState, user_id: str, turn: int, cid: str) -> list[AnyEvent]:
+def _attempt_events(a: AttemptState, user_id: str, turn: int, cid: str, through: str | None = None) -> list[AnyEvent]:
     ids = attempt_ids(cid, a.attempt_id)
     events: list[AnyEvent] = [
         Started(
@@ -78,6 +85,8 @@ def _attempt_events(a: AttemptState, user_id: str, turn: int, cid: str) -> list[
             user_message_id=user_id,
             turn=turn,
             model=a.model,
+            purpose=cast(Purpose, a.purpose),
+            through=through,
         )
     ]
     seq = 0

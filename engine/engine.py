@@ -11,6 +11,8 @@ Guarantees:
   ``cancel`` hands every source to that owner's one cancel entry (a timeout comes in there by itself); a cancel for
   an older turn, or for another attempt than the one given, does nothing. Deleting awaits a discard-cancel first;
   afterwards the store refuses any write for that conversation.
+- Send, Edit and Retry start through ``engine.compacting``: when the request would not fit the model's input
+  window, a compaction (an attempt of its own) runs first; ``compact``/``compact_and_retry``/``meter`` are its.
 - Other instances on the same database are asked through ``peers`` (``engine.peers``: ``ALONE`` until
   ``engine.cluster`` joins): every attempt is claimed there before its first event is appended (a refused claim
   starts nothing and raises ``InputRejected``: ``engine.starting``); an attempt another instance runs is
@@ -35,18 +37,18 @@ from immutables import Map
 
 from engine.attempt import AttemptRun, View
 from engine.branching import branch_events
+from engine.compacting import Compactor
 from engine.files.admit import Attached, admit, kept
 from engine.files.collect import referenced_by, unreferenced
 from engine.offline import start_import
 from engine.peers import ALONE, LiveElsewhere, Peers
 from engine.presence import Presence
-from engine.provider import ProviderConfig
 from engine.queue import Ids, MessageQueue
 from engine.read_side import ReadSide
 from engine.runtimes import Runtime, Runtimes
 from engine.settings import EngineSettings
 from engine.stamps import new_id
-from engine.starting import Starting, start_claimed
+from engine.starting import Starting
 from engine.text import valid_text, visible_title
 from engine.tools.hub import ServerHealth, ToolHub
 from engine.worker import Workplace, recover
@@ -70,6 +72,10 @@ class Engine:
         presence = self._presence = Presence(read, self._runtimes, settings, self._cancel_turn, self._elsewhere)
         self.queued = MessageQueue(self, self._runtimes, presence.ended)  # sent after an answer (engine.queue)
         self._place = self.queued.place = Workplace(read.append, settings, tools, self.queued.ended)
+        c = self._compactor = Compactor(read, settings, self._place, self._runtimes, lambda: self.peers)
+        self.meter, self.compact, self._provider = c.meter, c.compact, c.provider  # the context meter, compaction
+        self.compact_and_retry, self.retry_compaction = c.compact_and_retry, c.retry  # (engine.compacting)
+        self.queued.begin = c.start  # a queued message is an answer like any: a compaction first when it must
         # what pages read is the read side's own (engine.read_side); leaving and coming back is engine.presence's
         self.conversation, self.load, self.is_loaded = read.conversation, read.load, read.is_loaded
         self.loaded, self.read_conversations, self.summaries = read.loaded, read.read_conversations, read.summaries
@@ -169,7 +175,7 @@ class Engine:
         async with rt.lock:
             new = NewAttempt(new_id("att"), provider.model)
             retrying, started = decide.retry(self._require(cid), target, new, streaming=self._streams(rt))
-            await start_claimed(self.peers, rt, retrying, started, Starting(provider, self._view(cid), self._place))
+            await self._compactor.start(rt, retrying, started, Starting(provider, self._view(cid), self._place))
         return new.attempt_id
 
     def select_version(self, cid: str, message_id: str) -> None:  # follow another version of a user message
@@ -266,7 +272,7 @@ class Engine:
                 conv, valid_text(text), new, user_id=user_id, answer_id=answer_id, edit_of=edit_of,
                 streaming=streaming, attachments=files,
             )  # fmt: skip
-            await start_claimed(self.peers, rt, submitted, started, Starting(provider, self._view(cid), self._place))
+            await self._compactor.start(rt, submitted, started, Starting(provider, self._view(cid), self._place))
         return user_id, answer_id
 
     async def _cancel_turn(self, cid: str, source: CancelSource, turn: int) -> bool:
@@ -281,12 +287,6 @@ class Engine:
 
     def _view(self, cid: str) -> View:
         return lambda: self.conversation(cid)
-
-    def _provider(self, model: str | None) -> ProviderConfig:
-        provider = self.settings.provider_for(model)
-        if provider is None:
-            raise InputRejected(f"The model {model!r} is not one this app offers.")
-        return provider
 
     def _require_saving(self, reason: str | None = "") -> None:
         reason = self.store.health().saving_fails if reason == "" else reason  # "": ask the store now

@@ -25,6 +25,13 @@ from engine.redaction import redact
 from ledger.events import ErrorType
 
 MAX_SUMMARY = 300
+#: Each provider's words for a request longer than the model's context window (OpenAI's ``context_length_exceeded``,
+#: Anthropic's "prompt is too long", Gemini's "input token count ... exceeds", Ollama's and others' "context length").
+TOO_LONG = re.compile(
+    r"context[_ ]length|context window|maximum context|prompt is too long|input token count .* exceeds|too many tokens",
+    re.IGNORECASE,
+)
+TOO_LONG_SAID = "The conversation is too long for this model (Compact and retry summarizes the earlier turns):"
 _PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+(?:Error|Exception):\s*|OpenAIException\s*-\s*|Error code: \d+ - )+")
 
 
@@ -106,10 +113,8 @@ def _classify(exc: BaseException) -> Failure:
             http_status=status,
             summary=f"The provider refused the credentials: {text} Check the provider's API key variable.",
         )
-    if isinstance(exc, ll.ContextWindowExceededError):
-        return Failure(
-            error_type="bad_request", http_status=status, summary=f"The conversation is too long for this model: {text}"
-        )
+    if isinstance(exc, ll.ContextWindowExceededError) or TOO_LONG.search(text):
+        return Failure(error_type="context_length", http_status=status, summary=f"{TOO_LONG_SAID} {text}"[:MAX_SUMMARY])
     if isinstance(exc, ll.NotFoundError):
         return Failure(error_type="bad_request", http_status=status, summary=f"Unknown model or endpoint: {text}")
     if isinstance(exc, ll.BadRequestError | ll.UnprocessableEntityError):
@@ -145,8 +150,8 @@ def _from_http(exc: BaseException, http: HttpError) -> Failure:
         error_type, summary = "timeout", f"The provider timed out: {said}"
     elif http.status >= 500:
         error_type, summary = "server", f"The provider had a server error: {said}"
-    elif isinstance(exc, ll.ContextWindowExceededError):
-        error_type, summary = "bad_request", f"The conversation is too long for this model: {said}"
+    elif isinstance(exc, ll.ContextWindowExceededError) or TOO_LONG.search(f"{http.message} {http.kind}"):
+        error_type, summary = "context_length", f"{TOO_LONG_SAID} {said}"
     elif http.status == 404:
         error_type, summary = "bad_request", f"Unknown model or endpoint: {said}"
     else:

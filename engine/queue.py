@@ -18,26 +18,28 @@ Guarantees:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
 from engine.files.admit import Attached, admit
 from engine.peers import Peers
 from engine.provider import ProviderConfig
 from engine.read_side import ReadSide
-from engine.runtimes import Runtimes
+from engine.runtimes import Runtime, Runtimes
 from engine.settings import EngineSettings
 from engine.stamps import new_id
-from engine.starting import Starting, start_claimed
+from engine.starting import Starting
 from engine.text import valid_text
 from engine.worker import AttemptWorker, Workplace
 from ledger import decide, queue
 from ledger.decide import InputRejected, NewAttempt
 from ledger.errors import StoreError
+from ledger.events import Started, Submitted
 from ledger.state import ConversationState
 
 log = logging.getLogger("ledger_chat.engine")
 Ids = tuple[str, str]  # (user message id, answer id)
+Begin = Callable[[Runtime, Submitted, Started, Starting], Awaitable[None]]
 
 
 class Host(Protocol):
@@ -58,6 +60,7 @@ class MessageQueue:
     def __init__(self, host: Host, runtimes: Runtimes, ended: Callable[[AttemptWorker], None]) -> None:
         self.host, self.runtimes, self.inner = host, runtimes, ended
         self.place: Workplace | None = None  # the engine's, set once it is made
+        self.begin: Begin | None = None  # the engine's way to start an answer (a compaction first if it must)
 
     async def add(self, cid: str, text: str, model: str | None = None, attachments: Attached = ()) -> str | None:
         """Queue a message while an answer runs; its queue id, or None when nothing runs (send it instead)."""
@@ -127,9 +130,9 @@ class MessageQueue:
             )  # fmt: skip
             if sending is None:
                 return None
-            assert self.place is not None, "the engine gave its workplace"
+            assert self.place is not None and self.begin is not None, "the engine gave its workplace"
             how = Starting(provider, lambda: self.host.conversation(cid), self.place)
-            await start_claimed(self.host.peers, rt, *sending, how)
+            await self.begin(rt, *sending, how)
         return user_id, answer_id
 
     def _provider(self, model: str | None) -> ProviderConfig:

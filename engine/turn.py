@@ -42,7 +42,7 @@ async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | Non
         if run.lost:  # another instance owns the attempt's end: no further model call
             return Completed(None, None)
         run.begin_step(number)
-        outcome = await stream_step(run, settings, hub.schemas() if hub is not None else [])
+        outcome = await stream_step(run, settings, hub.schemas() if hub is not None and run.purpose == "answer" else [])
         if isinstance(outcome, Broken):
             return outcome
         run.step_usage.append(outcome.usage)

@@ -99,6 +99,7 @@ class AttemptWorker:
             attempt_id=started.attempt_id,
             model=provider.model,
             provider=provider,
+            purpose=started.purpose,
             messages=as_messages(history),
             context_ids=tuple(e.message_id for e in history),
             append=self._append,

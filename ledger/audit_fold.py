@@ -144,6 +144,7 @@ class AttemptFold:
             trigger=s.trigger,
             started_ts=s.ts,
             turn=s.turn,
+            purpose=s.purpose,
             requests=requests,
             chunk_count=self.chunk_count,
             last_chunk_seq=self.last_chunk_seq,

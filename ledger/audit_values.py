@@ -88,6 +88,7 @@ class AttemptAudit:
     trigger: str
     started_ts: str
     turn: int = 0
+    purpose: str = "answer"  # "compaction": a summary of earlier turns (``ledger.compaction``)
     requests: tuple[RequestAudit, ...] = ()
     chunk_count: int = 0
     last_chunk_seq: int | None = None

@@ -45,6 +45,7 @@ from ledger.values import (
     Event as Event,
     FinalStatus as FinalStatus,
     Param as Param,
+    Purpose as Purpose,
     StaleBlock as StaleBlock,
     StaleWhy as StaleWhy,
     ToolPart as ToolPart,
@@ -95,6 +96,8 @@ class Started(Event):
     turn: int
     model: str
     trigger: Trigger = "submit"
+    purpose: Purpose = "answer"  # "compaction": a summary of the turns up to ``through`` (ledger.compaction)
+    through: str | None = None  # a compaction: the attempt (or user message) its summary reaches
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -9,7 +9,12 @@ Guarantees, per turn in order, along one branch of the message tree (``ledger.tr
   still writing them) are omitted, never invented;
 - an empty interruption, a failed attempt, a discarded one (delete) or one still streaming contributes nothing;
 - reasoning blocks are never sent back (they are shown to the user only);
-- a tool result longer than ``tool_result_chars`` is cut, with a note saying so (the ledger keeps all of it).
+- a tool result longer than ``tool_result_chars`` is cut, with a note saying so (the ledger keeps all of it);
+- after a compaction that applies to the branch (``ledger.compaction.effective``): one ``system`` entry with its
+  summary (``SUMMARY_PREFIX``) in place of the turns it covers, then the turns after it, whole, as above. Whoever
+  adds instructions puts them before everything (``instructions, then the summary, then the recent turns``);
+- the history of a compaction's own message is its request: one user message with the turns it summarizes (the
+  history its branch had up to its ``through``, an earlier summary included) as a transcript.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ledger.compaction import SUMMARY_PREFIX, Chain, effective, purpose_of, summary_request_text
 from ledger.events import Attachment, ToolPart
 from ledger.state import AttemptState, ConversationState, ToolCallState
 from ledger.tree import chain_before, selected_path
@@ -33,7 +39,7 @@ class ToolCallRef:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class HistoryEntry:
-    role: Literal["user", "assistant", "tool"]
+    role: Literal["system", "user", "assistant", "tool"]
     content: str | None
     message_id: str
     attempt_id: str | None = None
@@ -46,6 +52,8 @@ class HistoryEntry:
     def as_message(self) -> dict[str, Any]:
         if self.role == "tool":
             return {"role": "tool", "tool_call_id": self.tool_call_id, "content": self.content or ""}
+        if self.role == "system":
+            return {"role": "system", "content": self.content or ""}
         message: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.tool_calls:
             message["tool_calls"] = [
@@ -64,7 +72,23 @@ def model_history(
         chain = [(m, conv.messages[m].selected_attempt_id) for m in selected_path(conv)]
     else:
         chain = chain_before(conv, until_message_id)
+        if purpose_of(conv, conv.messages[until_message_id]) == "compaction":
+            return summary_request(until_message_id, chain_history(conv, chain, tool_result_chars))
+    return chain_history(conv, chain, tool_result_chars)
+
+
+def chain_history(
+    conv: ConversationState, chain: Chain, tool_result_chars: int = TOOL_RESULT_CHARS, *, compacted: bool = True
+) -> tuple[HistoryEntry, ...]:
+    """The history of a chain of (message, attempt) pairs, after the compaction that applies to it (if any;
+    ``compacted`` False: none, each turn as it is)."""
     entries: list[HistoryEntry] = []
+    applies = effective(conv, chain) if compacted else None
+    if applies is not None:
+        covered, summary_id, summary = applies
+        chain = chain[covered:]
+        text = f"{SUMMARY_PREFIX}\n\n{summary.text}"
+        entries.append(HistoryEntry(role="system", content=text, message_id=summary_id))
     for message_id, attempt_id in chain:
         message = conv.messages[message_id]
         if message.role == "user":
@@ -105,6 +129,19 @@ def attempt_entries(attempt: AttemptState, tool_result_chars: int = TOOL_RESULT_
         elif text:
             entries.append(HistoryEntry(role="assistant", content=text, message_id=mid, attempt_id=aid))
     return entries
+
+
+def summary_request(message_id: str, history: tuple[HistoryEntry, ...]) -> tuple[HistoryEntry, ...]:
+    """A compaction's request: the history it summarizes as one user message (files named, tool calls as lines)."""
+    items: list[tuple[str, str]] = []
+    for entry in history:
+        text = entry.content or ""
+        if entry.attachments:
+            text += " [files: " + ", ".join(a.name for a in entry.attachments) + "]"
+        for call in entry.tool_calls:
+            text += f" [calls {call.name}({call.arguments})]"
+        items.append((entry.role, text.strip()))
+    return (HistoryEntry(role="user", content=summary_request_text(items), message_id=message_id),)
 
 
 def as_messages(entries: tuple[HistoryEntry, ...]) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import assert_never
 
+from ledger.compaction import is_side, side_started
 from ledger.ends import is_late
 from ledger.events import (
     AnyEvent,
@@ -112,7 +113,7 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
         case Submitted():
             return queue_sent(submitted(conv, event), event)
         case Started():
-            return started(conv, event)
+            return side_started(conv, event) if is_side(conv, event) else started(conv, event)
         case RequestSent():
             return update_attempt(
                 conv,

@@ -80,6 +80,7 @@ class AttemptState(NamedTuple):
     number: int
     model: str
     trigger: str = "submit"
+    purpose: str = "answer"  # "compaction": a summary of earlier turns (``ledger.compaction``), not an answer
     started_ts: str = ""
     status: AttemptStatus = "streaming"
     text_pieces: Pieces = NO_TEXT

@@ -17,11 +17,14 @@ from typing import ClassVar, Literal
 CancelSource = Literal["user", "navigation", "disconnect", "delete", "timeout", "shutdown"]
 ErrorType = Literal[
     "rate_limit", "auth", "server", "timeout", "connection", "malformed_stream", "bad_request", "step_limit", "unknown"
-]
+] | Literal["context_length"]  # fmt: skip  # the provider said the request is over the model's context window
 StaleWhy = Literal["closing", "closed", "superseded", "out_of_order"]
 StaleBlock = Literal["text", "reasoning", "tool_call", "tool_result"]
 ToolStatus = Literal["ok", "error", "cancelled", "not_run", "declined", "unknown"]
 Trigger = Literal["submit", "retry"]
+#: What an attempt is for: an answer to a user message, or a side call of its own (``compaction``: a summary of
+#: earlier turns); the purposes other than ``answer`` hang outside the message tree (docs/ledger.md, compaction).
+Purpose = Literal["answer", "compaction"]
 Block = Literal["text", "reasoning"]
 FinalStatus = Literal["complete", "interrupted", "failed", "empty"]
 ToolPartKind = Literal["text", "image", "audio", "resource", "resource_link"]

@@ -181,6 +181,10 @@ class AssistantMessageView:
                     ui.label("not in context").classes("lc-chip").props(
                         'title="This partial answer is shown but will not be sent to the model."'
                     )
+                if attempt.error_type == "context_length" and (compact := self.actions.compact_retry) is not None:
+                    ui.button("Compact and retry", icon="compress", on_click=lambda: compact(self.message_id)).props(
+                        'flat dense no-caps title="Summarize the earlier turns, then ask again"'
+                    ).mark("compact-retry")
             if not attempt.is_live:  # native tooltips (``title``): a Quasar one is an element per button per message
                 if attempt.text:
                     ui.button(icon="content_copy", on_click=self._copy).props(

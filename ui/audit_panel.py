@@ -20,8 +20,9 @@ from ledger.audit import AttemptAudit, PhaseKind, audit
 from ledger.codec import to_jsonl
 from ledger.events import AnyEvent
 from ledger.waterfall import Waterfall, waterfalls
+from ui.audit_words import audit_counters, audit_heading, phase_detail, phase_label
 from ui.export import conversation_markdown
-from ui.format import audit_counters, audit_heading, clock, phase_detail, phase_label
+from ui.format import clock
 from ui.notices import notice
 from ui.waterfall import WaterfallView
 from ui.widgets import TimeLabel

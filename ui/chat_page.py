@@ -26,6 +26,7 @@ from ui.attachments import files_of
 from ui.audit_panel import AuditPanel
 from ui.composer import Composer
 from ui.context import PageContext
+from ui.context_meter import ContextMeter
 from ui.format import announcement
 from ui.header import build_header, model_of
 from ui.health_banner import HealthBanner
@@ -100,6 +101,7 @@ class ChatPage:
             self.transcript = Transcript(actions.actions(), demo=self.context.demo, files=edit_files)
             self.queued = QueuedPanel(self.engine, lambda: self.cid)  # messages sent after the answer (ui.queued)
         with ui.footer().classes("lc-footer"):
+            self.meter = ContextMeter(self.engine, lambda: self.cid, lambda: self.model)  # ui.context_meter
             self.composer = Composer(
                 submit=self.submit,
                 stop=self.stop,
@@ -135,6 +137,7 @@ class ChatPage:
             return
         self.shown_attempt = self.transcript.render(conv)
         self.composer.show_streaming(self.shown_attempt is not None)
+        self.meter.show(conv)
         if conv is not None:
             self._announce(conv)
             self._set_title(f"{conv.title or 'New conversation'} · Ledger Chat")
@@ -235,6 +238,7 @@ class ChatPage:
 
     def _use_model(self, model: str) -> None:
         self.model = model
+        self.meter.model_changed()
 
     def _announce(self, conv: ConversationState) -> None:
         """Tell a screen reader once when an answer ends (never per token)."""

@@ -47,10 +47,18 @@ class MessageActions:
             answer=lambda question_id, action, content: answer_question(
                 self.engine, self.cid(), question_id, action, content
             ),
+            compact_retry=self.compact_and_retry,
+            retry_summary=self.retry_summary,
         )
 
     async def retry(self, message_id: str, model: str | None = None) -> None:
         await self._do_async(self.engine.retry, message_id, model or self.model())
+
+    async def compact_and_retry(self, message_id: str) -> None:
+        await self._do_async(self.engine.compact_and_retry, message_id, self.model())
+
+    async def retry_summary(self, message_id: str) -> None:
+        await self._do_async(self.engine.retry_compaction, message_id, self.model())
 
     async def edit(self, message_id: str, text: str) -> bool:
         return await self._do_async(self.engine.edit, message_id, text, self.model()) is not None

@@ -9,7 +9,8 @@ its attempt or the streaming state changed (a streaming answer touches only its 
 attempt shown streaming (Stop cancels that attempt only); a branched chat links to where it came from; a deleted
 conversation shows one line saying so. A chat is first painted with its last ``FIRST`` messages (its readable
 text comes sooner); ``fill`` then grows that to ``WINDOW`` above them, once the page shows it. A user message
-shows its files and edits them (``ui.user_message``).
+shows its files and edits them (``ui.user_message``); a compaction is a divider after the turn it reaches
+(``ui.compaction_view``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from nicegui import ui
 from ledger.state import ConversationState
 from ledger.tree import selected_path
 from ui.assistant_message import AssistantMessageView
+from ui.compaction_view import CompactionView, with_dividers
 from ui.format import earlier_messages
 from ui.user_message import EditFiles, UserMessageView
 from ui.widgets import Actions
@@ -35,7 +37,7 @@ DEMO_HINT = (
 class Transcript:
     def __init__(self, actions: Actions, *, demo: bool, files: EditFiles | None = None) -> None:
         self.actions, self.files = actions, files
-        self.views: dict[str, UserMessageView | AssistantMessageView] = {}
+        self.views: dict[str, UserMessageView | AssistantMessageView | CompactionView] = {}
         self.seen: dict[str, object] = {}
         self.path: tuple[str, ...] = ()  # the messages shown: a tail of the selected path
         self.anchor: str | None = None  # the first message shown (None: the chat was not shown yet)
@@ -61,7 +63,7 @@ class Transcript:
     def render(self, conv: ConversationState | None) -> str | None:
         """Bring every view up to date with ``conv``; return the attempt shown streaming, if any."""
         self.conv = conv
-        whole = selected_path(conv) if conv is not None else ()
+        whole = with_dividers(conv, selected_path(conv)) if conv is not None else ()
         self.empty.set_visibility(not whole)
         if conv is None:
             return None
@@ -87,6 +89,8 @@ class Transcript:
                 with self.messages:
                     if message.role == "user":
                         view = UserMessageView(message, self.actions, self.files)
+                    elif message.user_message_id is None:  # a compaction: a divider (ui.compaction_view)
+                        view = CompactionView(message_id, self.actions)
                     else:
                         view = AssistantMessageView(message_id, self.actions)
                 self.views[message_id] = view
@@ -96,7 +100,7 @@ class Transcript:
             if self.seen.get(message_id) == key:
                 continue
             self.seen[message_id] = key
-            if isinstance(view, AssistantMessageView):
+            if isinstance(view, AssistantMessageView | CompactionView):
                 view.update(conv)
             else:
                 view.update(conv, shown.metrics if shown is not None else None, live is not None)
@@ -129,7 +133,7 @@ class Transcript:
     def _grow_above(self, count: int) -> None:
         """Show up to ``count`` more messages above the first one shown, without rebuilding what is shown."""
         if self.start and self.conv is not None:
-            self.anchor = selected_path(self.conv)[max(0, self.start - count)]
+            self.anchor = with_dividers(self.conv, selected_path(self.conv))[max(0, self.start - count)]
             self.render(self.conv)
 
     def _show_earlier_button(self) -> None:

@@ -30,6 +30,8 @@ class Actions:
     open_chat: Callable[[str], object]
     models: tuple[str, ...] = ()
     answer: Callable[[str, str, dict[str, Any] | None], None] | None = None  # a tool's question (question_form)
+    compact_retry: Callable[[str], Awaitable[None]] | None = None  # an answer refused as too long (ui.compaction_view)
+    retry_summary: Callable[[str], Awaitable[None]] | None = None  # a compaction that was stopped or failed
 
 
 class Switcher:

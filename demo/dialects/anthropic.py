@@ -123,6 +123,7 @@ MALFORMED = 'event: content_block_delta\ndata: {"type": "content_block_delta", "
 
 class AnthropicDialect:
     name = "anthropic"
+    too_long = "prompt is too long: 2417 tokens > 2000 maximum"
     media_type = "text/event-stream"
 
     def read(self, body: dict[str, Any], model: str | None) -> Parsed:

@@ -37,6 +37,7 @@ class Parsed:
 class Dialect(Protocol):
     name: str
     media_type: str
+    too_long: str  # the provider's 400 message for a request longer than the model's context window
 
     def read(self, body: dict[str, Any], model: str | None) -> Parsed: ...
 

@@ -121,6 +121,7 @@ SAFETY = [{"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH",
 
 class GeminiDialect:
     name = "gemini"
+    too_long = "The input token count (2417) exceeds the maximum number of tokens allowed (2000)."
     media_type = "text/event-stream"
 
     def read(self, body: dict[str, Any], model: str | None) -> Parsed:

@@ -97,6 +97,7 @@ MALFORMED = '{"model": "demo", "message": {"role": "assistant", "content": "oo\n
 
 class OllamaDialect:
     name = "ollama"
+    too_long = "the input length exceeds the context length"
     media_type = "application/x-ndjson"
 
     def read(self, body: dict[str, Any], model: str | None) -> Parsed:

@@ -38,6 +38,10 @@ ERRORS = {
 
 class OpenAIDialect:
     name = "openai"
+    too_long = (
+        "This model's maximum context length is 2000 tokens. However, your messages resulted in 2417 tokens. "
+        "Please reduce the length of the messages."
+    )
     media_type = "text/event-stream"
 
     def read(self, body: dict[str, Any], model: str | None) -> Parsed:

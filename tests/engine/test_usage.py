@@ -15,7 +15,7 @@ from tests.support.dialects import DIALECTS
 from tests.support.engine import EngineFactory, current_attempt
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until
-from ui.format import phase_detail
+from ui.audit_words import phase_detail
 
 WORDS = " ".join(f"w{n}" for n in range(120))
 #: The dialects whose stream reports the prompt's usage before its end (the others only in their last chunk).

@@ -20,7 +20,7 @@ from ledger.events import (
     Usage,
 )
 from tests.support.ledger_builders import ts
-from ui.format import phase_detail, phase_label
+from ui.audit_words import phase_detail, phase_label
 
 C = "c"
 

@@ -51,7 +51,8 @@ from ledger.state import EMPTY_STATE, TERMINAL_STATUSES, ConversationState
 from ledger.summary import summarize, summary_of
 from tests.ledger.test_reducer import CONV, build_events, steps
 from tests.support.ledger_builders import ts
-from ui.format import audit_counters, phase_detail, phase_label, tool_state_words
+from ui.audit_words import audit_counters, phase_detail, phase_label
+from ui.format import tool_state_words
 from ui.tool_card import ICONS, card_status
 
 C = "c1"

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from demo.agent import history_problem
 from ledger.codec import from_dict, to_dict
+from ledger.compaction import effective
 from ledger.events import (
     EVENT_CLASSES,
     AnyEvent,
@@ -106,6 +107,7 @@ STEPS = {
         st.sampled_from(["user", "stop", "restart"]),
     ),
     **QUEUE_STEPS,
+    "compact": st.tuples(st.just("compact"), st.integers(0, 7), st.booleans()),
 }
 steps = st.one_of(*STEPS.values())
 #: The kinds no step of a random session makes, each with the property that covers it instead: a new kind goes
@@ -163,7 +165,13 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
         if not attempts:
             continue
         att, msg = attempts[step[1] % len(attempts)]
-        if kind == "retry":
+        if kind == "compact":  # a compaction reaching an attempt (or its user message), running like any attempt
+            new, side = f"a{len(attempts)}", f"k{len(attempts)}"
+            through = att if step[2] else users[-1]
+            add(Started(**base, attempt_id=new, message_id=side, user_message_id="", turn=turn, model="x",
+                        purpose="compaction", through=through))  # fmt: skip
+            attempts.append((new, side))
+        elif kind == "retry":
             new = f"a{len(attempts)}"
             add(Retrying(**base, message_id=msg, previous_attempt_id=att, attempt_id=new))
             add(
@@ -175,6 +183,7 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
                     turn=turn,
                     model="x",
                     trigger="retry",
+                    purpose="compaction" if msg.startswith("k") else "answer",  # a compaction is retried as one
                 )
             )
             attempts.append((new, msg))
@@ -404,7 +413,9 @@ def test_the_model_history_answers_every_tool_call_exactly_once_and_never_sends_
         if attempt.status == "failed":
             assert all(attempt.text not in str(m.get("content")) for m in messages if attempt.text)
     sent = "".join(str(m.get("content")) for m in messages)
-    for message_id in selected_path(conv):
+    path = selected_path(conv)
+    compacted = effective(conv, [(m, conv.messages[m].selected_attempt_id) for m in path])
+    for message_id in path[compacted[0] if compacted else 0 :]:  # what a compaction summarized is not sent
         message = conv.messages[message_id]
         shown = conv.attempts.get(message.selected_attempt_id or "")
         if shown is not None and shown.status == "interrupted" and shown.keep_partial and shown.text:
