@@ -8,8 +8,8 @@ Guarantees:
   about the time calls ``current_time``; "compute 17*23" calls ``calculator``; ``#tools`` chains
   ``search_notes`` and ``slow_task`` (8 s, to press Stop during it); ``#toolfail`` calls ``always_fails``;
   ``#twotools`` asks for ``slow_task`` and ``current_time`` in one step; ``#chart``, ``#notesfile`` and ``#beep``
-  call ``draw_chart`` (an image), ``notes_file`` (a resource and a link) and ``beep`` (audio). A tool the request
-  does not offer is never called.
+  call ``draw_chart`` (an image), ``notes_file`` (a resource and a link) and ``beep`` (audio); ``#delete`` calls
+  ``delete_note`` (destructive: it waits for Run or Skip). A tool the request does not offer is never called.
 - ``describe_files`` says what the demo model can read of a user message's files (content parts): each file's
   name, type and size, a text file's first lines, an image's dimensions, a PDF's pages.
 """
@@ -96,6 +96,8 @@ def _plan(prompt: str) -> list[list[PlannedCall]]:
         return [[PlannedCall("notes_file")]]
     if "#beep" in lower:  # audio
         return [[PlannedCall("beep")]]
+    if "#delete" in lower:  # a destructive tool: it asks before it runs (issue 22)
+        return [[PlannedCall("delete_note", json.dumps({"title": "Caching", "reason": "outdated " * 40}))]]
     if "#slowtool" in lower:
         return [[PlannedCall("slow_task", json.dumps({"seconds": 8}))]]
     expression = re.search(r"(?:compute|calculate)\s+([0-9+\-*/().%\s]+[0-9)])", lower)

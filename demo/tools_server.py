@@ -8,6 +8,8 @@ over ``demo/notes.md``; ``slow_task(seconds)``, which reports progress and honou
 ``web_snippet``, which returns hostile HTML (the page must show it as text). Rich results: ``draw_chart`` (a PNG
 drawn with Pillow, and the numbers as ``structuredContent``), ``notes_file`` (an embedded text resource and a
 resource link), ``beep`` (a short WAV), ``whoami`` (the client's name and version as it introduced itself).
+``delete_note`` is annotated ``destructiveHint: true`` (so it asks before it runs; every other tool is
+``readOnlyHint: true``); ``LEDGERCHAT_DEMO_DELETE_CHANGED`` appends to its description (a changed tool).
 ``batch_report`` declares ``execution.taskSupport: required`` and answers a plain call with -32601, as servers
 that need MCP tasks do.
 
@@ -42,10 +44,13 @@ from mcp.types import (
     TextContent,
     TextResourceContents,
     Tool,
+    ToolAnnotations,
     ToolExecution,
 )
 
 TASK_REQUIRED = {"batch_report"}
+READ_ONLY = ToolAnnotations(read_only_hint=True)  # every demo tool but ``delete_note`` only reads (the default: run)
+DELETE_DESCRIPTION = "Delete a note from the bundled notes for good (a demo: nothing is really deleted)."
 
 
 class DemoServer(MCPServer):
@@ -70,7 +75,7 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
 }
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 async def slow_task(seconds: float, ctx: Context) -> str:
     """Work for the given number of seconds (at most 60), reporting progress; stops at once when cancelled."""
     seconds = max(0.0, min(float(seconds), 60.0))
@@ -87,13 +92,13 @@ async def slow_task(seconds: float, ctx: Context) -> str:
     return f"The slow task finished after {seconds:g} s."
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def current_time() -> str:
     """The current date and time of the machine running the tool, with its time zone."""
     return datetime.now().astimezone().strftime("%A %d %B %Y, %H:%M:%S %Z (UTC%z)")
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def calculator(expression: str) -> str:
     """Evaluate arithmetic: + - * / // % ** and parentheses, e.g. '(17 * 23) + 1'."""
     if len(expression) > 200:
@@ -105,7 +110,7 @@ def calculator(expression: str) -> str:
     return f"{expression} = {value:g}" if isinstance(value, float) else f"{expression} = {value}"
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def search_notes(query: str) -> str:
     """Search the bundled notes (retries, timeouts, caching, ...) for a word; returns the matching sections."""
     words = [w for w in query.lower().split() if w]
@@ -116,19 +121,19 @@ def search_notes(query: str) -> str:
     return "\n\n".join(f"# {h}" for h in hits[:3])
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def always_fails() -> str:
     """A tool that always fails, to show how a tool error reaches the model."""
     raise ToolError("The demo tool failed on purpose (the disk is on fire).")
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def web_snippet() -> str:
     """A snippet of a web page (untrusted content, to show it is displayed as text)."""
     return '<img src=x onerror="window.__pwned=true"><script>window.__pwned=true</script> <a href="javascript:x">x</a>'
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def draw_chart(title: str = "Requests per day") -> CallToolResult:
     """Draw a small bar chart (a PNG image) of this week's demo numbers; the numbers come as structured data too."""
     import io
@@ -154,7 +159,7 @@ def draw_chart(title: str = "Requests per day") -> CallToolResult:
     )
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def notes_file() -> CallToolResult:
     """The bundled notes: the first section embedded as a text resource, and a link to the whole file."""
     text = NOTES.read_text(encoding="utf-8")
@@ -169,7 +174,7 @@ def notes_file() -> CallToolResult:
     )
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def beep() -> CallToolResult:
     """A short beep (a WAV sound the user can play)."""
     import io
@@ -191,7 +196,7 @@ def beep() -> CallToolResult:
     )
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def whoami(ctx: Context) -> str:
     """The MCP client calling this server, as it introduced itself (name and version)."""
     params = ctx.session.client_params
@@ -201,10 +206,20 @@ def whoami(ctx: Context) -> str:
     return f"{info.name} {info.version}"
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def batch_report(days: int = 7) -> str:
     """A long report that runs as an MCP task (task-augmented calls only)."""
     raise MCPError(METHOD_NOT_FOUND, "batch_report requires task augmentation (execution.taskSupport: required)")
+
+
+@server.tool(
+    annotations=ToolAnnotations(destructive_hint=True, read_only_hint=False),
+    description=DELETE_DESCRIPTION + os.environ.get("LEDGERCHAT_DEMO_DELETE_CHANGED", ""),
+)
+def delete_note(title: str, reason: str = "") -> str:
+    """(described above: the description can change, to show that a changed tool voids its grants)"""
+    record("delete_note", title=title, reason=reason)
+    return f"Deleted the note {title!r} (not really: the demo keeps its notes)."
 
 
 def record(event: str, **fields: Any) -> None:

@@ -31,6 +31,7 @@ from engine.failures import Failure, StreamStalled
 from engine.provider import ProviderConfig, ToolPiece
 from engine.stamps import AttemptIds, attempt_ids
 from engine.text import valid_text
+from engine.tools.approval import Answer
 from ledger.events import (
     AnyEvent,
     Block,
@@ -130,7 +131,7 @@ class AttemptRun:
     step_reported: Usage | None = None  # what the provider reported of the step now streaming (or None)
     step_starts: list[int] = field(default_factory=list)  # where each step's text begins in the output
     tool_seconds: float = 0.0
-    approvals: dict[str, asyncio.Future[bool]] = field(default_factory=dict)
+    approvals: dict[str, asyncio.Future[Answer]] = field(default_factory=dict)
     _pieces: list[str] = field(default_factory=list)
     _writing: dict[int, _Writing] = field(default_factory=dict)
     _keys: dict[int, int] = field(default_factory=dict)  # the provider's index -> the call being written

@@ -52,7 +52,7 @@ from engine.worker import Workplace, recover
 from ledger import decide
 from ledger.decide import InputRejected as InputRejected
 from ledger.decide import NewAttempt
-from ledger.events import CancelSource, Created, Deleted
+from ledger.events import ApprovalScope, CancelSource, Created, Deleted
 from ledger.state import ConversationState, State
 from store.api import EventStore
 
@@ -107,10 +107,10 @@ class Engine:
         """The configured tool servers: their state, tools and any problem, in words a person can read."""
         return self.tools.health() if self.tools is not None else ()
 
-    def decide_tool(self, cid: str, call_id: str, run_it: bool) -> None:
-        """The user's Run (``run_it``) or Skip for a tool call that waits for approval."""
+    def decide_tool(self, cid: str, call_id: str, run_it: bool, scope: ApprovalScope = "once") -> None:
+        """The user's Run (``run_it``, for this call, this chat or this server) or Skip for a call that waits."""
         worker = self._runtimes.active(cid)
-        if worker is None or not worker.decide_tool(call_id, run_it):
+        if worker is None or not worker.decide_tool(call_id, run_it, scope):
             raise InputRejected("That tool call is no longer waiting for a decision.")
 
     # --- commands ----------------------------------------------------------------------------------------------

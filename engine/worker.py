@@ -40,12 +40,15 @@ from engine.metrics import final_status, recovered_metrics, turn_metrics
 from engine.provider import ProviderConfig
 from engine.settings import EngineSettings
 from engine.stamps import attempt_ids
+from engine.tools.approval import Answer
 from engine.tools.hub import ToolHub
 from engine.turn import run_turn
 from ledger.ends import UNKNOWN_OUTCOME
 from ledger.errors import ConversationBusyError
 from ledger.events import (
     AnyEvent,
+    ApprovalGiven,
+    ApprovalScope,
     Cancelled,
     CancelRequested,
     CancelSource,
@@ -139,12 +142,13 @@ class AttemptWorker:
         """The attempt ended (or is ending) without anyone asking: done, or failed (a timeout included)."""
         return self.run.outcome is not None
 
-    def decide_tool(self, call_id: str, run_it: bool) -> bool:
-        """The user's Run or Skip for a call waiting for approval; False when none waits under that id."""
+    def decide_tool(self, call_id: str, run_it: bool, scope: ApprovalScope = "once") -> bool:
+        """The user's Run or Skip for a call waiting for approval; False when none waits under that id (the first
+        answer wins)."""
         future = self.run.approvals.get(call_id)
         if future is None or future.done():
             return False
-        future.set_result(run_it)
+        future.set_result(Answer("run" if run_it else "skip", scope))
         return True
 
     async def cancel(
@@ -288,4 +292,7 @@ def _answer_open_calls(attempt: AttemptState, append: Append, cid: str) -> None:
         status: ToolStatus = "unknown" if running else "not_run"
         content = UNKNOWN_OUTCOME if running else NOT_RUN_RESTART
         ids = attempt_ids(cid, attempt.attempt_id)
+        if call.phase == "waiting" and (asked := call.asked) is not None:  # the wait is answered Skip, by the restart
+            append(ApprovalGiven(**ids, call_id=call.call_id, server=asked.server, tool=asked.tool, decision="skip",
+                                 by="restart", grant_hash=asked.grant_hash))  # fmt: skip
         append(ToolResult(**ids, call_id=call.call_id, status=status, content=content, size=len(content)))

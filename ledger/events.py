@@ -33,6 +33,13 @@ from ledger.agent_events import (
     ToolProgress as ToolProgress,
     ToolResult as ToolResult,
 )
+from ledger.approval_events import (
+    ApprovalAsked as ApprovalAsked,
+    ApprovalEvent as ApprovalEvent,
+    ApprovalGiven as ApprovalGiven,
+    ApprovalScope as ApprovalScope,
+    GrantRevoked as GrantRevoked,
+)
 from ledger.values import (
     PARTIAL_KEEPING_SOURCES as PARTIAL_KEEPING_SOURCES,
     Attachment as Attachment,
@@ -277,6 +284,7 @@ AnyEvent = (
     | ToolProgress
     | ToolResult
     | StaleToolResult
+    | ApprovalEvent
 )
 
 #: Every kind, in the union's order (the codec's table of kinds is built from it).

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import assert_never
 
+from ledger.approval_events import ApprovalAsked, ApprovalGiven, GrantRevoked
 from ledger.ends import is_late
 from ledger.events import (
     AnyEvent,
@@ -61,6 +62,7 @@ from ledger.events import (
     VersionSelected,
 )
 from ledger.reduce_agent import step_finished, step_started, tool_call_started, tool_called, tool_result
+from ledger.reduce_approval import apply_approval
 from ledger.reduce_messages import branched, persisted, selected, started, submitted, version_selected
 from ledger.reduce_stream import chunk, closed, failed
 from ledger.state import EMPTY_STATE, ConversationState, State
@@ -189,5 +191,7 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
             return update_attempt(
                 conv, event.attempt_id, lambda a: a._replace(stale_tool_results=a.stale_tool_results + 1)
             )
+        case ApprovalAsked() | ApprovalGiven() | GrantRevoked():
+            return apply_approval(conv, event)
         case _:
             assert_never(event)

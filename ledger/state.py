@@ -17,6 +17,7 @@ from typing import Literal, NamedTuple
 
 from immutables import Map
 
+from ledger.approval_events import ApprovalAsked, ApprovalGiven
 from ledger.events import Attachment, ToolPart, ToolStatus, TurnMetrics, Usage
 from ledger.pieces import EMPTY as NO_TEXT
 from ledger.pieces import Pieces
@@ -51,6 +52,8 @@ class ToolCallState(NamedTuple):
     total: float | None = None
     progress_message: str | None = None
     dispatched_ts: str | None = None
+    asked: ApprovalAsked | None = None  # its wait for approval: since when, mode, why, grant hash
+    approval: ApprovalGiven | None = None  # the answer to that wait (or the grant or policy that answered)
 
     @property
     def answered(self) -> bool:
@@ -172,6 +175,7 @@ class ConversationState(NamedTuple):
     children: Mapping[str, tuple[str, ...]] = _EMPTY  # type: ignore[assignment]  # parent ("" = root) -> users
     chosen: Mapping[str, str] = _EMPTY  # type: ignore[assignment]  # parent ("" = root) -> the version followed
     branched_from: tuple[str, str] | None = None  # (conversation, message) this one was branched from
+    grants: Mapping[str, str] = _EMPTY  # type: ignore[assignment]  # "server/tool" -> grant hash (chat grants)
 
     def live_attempt(self) -> AttemptState | None:
         """The attempt that is streaming or closing, if any (newest first)."""

@@ -1,8 +1,7 @@
 """Every word and unit the page shows for a number, a time or a ledger value, made in this one place.
 
-Guarantees: pure functions of typed values (no NiceGUI, no clock); tokens read "~N in · ~N out" wherever they
-appear ("~" when counted locally); durations "N ms" under a second, "N.N s" above; times are given as
-``Clock`` values (the UTC fallback text plus the ISO instant) that the browser turns into its local time.
+Guarantees: pure functions of typed values (no NiceGUI, no clock); tokens "~N in · ~N out" ("~": counted locally);
+durations "N ms" / "N.N s"; ``Clock`` times the browser shows in its local time; approvals: ``ui.approval_words``.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ from datetime import date, datetime
 from ledger.audit import AttemptAudit, Phase, PhaseKind
 from ledger.events import TurnMetrics, Usage
 from ledger.state import AttemptState
+from ui.approval_words import APPROVAL_LABELS, approval_detail
 
 PHASE_LABELS: dict[PhaseKind, str] = {
     "submitted": "submitted",
@@ -36,6 +36,7 @@ PHASE_LABELS: dict[PhaseKind, str] = {
     "tool_dispatched": "tool running",
     "tool_result": "tool result",
     "stale_tool_result": "stale tool result",
+    **APPROVAL_LABELS,
 }
 TOOL_STATUS_WORDS = {
     "ok": "done",
@@ -259,6 +260,8 @@ def phase_detail(p: Phase) -> str:
             return f"{p.name}: {TOOL_STATUS_WORDS.get(p.status or '', p.status)}, {size(p.count or 0)}{took}"
         case "stale_tool_result":
             return f"{p.call_id} ({p.source}): not shown"
+        case "approval_asked" | "approval_given":
+            return approval_detail(p)
 
 
 def audit_heading(a: AttemptAudit) -> str:

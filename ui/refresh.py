@@ -39,6 +39,9 @@ FLUSH_NOW = frozenset(
         "tool_call_started",
         "tool_call",
         "tool_awaiting_approval",
+        "approval_asked",
+        "approval_given",
+        "grant_revoked",
         "tool_dispatched",
         "tool_result",
     }

@@ -9,6 +9,8 @@ Guarantees:
   to the server; the call then has ``tool_grace`` seconds to end; what it returned in that time is recorded,
   otherwise ``cancelled`` with a sentence saying the user stopped it before it returned. Calls not yet dispatched
   (including one waiting for Run/Skip) get ``not_run``. Then the cancellation goes on.
+- Before a call is dispatched its approval policy is carried out (``engine.tools.approving``): it runs, waits for
+  a person, or is answered ``declined`` (skipped, or a policy that forbids it).
 - Progress from the server is recorded at most four times a second per call (and always the last one).
 - A result is recorded whole: its content parts and structured content with its text, through the one stale gate
   (``AttemptRun.record_result``).
@@ -23,10 +25,10 @@ from typing import Any
 
 from engine.attempt import AttemptRun, PendingCall
 from engine.settings import Limits
-from engine.tools.hub import ToolHub
+from engine.tools.approving import approved
+from engine.tools.hub import ResolvedTool, ToolHub
 from engine.tools.mcp_server import CallOutcome, ToolServerError
 from ledger.events import (
-    ToolAwaitingApproval,
     ToolDispatched,
     ToolProgress,
     ToolStatus,
@@ -47,12 +49,12 @@ async def run_tools(run: AttemptRun, calls: list[PendingCall], hub: ToolHub | No
             target = _target(run, call, hub)
             if target is None:
                 continue
-            server, tool, arguments, confirm = target
-            if confirm and not await _approved(run, call):
-                run.record_result(call.call_id, "declined", "Declined by the user: this call was not run.", None)
+            resolved, arguments = target
+            server, tool = resolved.server, resolved.tool
+            assert hub is not None
+            if not await approved(run, call, resolved, hub):  # asked, refused or skipped: answered there
                 continue
             run.append(ToolDispatched(**run.ids, call_id=call.call_id, server=server))
-            assert hub is not None
             task = asyncio.get_running_loop().create_task(hub.call(server, tool, arguments, _progress(run, call)))
             running = (call, task, time.monotonic())
             undispatched = list(pending)
@@ -76,7 +78,7 @@ async def run_tools(run: AttemptRun, calls: list[PendingCall], hub: ToolHub | No
         raise
 
 
-def _target(run: AttemptRun, call: PendingCall, hub: ToolHub | None) -> tuple[str, str, dict[str, Any], bool] | None:
+def _target(run: AttemptRun, call: PendingCall, hub: ToolHub | None) -> tuple[ResolvedTool, dict[str, Any]] | None:
     """Where the call goes, or None after recording why it cannot run."""
     resolved = hub.resolve(call.name) if hub is not None else None
     if resolved is None:
@@ -94,17 +96,7 @@ def _target(run: AttemptRun, call: PendingCall, hub: ToolHub | None) -> tuple[st
     if not isinstance(arguments, dict):
         run.record_result(call.call_id, "error", "The arguments must be a JSON object; the tool did not run.", None)
         return None
-    return resolved.server, resolved.tool, arguments, resolved.confirm
-
-
-async def _approved(run: AttemptRun, call: PendingCall) -> bool:
-    future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-    run.approvals[call.call_id] = future
-    run.append(ToolAwaitingApproval(**run.ids, call_id=call.call_id))
-    try:
-        return await future
-    finally:
-        run.approvals.pop(call.call_id, None)
+    return resolved, arguments
 
 
 async def _outcome(awaitable: asyncio.Future[CallOutcome]) -> tuple[ToolStatus, CallOutcome]:
