@@ -115,21 +115,17 @@ def owner_script(k: int, plan: dict) -> list[AnyEvent]:
     step = 1
     if plan["tool"]:
         call = f"{att}-c0"
+        approvals: list[AnyEvent] = [
+            ApprovalAsked(**ids, call_id=call, server="s", tool="t", mode="ask", why="no_hints", grant_hash="h"),
+            ApprovalGiven(**ids, call_id=call, server="s", tool="t", decision="run", grant_hash="h"),
+        ]
+        approvals = approvals if plan.get("approval") else []
         if plan["piece"]:
             out.append(ToolCallStarted(**ids, step=1, call_id=call, name="t"))
         out += [
             ToolCalled(**ids, step=1, call_id=call, name="t", arguments="{}"),
             StepFinished(**ids, step=1, finish_reason="tool_calls"),
-            *(
-                [
-                    ApprovalAsked(
-                        **ids, call_id=call, server="s", tool="t", mode="ask", why="no_hints", grant_hash="h"
-                    ),
-                    ApprovalGiven(**ids, call_id=call, server="s", tool="t", decision="run", grant_hash="h"),
-                ]
-                if plan.get("approval")
-                else []
-            ),
+            *approvals,
             ToolDispatched(**ids, call_id=call, server="s"),
             ToolProgress(**ids, call_id=call, progress=1, total=2),
             ToolResult(**ids, call_id=call, status="ok", content=f"<real:{call}>", size=12),
