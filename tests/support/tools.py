@@ -9,25 +9,42 @@ from typing import Any
 
 from engine.tools.config import ServerConfig
 from engine.tools.hub import ToolHub
+from ledger.approval_events import ApprovalMode
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def demo_server_config(record: Path, *, confirm: bool = False, name: str = "demo") -> ServerConfig:
+def demo_server_config(
+    record: Path,
+    *,
+    confirm: bool = False,
+    name: str = "demo",
+    approval: dict[str, ApprovalMode] | None = None,
+    env: dict[str, str] | None = None,
+) -> ServerConfig:
     return ServerConfig(
         name=name,
         command=sys.executable,
         args=("-m", "demo.tools_server"),
         cwd=str(ROOT),
-        env={"LEDGERCHAT_DEMO_TOOL_RECORD": str(record)},
+        env={"LEDGERCHAT_DEMO_TOOL_RECORD": str(record), **(env or {})},
         confirm=confirm,
+        approval=approval or {},
     )
 
 
-async def demo_hub(tmp_path: Path, *, confirm: bool = False) -> tuple[ToolHub, Path]:
-    """A started hub with the demo server; its record file (what the server's handlers saw)."""
+async def demo_hub(
+    tmp_path: Path,
+    *,
+    confirm: bool = False,
+    approval: dict[str, ApprovalMode] | None = None,
+    env: dict[str, str] | None = None,
+) -> tuple[ToolHub, Path]:
+    """A started hub with the demo server; its record file (what the server's handlers saw). ``env`` is added to
+    the server's environment (``LEDGERCHAT_DEMO_DELETE_CHANGED`` changes ``delete_note``'s description)."""
     record = tmp_path / "tool-record.jsonl"
-    hub = ToolHub((demo_server_config(record, confirm=confirm),), log_dir=tmp_path / "logs")
+    config = demo_server_config(record, confirm=confirm, approval=approval, env=env)
+    hub = ToolHub((config,), log_dir=tmp_path / "logs")
     await hub.start()
     assert hub.health()[0].state == "ready", hub.health()
     return hub, record
