@@ -22,14 +22,13 @@ from ledger.values import Event
 
 #: run without asking, ask every time, ask once per chat (then run in that chat), never run.
 ApprovalMode = Literal["run", "ask", "once", "never"]
-#: Where the mode came from: the server's config (for this tool or ``*``), a preset, the old ``confirm``, the
+#: Where the mode came from: the server's config (for this tool or ``*``; ``"confirm": true`` is ``*``), a preset, the
 #: tool's annotations (read-only, destructive, open world, none), or a grant that no longer fits the tool.
 ApprovalWhy = Literal[
     "config_tool",
     "config_server",
     "preset_tool",
     "preset_server",
-    "confirm",
     "read_only",
     "destructive",
     "open_world",

@@ -20,7 +20,6 @@ WHY_WORDS = {
     "config_server": "set for this server in the tools config",
     "preset_tool": "set for this tool by the preset",
     "preset_server": "set for all tools by the preset",
-    "confirm": 'the server is set to "confirm"',
     "read_only": "the tool says it only reads",
     "destructive": "the tool says it may change or delete things",
     "open_world": "the tool says it reaches the outside world",
