@@ -33,6 +33,7 @@ from typing import Any
 
 from immutables import Map
 
+from engine.approval_route import route_answer
 from engine.attempt import AttemptRun, View
 from engine.branching import branch_events
 from engine.files.admit import Attached, admit, kept
@@ -108,10 +109,9 @@ class Engine:
         return self.tools.health() if self.tools is not None else ()
 
     def decide_tool(self, cid: str, call_id: str, run_it: bool, scope: ApprovalScope = "once") -> None:
-        """The user's Run (``run_it``, for this call, this chat or this server) or Skip for a call that waits."""
-        worker = self._runtimes.active(cid)
-        if worker is None or not worker.decide_tool(call_id, run_it, scope):
-            raise InputRejected("That tool call is no longer waiting for a decision.")
+        """The user's Run (``run_it``, for this call, this chat or this server) or Skip for a call that waits (here,
+        or on the instance that runs the attempt: ``engine.approval_route``)."""
+        route_answer(self._runtimes.active(cid), self.peers, self.spawn, cid, (call_id, run_it, scope))
 
     # --- commands ----------------------------------------------------------------------------------------------
 
