@@ -25,7 +25,7 @@ from tests.support.app_process import free_port
 from tests.support.engine import EngineFactory, current_attempt
 from tests.support.tools import ROOT, demo_hub, server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
-from tests.support.waiting import wait_until
+from tests.support.waiting import nothing_more_for, wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 DELETE = '{"title": "Caching", "reason": "outdated"}'
@@ -272,3 +272,16 @@ async def test_over_streamable_http_a_destructive_tool_asks_and_always_allow_in_
         await web.stop()
         process.kill()
         process.wait(timeout=10)
+
+
+async def test_waiting_longer_than_the_idle_timeouts_for_a_person_ends_nothing_and_run_completes_the_turn(
+    hub_engines: EngineFactory, hub: ToolHub, upstream: ScriptedUpstream
+) -> None:
+    engine = hub_engines(tools=hub, idle_timeout=0.3, first_chunk_timeout=0.5)
+    cid = engine.create_conversation()
+    m1 = await ask_delete(engine, upstream, cid, "call_slow")
+    await nothing_more_for(1.5)  # five idle timeouts long: a wait for a person is not a silent provider
+    assert waiting(engine, cid, "call_slow") and current_attempt(engine, cid, m1).status == "streaming"
+    engine.decide_tool(cid, "call_slow", True)
+    await finished(engine, cid)
+    assert current_attempt(engine, cid, m1).status == "complete" and results(engine, cid)["call_slow"].status == "ok"
