@@ -2,6 +2,7 @@
 
 .venv/bin/python -m docs.make_screenshots          # all of them
 .venv/bin/python -m docs.make_screenshots files    # only docs/files.png (attachments)
+.venv/bin/python -m docs.make_screenshots approval # only docs/approval.png (a tool waiting for approval)
 """
 
 from __future__ import annotations
@@ -57,6 +58,19 @@ def files_shot(browser: Any, url: str) -> None:
     page.close()
 
 
+def approval_shot(browser: Any, url: str) -> None:
+    """docs/approval.png: a destructive demo tool (#delete) waiting for Run, Skip or Always allow."""
+    page = browser.new_page(viewport={"width": 1280, "height": 860})
+    page.set_default_timeout(30_000)
+    page.goto(url)
+    page.wait_for_function("() => window.did_handshake === true")
+    send(page, "The caching note is outdated, delete it #delete")
+    expect(page.locator("[data-tool-status=waiting]")).to_contain_text("delete_note")
+    page.wait_for_timeout(3200)  # the card counts the seconds it has waited
+    page.screenshot(path=OUT / "approval.png")
+    page.close()
+
+
 def main() -> None:
     expect.set_options(timeout=30_000)
     only = sys.argv[1:]
@@ -67,6 +81,8 @@ def main() -> None:
                 browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
                 if not only or "files" in only:
                     files_shot(browser, app.url)
+                if not only or "approval" in only:
+                    approval_shot(browser, app.url)
                 if only:
                     browser.close()
                     return

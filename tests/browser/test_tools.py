@@ -93,6 +93,8 @@ def test_a_destructive_call_waits_through_a_reload_and_an_answer_in_one_tab_show
         card(page, "call_d1").get_by_text("Asks every time: the tool says it may change or delete things.")
     ).to_be_visible()
     expect(card(page, "call_d1").locator("[data-lc-since]")).to_have_text(re.compile(r"^\d+ s$"))  # time waited
+    expect(card(page, "call_d1").locator("[data-lc-since]")).to_have_text(re.compile(r"^([5-9]|\d\d+) s$"))
+    expect(last_answer(page).locator(".lc-waiting")).to_have_text("")  # it waits for you, not for the provider
     page.reload()  # the wait is in the ledger: the card comes back, still waiting, with its buttons
     expect(card(page, "call_d1")).to_have_attribute("data-tool-status", "waiting")
     run = card(page, "call_d1").get_by_role("button", name="Run", exact=True)
