@@ -28,7 +28,8 @@ class GrantsPanel:
 
     def follow(self, cid: str | None, conv: ConversationState | None) -> None:
         """The page rendered ``conv``: read the grants again when what they depend on changed."""
-        answers = sum(1 for a in conv.attempts.values() for c in a.tool_calls.values() if c.approval) if conv else 0
+        live = conv.live_attempt() if conv is not None else None  # a grant is only ever given while one runs
+        answers = sum(1 for c in live.tool_calls.values() if c.approval) if live is not None else -1
         seen = (cid, tuple(conv.grants.items()) if conv else (), answers)
         if seen == self._seen:
             return
