@@ -36,7 +36,8 @@ async def approved(run: AttemptRun, call: PendingCall, resolved: ResolvedTool, h
     conv = run.view()
     chat = conv.grants.get(key) if conv is not None else None
     server = await _server_grant(hub, key)
-    policy = resolved.policy(None, Grants(current=resolved.grant_hash, chat=chat, server=server))
+    grants = Grants(current=resolved.grant_hash, chat=chat, server=server)
+    policy = resolved.policy(run.approval_overrides, grants)  # a preset's overrides: set on the run by presets
 
     def given(decision: ApprovalDecision, scope: ApprovalScope, by: ApprovalBy) -> None:
         run.append(
