@@ -1,13 +1,15 @@
 """Which store the configuration asks for: PostgreSQL with ``--database-url``, else the TinyDB files of
 ``--data-dir``; and the blob store beside it (a ``blobs`` table in the same database, else files under
 ``<data-dir>/blobs``). Guarantees: the back end's module is imported only when chosen (psycopg is not loaded for
-TinyDB); a read-only store gets blobs that never write."""
+TinyDB); a read-only store gets blobs that never write. Server approval grants likewise: an ``approval_grants``
+table in the database, else ``<data-dir>/approval_grants.json`` (``store.grants``)."""
 
 from __future__ import annotations
 
 from app.config import AppConfig
 from store.api import EventStore
 from store.blobs import BlobStore
+from store.grants.api import GrantStore
 
 
 def open_store(config: AppConfig, *, read_only: bool = False) -> EventStore:
@@ -33,7 +35,20 @@ def open_blobs(config: AppConfig, store: EventStore, *, read_only: bool = False)
     return FolderBlobs(config.data_dir / "blobs", read_only=read_only)
 
 
-def close_blobs(blobs: BlobStore) -> None:
+def close_blobs(blobs: BlobStore | GrantStore) -> None:
     close = getattr(blobs, "close", None)
     if callable(close):
         close()
+
+
+def open_grants(config: AppConfig, store: EventStore) -> GrantStore:
+    """The server grants that go with ``store``; close them with ``close_blobs`` (the same optional ``close``)."""
+    if config.database_url:
+        from store.grants.postgres import PgGrants
+        from store.postgres.store import PgStore
+
+        instance = store.instance if isinstance(store, PgStore) else "export"
+        return PgGrants.open(config.database_url, instance=instance)
+    from store.grants.file import FileGrants
+
+    return FileGrants(config.data_dir / "approval_grants.json")

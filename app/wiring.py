@@ -30,7 +30,7 @@ READY_LINE = "Ledger Chat: the model client is loaded"
 def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None:
     from nicegui import Client, app, background_tasks
 
-    from app.stores import close_blobs, open_blobs
+    from app.stores import close_blobs, open_blobs, open_grants
     from engine.cluster import Cluster
     from engine.engine import Engine
     from engine.files import Files, models
@@ -54,7 +54,8 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         app.mount("/demo", DemoModel(chunk_delay=config.demo_chunk_delay, transient_faults=True).app)
     clusters: list[Cluster] = []
     files = Files(open_blobs(config, store), config.file_limits)
-    hub = ToolHub(servers, log_dir=config.data_dir / "logs", blobs=files.blobs) if servers else None  # one store
+    grants = open_grants(config, store) if servers else None  # server approval grants (store.grants)
+    hub = ToolHub(servers, log_dir=config.data_dir / "logs", blobs=files.blobs, grants=grants) if servers else None
     if config.model_info is not None:
         models.declare(load_model_info(config.model_info))  # registered with litellm once it is imported
     if config.is_demo or "demo" in config.models:  # the demo model reads images and PDFs (demo.agent)
@@ -109,6 +110,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         await asyncio.to_thread(close_blobs, files.blobs)
         if hub is not None:
             await hub.stop()
+            await asyncio.to_thread(close_blobs, hub.grants)
 
     app.on_startup(startup)
     app.on_shutdown(shutdown)  # registered before NiceGUI's own teardown, which cancels background tasks

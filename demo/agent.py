@@ -9,7 +9,8 @@ Guarantees:
   ``search_notes`` and ``slow_task`` (8 s, to press Stop during it); ``#toolfail`` calls ``always_fails``;
   ``#twotools`` asks for ``slow_task`` and ``current_time`` in one step; ``#chart``, ``#notesfile`` and ``#beep``
   call ``draw_chart`` (an image), ``notes_file`` (a resource and a link) and ``beep`` (audio); ``#order`` calls
-  ``place_order`` (it asks the person a question: a form). A tool the request does not offer is never called.
+  ``place_order`` (it asks the person a question: a form); ``#delete`` calls ``delete_note`` (destructive: it waits
+  for Run or Skip). A tool the request does not offer is never called.
 - ``describe_files`` says what the demo model can read of a user message's files (content parts): each file's
   name, type and size, a text file's first lines, an image's dimensions, a PDF's pages.
 """
@@ -98,6 +99,8 @@ def _plan(prompt: str) -> list[list[PlannedCall]]:
         return [[PlannedCall("beep")]]
     if "#order" in lower:  # a tool that asks the person a question (issue 22: MCP elicitation)
         return [[PlannedCall("place_order", json.dumps({"item": "T-shirt"}))]]
+    if "#delete" in lower:  # a destructive tool: it asks before it runs (issue 22)
+        return [[PlannedCall("delete_note", json.dumps({"title": "Caching", "reason": "outdated " * 40}))]]
     if "#slowtool" in lower:
         return [[PlannedCall("slow_task", json.dumps({"seconds": 8}))]]
     expression = re.search(r"(?:compute|calculate)\s+([0-9+\-*/().%\s]+[0-9)])", lower)

@@ -11,6 +11,8 @@ resource link), ``beep`` (a short WAV), ``whoami`` (the client's name and versio
 ``place_order(item)`` asks the person a question (MCP elicitation, form mode: name, quantity, size, gift wrap)
 through the SDK's ``Resolve``/``Elicit``, which speaks both revisions: an ``elicitation/create`` request at
 2025-11-25, an ``input_required`` result at 2026-07-28 (``Context.elicit`` has no back-channel there).
+``delete_note`` is annotated ``destructiveHint: true`` (so it asks before it runs; every other tool is
+``readOnlyHint: true``); ``LEDGERCHAT_DEMO_DELETE_CHANGED`` appends to its description (a changed tool).
 ``batch_report`` declares ``execution.taskSupport: required`` and answers a plain call with -32601, as servers
 that need MCP tasks do.
 
@@ -46,11 +48,14 @@ from mcp.types import (
     TextContent,
     TextResourceContents,
     Tool,
+    ToolAnnotations,
     ToolExecution,
 )
 from pydantic import BaseModel, Field
 
 TASK_REQUIRED = {"batch_report"}
+READ_ONLY = ToolAnnotations(read_only_hint=True)  # every demo tool but ``delete_note`` only reads (the default: run)
+DELETE_DESCRIPTION = "Delete a note from the bundled notes for good (a demo: nothing is really deleted)."
 
 
 class DemoServer(MCPServer):
@@ -75,7 +80,7 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
 }
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 async def slow_task(seconds: float, ctx: Context) -> str:
     """Work for the given number of seconds (at most 60), reporting progress; stops at once when cancelled."""
     seconds = max(0.0, min(float(seconds), 60.0))
@@ -92,13 +97,13 @@ async def slow_task(seconds: float, ctx: Context) -> str:
     return f"The slow task finished after {seconds:g} s."
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def current_time() -> str:
     """The current date and time of the machine running the tool, with its time zone."""
     return datetime.now().astimezone().strftime("%A %d %B %Y, %H:%M:%S %Z (UTC%z)")
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def calculator(expression: str) -> str:
     """Evaluate arithmetic: + - * / // % ** and parentheses, e.g. '(17 * 23) + 1'."""
     if len(expression) > 200:
@@ -110,7 +115,7 @@ def calculator(expression: str) -> str:
     return f"{expression} = {value:g}" if isinstance(value, float) else f"{expression} = {value}"
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def search_notes(query: str) -> str:
     """Search the bundled notes (retries, timeouts, caching, ...) for a word; returns the matching sections."""
     words = [w for w in query.lower().split() if w]
@@ -121,19 +126,19 @@ def search_notes(query: str) -> str:
     return "\n\n".join(f"# {h}" for h in hits[:3])
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def always_fails() -> str:
     """A tool that always fails, to show how a tool error reaches the model."""
     raise ToolError("The demo tool failed on purpose (the disk is on fire).")
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def web_snippet() -> str:
     """A snippet of a web page (untrusted content, to show it is displayed as text)."""
     return '<img src=x onerror="window.__pwned=true"><script>window.__pwned=true</script> <a href="javascript:x">x</a>'
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def draw_chart(title: str = "Requests per day") -> CallToolResult:
     """Draw a small bar chart (a PNG image) of this week's demo numbers; the numbers come as structured data too."""
     import io
@@ -159,7 +164,7 @@ def draw_chart(title: str = "Requests per day") -> CallToolResult:
     )
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def notes_file() -> CallToolResult:
     """The bundled notes: the first section embedded as a text resource, and a link to the whole file."""
     text = NOTES.read_text(encoding="utf-8")
@@ -174,7 +179,7 @@ def notes_file() -> CallToolResult:
     )
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def beep() -> CallToolResult:
     """A short beep (a WAV sound the user can play)."""
     import io
@@ -209,7 +214,7 @@ def _ask_order() -> Elicit[Order]:
     return Elicit("Please fill in the order: who it is for, how many, which size, and whether to gift wrap it.", Order)
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)  # the demo places no order anywhere: it only answers
 async def place_order(item: str, answer: Annotated[ElicitationResult[Order], Resolve(_ask_order)], ctx: Context) -> str:
     """Place an order for an item: asks the person for the details (name, quantity, size, gift wrap) first."""
     record(
@@ -225,7 +230,7 @@ async def place_order(item: str, answer: Annotated[ElicitationResult[Order], Res
     return f"Order placed: {o.quantity} x {item} ({o.size}) for {o.name}{', gift wrapped' if o.gift else ''}."
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def whoami(ctx: Context) -> str:
     """The MCP client calling this server, as it introduced itself (name and version)."""
     params = ctx.session.client_params
@@ -235,10 +240,20 @@ def whoami(ctx: Context) -> str:
     return f"{info.name} {info.version}"
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def batch_report(days: int = 7) -> str:
     """A long report that runs as an MCP task (task-augmented calls only)."""
     raise MCPError(METHOD_NOT_FOUND, "batch_report requires task augmentation (execution.taskSupport: required)")
+
+
+@server.tool(
+    annotations=ToolAnnotations(destructive_hint=True, read_only_hint=False),
+    description=DELETE_DESCRIPTION + os.environ.get("LEDGERCHAT_DEMO_DELETE_CHANGED", ""),
+)
+def delete_note(title: str, reason: str = "") -> str:
+    """(described above: the description can change, to show that a changed tool voids its grants)"""
+    record("delete_note", title=title, reason=reason)
+    return f"Deleted the note {title!r} (not really: the demo keeps its notes)."
 
 
 def record(event: str, **fields: Any) -> None:

@@ -4,6 +4,7 @@
 .venv/bin/python -m docs.make_screenshots files    # only docs/files.png (attachments)
 .venv/bin/python -m docs.make_screenshots question # only docs/question.png (a tool's question)
 .venv/bin/python -m docs.make_screenshots compaction  # only docs/compaction.png (a 1,500-token window)
+.venv/bin/python -m docs.make_screenshots approval # only docs/approval.png (a tool waiting for approval)
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ def question_shot(browser: Any, url: str) -> None:
     page.wait_for_timeout(2500)
     page.screenshot(path=OUT / "question.png")
     page.close()
+
+
 def compaction_shot(browser: Any, tmp: Path) -> None:
     """docs/compaction.png: the demo model with a 1,500-token window (``--model-info``): the meter, a compaction
     the Compact button forced, its summary open, and the answer after it."""
@@ -103,6 +106,19 @@ def compaction_shot(browser: Any, tmp: Path) -> None:
         app.stop()
 
 
+def approval_shot(browser: Any, url: str) -> None:
+    """docs/approval.png: a destructive demo tool (#delete) waiting for Run, Skip or Always allow."""
+    page = browser.new_page(viewport={"width": 1280, "height": 860})
+    page.set_default_timeout(30_000)
+    page.goto(url)
+    page.wait_for_function("() => window.did_handshake === true")
+    send(page, "The caching note is outdated, delete it #delete")
+    expect(page.locator("[data-tool-status=waiting]")).to_contain_text("delete_note")
+    page.wait_for_timeout(3200)  # the card counts the seconds it has waited
+    page.screenshot(path=OUT / "approval.png")
+    page.close()
+
+
 def main() -> None:
     expect.set_options(timeout=30_000)
     only = sys.argv[1:]
@@ -117,6 +133,8 @@ def main() -> None:
                     question_shot(browser, app.url)
                 if not only or "compaction" in only:
                     compaction_shot(browser, Path(tmp))
+                if not only or "approval" in only:
+                    approval_shot(browser, app.url)
                 if only:
                     browser.close()
                     return

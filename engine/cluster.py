@@ -19,6 +19,8 @@ Guarantees:
   once and not waited for: the owner decides.
 - A request from another instance runs this engine's one cancel path (``cancel``, ``requested_by`` naming
   the requester); a leave-policy request is ignored while this instance still has viewers of the conversation.
+  ``answer`` sends a person's Run/Skip for a call waiting on the owner the same way; the owner applies the first
+  answer it gets (``Engine.decide_tool``), a late one is dropped.
 - ``sweep`` (at start, then every ``SWEEP_EVERY`` s) waits for proof: only an attempt live in the ledger whose
   owner row is in ``owners.expired()`` (its lease passed by the DATABASE's clock; a missing row is never proof)
   is finalized here, after ``take_over`` gave it a new epoch (the old owner's later writes are refused by the
@@ -39,8 +41,9 @@ from typing import get_args
 
 from engine.claims import Claims
 from engine.peers import LiveElsewhere, Local
+from ledger.decide import InputRejected
 from ledger.errors import ConversationBusyError, ConversationDeletedError, StoreError
-from ledger.events import AnyEvent, CancelSource, Persisted
+from ledger.events import AnyEvent, ApprovalScope, CancelSource, Persisted
 from store.health import ProblemLog
 from store.postgres.leases import is_dead
 from store.postgres.owners import AttemptOwners, Request
@@ -51,6 +54,7 @@ LEASE = 5.0  # seconds an attempt's owner may go without renewing before a survi
 SWEEP_EVERY = 1.0
 WRITABLE_WITHIN = 3.0  # seconds to wait for another instance to finish writing a conversation
 LEAVING: tuple[str, ...] = ("navigation", "disconnect")
+SCOPES: tuple[ApprovalScope, ...] = get_args(ApprovalScope)
 
 
 class Cluster:
@@ -68,6 +72,7 @@ class Cluster:
         self.claim, self.unclaim = self.claims.claim, self.claims.unclaim
         self._absorbing = False
         self._changed = asyncio.Event()
+        self._answering = asyncio.Lock()  # approvals passed to owners, one at a time, in the order given here
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._stops: list[Callable[[], None]] = []
@@ -137,6 +142,11 @@ class Cluster:
         except StoreError as exc:
             log.warning("a cancel could not reach the attempt's owner: %s", exc)
 
+    async def answer(self, cid: str, live: LiveElsewhere, call_id: str, run_it: bool, scope: ApprovalScope) -> None:
+        request = {"cid": cid, "attempt": live.attempt_id, "kind": "approval", "call": call_id, "run": run_it}
+        async with self._answering:  # sent in the order given here, so the owner sees the first one first
+            await self._ask(cid, live.attempt_id, {**request, "scope": scope})
+
     async def writable(self, cid: str) -> None:
         await self._hold(cid, asyncio.get_running_loop().time() + WRITABLE_WITHIN)
 
@@ -178,6 +188,11 @@ class Cluster:
 
     def _serve(self, request: Request) -> None:
         cid, source = str(request.get("cid")), str(request.get("source"))
+        if request.get("kind") == "approval" and self.engine.is_running_here(cid):
+            scope: ApprovalScope = next((s for s in SCOPES if s == request.get("scope")), "once")
+            with contextlib.suppress(InputRejected):  # answered here meanwhile: the first answer stands
+                self.engine.decide_tool(cid, str(request.get("call")), request.get("run") is True, scope)
+            return
         if source not in get_args(CancelSource) or not self.engine.is_running_here(cid):
             return
         if source in LEAVING and self.engine.viewer_count(cid):

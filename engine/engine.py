@@ -35,6 +35,7 @@ from typing import Any
 
 from immutables import Map
 
+from engine.approval_route import route_answer
 from engine.attempt import AttemptRun, View
 from engine.branching import branch_events
 from engine.compacting import Compactor
@@ -55,7 +56,7 @@ from engine.worker import Workplace, recover
 from ledger import decide
 from ledger.decide import InputRejected as InputRejected
 from ledger.decide import NewAttempt
-from ledger.events import CancelSource, Created, Deleted
+from ledger.events import ApprovalScope, CancelSource, Created, Deleted
 from ledger.state import ConversationState, State
 from store.api import EventStore
 
@@ -114,11 +115,10 @@ class Engine:
         """The configured tool servers: their state, tools and any problem, in words a person can read."""
         return self.tools.health() if self.tools is not None else ()
 
-    def decide_tool(self, cid: str, call_id: str, run_it: bool) -> None:
-        """The user's Run (``run_it``) or Skip for a tool call that waits for approval."""
-        worker = self._runtimes.active(cid)
-        if worker is None or not worker.decide_tool(call_id, run_it):
-            raise InputRejected("That tool call is no longer waiting for a decision.")
+    def decide_tool(self, cid: str, call_id: str, run_it: bool, scope: ApprovalScope = "once") -> None:
+        """The user's Run (``run_it``, for this call, this chat or this server) or Skip for a call that waits (here,
+        or on the instance that runs the attempt: ``engine.approval_route``)."""
+        route_answer(self._runtimes.active(cid), self.peers, self.spawn, cid, (call_id, run_it, scope))
 
     # --- commands ----------------------------------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ Guarantees:
   another instance streams in a conversation (``streaming``: never loads a conversation when alone), to cancel
   it through its owner (``cancel``, with its attempt id and turn, so a late request never touches a newer
   attempt; True once the attempt ended) and to wait until this instance may write the conversation
-  (``writable``). ``ALONE`` answers None, False and at once: no engine code tests for other instances.
+  (``writable``); and to pass a person's answer to a call waiting for approval to the attempt's owner
+  (``answer``). ``ALONE`` answers None, False and at once: no engine code tests for other instances.
 - Before an attempt's ``started`` (and its user message) is appended, the engine ``claim``s the attempt: a claim
   that fails raises ``InputRejected`` with a sentence saying why, and nothing is appended, so the attempt never
   runs without an owner. ``ALONE`` always grants it. ``unclaim`` gives back a claim whose attempt did not start.
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ledger.decide import InputRejected as InputRejected
-from ledger.events import AnyEvent, CancelSource
+from ledger.events import AnyEvent, ApprovalScope, CancelSource
 from ledger.state import ConversationState
 
 
@@ -49,6 +50,10 @@ class Peers(Protocol):
     def unclaim(self, attempt_id: str) -> None:
         """Give back a claim whose attempt was not started after all."""
 
+    async def answer(self, cid: str, live: LiveElsewhere, call_id: str, run_it: bool, scope: ApprovalScope) -> None:
+        """Send a person's answer to a call that waits for approval in ``live`` to its owner (the first answer
+        the owner gets wins there; a late one is dropped)."""
+
 
 class Alone:
     """One instance on its store: nobody else streams, cancels or writes."""
@@ -66,6 +71,9 @@ class Alone:
         return None
 
     def unclaim(self, attempt_id: str) -> None:
+        return None
+
+    async def answer(self, cid: str, live: LiveElsewhere, call_id: str, run_it: bool, scope: ApprovalScope) -> None:
         return None
 
 
@@ -89,6 +97,9 @@ class Local(Protocol):
     def conversation(self, cid: str) -> ConversationState | None: ...
 
     def is_running_here(self, cid: str) -> bool: ...
+
+    def decide_tool(self, cid: str, call_id: str, run_it: bool, scope: ApprovalScope = "once") -> None:
+        """A person's answer to a call waiting for approval here (``InputRejected`` when none waits)."""
 
     def viewer_count(self, cid: str) -> int: ...
 

@@ -38,16 +38,17 @@ from typing import Any
 from engine.attempt import Append, AttemptRun, Broken, Completed, View
 from engine.failures import Failure, StreamStalled, classify
 from engine.metrics import final_status, recovered_metrics, turn_metrics
+from engine.open_calls import answer_open_calls
 from engine.provider import ProviderConfig
 from engine.settings import EngineSettings
 from engine.stamps import attempt_ids
-from engine.tools import questions
+from engine.tools.approval import Answer
 from engine.tools.hub import ToolHub
 from engine.turn import run_turn
-from ledger.ends import UNKNOWN_OUTCOME
 from ledger.errors import ConversationBusyError
 from ledger.events import (
     AnyEvent,
+    ApprovalScope,
     Cancelled,
     CancelRequested,
     CancelSource,
@@ -56,11 +57,9 @@ from ledger.events import (
     Persisted,
     Recovered,
     Started,
-    ToolResult,
-    ToolStatus,
 )
 from ledger.history import HistoryEntry, as_messages, model_history
-from ledger.state import AttemptState, State
+from ledger.state import State
 
 log = logging.getLogger("ledger_chat.engine")
 
@@ -143,12 +142,13 @@ class AttemptWorker:
         """The attempt ended (or is ending) without anyone asking: done, or failed (a timeout included)."""
         return self.run.outcome is not None
 
-    def decide_tool(self, call_id: str, run_it: bool) -> bool:
-        """The user's Run or Skip for a call waiting for approval; False when none waits under that id."""
+    def decide_tool(self, call_id: str, run_it: bool, scope: ApprovalScope = "once") -> bool:
+        """The user's Run or Skip for a call waiting for approval; False when none waits under that id (the first
+        answer wins)."""
         future = self.run.approvals.get(call_id)
         if future is None or future.done():
             return False
-        future.set_result(run_it)
+        future.set_result(Answer("run" if run_it else "skip", scope))
         return True
 
     async def cancel(
@@ -268,7 +268,7 @@ def recover(state: Callable[[], State], append: Append) -> list[str]:
                 continue
             cid, ids = conv.conversation_id, attempt_ids(conv.conversation_id, attempt.attempt_id)
             try:
-                _answer_open_calls(attempt, append, cid)
+                answer_open_calls(attempt, append, cid)
                 append(Recovered(**ids))
             except ConversationBusyError:
                 continue  # a live instance on the same database is writing it: its attempt is not dead
@@ -278,19 +278,3 @@ def recover(state: Callable[[], State], append: Append) -> list[str]:
             append(Persisted(**ids, message_id=attempt.message_id, status=status, text=after.text, metrics=metrics))
             recovered.append(attempt.attempt_id)
     return recovered
-
-
-NOT_RUN_RESTART = "Not run: the app stopped before this call was dispatched."
-
-
-def _answer_open_calls(attempt: AttemptState, append: Append, cid: str) -> None:
-    """Every complete tool call of a dead process's attempt gets its one result (a half-written one is omitted)."""
-    for call in attempt.tool_calls.values():
-        if call.answered or call.phase == "streaming":
-            continue
-        asked = questions.answer_at_restart(attempt, cid, call.call_id, append)  # it waited for a person: not run
-        running = call.phase == "running" and not asked  # what is known of its outcome then: nothing
-        status: ToolStatus = "unknown" if running else "not_run"
-        content = UNKNOWN_OUTCOME if running else questions.RESTARTED if asked else NOT_RUN_RESTART
-        ids = attempt_ids(cid, attempt.attempt_id)
-        append(ToolResult(**ids, call_id=call.call_id, status=status, content=content, size=len(content)))

@@ -30,7 +30,8 @@ from ledger.audit_values import (
 )
 
 # isort: on
-from ledger.audit_fold import AttemptFold, RequestFold, ms_between
+from ledger.approval_events import ApprovalAsked, ApprovalGiven, GrantRevoked
+from ledger.audit_fold import AttemptFold, RequestFold, approval_phase, ms_between
 from ledger.ends import next_phase
 from ledger.events import (
     AnyEvent,
@@ -173,6 +174,8 @@ def _fold(a: AttemptFold, requests: dict[str, RequestFold], event: AnyEvent) -> 
             a.add("tool_call", event.ts, step=event.step, name=event.name, call_id=event.call_id)
         case ToolAwaitingApproval():
             a.add("tool_awaiting_approval", event.ts, name=a.names.get(event.call_id), call_id=event.call_id)
+        case ApprovalAsked() | ApprovalGiven():
+            approval_phase(a, event)
         case ToolDispatched():
             name = a.names.get(event.call_id)
             a.add("tool_dispatched", event.ts, name=name, call_id=event.call_id, model=event.server)
@@ -195,6 +198,8 @@ def _fold(a: AttemptFold, requests: dict[str, RequestFold], event: AnyEvent) -> 
             pass  # about the conversation, not an attempt
         case MessageQueued() | QueuedEdited() | QueuedRemoved():
             pass  # the queue (``ledger.queue``): a message reaches an attempt when its ``submitted`` sends it
+        case GrantRevoked():
+            pass  # about the conversation's grants, not an attempt
         case _:
             assert_never(event)
 

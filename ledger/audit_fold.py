@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ledger.approval_events import ApprovalAsked, ApprovalGiven
 from ledger.audit_values import AttemptAudit, Phase, PhaseKind, RequestAudit
 from ledger.ends import Phase as RunPhase
 from ledger.events import AnyEvent, Done, Failed, Persisted, RequestSent, Started, UpstreamClosed
@@ -32,6 +33,8 @@ LATE_PHASES: dict[str, PhaseKind] = {
     "step_finished": "step_finished",
     "tool_call": "tool_call",
     "tool_awaiting_approval": "tool_awaiting_approval",
+    "approval_asked": "approval_asked",
+    "approval_given": "approval_given",
     "tool_dispatched": "tool_dispatched",
     "tool_result": "tool_result",
     "question_asked": "question_asked",
@@ -177,3 +180,14 @@ def ms_between(start: str | None, end: str | None) -> float | None:
         return max(0.0, (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() * 1000)
     except ValueError:
         return None
+
+
+def approval_phase(a: AttemptFold, event: ApprovalAsked | ApprovalGiven) -> None:
+    """The timeline entry of an approval asked (mode as ``status``, why as ``source``) or given (decision as
+    ``status``, who as ``source``, ``scope``), each with the tool's grant hash."""
+    name, cid, grant = a.names.get(event.call_id), event.call_id, event.grant_hash
+    if isinstance(event, ApprovalAsked):
+        a.add("approval_asked", event.ts, name=name, call_id=cid, grant=grant, status=event.mode, source=event.why)
+        return
+    status, source, scope = event.decision, event.by, event.scope
+    a.add("approval_given", event.ts, name=name, call_id=cid, grant=grant, status=status, source=source, scope=scope)

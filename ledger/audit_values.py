@@ -32,6 +32,8 @@ PhaseKind = Literal[
     "step_finished",
     "tool_call",
     "tool_awaiting_approval",
+    "approval_asked",
+    "approval_given",
     "tool_dispatched",
     "tool_result",
     "stale_tool_result",
@@ -61,6 +63,8 @@ class Phase:
     step: int | None = None
     name: str | None = None  # the tool's name
     call_id: str | None = None
+    scope: str | None = None  # approval_given: once | chat | server (``source``: who; ``status``: run | skip)
+    grant: str | None = None  # approval_asked/given: the tool's grant hash
     late: bool = False  # recorded after the attempt's end (``ledger.ends``): shown, never applied
 
 

@@ -50,6 +50,8 @@ ATTEMPT_KINDS: frozenset[str] = frozenset(
         "tool_call_started",
         "tool_call",
         "tool_awaiting_approval",
+        "approval_asked",
+        "approval_given",
         "tool_dispatched",
         "tool_progress",
         "tool_result",

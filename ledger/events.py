@@ -36,6 +36,13 @@ from ledger.agent_events import (
 from ledger.question_events import QuestionEvent as QuestionEvent
 from ledger.question_events import QuestionAsked as QuestionAsked, QuestionAnswered as QuestionAnswered
 from ledger.queue_events import QueueEvent
+from ledger.approval_events import (
+    ApprovalAsked as ApprovalAsked,
+    ApprovalEvent as ApprovalEvent,
+    ApprovalGiven as ApprovalGiven,
+    ApprovalScope as ApprovalScope,
+    GrantRevoked as GrantRevoked,
+)
 from ledger.values import (
     PARTIAL_KEEPING_SOURCES as PARTIAL_KEEPING_SOURCES,
     Attachment as Attachment,
@@ -286,6 +293,7 @@ AnyEvent = (
     | StaleToolResult
     | QuestionEvent
     | QueueEvent
+    | ApprovalEvent
 )
 
 #: Every kind, in the union's order (the codec's table of kinds is built from it).

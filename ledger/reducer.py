@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import assert_never
 
+from ledger.approval_events import ApprovalAsked, ApprovalGiven, GrantRevoked
 from ledger.compaction import is_side, side_started
 from ledger.ends import is_late
 from ledger.events import (
@@ -67,6 +68,7 @@ from ledger.question_events import answered, asked
 from ledger.queue import queue_after, queue_resumed, queue_sent, reduce_queue
 from ledger.queue_events import MessageQueued, QueuedEdited, QueuedRemoved
 from ledger.reduce_agent import step_finished, step_started, tool_call_started, tool_called, tool_result
+from ledger.reduce_approval import apply_approval
 from ledger.reduce_messages import branched, persisted, selected, started, submitted, version_selected
 from ledger.reduce_stream import chunk, closed, failed
 from ledger.state import EMPTY_STATE, ConversationState, State
@@ -207,5 +209,7 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
             return update_call(
                 conv, event.attempt_id, event.call_id, lambda c: c._replace(questions=answered(c.questions, event))
             )
+        case ApprovalAsked() | ApprovalGiven() | GrantRevoked():
+            return apply_approval(conv, event)
         case _:
             assert_never(event)

@@ -17,6 +17,7 @@ from typing import Literal, NamedTuple
 
 from immutables import Map
 
+from ledger.approval_events import ApprovalAsked, ApprovalGiven
 from ledger.events import Attachment, ToolPart, ToolStatus, TurnMetrics, Usage
 from ledger.pieces import EMPTY as NO_TEXT
 from ledger.pieces import Pieces
@@ -54,6 +55,8 @@ class ToolCallState(NamedTuple):
     progress_message: str | None = None
     dispatched_ts: str | None = None
     questions: tuple[QuestionState, ...] = ()  # what the tool asked while it ran (``ledger.question_events``)
+    asked: ApprovalAsked | None = None  # its wait for approval: since when, mode, why, grant hash
+    approval: ApprovalGiven | None = None  # the answer to that wait (or the grant or policy that answered)
 
     @property
     def answered(self) -> bool:
@@ -178,6 +181,7 @@ class ConversationState(NamedTuple):
     branched_from: tuple[str, str] | None = None  # (conversation, message) this one was branched from
     queue: tuple[QueuedItem, ...] = ()  # messages queued while an answer ran, not yet sent, in order (ledger.queue)
     queue_paused: QueuePause | None = None  # why the queue waits for the person (None: it sends by itself)
+    grants: Mapping[str, str] = _EMPTY  # type: ignore[assignment]  # "server/tool" -> grant hash (chat grants)
 
     def live_attempt(self) -> AttemptState | None:
         """The attempt that is streaming or closing, if any (newest first)."""

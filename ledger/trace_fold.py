@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ledger.approval_events import ApprovalAsked
 from ledger.events import (
     AnyEvent,
     Cancelled,
@@ -188,7 +189,7 @@ class AttemptFold:
             case ToolCalled():
                 tool = ToolFold(event.call_id, event.name, event.step, event.ts, event.arguments, event.server)
                 self.tools[event.call_id] = tool
-            case ToolAwaitingApproval(call_id=cid):
+            case ToolAwaitingApproval(call_id=cid) | ApprovalAsked(call_id=cid):
                 if (tool := self.tools.get(cid)) is not None:
                     tool.awaiting_at = event.ts
             case ToolDispatched(call_id=cid):

@@ -19,13 +19,13 @@ Guarantees:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from nicegui import ui
 
 from ledger.state import AttemptState, ConversationState, MessageState, ToolCallState
+from ui.approval_card import Decide
 from ui.format import clock, error_title, metrics_line, model_label, stopped_text
 from ui.markdown_stream import MarkdownStream
 from ui.notices import notice
@@ -48,7 +48,7 @@ DOM_STATUS = {
 class StepView:
     """One step of an answer: its text, then the cards of the tool calls it made (in the order written)."""
 
-    def __init__(self, decide: Callable[[str, bool], None], answer: AnswerFn | None = None) -> None:
+    def __init__(self, decide: Decide, answer: AnswerFn | None = None) -> None:
         self.decide, self.answer = decide, answer
         with ui.column().classes("w-full gap-1") as self.root:
             self.text = MarkdownStream()

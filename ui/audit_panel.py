@@ -46,6 +46,8 @@ ICONS: dict[PhaseKind, str] = {
     "step_finished": "flag",
     "tool_call": "build",
     "tool_awaiting_approval": "pan_tool",
+    "approval_asked": "pan_tool",
+    "approval_given": "how_to_reg",
     "tool_dispatched": "play_circle",
     "tool_result": "task_alt",
     "stale_tool_result": "block",

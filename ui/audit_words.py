@@ -8,6 +8,7 @@ recorded after its attempt ended reads as late and "not applied".
 from __future__ import annotations
 
 from ledger.audit import AttemptAudit, Phase, PhaseKind
+from ui.approval_words import APPROVAL_LABELS, approval_detail
 from ui.format import TOOL_STATUS_WORDS, duration, size, tokens, usage_tokens
 
 PHASE_LABELS: dict[PhaseKind, str] = {
@@ -32,6 +33,7 @@ PHASE_LABELS: dict[PhaseKind, str] = {
     "tool_dispatched": "tool running",
     "tool_result": "tool result",
     "stale_tool_result": "stale tool result",
+    **APPROVAL_LABELS,
 }
 PHASE_LABELS.update({"question_asked": "question asked", "question_answered": "question answered"})
 
@@ -90,6 +92,8 @@ def phase_detail(p: Phase) -> str:
             return f"{p.name}: {TOOL_STATUS_WORDS.get(p.status or '', p.status)}, {size(p.count or 0)}{took}"
         case "stale_tool_result":
             return f"{p.call_id} ({p.source}): not shown"
+        case "approval_asked" | "approval_given":
+            return approval_detail(p)
         case "question_asked" | "question_answered":  # the question (form|url), or the answer (by user|stop|restart)
             return f"{p.name}: {p.summary or p.status} ({p.source})"
 

@@ -28,6 +28,7 @@ from ui.composer import Composer
 from ui.context import PageContext
 from ui.context_meter import ContextMeter
 from ui.format import announcement
+from ui.grants_panel import GrantsPanel
 from ui.header import build_header, model_of
 from ui.health_banner import HealthBanner
 from ui.message_actions import MessageActions
@@ -82,6 +83,7 @@ class ChatPage:
             self.sidebar = Sidebar(self.engine, self.cid, self.switch_to, self.after_delete)
             ui.separator().classes("my-2")
             self.tool_servers = ToolServersPanel(self.engine, self.context.tools)
+            self.grants = GrantsPanel(self.engine)
         with ui.right_drawer(value=False).props("width=380 breakpoint=800").classes("lc-drawer") as self.right:
             self.audit = AuditPanel(self.engine)
             self.audit.cid = self.cid
@@ -136,6 +138,7 @@ class ChatPage:
             self.composer.disable()
             return
         self.shown_attempt = self.transcript.render(conv)
+        self.grants.follow(self.cid, conv)
         self.composer.show_streaming(self.shown_attempt is not None)
         self.meter.show(conv)
         if conv is not None:

@@ -1,8 +1,7 @@
 """Every word and unit the page shows for a number, a time or a ledger value, made in this one place.
 
-Guarantees: pure functions of typed values (no NiceGUI, no clock); tokens read "~N in · ~N out" wherever they
-appear ("~" when counted locally); durations "N ms" under a second, "N.N s" above; times are given as
-``Clock`` values (the UTC fallback text plus the ISO instant) that the browser turns into its local time.
+Guarantees: pure functions of typed values (no NiceGUI, no clock); tokens "~N in · ~N out" ("~": counted locally);
+durations "N ms" / "N.N s"; ``Clock`` times the browser shows in its local time; approvals: ``ui.approval_words``.
 """
 
 from __future__ import annotations

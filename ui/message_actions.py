@@ -8,10 +8,12 @@ a user message it was branched at as a draft in its box.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from engine.engine import Engine, InputRejected
+from ledger.events import ApprovalScope
 from ui.notices import notice
 from ui.question_form import answer_question
 from ui.widgets import Actions
@@ -38,7 +40,7 @@ class MessageActions:
             retry=self.retry,
             select=lambda message_id, attempt_id: self._do(self.engine.select_attempt, message_id, attempt_id),
             audit=self.open_audit,
-            decide=lambda call_id, run_it: self._do(self.engine.decide_tool, call_id, run_it),
+            decide=self.decide,
             edit=self.edit,
             select_version=lambda message_id: self._do(self.engine.select_version, message_id),
             branch=self.branch,
@@ -50,6 +52,14 @@ class MessageActions:
             compact_retry=self.compact_and_retry,
             retry_summary=self.retry_summary,
         )
+
+    def decide(self, call_id: str, run_it: bool, scope: ApprovalScope) -> None:
+        """A tool call's Run or Skip; an answer that came second (another tab answered first) is refused quietly:
+        the card shows the first answer as soon as it is in the ledger."""
+        cid = self.cid()
+        with contextlib.suppress(InputRejected):
+            if cid is not None:
+                self.engine.decide_tool(cid, call_id, run_it, scope)
 
     async def retry(self, message_id: str, model: str | None = None) -> None:
         await self._do_async(self.engine.retry, message_id, model or self.model())

@@ -5,11 +5,11 @@ Guarantees: the card's element carries ``data-tool-call`` (the call id) and ``da
 ``unknown`` | ``omitted``) and an accessible name with the tool's name and state; arguments and result are shown
 as text (escaped, monospace; hostile HTML stays text), collapsed, with the result's size (open when the call did
 not simply succeed); an ``unknown`` result (the instance running the call stopped answering) reads "unknown
-outcome", never as done; Run and Skip are buttons with those names while the call waits for approval; a running
-call shows its progress and elapsed time (counted in the browser, no websocket traffic). The card is updated
-only when its call changed. The card is one element: it also carries ``data-call-id`` and ``data-status`` (the
-same values), and ``_controls`` is the one place its buttons are made (issue 22's approvals and questions go
-there).
+outcome", never as done; while the call waits for approval it shows ``ui.approval_card`` (Run, Skip, Always
+allow); a running call shows its progress and elapsed time (counted in the browser, no websocket traffic). The
+card is updated only when its call changed. The card is one element: it also carries ``data-call-id`` and
+``data-status`` (the same values), and ``_controls`` is the one place its buttons are made (issue 22's approvals
+and questions go there).
 
 A result's parts (``ToolCallState.parts``) show below its text: an image as a thumbnail (``/files/{sha}/thumb``)
 in a link to the full size (``/files/{sha}``); audio as a player (``/files/{sha}``, nothing loaded before Play);
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any, assert_never
 from urllib.parse import quote, urlsplit
 
@@ -32,6 +31,7 @@ from nicegui import ui
 
 from ledger.state import ToolCallState
 from ledger.values import ToolPart
+from ui.approval_card import Decide, approval_answer, approval_controls
 from ui.format import duration, size, tool_state_words
 from ui.question_form import AnswerFn, show_questions
 
@@ -61,9 +61,7 @@ def card_status(call: ToolCallState, attempt_live: bool) -> str:
 
 
 class ToolCard:
-    def __init__(
-        self, call: ToolCallState, decide: Callable[[str, bool], None], answer: AnswerFn | None = None
-    ) -> None:
+    def __init__(self, call: ToolCallState, decide: Decide, answer: AnswerFn | None = None) -> None:
         self.call_id = call.call_id
         self.decide = decide
         self.answer = answer  # a tool's questions (``ui.question_form``), with what was typed so far
@@ -94,7 +92,7 @@ class ToolCard:
                     ui.label(call.progress_message).classes("lc-meta")
             self._controls(call, status)
             show_questions(call, status == "running", self.answer, self.drafts)
-            if call.arguments:
+            if call.arguments and status != "waiting":  # a waiting call shows them whole, above its buttons
                 with ui.expansion("Arguments").classes("lc-tool-part w-full").props("dense"):
                     ui.label(pretty(call.arguments)).classes("lc-mono").mark("tool-arguments")
             if call.status is not None:
@@ -106,15 +104,11 @@ class ToolCard:
                 show_parts(call)
 
     def _controls(self, call: ToolCallState, status: str) -> None:
-        """The card's buttons (Run and Skip while the call waits for approval); issue 22 adds its own here."""
+        """The card's approval part (``ui.approval_card``): the buttons while the call waits, else its answer."""
         if status == "waiting":
-            with ui.row().classes("gap-2"):
-                ui.button("Run", icon="play_arrow", on_click=lambda: self.decide(self.call_id, True)).props(
-                    'no-caps dense unelevated aria-label="Run"'
-                ).mark("tool-run")
-                ui.button("Skip", icon="skip_next", on_click=lambda: self.decide(self.call_id, False)).props(
-                    'no-caps dense flat aria-label="Skip"'
-                ).mark("tool-skip")
+            approval_controls(call, self.decide)
+        else:
+            approval_answer(call)
 
     def _header(self, call: ToolCallState, status: str) -> None:
         with ui.row().classes("items-center gap-2 w-full no-wrap"):

@@ -12,6 +12,7 @@ from nicegui import ui
 
 from engine.engine import Engine
 from engine.tools.hub import ServerHealth
+from ui.approval_words import MODE_WORDS
 from ui.watch import Watch
 
 STATE_WORDS = {
@@ -53,8 +54,12 @@ class ToolServersPanel:
                         ui.label(STATE_WORDS[server.state]).classes("lc-meta")
                         if server.confirm:
                             ui.label("asks first").classes("lc-chip").tooltip("Each call waits for your Run or Skip")
-                    if server.tools:
-                        ui.label(", ".join(server.tools)).classes("lc-meta break-words")
+                    if server.tools:  # each tool with its approval mode when it does not simply run
+                        modes = dict(server.modes)
+                        names = [
+                            t if modes.get(t, "run") == "run" else f"{t} ({MODE_WORDS[modes[t]]})" for t in server.tools
+                        ]
+                        ui.label(", ".join(names)).classes("lc-meta break-words").mark("tool-names")
                     for tool in server.withheld:
                         line = ui.label(f"{tool.name}: {tool.reason}").classes("lc-meta break-words")
                         line.props["data-withheld-tool"] = tool.name

@@ -13,6 +13,7 @@ from typing import Any
 
 from nicegui import ui
 
+from ui.approval_card import Decide
 from ui.format import Clock
 
 
@@ -23,7 +24,7 @@ class Actions:
     retry: Callable[[str, str | None], Awaitable[None]]
     select: Callable[[str, str], None]
     audit: Callable[[str], None]
-    decide: Callable[[str, bool], None]
+    decide: Decide  # a tool call's Run (for this call, this chat or this server) or Skip
     edit: Callable[[str, str], Awaitable[bool]]
     select_version: Callable[[str], None]
     branch: Callable[[str], None]

@@ -2,7 +2,11 @@
 
     {"mcpServers": {
         "files": {"command": "python", "args": ["-m", "my_server"], "env": {"ROOT": "/srv"}, "confirm": true},
-        "web":   {"url": "http://127.0.0.1:9000/mcp", "headers": {"Authorization": "Bearer ..."}}}}
+        "web":   {"url": "http://127.0.0.1:9000/mcp", "headers": {"Authorization": "Bearer ..."},
+                  "approval": {"*": "ask", "read_file": "run"}}}}
+
+``approval`` sets the approval mode per tool or for all (``*``); a plain mode means ``{"*": mode}``; modes and
+defaults: ``engine.tools.approval``. ``"confirm": true`` keeps meaning "ask every time" (``{"*": "ask"}``).
 
 Guarantees: ``load_tool_config`` returns validated ``ServerConfig`` values or raises ``ToolConfigError`` with one
 line naming the server and the field; only servers listed here are ever started (nothing the model or the page
@@ -17,6 +21,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from engine.tools.approval import parse_modes
+from ledger.approval_events import ApprovalMode
 
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 PROTOCOLS = ("auto", "2025-11-25", "2026-07-28")  # ``protocol``: which MCP revision to speak (auto: the newest offered)
@@ -36,8 +43,14 @@ class ServerConfig:
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict, repr=False)
     confirm: bool = False
+    approval: dict[str, ApprovalMode] = field(default_factory=dict)  # tool name or "*" -> mode
     timeout: float = 300.0
     protocol: str = "auto"  # the MCP revision to speak: auto (the newest the server offers), 2025-11-25, 2026-07-28
+
+    @property
+    def modes(self) -> dict[str, ApprovalMode]:
+        """The approval table the policy reads: ``approval``, with ``confirm`` as ``{"*": "ask"}`` under it."""
+        return {"*": "ask", **self.approval} if self.confirm and "*" not in self.approval else self.approval
 
     @property
     def transport(self) -> str:
@@ -72,7 +85,8 @@ def _server(name: str, entry: Any) -> ServerConfig:
         raise ToolConfigError(f"{where}: a name is 1-40 letters, digits, '_' or '-'")
     if not isinstance(entry, dict):
         raise ToolConfigError(f"{where}: must be an object")
-    known = {"command", "args", "env", "cwd", "url", "headers", "confirm", "timeout", "type", "disabled", "protocol"}
+    known = {"command", "args", "env", "cwd", "url", "headers", "confirm", "approval", "timeout", "type", "disabled"}
+    known.add("protocol")
     unknown = sorted(set(entry) - known)
     if unknown:
         raise ToolConfigError(f"{where}: unknown field {unknown[0]!r}")
@@ -96,6 +110,9 @@ def _server(name: str, entry: Any) -> ServerConfig:
     confirm = entry.get("confirm", False)
     if not isinstance(confirm, bool):
         raise ToolConfigError(f"{where}: 'confirm' must be true or false")
+    approval = parse_modes(entry["approval"], where) if "approval" in entry else {}
+    if isinstance(approval, str):
+        raise ToolConfigError(approval)
     cwd = entry.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         raise ToolConfigError(f"{where}: 'cwd' must be a string")
@@ -108,6 +125,7 @@ def _server(name: str, entry: Any) -> ServerConfig:
         url=url,
         headers=headers,
         confirm=confirm,
+        approval=approval,
         timeout=float(timeout),
         protocol=protocol,
     )

@@ -11,6 +11,8 @@ Guarantees:
 - A tool a server lists but the model cannot be offered (``execution.taskSupport`` ``required``) is in its
   ``ServerHealth.withheld`` with the reason, never in the tool set.
 - The binary parts of every result go to ``blobs`` (one ``MemoryBlobs`` of the hub's own when none is given).
+- Every offered tool carries what its approval policy reads (``engine.tools.approval``): its server's modes, its
+  annotations and its grant hash; server grants are in ``grants`` (a ``MemoryGrants`` of its own when none given).
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Coroutine
-from dataclasses import dataclass
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from engine.tools.approval import Grants, Policy, resolve, tool_hash
 from engine.tools.config import ServerConfig
 from engine.tools.elicitation import Ask
 from engine.tools.mcp_server import (
@@ -35,9 +38,12 @@ from engine.tools.mcp_server import (
     ToolSpec,
     Withheld,
 )
+from ledger.approval_events import ApprovalMode
 from store.blobs import BlobStore, MemoryBlobs
+from store.grants.api import GrantStore, MemoryGrants
 
 log = logging.getLogger("ledger_chat.tools")
+NO_GRANT = Grants(current="")
 HealthState = Literal["starting", "ready", "failed", "restarting", "stopped"]
 
 
@@ -49,6 +55,7 @@ class ServerHealth:
     message: str | None = None
     confirm: bool = False
     withheld: tuple[Withheld, ...] = ()  # tools it lists that are not offered to the model, with the reason
+    modes: tuple[tuple[str, ApprovalMode], ...] = ()  # each tool's approval mode before any grant
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +65,12 @@ class ResolvedTool:
     server: str
     tool: str
     confirm: bool
+    grant_hash: str = ""  # ``engine.tools.approval.tool_hash`` of the tool as its server lists it now
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+    modes: Mapping[str, ApprovalMode] = field(default_factory=dict)  # its server's approval table
+
+    def policy(self, preset: Mapping[str, ApprovalMode] | None, grants: Grants) -> Policy:
+        return resolve(self.tool, self.annotations, self.modes, preset, grants)
 
 
 class ToolHub:
@@ -68,11 +81,13 @@ class ToolHub:
         log_dir: Path | None = None,
         max_restarts: int = 3,
         blobs: BlobStore | None = None,
+        grants: GrantStore | None = None,
     ) -> None:
         self.configs = {s.name: s for s in servers}
         self.log_dir = log_dir
         self.blobs: BlobStore = blobs if blobs is not None else MemoryBlobs()
         self.max_restarts = max_restarts
+        self.grants: GrantStore = grants if grants is not None else MemoryGrants()
         self._connections: dict[str, MCPConnection] = {}
         self._health: dict[str, ServerHealth] = {
             s.name: ServerHealth(name=s.name, state="starting", confirm=s.confirm) for s in servers
@@ -155,7 +170,13 @@ class ToolHub:
             self._set(name, "failed", message=f"could not start: {exc}")
             return
         self._connections[name] = connection
-        self._set(name, "ready", tools=tuple(t.name for t in connection.tools), withheld=connection.withheld)
+        modes = tuple(
+            (t.name, resolve(t.name, t.annotations, self.configs[name].modes, None, NO_GRANT).mode)
+            for t in connection.tools
+        )
+        self._set(
+            name, "ready", tools=tuple(t.name for t in connection.tools), withheld=connection.withheld, modes=modes
+        )
         self._expose()
 
     def _died(self, name: str, why: str, connection: MCPConnection) -> None:
@@ -197,7 +218,11 @@ class ToolHub:
         for server, connection in self._connections.items():
             for spec in connection.tools:
                 name = _safe_name(spec.name if counts[spec.name] == 1 else f"{server}_{spec.name}", exposed)
-                exposed[name] = ResolvedTool(server=server, tool=spec.name, confirm=self.configs[server].confirm)
+                config = self.configs[server]
+                grant_hash = tool_hash(spec.name, spec.description, spec.schema)
+                exposed[name] = ResolvedTool(
+                    server, spec.name, config.confirm, grant_hash, spec.annotations, config.modes
+                )
                 specs[name] = spec
         self._exposed, self._specs = exposed, specs
 
@@ -209,10 +234,10 @@ class ToolHub:
         tools: tuple[str, ...] = (),
         message: str | None = None,
         withheld: tuple[Withheld, ...] = (),
+        modes: tuple[tuple[str, ApprovalMode], ...] = (),
     ) -> None:
-        self._health[name] = ServerHealth(
-            name=name, state=state, tools=tools, message=message, confirm=self.configs[name].confirm, withheld=withheld
-        )
+        confirm = self.configs[name].confirm
+        self._health[name] = ServerHealth(name, state, tools, message, confirm, withheld, modes)
 
 
 def _safe_name(name: str, taken: dict[str, ResolvedTool]) -> str:

@@ -23,7 +23,7 @@ import contextlib
 import logging
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -66,6 +66,7 @@ class ToolSpec:
     name: str
     description: str
     schema: dict[str, Any]
+    annotations: dict[str, Any] = field(default_factory=dict)  # the MCP tool annotations (camelCase hints)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +194,12 @@ class MCPConnection:
                     Withheld(name=t.name, reason=TASKS_REQUIRED) for t in listed.tools if t not in offered
                 )
                 self.tools = tuple(
-                    ToolSpec(name=t.name, description=t.description or "", schema=dict(t.input_schema or {}))
+                    ToolSpec(
+                        name=t.name,
+                        description=t.description or "",
+                        schema=dict(t.input_schema or {}),
+                        annotations=t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else {},
+                    )
                     for t in offered
                 )
                 self._session = session

@@ -11,6 +11,8 @@ Guarantees:
   (including one waiting for Run/Skip) get ``not_run``. Then the cancellation goes on. A call waiting for the
   answer to its question (``engine.tools.questions``) has it answered ``cancel`` first and ``ANSWERED_GRACE``
   seconds to end by itself (its real outcome is recorded), then it is cancelled as above.
+- Before a call is dispatched its approval policy is carried out (``engine.tools.approving``): it runs, waits for
+  a person, or is answered ``declined`` (skipped, or a policy that forbids it).
 - Progress from the server is recorded at most four times a second per call (and always the last one).
 - A result is recorded whole: its content parts and structured content with its text, through the one stale gate
   (``AttemptRun.record_result``).
@@ -25,11 +27,11 @@ from typing import Any
 
 from engine.attempt import AttemptRun, PendingCall
 from engine.settings import Limits
-from engine.tools.hub import ToolHub
+from engine.tools.approving import approved
+from engine.tools.hub import ResolvedTool, ToolHub
 from engine.tools.mcp_server import CallOutcome, ToolServerError
 from engine.tools.questions import asker, stop_questions
 from ledger.events import (
-    ToolAwaitingApproval,
     ToolDispatched,
     ToolProgress,
     ToolStatus,
@@ -51,9 +53,10 @@ async def run_tools(run: AttemptRun, calls: list[PendingCall], hub: ToolHub | No
             target = _target(run, call, hub)
             if target is None:
                 continue
-            server, tool, arguments, confirm = target
-            if confirm and not await _approved(run, call):
-                run.record_result(call.call_id, "declined", "Declined by the user: this call was not run.", None)
+            resolved, arguments = target
+            server, tool = resolved.server, resolved.tool
+            assert hub is not None
+            if not await approved(run, call, resolved, hub):  # asked, refused or skipped: answered there
                 continue
             run.append(ToolDispatched(**run.ids, call_id=call.call_id, server=server))
             assert hub is not None
@@ -81,7 +84,7 @@ async def run_tools(run: AttemptRun, calls: list[PendingCall], hub: ToolHub | No
         raise
 
 
-def _target(run: AttemptRun, call: PendingCall, hub: ToolHub | None) -> tuple[str, str, dict[str, Any], bool] | None:
+def _target(run: AttemptRun, call: PendingCall, hub: ToolHub | None) -> tuple[ResolvedTool, dict[str, Any]] | None:
     """Where the call goes, or None after recording why it cannot run."""
     resolved = hub.resolve(call.name) if hub is not None else None
     if resolved is None:
@@ -99,17 +102,7 @@ def _target(run: AttemptRun, call: PendingCall, hub: ToolHub | None) -> tuple[st
     if not isinstance(arguments, dict):
         run.record_result(call.call_id, "error", "The arguments must be a JSON object; the tool did not run.", None)
         return None
-    return resolved.server, resolved.tool, arguments, resolved.confirm
-
-
-async def _approved(run: AttemptRun, call: PendingCall) -> bool:
-    future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-    run.approvals[call.call_id] = future
-    run.append(ToolAwaitingApproval(**run.ids, call_id=call.call_id))
-    try:
-        return await future
-    finally:
-        run.approvals.pop(call.call_id, None)
+    return resolved, arguments
 
 
 async def _outcome(awaitable: asyncio.Future[CallOutcome]) -> tuple[ToolStatus, CallOutcome]:

@@ -102,6 +102,14 @@ def test_export_reads_a_damaged_file_without_changing_anything(tmp_path: Path) -
         ('{"servers": {}}', 'expected an object {"mcpServers"'),
         ('{"mcpServers": {"x": {"command": "a", "url": "http://b"}}}', "server 'x': give either 'command'"),
         ('{"mcpServers": {"x": {"command": "a", "confirm": "yes"}}}', "server 'x': 'confirm' must be true or false"),
+        (
+            '{"mcpServers": {"x": {"command": "a", "approval": {"*": "sometimes"}}}}',
+            "server 'x': approval for '*' must be one of run, ask, once, never (got 'sometimes')",
+        ),
+        (
+            '{"mcpServers": {"x": {"command": "a", "approval": 5}}}',
+            "server 'x': 'approval' must be a mode or an object",
+        ),
     ],
 )
 def test_a_broken_tools_file_stops_start_up_with_one_line_naming_the_problem(

@@ -4,12 +4,14 @@ scripted upstream (which rejects, as OpenAI does, any history where a tool call 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import last_answer, send
+from tests.support.app_process import AppProcess
+from tests.support.browser import Pages, conversation_id, last_answer, send
 from tests.support.tools import demo_server_config, server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until_blocking
@@ -75,3 +77,35 @@ def test_hostile_tool_output_is_shown_as_text_and_nothing_runs(page: Page, upstr
     expect(result).to_contain_text('<img src=x onerror="window.__pwned=true">')
     assert page.evaluate("window.__pwned") is None
     assert card(page, "call_h1").locator("script, img, a[href^='javascript']").count() == 0
+
+
+def test_a_destructive_call_waits_through_a_reload_and_an_answer_in_one_tab_shows_answered_in_the_other(
+    page: Page, open_page: Pages, app: AppProcess, upstream: ScriptedUpstream, record: Path
+) -> None:
+    arguments = json.dumps({"title": "Caching", "reason": "outdated " * 30})
+    upstream.plan(
+        Behavior(text="Deleting it.", tool_calls=[PlannedCall("delete_note", arguments, "call_d1")]),
+        Behavior(text="It is gone."),
+    )
+    send(page, "delete the caching note")
+    expect(card(page, "call_d1")).to_have_attribute("data-tool-status", "waiting")
+    expect(
+        card(page, "call_d1").get_by_text("Asks every time: the tool says it may change or delete things.")
+    ).to_be_visible()
+    expect(card(page, "call_d1").locator("[data-lc-since]")).to_have_text(re.compile(r"^\d+ s$"))  # time waited
+    expect(card(page, "call_d1").locator("[data-lc-since]")).to_have_text(re.compile(r"^([5-9]|\d\d+) s$"))
+    expect(last_answer(page).locator(".lc-waiting")).to_have_text("")  # it waits for you, not for the provider
+    page.reload()  # the wait is in the ledger: the card comes back, still waiting, with its buttons
+    expect(card(page, "call_d1")).to_have_attribute("data-tool-status", "waiting")
+    run = card(page, "call_d1").get_by_role("button", name="Run", exact=True)
+    expect(run).to_be_visible()
+    second = open_page(app, f"/chat/{conversation_id(page)}")
+    expect(card(second, "call_d1")).to_have_attribute("data-tool-status", "waiting")
+    card(second, "call_d1").get_by_role("button", name="Always allow delete_note in this chat").click()
+    for tab in (second, page):  # the first tab, which did nothing, shows it answered
+        expect(card(tab, "call_d1")).to_have_attribute("data-tool-status", "done")
+        expect(card(tab, "call_d1")).to_contain_text("Run, in this chat by you")
+        expect(card(tab, "call_d1").get_by_role("button", name="Run", exact=True)).to_have_count(0)
+        expect(last_answer(tab)).to_have_attribute("data-status", "complete")
+    expect(page.locator("[data-grant='chat'][data-tool='delete_note']")).to_be_visible()  # in the Tools panel
+    assert [r["title"] for r in server_record(record) if r["event"] == "delete_note"] == ["Caching"]

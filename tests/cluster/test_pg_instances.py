@@ -5,16 +5,21 @@ touches a newer attempt."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from engine.cluster import Cluster
 from engine.engine import Engine, InputRejected
+from engine.tools.hub import ToolHub
+from ledger.approval_events import ApprovalGiven
+from ledger.events import ToolResult
 from ledger.reducer import replay
 from store.postgres.store import PgStore
 from tests.support.engine import make_settings
-from tests.support.upstream import Behavior, ScriptedUpstream
+from tests.support.tools import demo_hub
+from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import nothing_more_for, wait_until
 
 WORDS = " ".join(f"w{n}" for n in range(400))
@@ -25,9 +30,9 @@ Instance = tuple[Engine, Cluster]
 async def instances(database_url: str, upstream: ScriptedUpstream) -> AsyncIterator[Callable[..., Awaitable[Instance]]]:
     made: list[Instance] = []
 
-    async def make(**limits: Any) -> Instance:
+    async def make(tools: ToolHub | None = None, **limits: Any) -> Instance:
         store = PgStore.open(database_url, flush_interval=0.05)
-        engine = Engine(store, make_settings(upstream.base_url, **limits))
+        engine = Engine(store, make_settings(upstream.base_url, **limits), tools)
         cluster = Cluster(engine, store, database_url)
         await cluster.start()
         made.append((engine, cluster))
@@ -38,6 +43,8 @@ async def instances(database_url: str, upstream: ScriptedUpstream) -> AsyncItera
         await engine.shutdown()
         await cluster.close()
         engine.store.close()
+        if engine.tools is not None:
+            await engine.tools.stop()
 
 
 def live_text(engine: Engine, cid: str) -> str:
@@ -137,3 +144,30 @@ async def test_the_last_viewer_leaving_elsewhere_cancels_under_the_cancel_policy
     await wait_until(lambda: not a.is_streaming(cid), what="the owner cancelling for the last viewer")
     cancels = [e for e in a.events(cid) if e.KIND == "cancel_requested"]
     assert [(c.source, c.requested_by) for c in cancels] == [("user", None), ("navigation", b_cluster.me)]
+
+
+async def test_an_approval_given_on_the_other_instance_reaches_the_owner_and_the_first_answer_wins(
+    instances, upstream: ScriptedUpstream, tmp_path: Path
+) -> None:
+    hub, _ = await demo_hub(tmp_path)
+    (a, _), (b, _) = await instances(hub), await instances()
+    call = PlannedCall("delete_note", '{"title": "Caching"}', "call_x")
+    upstream.plan(Behavior(text="", tool_calls=[call]), Behavior(text="Deleted."))
+    cid = a.create_conversation()
+    await a.submit(cid, "delete the caching note")
+
+    def waiting_on_b() -> bool:
+        conv = b.conversation(cid)
+        live = conv.live_attempt() if conv is not None else None
+        return live is not None and "call_x" in live.tool_calls and live.tool_calls["call_x"].phase == "waiting"
+
+    await wait_until(waiting_on_b, 20, "b showing the call waiting for approval")
+    b.decide_tool(cid, "call_x", True, "chat")  # the tab on b: sent to the owner, a
+    b.decide_tool(cid, "call_x", False)  # a second tab on b, a moment later: dropped by the owner
+    await wait_until(lambda: not b.is_streaming(cid), 20, "b seeing the turn end")
+    given = [(e.decision, e.scope, e.by) for e in a.events(cid) if isinstance(e, ApprovalGiven)]
+    assert given == [("run", "chat", "user")]
+    on_a, on_b = a.conversation(cid), b.conversation(cid)
+    assert on_a is not None and on_b is not None and on_b.grants == on_a.grants and len(on_b.grants) == 1
+    (result,) = [e for e in b.events(cid) if isinstance(e, ToolResult)]
+    assert result.status == "ok" and "Deleted the note 'Caching'" in result.content

@@ -61,7 +61,7 @@ def test_codec_round_trips_every_kind_through_json_lines(event: Event) -> None:
 
 
 def test_every_kind_has_exactly_one_class() -> None:
-    assert len(KIND_TO_CLASS) == len(EVENT_CLASSES) == 35
+    assert len(KIND_TO_CLASS) == len(EVENT_CLASSES) == 38
     assert set(KIND_TO_CLASS) >= {
         "submitted",
         "started",
@@ -84,6 +84,9 @@ def test_every_kind_has_exactly_one_class() -> None:
         "tool_call_started",
         "tool_call",
         "tool_awaiting_approval",
+        "approval_asked",
+        "approval_given",
+        "grant_revoked",
         "tool_dispatched",
         "tool_progress",
         "tool_result",

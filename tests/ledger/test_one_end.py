@@ -24,6 +24,8 @@ from ledger.ends import UNKNOWN_OUTCOME
 from ledger.events import (
     EVENT_CLASSES,
     AnyEvent,
+    ApprovalAsked,
+    ApprovalGiven,
     Cancelled,
     CancelRequested,
     Chunk,
@@ -71,6 +73,7 @@ turn_plans = st.fixed_dictionaries(
         "chunks_before": st.integers(0, 3),
         "resent": st.booleans(),
         "tool": st.booleans(),
+        "approval": st.booleans(),  # the call waited for a person's Run first (issue 22)
         "piece": st.booleans(),
         "chunks_after": st.integers(0, 3),
         "terminal": st.sampled_from(["done", "failed", "cancelled"]),
@@ -113,11 +116,17 @@ def owner_script(k: int, plan: dict) -> list[AnyEvent]:
     step = 1
     if plan["tool"]:
         call = f"{att}-c0"
+        approvals: list[AnyEvent] = [
+            ApprovalAsked(**ids, call_id=call, server="s", tool="t", mode="ask", why="no_hints", grant_hash="h"),
+            ApprovalGiven(**ids, call_id=call, server="s", tool="t", decision="run", grant_hash="h"),
+        ]
+        approvals = approvals if plan.get("approval") else []
         if plan["piece"]:
             out.append(ToolCallStarted(**ids, step=1, call_id=call, name="t"))
         out += [
             ToolCalled(**ids, step=1, call_id=call, name="t", arguments="{}"),
             StepFinished(**ids, step=1, finish_reason="tool_calls"),
+            *approvals,
             ToolDispatched(**ids, call_id=call, server="s"),
             ToolProgress(**ids, call_id=call, progress=1, total=2),
             ToolResult(**ids, call_id=call, status="ok", content=f"<real:{call}>", size=12),
@@ -152,6 +161,10 @@ def sweeper_batch(log: list[AnyEvent], k: int) -> list[AnyEvent]:
         if call.answered or call.phase == "streaming":
             continue  # answered, or half-written: never run, nothing invented
         running = call.phase == "running"
+        if call.phase == "waiting":  # what a restart or sweep says of a wait it ends (``engine.worker``)
+            batch.append(
+                ApprovalGiven(**ids, call_id=call.call_id, server="s", tool="t", decision="skip", by="restart")
+            )
         words = UNKNOWN_OUTCOME if running else "Not run: the instance stopped before it was dispatched."
         batch.append(ToolResult(**ids, call_id=call.call_id, status="unknown" if running else "not_run", content=words))
     batch.append(Recovered(**ids))

@@ -14,6 +14,8 @@ from ledger.compaction import effective
 from ledger.events import (
     EVENT_CLASSES,
     AnyEvent,
+    ApprovalAsked,
+    ApprovalGiven,
     Attached,
     Branched,
     Cancelled,
@@ -25,6 +27,7 @@ from ledger.events import (
     Done,
     Event,
     Failed,
+    GrantRevoked,
     Persisted,
     QuestionAnswered,
     QuestionAsked,
@@ -94,6 +97,18 @@ STEPS = {
     "step_finished": st.tuples(st.just("step_finished"), st.integers(0, 7)),
     "awaiting_approval": st.tuples(st.just("awaiting_approval"), st.integers(0, 7), st.integers(0, 2)),
     "progress": st.tuples(st.just("progress"), st.integers(0, 7), st.integers(0, 2)),
+    "approval_asked": st.tuples(
+        st.just("approval_asked"), st.integers(0, 7), st.integers(0, 2), st.sampled_from(["ask", "once"])
+    ),
+    "approval_given": st.tuples(
+        st.just("approval_given"),
+        st.integers(0, 7),
+        st.integers(0, 2),
+        st.sampled_from(["run", "skip"]),
+        st.sampled_from(["once", "chat", "server"]),
+        st.sampled_from(["user", "grant", "stop"]),
+    ),
+    "grant_revoked": st.tuples(st.just("grant_revoked"), st.integers(0, 2)),
     "detach": st.tuples(st.just("detach"), st.integers(0, 7)),
     "attach": st.tuples(st.just("attach"), st.integers(0, 7)),
     "branch": st.tuples(st.just("branch"), st.integers(0, 7)),
@@ -256,6 +271,16 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
             add(StepFinished(**base, attempt_id=att, step=number, finish_reason="tool_calls", usage=usage))
         elif kind == "awaiting_approval":
             add(ToolAwaitingApproval(**base, attempt_id=att, call_id=_call(att, steps_of, step[2])))
+        elif kind == "approval_asked":
+            call_id, why = _call(att, steps_of, step[2]), "destructive"
+            add(ApprovalAsked(**base, attempt_id=att, call_id=call_id, server="s", tool="t", mode=step[3], why=why,
+                              grant_hash=f"h{step[2]}"))  # fmt: skip
+        elif kind == "approval_given":
+            call_id, (decision, scope, by) = _call(att, steps_of, step[2]), step[3:]
+            add(ApprovalGiven(**base, attempt_id=att, call_id=call_id, server="s", tool=f"t{step[2]}",
+                              decision=decision, scope=scope, by=by, grant_hash=f"h{seq % 2}"))  # fmt: skip
+        elif kind == "grant_revoked":
+            add(GrantRevoked(**base, server="s", tool=f"t{step[1]}", scope="chat", grant_hash="h0"))
         elif kind == "progress":
             add(ToolProgress(**base, attempt_id=att, call_id=_call(att, steps_of, step[2]), progress=1, total=2))
         elif kind == "detach":

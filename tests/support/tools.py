@@ -9,31 +9,48 @@ from typing import Any
 
 from engine.tools.config import ServerConfig
 from engine.tools.hub import ToolHub
+from ledger.approval_events import ApprovalMode
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def demo_server_config(
-    record: Path, *, confirm: bool = False, name: str = "demo", protocol: str = "auto", timeout: float = 300.0
+    record: Path,
+    *,
+    confirm: bool = False,
+    name: str = "demo",
+    protocol: str = "auto",
+    timeout: float = 300.0,
+    approval: dict[str, ApprovalMode] | None = None,
+    env: dict[str, str] | None = None,
 ) -> ServerConfig:
     return ServerConfig(
         name=name,
         command=sys.executable,
         args=("-m", "demo.tools_server"),
         cwd=str(ROOT),
-        env={"LEDGERCHAT_DEMO_TOOL_RECORD": str(record)},
+        env={"LEDGERCHAT_DEMO_TOOL_RECORD": str(record), **(env or {})},
         confirm=confirm,
         protocol=protocol,
         timeout=timeout,
+        approval=approval or {},
     )
 
 
 async def demo_hub(
-    tmp_path: Path, *, confirm: bool = False, protocol: str = "auto", timeout: float = 300.0
+    tmp_path: Path,
+    *,
+    confirm: bool = False,
+    protocol: str = "auto",
+    timeout: float = 300.0,
+    approval: dict[str, ApprovalMode] | None = None,
+    env: dict[str, str] | None = None,
 ) -> tuple[ToolHub, Path]:
-    """A started hub with the demo server (speaking ``protocol``); its record file (what its handlers saw)."""
+    """A started hub with the demo server (speaking ``protocol``); its record file (what the server's handlers saw).
+    ``env`` is added to the server's environment (``LEDGERCHAT_DEMO_DELETE_CHANGED`` changes ``delete_note``'s
+    description)."""
     record = tmp_path / "tool-record.jsonl"
-    config = demo_server_config(record, confirm=confirm, protocol=protocol, timeout=timeout)
+    config = demo_server_config(record, confirm=confirm, protocol=protocol, timeout=timeout, approval=approval, env=env)
     hub = ToolHub((config,), log_dir=tmp_path / "logs")
     await hub.start()
     assert hub.health()[0].state == "ready", hub.health()

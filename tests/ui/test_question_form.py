@@ -31,6 +31,7 @@ def app_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, upstream: ScriptedU
         "args": ["-m", "tests.support.question_server"],
         "cwd": str(ROOT),
         "protocol": "2025-11-25",
+        "approval": "run",  # an unannotated tool would wait for Run first (issue 22's default); this test is the link
     }
     config.write_text(json.dumps({"mcpServers": {"asker": server}}))
     monkeypatch.setenv("LEDGERCHAT_MODEL", "openai/test-model")

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from nicegui import ui
 from nicegui.testing import User
+from nicegui.testing.user_interaction import UserInteraction
 
+from ledger.approval_events import ApprovalGiven, GrantRevoked
 from ledger.events import ToolResult
 from tests.support.page import elements, engine, send
 from tests.support.tools import ROOT
@@ -118,3 +120,57 @@ async def test_the_tools_panel_names_a_task_required_tool_that_is_not_offered_an
     assert withheld.props["data-withheld-tool"] == "batch_report"
     assert withheld.text.startswith("batch_report: needs MCP task-augmented calls")
     assert "not offered to the model" in withheld.text
+
+
+REASON = "outdated and wrong " * 20  # 380 characters: longer than a row, shown whole when opened
+
+
+def status(user: User, call_id: str) -> str | None:
+    found = [e for e in elements(user, marker="tool-card") if e.props.get("data-call-id") == call_id]
+    return found[0].props.get("data-status") if found else None
+
+
+def buttons(root: ui.element) -> dict[str, ui.element]:
+    return {str(e.props.get("aria-label")): e for e in root.descendants() if e.tag == "q-btn"}
+
+
+async def test_the_waiting_card_shows_every_argument_why_it_asks_and_how_long_and_allow_in_this_chat_is_listed(
+    chat: User, upstream: ScriptedUpstream
+) -> None:
+    arguments = json.dumps({"title": "Caching", "reason": REASON, "tags": ["old", "notes"]})
+    upstream.plan(
+        Behavior(text="", tool_calls=[PlannedCall("delete_note", arguments, "call_del")]), Behavior(text="Deleted.")
+    )
+    await send(chat, "delete the caching note")
+    await wait_until(lambda: status(chat, "call_del") == "waiting", 20, "the card waiting for approval")
+    box = card(chat, "call_del")
+    (why,) = inside(box, "tool-approval-why")
+    assert why.text == "Asks every time: the tool says it may change or delete things."
+    (waited,) = inside(box, "tool-waited")
+    assert waited.props["data-lc-since"].startswith("20")  # counted in the browser from when it began waiting
+    (shown,) = inside(box, "tool-approval-arguments")
+    assert {"title:", '"Caching"', "tags:", json.dumps(["old", "notes"])} <= set(labels(shown))
+    (long,) = inside(box, "tool-long-argument")
+    assert long.props["label"] == f"reason · {len(REASON)} characters" and long.value is False
+    assert REASON in labels(long), "the long value is there whole, collapsed"
+    names = buttons(box)
+    assert {"Run", "Skip", "Always allow delete_note in this chat", "Always allow delete_note on this server"} <= set(
+        names
+    )
+
+    allow = "Always allow delete_note in this chat"
+    UserInteraction(chat, {names[allow]}, allow).click()
+    await wait_until(lambda: status(chat, "call_del") == "done", 20, "the call run")
+    (answer,) = inside(card(chat, "call_del"), "tool-approval-answer")
+    assert answer.text == "Run, in this chat by you"
+    await wait_until(lambda: elements(chat, marker="grant-revoke"), 10, "the grant listed in the Tools panel")
+    (row,) = [e for e in elements(chat, marker="tool-grants")[0].descendants() if e.props.get("data-grant")]
+    assert (row.props["data-grant"], row.props["data-tool"]) == ("chat", "delete_note")
+
+    (revoke,) = elements(chat, marker="grant-revoke")
+    assert revoke.props["aria-label"] == "Revoke: always allow delete_note in this chat"
+    UserInteraction(chat, {revoke}, "Revoke").click()
+    cid = engine().summaries()[0].conversation_id
+    await wait_until(lambda: any(isinstance(e, GrantRevoked) for e in engine().events(cid)), 10, "grant_revoked")
+    await wait_until(lambda: not elements(chat, marker="grant-revoke"), 10, "the grant gone from the panel")
+    assert [(g.decision, g.scope) for g in engine().events(cid) if isinstance(g, ApprovalGiven)] == [("run", "chat")]

@@ -1,0 +1,1 @@
+"""Server-wide approval grants ("always allow this tool on this server"): memory, a JSON file, PostgreSQL."""

@@ -1,0 +1,57 @@
+"""Server grants in the PostgreSQL ``approval_grants`` table (``store/postgres/migrations/0005_approval_grants.sql``):
+every instance on one database reads the same grants, at every call (no cache).
+
+Guarantees (beyond ``store.grants.api.GrantStore``): ``grant`` is one upsert, ``revoke`` one delete; its own small
+pool (``store.postgres.pool``); a database that cannot be reached raises ``StoreError`` with a readable reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import psycopg
+
+from ledger.errors import StoreError
+from store.grants.api import Grant
+from store.postgres.pool import Conn, Pool, make_pool, once_more
+from store.postgres.schema import describe_db_error, migrate
+
+T = TypeVar("T")
+
+
+class PgGrants:
+    def __init__(self, pool: Pool) -> None:
+        self._pool = pool
+
+    @classmethod
+    def open(cls, url: str, *, instance: str, read_only: bool = False) -> PgGrants:
+        if not read_only:
+            migrate(url)
+        return cls(make_pool(url, "grants", max_size=1, instance=instance))
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def grants(self) -> dict[str, Grant]:
+        rows = self._run(lambda c: c.execute("SELECT key, grant_hash, granted_ts FROM approval_grants").fetchall())
+        return {str(r[0]): Grant(key=str(r[0]), grant_hash=str(r[1]), granted_ts=str(r[2])) for r in rows}
+
+    def grant(self, grant: Grant) -> None:
+        self._run(
+            lambda c: c.execute(
+                "INSERT INTO approval_grants (key, grant_hash, granted_ts) VALUES (%s, %s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET grant_hash = EXCLUDED.grant_hash, granted_ts = EXCLUDED.granted_ts",
+                (grant.key, grant.grant_hash, grant.granted_ts),
+            )
+        )
+
+    def revoke(self, key: str) -> bool:
+        cursor = self._run(lambda c: c.execute("DELETE FROM approval_grants WHERE key = %s", (key,)))
+        return bool(cursor.rowcount)
+
+    def _run(self, work: Callable[[Conn], T]) -> T:
+        try:
+            return once_more(self._pool, work)
+        except psycopg.Error as exc:
+            raise StoreError(describe_db_error(exc)[1]) from None
