@@ -1,13 +1,14 @@
 """Which store the configuration asks for: PostgreSQL with ``--database-url``, else the TinyDB files of
 ``--data-dir``; and the blob store beside it (a ``blobs`` table in the same database, else files under
-``<data-dir>/blobs``). Guarantees: the back end's module is imported only when chosen (psycopg is not loaded for
-TinyDB); a read-only store gets blobs that never write."""
+``<data-dir>/blobs``), and the agent presets likewise (``open_presets``). Guarantees: the back end's module is
+imported only when chosen (psycopg is not loaded for TinyDB); a read-only store gets blobs that never write."""
 
 from __future__ import annotations
 
 from app.config import AppConfig
 from store.api import EventStore
 from store.blobs import BlobStore
+from store.presets import PresetStore
 
 
 def open_store(config: AppConfig, *, read_only: bool = False) -> EventStore:
@@ -33,7 +34,20 @@ def open_blobs(config: AppConfig, store: EventStore, *, read_only: bool = False)
     return FolderBlobs(config.data_dir / "blobs", read_only=read_only)
 
 
-def close_blobs(blobs: BlobStore) -> None:
+def open_presets(config: AppConfig, store: EventStore, *, read_only: bool = False) -> PresetStore:
+    """Where the agent presets are kept beside ``store``: the ``presets`` table, else ``<data-dir>/presets.json``."""
+    if config.database_url:
+        from store.postgres.presets import PgPresets
+        from store.postgres.store import PgStore
+
+        instance = store.instance if isinstance(store, PgStore) else "export"
+        return PgPresets.open(config.database_url, instance=instance, read_only=read_only)
+    from store.presets import FilePresets
+
+    return FilePresets(config.data_dir / "presets.json", read_only=read_only)
+
+
+def close_blobs(blobs: BlobStore | PresetStore) -> None:
     close = getattr(blobs, "close", None)
     if callable(close):
         close()

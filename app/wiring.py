@@ -30,7 +30,7 @@ READY_LINE = "Ledger Chat: the model client is loaded"
 def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None:
     from nicegui import Client, app, background_tasks
 
-    from app.stores import close_blobs, open_blobs
+    from app.stores import close_blobs, open_blobs, open_presets
     from engine.cluster import Cluster
     from engine.engine import Engine
     from engine.files import Files, models
@@ -54,6 +54,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         app.mount("/demo", DemoModel(chunk_delay=config.demo_chunk_delay, transient_faults=True).app)
     clusters: list[Cluster] = []
     files = Files(open_blobs(config, store), config.file_limits)
+    presets = open_presets(config, store)  # agent presets beside the ledger (a file, or a table)
     hub = ToolHub(servers, log_dir=config.data_dir / "logs", blobs=files.blobs) if servers else None  # one store
     if config.model_info is not None:
         models.declare(load_model_info(config.model_info))  # registered with litellm once it is imported
@@ -79,6 +80,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
             spawn=lambda coro, name: background_tasks.create(coro, name=name),
             others=tuple(provider_config(config, model, token) for model in config.models),
             files=files,
+            presets=presets,
         )
         engine = Engine(store, settings, hub)
         from app.telemetry import start_telemetry
@@ -107,6 +109,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
             await clusters.pop().close()
         await asyncio.to_thread(store.close)
         await asyncio.to_thread(close_blobs, files.blobs)
+        await asyncio.to_thread(close_blobs, presets)
         if hub is not None:
             await hub.stop()
 

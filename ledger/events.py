@@ -91,6 +91,8 @@ class Started(Event):
     turn: int
     model: str
     trigger: Trigger = "submit"
+    preset_id: str | None = None  # the agent preset it ran with (``ledger.presets``), and which version of it
+    preset_version: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

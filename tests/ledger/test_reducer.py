@@ -157,6 +157,8 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
                     turn=turn,
                     model="x",
                     trigger="retry",
+                    preset_id=f"preset{len(attempts) % 2}",  # Retry with another preset
+                    preset_version=1 + len(attempts) % 3,
                 )
             )
             attempts.append((new, msg))
