@@ -15,6 +15,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, fields
 from typing import Any, Literal, get_args
@@ -137,6 +138,11 @@ def from_dict(data: dict[str, Any]) -> Preset:
         if required not in values:
             raise ValueError(f"preset: {required!r} is missing")
     return Preset(**values)
+
+
+def dumps(versions: list[Preset]) -> str:
+    """The presets file's (and the export's ``presets.json``) text: ``{"presets": [version, ...]}``."""
+    return json.dumps({"presets": [to_dict(p) for p in versions]}, ensure_ascii=False, indent=1)
 
 
 def latest(versions: list[Preset]) -> dict[str, Preset]:

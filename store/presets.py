@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ledger.errors import StoreError
-from ledger.presets import Preset, from_dict, to_dict
+from ledger.presets import Preset, dumps, from_dict
 from store.tinydb.storage import fsync_dir
 
 
@@ -85,7 +85,7 @@ class FilePresets:
 
     def _write(self, rows: list[Preset]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = json.dumps({"presets": [to_dict(p) for p in rows]}, ensure_ascii=False, indent=1)
+        data = dumps(rows)
         temp = self.path.with_name(f".tmp-{self.path.name}-{threading.get_ident()}")
         try:
             with open(temp, "w", encoding="utf-8") as handle:

@@ -5,7 +5,9 @@ preset is checked before it is saved."""
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from tests.support.engine import EngineFactory, current_attempt
 from tests.support.tools import demo_hub
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
+from ui.export import archive
 
 FRENCH = "You are Ada, a terse assistant. Answer in French."
 PIRATE = "You are Bonny. Answer like a pirate."
@@ -82,6 +85,11 @@ async def test_an_attempt_names_its_preset_version_in_the_ledger_and_the_export(
     (line,) = [e for e in exported if e["kind"] == "started"]
     assert (line["preset_id"], line["preset_version"]) == (ada.preset_id, 2)
     assert upstream.last.messages[0]["content"] == FRENCH + " Be kind."
+    zipped = zipfile.ZipFile(io.BytesIO(archive(engine)))  # "Download all chats": the ledger and the presets
+    (line,) = [json.loads(x) for x in zipped.read(f"{cid}.jsonl").decode().splitlines() if '"started"' in x]
+    kept = {(p["preset_id"], p["version"]): p for p in json.loads(zipped.read("presets.json"))["presets"]}
+    assert kept[(line["preset_id"], line["preset_version"])]["instructions"] == FRENCH + " Be kind."
+    assert kept[(ada.preset_id, 1)]["instructions"] == FRENCH
     # the version the attempt names stays readable after later edits and a deletion
     engine.presets.delete(ada.preset_id)
     assert engine.presets.get(ada.preset_id, 2) == edited
