@@ -2,8 +2,8 @@
 
 Guarantees: every action goes through the engine for the conversation the page shows (nothing without one); a
 refusal (``InputRejected``) becomes one notice and changes nothing (an edit keeps its editor open with the text);
-Retry and Edit use the model the page has picked unless one is named; a branch opens the new chat, with the text of
-a user message it was branched at as a draft in its box.
+Retry and Edit use the model and agent preset the page has picked unless one is named; a branch opens the new
+chat, with the text of a user message it was branched at as a draft in its box.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ class MessageActions:
         *,
         cid: Callable[[], str | None],
         model: Callable[[], str],
+        preset: Callable[[], str | None] = lambda: None,
         open_chat: Callable[[str], object],
         open_audit: Callable[[str], None],
         drafts: dict[str, str],
     ) -> None:
-        self.engine, self.cid, self.model = engine, cid, model
+        self.engine, self.cid, self.model, self.preset = engine, cid, model, preset
         self.open_chat, self.open_audit, self.drafts = open_chat, open_audit, drafts
 
     def actions(self) -> Actions:
@@ -43,13 +44,18 @@ class MessageActions:
             branch=self.branch,
             open_chat=self.open_chat,
             models=self.engine.settings.models,
+            presets=lambda: tuple((p.preset_id, p.name) for p in self.engine.presets.all()),
+            retry_preset=self.retry_preset,
         )
 
     async def retry(self, message_id: str, model: str | None = None) -> None:
-        await self._do_async(self.engine.retry, message_id, model or self.model())
+        await self._do_async(self.engine.retry, message_id, model or self.model(), self.preset())
+
+    async def retry_preset(self, message_id: str, preset: str) -> None:  # that preset's model, instructions, tools
+        await self._do_async(self.engine.retry, message_id, None, preset)
 
     async def edit(self, message_id: str, text: str) -> bool:
-        return await self._do_async(self.engine.edit, message_id, text, self.model()) is not None
+        return await self._do_async(self.engine.edit, message_id, text, self.model(), None, self.preset()) is not None
 
     def branch(self, message_id: str) -> None:
         made = self._do(self.engine.branch, message_id)

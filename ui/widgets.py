@@ -28,6 +28,8 @@ class Actions:
     branch: Callable[[str], None]
     open_chat: Callable[[str], object]
     models: tuple[str, ...] = ()
+    presets: Callable[[], tuple[tuple[str, str], ...]] = lambda: ()  # (id, name) of every agent preset
+    retry_preset: Callable[[str, str], Awaitable[None]] | None = None  # Retry with another preset
 
 
 class Switcher:
