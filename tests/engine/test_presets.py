@@ -167,3 +167,20 @@ async def test_a_preset_offers_only_its_tools_and_a_call_to_another_one_never_ru
     (tool_message,) = [m for m in second.messages if m["role"] == "tool"]
     assert "No tool named 'calculator' is available" in str(tool_message["content"])
     await hub.stop()
+
+
+async def test_the_demo_model_follows_a_presets_persona_and_language_and_ignores_them_without_one(
+    engines: EngineFactory, upstream: ScriptedUpstream
+) -> None:
+    engine = engines()
+    ada = saved(engine, "Ada", FRENCH)
+    plain_ada = saved(engine, "Ada in English", "You are Ada.")
+    answers = []
+    for preset in (ada.preset_id, plain_ada.preset_id, None):
+        cid = engine.create_conversation()
+        _, answer = await engine.submit(cid, "tell me about caching", preset=preset)  # nothing planned: the demo
+        await finished(engine, cid)
+        answers.append(current_attempt(engine, cid, answer).text)
+    assert answers[0].startswith("Bonjour, je suis Ada.") and "Dites-moi" in answers[0]
+    assert answers[1].startswith("Hello, I am Ada.") and "Bonjour" not in answers[1]
+    assert "Ada" not in answers[2] and "Bonjour" not in answers[2]
