@@ -8,11 +8,13 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from engine.engine import Engine
+from engine.request_view import requests_seen
 from ledger.codec import to_jsonl
 from ledger.decide import InputRejected
 from ledger.events import Started
@@ -29,6 +31,14 @@ PIRATE = "You are Bonny. Answer like a pirate."
 
 async def finished(engine: Engine, cid: str) -> None:
     await wait_until(lambda: not engine.is_streaming(cid), 20, "the turn to end")
+
+
+def told(engine: Engine) -> Callable[[str, int], str | None]:
+    def instructions(preset_id: str, version: int) -> str | None:
+        preset = engine.presets.get(preset_id, version)
+        return preset.instructions if preset is not None else None
+
+    return instructions
 
 
 def saved(engine: Engine, name: str, instructions: str, **values: object) -> Preset:
@@ -55,6 +65,22 @@ async def test_the_instructions_are_the_first_message_of_every_request_of_a_chat
         assert [m["role"] for m in record.messages].count("system") == 1
         assert (record.raw["temperature"], record.raw["top_p"], record.raw["max_tokens"]) == (0.3, 0.9, 300)
     assert ada_requests[1].messages[-1]["role"] == "tool"  # the step after the tool kept the instructions first
+    # the audit's "what the model saw", rebuilt from the ledger, is exactly what the upstream received
+    conv = engine.conversation(with_preset)
+    assert conv is not None
+    seen = [
+        request
+        for message_id in conv.message_ids
+        for attempt_id in conv.messages[message_id].attempt_ids
+        for request in requests_seen(engine.events(with_preset), attempt_id, told(engine), 20_000)
+    ]
+    assert [r.preset for r in seen] == [(ada.preset_id, 1)] * 3 and [r.step for r in seen] == [1, 2, 1]
+    for request, record in zip(seen, ada_requests, strict=True):
+        assert [(m.role, m.text) for m in request.messages] == [
+            (m["role"], m.get("content") or "") for m in record.messages
+        ]
+    assert seen[1].messages[2].tool_calls == ("current_time({})",)
+    assert seen[1].messages[3].tool_call_id == "call_t"
     upstream.reset()
     upstream.plan(Behavior(text="Plain."), Behavior(text="Default."))
     await engine.submit(without, "hello")  # no preset at all

@@ -59,6 +59,12 @@ async def test_a_preset_made_on_its_page_gives_a_new_chat_its_instructions_and_r
     await send(user, "hello")
     await wait_until(lambda: last_answer(user).status == "complete")
     assert upstream.last.messages[0] == {"role": "system", "content": "You are Ada. Answer in French."}
+    user.find(marker="audit-toggle").click()  # the audit panel: what the model saw, from the ledger
+    opener = await wait_until(lambda: elements(user, marker="model-saw-open"), 10, "the audit card")
+    opener[0].set_value(True)
+    shown = await wait_until(lambda: elements(user, marker="model-saw-message"), 10, "the messages sent")
+    texts = [str(getattr(e, "text", "")) for m in shown for e in m.descendants()]
+    assert "system" in texts and "You are Ada. Answer in French." in texts and "hello" in texts
     upstream.plan(Behavior(text="Hello, plain."))
     user.find(marker="retry-with-preset").click()
     user.find(marker="retry-preset-item").click()  # the one other preset: Default
