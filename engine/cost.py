@@ -43,6 +43,7 @@ class Cost:
 
 
 UNKNOWN = Cost(usd=None, unknown=1)
+PRICE_KEYS = ("input_cost_per_token", "output_cost_per_token")
 NOTHING = Cost(usd=0.0, attempts=0)
 
 
@@ -128,8 +129,8 @@ def has_price(model: str) -> bool:
         return False
     for name in (key, model, model.split("/", 1)[-1]):
         entry = ll.model_cost.get(name)
-        if isinstance(entry, dict) and ("input_cost_per_token" in entry or "output_cost_per_token" in entry):
-            return True
+        if isinstance(entry, dict) and any(entry.get(k) is not None for k in PRICE_KEYS):
+            return True  # a price of 0 is a price (a free model); a key litellm filled with None is none
     return False
 
 

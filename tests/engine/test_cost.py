@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from app.config import load_model_info
-from engine.cost import attempt_cost, chat_cost, turn_cost
+from engine.cost import attempt_cost, chat_cost, has_price, turn_cost
 from engine.engine import Engine
 from engine.files import models
 from engine.offline import litellm
@@ -136,3 +136,12 @@ async def test_a_model_the_map_does_not_know_stays_unknown_until_model_info_give
     (paid,) = chats[1].attempts.values()
     assert paid.metrics is not None and paid.metrics.input_tokens == 500
     assert attempt_cost(paid).usd == pytest.approx(500 * 2e-6 + paid.metrics.output_tokens * 1e-5)
+
+
+def test_a_model_info_entry_without_prices_leaves_the_model_unknown_not_free() -> None:
+    litellm()
+    models.declare({"openai/cost-test-window-only": {"max_input_tokens": 2000}})
+    models.declare({"openai/cost-test-window-only": {"supports_vision": True}})  # litellm fills the rest with None
+    models.declare({"openai/cost-test-free": {"input_cost_per_token": 0, "output_cost_per_token": 0}})
+    assert not has_price("openai/cost-test-window-only")
+    assert has_price("openai/cost-test-free") and has_price("openai/gpt-4o-mini")
