@@ -2,6 +2,7 @@
 
 .venv/bin/python -m docs.make_screenshots          # all of them
 .venv/bin/python -m docs.make_screenshots files    # only docs/files.png (attachments)
+.venv/bin/python -m docs.make_screenshots presets  # only docs/presets.png (an agent preset, a stopped answer's cost)
 """
 
 from __future__ import annotations
@@ -57,6 +58,36 @@ def files_shot(browser: Any, url: str) -> None:
     page.close()
 
 
+def presets_shot(browser: Any, tmp: Path) -> None:
+    """docs/presets.png: a chat with the preset Ada (the demo answers in French as Ada), a stopped answer with its
+    cost (the demo model priced by ``--model-info``), the chat's cost in the header."""
+    prices = Path(tmp) / "prices.json"
+    prices.write_text('{"openai/ledger-demo": {"input_cost_per_token": 3e-6, "output_cost_per_token": 1.5e-5}}')
+    app = AppProcess(Path(tmp) / "presets-data", None, "--model-info", str(prices)).start()
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 860})
+        page.set_default_timeout(30_000)
+        page.goto(app.url + "/presets")
+        page.wait_for_function("() => window.did_handshake === true")
+        page.get_by_role("button", name="New preset").click()
+        expect(page.get_by_label("Name")).to_have_value("")  # the new, empty form replaced the default's
+        page.get_by_label("Name").fill("Ada")
+        page.get_by_label("Instructions").fill("You are Ada. Answer in French.")
+        page.get_by_role("button", name="Save the preset").click()
+        page.get_by_role("button", name="Start a chat with this preset").click()
+        send(page, "Explain caching")
+        expect(page.locator(".lc-assistant").last).to_have_attribute("data-status", "complete")
+        send(page, "And retries, in more detail")
+        page.wait_for_timeout(1500)
+        page.get_by_role("button", name="Stop").click()
+        expect(page.locator(".lc-assistant").last).to_have_attribute("data-status", "interrupted")
+        page.wait_for_timeout(500)
+        page.screenshot(path=OUT / "presets.png")
+        page.close()
+    finally:
+        app.stop()
+
+
 def main() -> None:
     expect.set_options(timeout=30_000)
     only = sys.argv[1:]
@@ -67,6 +98,8 @@ def main() -> None:
                 browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
                 if not only or "files" in only:
                     files_shot(browser, app.url)
+                if not only or "presets" in only:
+                    presets_shot(browser, Path(tmp))
                 if only:
                     browser.close()
                     return

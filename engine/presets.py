@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from engine.offline import imported
 from engine.preset_request import AppliedPreset
 from engine.provider import ProviderConfig, takes_reasoning
 from engine.stamps import new_id, now_iso
@@ -99,7 +100,7 @@ class Presets:
             found.append(f"Model: {draft.model!r} is not one this app offers ({', '.join(models)}).")
         elif draft.reasoning_effort is not None:
             model = draft.model or models[0]
-            if not takes_reasoning(model):
+            if imported() is not None and not takes_reasoning(model):  # (never imports litellm on the loop)
                 found.append(f"Reasoning effort: {model} does not take one (litellm's model map says so).")
         health = self._health()
         servers = {h.name for h in health}

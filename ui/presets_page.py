@@ -16,6 +16,7 @@ from typing import Any
 from nicegui import ui
 
 from engine.engine import Engine, InputRejected
+from ledger.errors import StoreError
 from ledger.presets import DEFAULT_ID, REASONING_EFFORTS, Preset
 from ui.format import model_label
 from ui.notices import notice
@@ -153,8 +154,9 @@ class PresetsPage:
     def _save(self, draft: Preset) -> None:
         try:
             saved = self.engine.presets.save(self._read(draft))
-        except InputRejected as exc:
-            self.errors.set_text(str(exc).replace(". ", ".\n"))
+        except (InputRejected, StoreError) as exc:  # what was typed stays in the form
+            words = str(exc) if isinstance(exc, InputRejected) else f"Not saved: {exc}. What you typed is still here."
+            self.errors.set_text(words.replace(". ", ".\n"))
             self.errors.set_visibility(True)
             return
         notice(f"Saved {saved.name!r} (version {saved.version})", "positive")
@@ -163,7 +165,7 @@ class PresetsPage:
     def _duplicate(self, draft: Preset) -> None:
         try:
             copy = self.engine.presets.duplicate(draft.preset_id, draft.version)
-        except InputRejected as exc:
+        except (InputRejected, StoreError) as exc:
             notice(str(exc), "warning")
             return
         self.show(copy.preset_id)
@@ -171,7 +173,7 @@ class PresetsPage:
     def _delete(self, draft: Preset) -> None:
         try:
             self.engine.presets.delete(draft.preset_id)
-        except InputRejected as exc:
+        except (InputRejected, StoreError) as exc:
             notice(str(exc), "warning")
             return
         notice(f"Deleted {draft.name!r}; its versions stay readable in the chats that used them", "positive")

@@ -30,6 +30,7 @@ def test_a_preset_made_on_its_page_starts_a_chat_that_follows_its_instructions(
     page.get_by_role("button", name="Agent presets").click()
     expect(page).to_have_url(re.compile(r"/presets$"))
     page.get_by_role("button", name="New preset").click()
+    expect(page.get_by_label("Name")).to_have_value("")  # the new, empty form replaced the default preset's
     page.get_by_role("button", name="Save the preset").click()
     expect(page.get_by_role("alert")).to_contain_text("Name: a preset needs a name.")
     page.get_by_label("Name").fill("Ada")
