@@ -1,8 +1,9 @@
 """Which store the configuration asks for: PostgreSQL with ``--database-url``, else the TinyDB files of
 ``--data-dir``; and the blob store beside it (a ``blobs`` table in the same database, else files under
-``<data-dir>/blobs``). Guarantees: the back end's module is imported only when chosen (psycopg is not loaded for
-TinyDB); a read-only store gets blobs that never write. Server approval grants likewise: an ``approval_grants``
-table in the database, else ``<data-dir>/approval_grants.json`` (``store.grants``)."""
+``<data-dir>/blobs``), the agent presets likewise (``open_presets``), and the server approval grants: an
+``approval_grants`` table in the database, else ``<data-dir>/approval_grants.json`` (``store.grants``). Guarantees:
+the back end's module is imported only when chosen (psycopg is not loaded for TinyDB); a read-only store gets blobs
+that never write."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from app.config import AppConfig
 from store.api import EventStore
 from store.blobs import BlobStore
 from store.grants.api import GrantStore
+from store.presets import PresetStore
 
 
 def open_store(config: AppConfig, *, read_only: bool = False) -> EventStore:
@@ -35,7 +37,20 @@ def open_blobs(config: AppConfig, store: EventStore, *, read_only: bool = False)
     return FolderBlobs(config.data_dir / "blobs", read_only=read_only)
 
 
-def close_blobs(blobs: BlobStore | GrantStore) -> None:
+def open_presets(config: AppConfig, store: EventStore, *, read_only: bool = False) -> PresetStore:
+    """Where the agent presets are kept beside ``store``: the ``presets`` table, else ``<data-dir>/presets.json``."""
+    if config.database_url:
+        from store.postgres.presets import PgPresets
+        from store.postgres.store import PgStore
+
+        instance = store.instance if isinstance(store, PgStore) else "export"
+        return PgPresets.open(config.database_url, instance=instance, read_only=read_only)
+    from store.presets import FilePresets
+
+    return FilePresets(config.data_dir / "presets.json", read_only=read_only)
+
+
+def close_blobs(blobs: BlobStore | GrantStore | PresetStore) -> None:
     close = getattr(blobs, "close", None)
     if callable(close):
         close()

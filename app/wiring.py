@@ -30,7 +30,7 @@ READY_LINE = "Ledger Chat: the model client is loaded"
 def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None:
     from nicegui import Client, app, background_tasks
 
-    from app.stores import close_blobs, open_blobs, open_grants
+    from app.stores import close_blobs, open_blobs, open_grants, open_presets
     from engine.cluster import Cluster
     from engine.engine import Engine
     from engine.files import Files, models
@@ -55,6 +55,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     clusters: list[Cluster] = []
     files = Files(open_blobs(config, store), config.file_limits)
     grants = open_grants(config, store) if servers else None  # server approval grants (store.grants)
+    presets = open_presets(config, store)  # agent presets beside the ledger (a file, or a table)
     hub = ToolHub(servers, log_dir=config.data_dir / "logs", blobs=files.blobs, grants=grants) if servers else None
     if config.model_info is not None:
         models.declare(load_model_info(config.model_info))  # registered with litellm once it is imported
@@ -80,6 +81,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
             spawn=lambda coro, name: background_tasks.create(coro, name=name),
             others=tuple(provider_config(config, model, token) for model in config.models),
             files=files,
+            presets=presets,
         )
         engine = Engine(store, settings, hub)
         from app.telemetry import start_telemetry
@@ -108,6 +110,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
             await clusters.pop().close()
         await asyncio.to_thread(store.close)
         await asyncio.to_thread(close_blobs, files.blobs)
+        await asyncio.to_thread(close_blobs, presets)
         if hub is not None:
             await hub.stop()
             await asyncio.to_thread(close_blobs, hub.grants)

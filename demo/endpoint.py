@@ -37,6 +37,7 @@ from demo.agent import tool_move
 from demo.answers import demo_answer
 from demo.behavior import HOSTILE, Behavior, FaultTags, last_user
 from demo.dialects import DIALECTS, Dialect
+from demo.persona import follow
 from demo.stream import RequestRecord, hide_injected_drops, tracked
 
 __all__ = ["HOSTILE", "MAX_BODY_BYTES", "MAX_RECORDS", "Behavior", "DemoModel", "RequestRecord", "serve_in_thread"]
@@ -125,7 +126,8 @@ class DemoModel:
             record.status = behavior.status
             message = dialect.too_long if behavior.too_long else behavior.message
             return dialect.error(behavior.status, message, behavior.retry_after)
-        text = behavior.text if behavior.text is not None else demo_answer(last_user(parsed.messages))
+        prompt = last_user(parsed.messages)  # an agent preset's instructions shape the answer (demo.persona)
+        text = behavior.text if behavior.text is not None else follow(parsed.messages, demo_answer(prompt), prompt)
         return StreamingResponse(
             tracked(record, dialect.frames(record, behavior, text, parsed)),
             media_type=dialect.media_type,

@@ -5,6 +5,7 @@
 .venv/bin/python -m docs.make_screenshots question # only docs/question.png (a tool's question)
 .venv/bin/python -m docs.make_screenshots compaction  # only docs/compaction.png (a 1,500-token window)
 .venv/bin/python -m docs.make_screenshots approval # only docs/approval.png (a tool waiting for approval)
+.venv/bin/python -m docs.make_screenshots presets  # only docs/presets.png (an agent preset, a stopped answer's cost)
 """
 
 from __future__ import annotations
@@ -119,6 +120,36 @@ def approval_shot(browser: Any, url: str) -> None:
     page.close()
 
 
+def presets_shot(browser: Any, tmp: Path) -> None:
+    """docs/presets.png: a chat with the preset Ada (the demo answers in French as Ada), a stopped answer with its
+    cost (the demo model priced by ``--model-info``), the chat's cost in the header."""
+    prices = Path(tmp) / "prices.json"
+    prices.write_text('{"openai/ledger-demo": {"input_cost_per_token": 3e-6, "output_cost_per_token": 1.5e-5}}')
+    app = AppProcess(Path(tmp) / "presets-data", None, "--model-info", str(prices)).start()
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 860})
+        page.set_default_timeout(30_000)
+        page.goto(app.url + "/presets")
+        page.wait_for_function("() => window.did_handshake === true")
+        page.get_by_role("button", name="New preset").click()
+        expect(page.get_by_label("Name")).to_have_value("")  # the new, empty form replaced the default's
+        page.get_by_label("Name").fill("Ada")
+        page.get_by_label("Instructions").fill("You are Ada. Answer in French.")
+        page.get_by_role("button", name="Save the preset").click()
+        page.get_by_role("button", name="Start a chat with this preset").click()
+        send(page, "Explain caching")
+        expect(page.locator(".lc-assistant").last).to_have_attribute("data-status", "complete")
+        send(page, "And retries, in more detail")
+        page.wait_for_timeout(1500)
+        page.get_by_role("button", name="Stop").click()
+        expect(page.locator(".lc-assistant").last).to_have_attribute("data-status", "interrupted")
+        page.wait_for_timeout(500)
+        page.screenshot(path=OUT / "presets.png")
+        page.close()
+    finally:
+        app.stop()
+
+
 def main() -> None:
     expect.set_options(timeout=30_000)
     only = sys.argv[1:]
@@ -133,6 +164,8 @@ def main() -> None:
                     question_shot(browser, app.url)
                 if not only or "compaction" in only:
                     compaction_shot(browser, Path(tmp))
+                if not only or "presets" in only:
+                    presets_shot(browser, Path(tmp))
                 if not only or "approval" in only:
                     approval_shot(browser, app.url)
                 if only:

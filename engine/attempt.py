@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,7 +33,6 @@ from engine.stamps import AttemptIds, attempt_ids
 from engine.text import valid_text
 from engine.tools.approval import Answer
 from engine.tools.asking import PendingQuestion
-from ledger.approval_events import ApprovalMode
 from ledger.events import (
     AnyEvent,
     Block,
@@ -136,7 +135,6 @@ class AttemptRun:
     tool_seconds: float = 0.0
     questions: dict[str, PendingQuestion] = field(default_factory=dict)  # a tool's questions waiting (by id)
     approvals: dict[str, asyncio.Future[Answer]] = field(default_factory=dict)
-    approval_overrides: Mapping[str, ApprovalMode] | None = None  # a preset's modes per tool or "*" (None: none)
     _pieces: list[str] = field(default_factory=list)
     _writing: dict[int, _Writing] = field(default_factory=dict)
     _keys: dict[int, int] = field(default_factory=dict)  # the provider's index -> the call being written

@@ -2,26 +2,22 @@
 door), delete, viewers leaving and coming back, recovery and shutdown.
 
 Guarantees:
-- What a command may do and what it appends is decided by ``ledger.decide`` (refusals raise ``InputRejected``);
-  the engine adds what the ledger cannot know: ids, the model, whether saving works, whether an answer streams.
+- What a command may do and appends is decided by ``ledger.decide`` (refusals raise ``InputRejected``); the engine
+  adds what the ledger cannot know: ids, the model and preset, whether saving works, whether an answer streams.
 - Every event goes through the read side (``engine.read_side``): stamped, given its seq by the store, reduced into
-  ``state``, handed to subscribers, in that order: ``state`` is always ``replay(store events)``. The read members
-  below only pass the read side on.
+  ``state``, handed to subscribers, in that order: ``state`` is always ``replay(store events)``.
 - Each running attempt is owned by its ``AttemptWorker`` (``engine.worker``) from ``started`` to ``persisted``.
   ``cancel`` hands every source to that owner's one cancel entry (a timeout comes in there by itself); a cancel for
   an older turn, or for another attempt than the one given, does nothing. Deleting awaits a discard-cancel first;
   afterwards the store refuses any write for that conversation.
-- Send, Edit and Retry start through ``engine.compacting``: when the request would not fit the model's input
-  window, a compaction (an attempt of its own) runs first; ``compact``/``compact_and_retry``/``meter`` are its.
-- Other instances on the same database are asked through ``peers`` (``engine.peers``: ``ALONE`` until
-  ``engine.cluster`` joins): every attempt is claimed there before its first event is appended (a refused claim
-  starts nothing and raises ``InputRejected``: ``engine.starting``); an attempt another instance runs is
-  cancelled by its owner with its attempt id and turn, and Send, Retry and delete first wait briefly until this
-  instance may write the conversation.
-- While the store cannot save (``health().saving_fails``), nothing new is started: creating a conversation, Send,
-  Retry and branching raise ``InputRejected`` with the reason; what is already running goes on, kept in memory.
-- ``files`` (``engine.files.Files``): Send, Edit and Retry refuse, before appending, files the model cannot take
-  (``engine.files.admit``); deleting a chat deletes the blobs no other live chat names (``engine.files.collect``).
+- Send, Edit, Retry and a queued message start through ``engine.compacting`` (a compaction first when the request
+  would not fit the model's window), with the model and agent preset chosen (``engine.presets``).
+- Other instances on the same database are asked through ``peers`` (``ALONE`` until ``engine.cluster`` joins): an
+  attempt is claimed there before its first event (a refused claim starts nothing: ``engine.starting``); another
+  instance's attempt is cancelled by its owner; Send, Retry, delete first wait until this one may write.
+- While the store cannot save, nothing new is started (``InputRejected`` with the reason); what runs goes on.
+- Send, Edit, Retry refuse files the model cannot take (``engine.files.admit``); deleting a chat deletes the blobs
+  no other live chat names (``engine.files.collect``).
 - A conversation leaves memory (``drop``) when its last viewer leaves and nothing streams in it, once an answer
   that ended by itself has nobody watching, and after a rename or recovery no page asked for (once saved).
 """
@@ -44,6 +40,8 @@ from engine.files.collect import referenced_by, unreferenced
 from engine.offline import start_import
 from engine.peers import ALONE, LiveElsewhere, Peers
 from engine.presence import Presence
+from engine.presets import Presets, new_attempt
+from engine.provider import ProviderConfig
 from engine.queue import Ids, MessageQueue
 from engine.read_side import ReadSide
 from engine.runtimes import Runtime, Runtimes
@@ -55,12 +53,12 @@ from engine.tools.hub import ServerHealth, ToolHub
 from engine.worker import Workplace, recover
 from ledger import decide
 from ledger.decide import InputRejected as InputRejected
-from ledger.decide import NewAttempt
 from ledger.events import ApprovalScope, CancelSource, Created, Deleted
 from ledger.state import ConversationState, State
 from store.api import EventStore
 
 log = logging.getLogger("ledger_chat.engine")
+Choice = tuple[str | None, str | None]  # (model, agent preset id) of a new attempt
 
 
 class Engine:
@@ -68,13 +66,14 @@ class Engine:
         start_import()  # 4-7 s once per process, on a thread: a turn awaits it before its timeouts start
         self.store, self.settings, self.tools, self.files = store, settings, tools, settings.files
         self.peers: Peers = ALONE
+        self.presets = Presets(settings.presets, settings.provider_for, lambda: settings.models, self.tool_health)
         self._runtimes = Runtimes()
         read = self.read = ReadSide(store)
         presence = self._presence = Presence(read, self._runtimes, settings, self._cancel_turn, self._elsewhere)
         self.queued = MessageQueue(self, self._runtimes, presence.ended)  # sent after an answer (engine.queue)
         self._place = self.queued.place = Workplace(read.append, settings, tools, self.queued.ended)
         c = self._compactor = Compactor(read, settings, self._place, self._runtimes, lambda: self.peers)
-        self.meter, self.compact, self._provider = c.meter, c.compact, c.provider  # the context meter, compaction
+        self.meter, self.compact = c.meter, c.compact  # the context meter, compaction
         self.compact_and_retry, self.retry_compaction = c.compact_and_retry, c.retry  # (engine.compacting)
         self.queued.begin = c.start  # a queued message is an answer like any: a compaction first when it must
         # what pages read is the read side's own (engine.read_side); leaving and coming back is engine.presence's
@@ -92,16 +91,13 @@ class Engine:
     def state(self) -> State:  # the loaded conversations (``ReadSide.state``)
         return self.read.state
 
-    # --- what runs here, and the other instances ---------------------------------------------------------------
-
     def is_streaming(self, cid: str) -> bool:  # whether an answer streams in it, here or on another instance
         return self.is_running_here(cid) or self._elsewhere(cid) is not None
 
-    def is_running_here(self, cid: str) -> bool:
+    def is_running_here(self, cid: str) -> bool:  # (its worker is ``self._runtimes.active(cid)``)
         return self._runtimes.active(cid) is not None
 
-    def active_run(self, cid: str) -> AttemptRun | None:
-        """The record of the attempt running here in this conversation, if any."""
+    def active_run(self, cid: str) -> AttemptRun | None:  # the record of the attempt running here, if any
         worker = self._runtimes.active(cid)
         return worker.run if worker is not None else None
 
@@ -116,8 +112,7 @@ class Engine:
         return self.tools.health() if self.tools is not None else ()
 
     def decide_tool(self, cid: str, call_id: str, run_it: bool, scope: ApprovalScope = "once") -> None:
-        """The user's Run (``run_it``, for this call, this chat or this server) or Skip for a call that waits (here,
-        or on the instance that runs the attempt: ``engine.approval_route``)."""
+        """Run (for this call, this chat or this server) or Skip, here or where it runs (``engine.approval_route``)."""
         route_answer(self._runtimes.active(cid), self.peers, self.spawn, cid, (call_id, run_it, scope))
 
     # --- commands ----------------------------------------------------------------------------------------------
@@ -129,8 +124,7 @@ class Engine:
         return cid
 
     async def start_conversation(self, title: str = "") -> str:
-        """``create_conversation`` with the conversation taken for writing first, off the event loop (a shared
-        database that does not answer raises ``StoreError`` saying why, and the page never stalls on it)."""
+        """``create_conversation``, taken for writing first, off the loop (no database answer: ``StoreError``)."""
         self._require_saving(await self.read.saving_fails())
         cid = new_id("conv")
         await self.peers.writable(cid)
@@ -142,38 +136,41 @@ class Engine:
         self.read.append(renamed)
         self._presence.release(cid)  # renamed from the list: not kept in memory unless a page shows it
 
-    async def send(self, cid: str, text: str, model: str | None = None, attachments: Attached = ()) -> Ids:
-        """Send a user message (with ``attachments``, from ``files.accept``) after the shown path's last answer,
-        answered by ``model`` (default the app's); returns (user message id, answer id). Raises ``InputRejected``
-        before anything is appended (the caller keeps the text and the files)."""
-        return await self._send(cid, text, edit_of=None, model=model, files=attachments)
+    async def send(
+        self, cid: str, text: str, model: str | None = None, attachments: Attached = (), preset: str | None = None
+    ) -> Ids:
+        """A user message after the shown path's last answer, answered with agent ``preset`` by ``model`` (default:
+        the preset's, else the app's); (user id, answer id) or InputRejected."""
+        return await self._send(cid, text, edit_of=None, model=(model, preset), files=attachments)
 
     submit = send
 
     async def edit(
-        self, cid: str, message_id: str, text: str, model: str | None = None, attachments: Attached | None = None
-    ) -> Ids:
-        """A new version of a sent user message (``attachments`` None: the same files), with a new answer; what
-        followed the old version stays in its branch. A streaming answer is stopped first. (user id, answer id)."""
+        self, cid: str, message_id: str, text: str, model: str | None = None, attachments: Attached | None = None,
+        preset: str | None = None,
+    ) -> Ids:  # fmt: skip
+        """A new version of a sent user message (``attachments`` None: the same files) with a new answer; what
+        followed the old one stays in its branch; a streaming answer is stopped first."""
         decide.editable(conv := self._require(cid), message_id)
         files = kept(conv, message_id) if attachments is None else attachments
         decide.check_text(text, self.settings.limits.max_input_chars, files=bool(files))
-        await admit(self.files, conv, self._provider(model).model, files, until=message_id)
+        await admit(self.files, conv, self._provider((model, preset)).model, files, until=message_id)
         await self.cancel(cid, "user")
-        return await self._send(cid, text, edit_of=message_id, model=model, files=files)
+        return await self._send(cid, text, edit_of=message_id, model=(model, preset), files=files)
 
-    async def retry(self, cid: str, message_id: str | None = None, model: str | None = None) -> str:
-        """A new attempt for an answer (default: the last one shown), stopping a streaming answer first; later
-        turns stay with the old attempt, in their branch. Returns the new attempt's id."""
+    async def retry(
+        self, cid: str, message_id: str | None = None, model: str | None = None, preset: str | None = None
+    ) -> str:
+        """A new attempt for an answer (default: the last shown), a streaming one stopped first; its id."""
         target = decide.retry_target(self._require(cid), message_id)
-        provider = self._provider(model)
+        provider = self._provider((model, preset))
         await admit(self.files, self._require(cid), provider.model, (), until=target)
         self._require_saving(await self.read.saving_fails())
         await self.cancel(cid, "user")
         await self.peers.writable(cid)
         rt = self._runtimes.of(cid)
         async with rt.lock:
-            new = NewAttempt(new_id("att"), provider.model)
+            new = new_attempt(provider)
             retrying, started = decide.retry(self._require(cid), target, new, streaming=self._streams(rt))
             await self._compactor.start(rt, retrying, started, Starting(provider, self._view(cid), self._place))
         return new.attempt_id
@@ -256,8 +253,7 @@ class Engine:
         return recovered
 
     # --- internals ---------------------------------------------------------------------------------------------
-
-    async def _send(self, cid: str, text: str, *, edit_of: str | None, model: str | None, files: Attached) -> Ids:
+    async def _send(self, cid: str, text: str, *, edit_of: str | None, model: Choice, files: Attached) -> Ids:
         decide.check_text(text, self.settings.limits.max_input_chars, files=bool(files))
         provider = self._provider(model)
         await admit(self.files, self._require(cid), provider.model, files, until=edit_of)
@@ -267,7 +263,7 @@ class Engine:
         rt = self._runtimes.of(cid)
         async with rt.lock:
             conv, streaming = self._require(cid), self._streams(rt)
-            user_id, answer_id, new = new_id("msg"), new_id("msg"), NewAttempt(new_id("att"), provider.model)
+            user_id, answer_id, new = new_id("msg"), new_id("msg"), new_attempt(provider)
             submitted, started = decide.send(
                 conv, valid_text(text), new, user_id=user_id, answer_id=answer_id, edit_of=edit_of,
                 streaming=streaming, attachments=files,
@@ -287,6 +283,9 @@ class Engine:
 
     def _view(self, cid: str) -> View:
         return lambda: self.conversation(cid)
+
+    def _provider(self, choice: Choice) -> ProviderConfig:  # (model, preset): ``Presets.provider`` says why not
+        return self.presets.provider(choice[1], choice[0])
 
     def _require_saving(self, reason: str | None = "") -> None:
         reason = self.store.health().saving_fails if reason == "" else reason  # "": ask the store now

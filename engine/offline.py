@@ -75,6 +75,11 @@ def rehearse(model: str) -> None:
         log.debug("the rehearsal stream failed", exc_info=True)
 
 
+def imported() -> ModuleType | None:
+    """The module if its import has finished, else None (never waits: for readers on the event loop)."""
+    return _module
+
+
 async def ready() -> ModuleType:
     """The module, once imported; waits on a worker thread while the import runs elsewhere."""
     return _module if _module is not None else await asyncio.to_thread(litellm)

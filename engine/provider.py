@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from engine.offline import litellm
+from engine.preset_request import AppliedPreset
 from engine.redaction import redact_url
 from ledger.events import Param, Usage
 
@@ -52,6 +53,13 @@ class ProviderConfig:
     temperature: float | None = None
     max_tokens: int | None = None
     http_timeout: float = 120.0
+    top_p: float | None = None
+    reasoning_effort: str | None = None  # sent only when litellm says the model takes it
+    preset: AppliedPreset | None = None  # the agent preset version it runs with (``engine.presets``)
+
+    @property
+    def preset_key(self) -> tuple[str, int] | None:
+        return self.preset.key if self.preset is not None else None
 
     def public_params(self) -> tuple[Param, ...]:
         """Request parameters safe to record: never the key, never headers."""
@@ -62,6 +70,10 @@ class ProviderConfig:
             params.append(Param(name="temperature", value=self.temperature))
         if self.max_tokens is not None:
             params.append(Param(name="max_tokens", value=self.max_tokens))
+        if self.top_p is not None:
+            params.append(Param(name="top_p", value=self.top_p))
+        if self.reasoning_effort is not None and takes_reasoning(self.model):
+            params.append(Param(name="reasoning_effort", value=self.reasoning_effort))
         return tuple(params)
 
 
@@ -199,6 +211,18 @@ def request_kwargs(
         kwargs["temperature"] = config.temperature
     if config.max_tokens is not None:
         kwargs["max_tokens"] = config.max_tokens
+    if config.top_p is not None:
+        kwargs["top_p"] = config.top_p
+    if config.reasoning_effort is not None and takes_reasoning(config.model):
+        kwargs["reasoning_effort"] = config.reasoning_effort
     if tools:
         kwargs["tools"] = tools
     return kwargs
+
+
+def takes_reasoning(model: str) -> bool:
+    """Whether litellm's model map (or ``--model-info``) says ``model`` takes a reasoning effort."""
+    try:
+        return bool(litellm().supports_reasoning(model=model))
+    except Exception:  # noqa: BLE001 - litellm raises several types for a model it does not know
+        return False

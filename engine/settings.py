@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from engine.files import Files
 from engine.provider import ProviderConfig
+from store.presets import MemoryPresets, PresetStore
 
 Spawner = Callable[[Coroutine[Any, Any, None], str], "asyncio.Task[None]"]
 LeavePolicy = Literal["continue", "cancel"]
@@ -69,6 +70,7 @@ class EngineSettings:
     spawn: Spawner = field(default=asyncio_spawn, repr=False)
     others: tuple[ProviderConfig, ...] = ()
     files: Files = field(default_factory=Files, repr=False)
+    presets: PresetStore = field(default_factory=MemoryPresets, repr=False)  # where agent presets are kept
 
     def __post_init__(self) -> None:
         if not self.provider.model.strip():

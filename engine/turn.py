@@ -24,6 +24,7 @@ from engine.attempt import AttemptRun, Broken, Completed, Outcome
 from engine.failures import Failure
 from engine.files.content import messages_async
 from engine.offline import ready
+from engine.preset_request import offered, with_instructions
 from engine.settings import EngineSettings
 from engine.streaming import stream_step
 from engine.tools.hub import ToolHub
@@ -42,7 +43,8 @@ async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | Non
         if run.lost:  # another instance owns the attempt's end: no further model call
             return Completed(None, None)
         run.begin_step(number)
-        outcome = await stream_step(run, settings, hub.schemas() if hub is not None and run.purpose == "answer" else [])
+        offer = offered(hub, run.provider.preset) if run.purpose == "answer" else []  # a summary offers no tools
+        outcome = await stream_step(run, settings, offer)
         if isinstance(outcome, Broken):
             return outcome
         run.step_usage.append(outcome.usage)
@@ -72,12 +74,13 @@ async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | Non
 
 async def first_messages(run: AttemptRun, settings: EngineSettings) -> list[dict[str, Any]]:
     """The history the attempt was started with (``run.context_ids``), its files as content parts
-    (``engine.files.content``) and tool results as ``engine.tools.result_parts`` makes them."""
+    (``engine.files.content``) and tool results as ``engine.tools.result_parts`` makes them, after the preset's
+    instructions (``engine.preset_request.with_instructions``: the one place they enter a request)."""
     conv = run.view()
     if conv is None or run.message_id not in conv.messages:
-        return run.messages
+        return with_instructions(run.messages, run.provider.preset)
     history = model_history(conv, until_message_id=run.message_id, tool_result_chars=settings.limits.tool_result_chars)
-    return await messages_async(history, run.model, settings.files.read)
+    return with_instructions(await messages_async(history, run.model, settings.files.read), run.provider.preset)
 
 
 def total_usage(steps: list[Usage | None]) -> Usage | None:

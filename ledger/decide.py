@@ -33,6 +33,7 @@ class NewAttempt:
 
     attempt_id: str
     model: str
+    preset: tuple[str, int] | None = None  # the agent preset (id, version) it runs with
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,4 +182,6 @@ def _started(cid: str, new: NewAttempt, answer_id: str, user_id: str, turn: int,
         turn=turn,
         model=new.model,
         trigger=trigger,
+        preset_id=new.preset[0] if new.preset else None,
+        preset_version=new.preset[1] if new.preset else None,
     )

@@ -36,13 +36,9 @@ from ledger.agent_events import (
 from ledger.question_events import QuestionEvent as QuestionEvent
 from ledger.question_events import QuestionAsked as QuestionAsked, QuestionAnswered as QuestionAnswered
 from ledger.queue_events import QueueEvent
-from ledger.approval_events import (
-    ApprovalAsked as ApprovalAsked,
-    ApprovalEvent as ApprovalEvent,
-    ApprovalGiven as ApprovalGiven,
-    ApprovalScope as ApprovalScope,
-    GrantRevoked as GrantRevoked,
-)
+from ledger.approval_events import ApprovalAsked as ApprovalAsked, ApprovalEvent as ApprovalEvent
+from ledger.approval_events import ApprovalGiven as ApprovalGiven, ApprovalScope as ApprovalScope
+from ledger.approval_events import GrantRevoked as GrantRevoked
 from ledger.values import (
     PARTIAL_KEEPING_SOURCES as PARTIAL_KEEPING_SOURCES,
     Attachment as Attachment,
@@ -105,6 +101,8 @@ class Started(Event):
     trigger: Trigger = "submit"
     purpose: Purpose = "answer"  # "compaction": a summary of the turns up to ``through`` (ledger.compaction)
     through: str | None = None  # a compaction: the attempt (or user message) its summary reaches
+    preset_id: str | None = None  # the agent preset it ran with (``ledger.presets``), and which version of it
+    preset_version: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -76,6 +76,7 @@ def started(conv: ConversationState, event: Started) -> ConversationState:
         number=len(message.attempt_ids) + 1,
         model=event.model,
         trigger=event.trigger,
+        preset=(event.preset_id, event.preset_version or 1) if event.preset_id is not None else None,
         started_ts=event.ts,
     )
     messages[event.message_id] = message._replace(

@@ -28,7 +28,9 @@ from ledger.state import AttemptState, ConversationState, MessageState, ToolCall
 from ui.approval_card import Decide
 from ui.format import clock, error_title, metrics_line, model_label, stopped_text
 from ui.markdown_stream import MarkdownStream
+from ui.money import answer_cost
 from ui.notices import notice
+from ui.preset_picker import retry_with_preset
 from ui.question_form import AnswerFn
 from ui.tool_card import ToolCard
 from ui.widgets import Actions, Switcher, TimeLabel
@@ -155,7 +157,8 @@ class AssistantMessageView:
             self.root.props["data-attempt"] = f"{number}/{total}"
             self.typing.set_visibility(attempt.is_live)
             self._build_status_row(message, attempt)
-        footer = " · ".join(p for p in (model_label(attempt.model), metrics_line(attempt.metrics)) if p)
+        cost = answer_cost(self._conv, attempt) if self._conv is not None else ""  # ui.money: ~ when estimated
+        footer = " · ".join(p for p in (model_label(attempt.model), metrics_line(attempt.metrics), cost) if p)
         if footer != self._footer:
             self._footer = footer
             self.footer.set_text(footer)
@@ -212,6 +215,7 @@ class AssistantMessageView:
                                 f"Retry with {model_label(model)}",
                                 on_click=lambda model=model: self.actions.retry(self.message_id, model),
                             )
+                retry_with_preset(self.actions, self.message_id, attempt.preset[0] if attempt.preset else None)
             for new_cid in message.branches:
                 ui.button("Branched into a new chat", icon="call_split").props("flat dense no-caps size=sm").on_click(
                     lambda cid=new_cid: self.actions.open_chat(cid)

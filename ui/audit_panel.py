@@ -23,6 +23,7 @@ from ledger.waterfall import Waterfall, waterfalls
 from ui.audit_words import audit_counters, audit_heading, phase_detail, phase_label
 from ui.export import conversation_markdown
 from ui.format import clock
+from ui.model_saw import model_saw
 from ui.notices import notice
 from ui.waterfall import WaterfallView
 from ui.widgets import TimeLabel
@@ -171,6 +172,7 @@ class AuditPanel:
                                         ui.label(detail).classes("lc-meta break-words")
                     if a.status != "streaming" and self.cid is not None:
                         self._waterfall(self.cid, a.attempt_id)
+                        model_saw(self.engine, self.cid, a.attempt_id)  # the exact messages of each request
 
     def _waterfall(self, cid: str, attempt_id: str) -> None:
         """The attempt's waterfall and replay, folded and drawn when its expansion is first opened."""

@@ -33,6 +33,7 @@ from ui.header import build_header, model_of
 from ui.health_banner import HealthBanner
 from ui.message_actions import MessageActions
 from ui.notices import notice
+from ui.preset_picker import PresetBar, preset_of
 from ui.queued import QueuedPanel
 from ui.refresh import RefreshScheduler
 from ui.sidebar import Sidebar
@@ -54,7 +55,7 @@ def not_recorded(exc: StoreError) -> str:
 
 
 class ChatPage:
-    def __init__(self, context: PageContext, cid: str | None) -> None:
+    def __init__(self, context: PageContext, cid: str | None, preset: str | None = None) -> None:
         self.context = context
         self.engine = context.require_engine()
         self.cid = cid
@@ -67,6 +68,8 @@ class ChatPage:
         self.drafts: dict[str, str] = {}  # "" = the new chat; per chat, the message box text while switched away
         self.draft_files: dict[str, tuple[Attachment, ...]] = {}  # and the files attached to it
         self.files = files_of(self.engine)
+        self.preset = preset_of(self.engine, self.engine.conversation(cid) if cid else None, preset)
+        self.model = self._preset_model() if preset else self.model
 
     def build(self) -> None:
         add_style()
@@ -78,6 +81,7 @@ class ChatPage:
             on_model=self._use_model,
             toggle_chats=lambda: self.left.toggle(),
             toggle_audit=lambda: self.right.toggle(),
+            extra=self._preset_bar,
         )
         with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer") as self.left:
             self.sidebar = Sidebar(self.engine, self.cid, self.switch_to, self.after_delete)
@@ -95,11 +99,12 @@ class ChatPage:
                 self.engine,
                 cid=lambda: self.cid,
                 model=lambda: self.model,
+                preset=lambda: self.preset,
                 open_chat=lambda cid: background_tasks.create(self.switch_to(cid), name="open chat"),
                 open_audit=self.open_audit,
                 drafts=self.context.drafts,
             )
-            edit_files = EditFiles(self.files, self.engine, lambda: self.cid, lambda: self.model)
+            edit_files = EditFiles(self.files, self.engine, lambda: self.cid, lambda: self.model, lambda: self.preset)
             self.transcript = Transcript(actions.actions(), demo=self.context.demo, files=edit_files)
             self.queued = QueuedPanel(self.engine, lambda: self.cid)  # messages sent after the answer (ui.queued)
         with ui.footer().classes("lc-footer"):
@@ -139,6 +144,7 @@ class ChatPage:
             return
         self.shown_attempt = self.transcript.render(conv)
         self.grants.follow(self.cid, conv)
+        self.bar.update(conv)  # the chat's cost in the header
         self.composer.show_streaming(self.shown_attempt is not None)
         self.meter.show(conv)
         if conv is not None:
@@ -177,6 +183,8 @@ class ChatPage:
         if self.composer.tray is not None:
             self.composer.tray.set(self.draft_files.pop(cid or "", ()))
         self.model = model_of(self.engine.conversation(cid) if cid else None, self.engine.settings.models)
+        self.preset = preset_of(self.engine, self.engine.conversation(cid) if cid else None)
+        self.bar.show(self.preset)
         if self.picker is not None:
             self.picker.value = self.model
         self.sidebar.select(cid)
@@ -215,7 +223,7 @@ class ChatPage:
             queue = self.engine.queued.add if self.engine.is_streaming(self.cid) else None  # sent after the answer
             if queue is not None and await queue(self.cid, text, self.model, attachments) is not None:
                 return None
-            await self.engine.send(self.cid, text, model=self.model, attachments=attachments)
+            await self.engine.send(self.cid, text, model=self.model, attachments=attachments, preset=self.preset)
         except InputRejected as exc:
             return str(exc)
         except StoreError as exc:
@@ -242,6 +250,19 @@ class ChatPage:
     def _use_model(self, model: str) -> None:
         self.model = model
         self.meter.model_changed()
+
+    def _preset_bar(self) -> None:  # in the header: the agent preset, the chat's cost, a link to the presets
+        self.bar = PresetBar(self.engine, self.preset, self._use_preset)
+
+    def _use_preset(self, preset: str) -> None:  # the model picker follows the preset's model
+        self.preset, self.model = preset, self._preset_model(preset)
+        if self.picker is not None:
+            self.picker.value = self.model
+
+    def _preset_model(self, preset: str | None = None) -> str:
+        chosen = self.engine.presets.get(preset or self.preset)
+        models = self.engine.settings.models
+        return chosen.model if chosen is not None and chosen.model in models else models[0]
 
     def _announce(self, conv: ConversationState) -> None:
         """Tell a screen reader once when an answer ends (never per token)."""

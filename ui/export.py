@@ -4,7 +4,9 @@ Guarantees: the Markdown holds exactly the messages shown (the selected path), e
 how it ended, tool calls with their arguments and results (long results cut, with a note), reasoning left out;
 the archive holds, per conversation, its JSON Lines ledger (the public format of docs/ledger.md) and its Markdown,
 and once each the bytes of every file those ledgers name, as ``files/<sha256>`` (a file that is gone is left out:
-the ledger still names it). The Markdown names each attached file and where its bytes are in the archive.
+the ledger still names it); ``presets.json`` (every version of every agent preset: what attempts were told) and
+``costs.json`` (each attempt priced, summed per chat and in all: ``engine.cost``). The Markdown names each
+attached file and where its bytes are in the archive.
 Both are made from the engine's state and ledger, in memory, and never include a key or token. The archive
 covers every conversation, loaded or not (those not loaded are read one at a time and not kept);
 ``archive_async`` builds it in a worker thread, so the event loop never waits for the files.
@@ -14,12 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import zipfile
 from collections.abc import Iterable
 
+from engine.cost import CostReport
 from engine.engine import Engine
 from engine.files.collect import referenced_by
 from ledger.codec import to_jsonl
+from ledger.presets import dumps
 from ledger.state import ConversationState
 from ledger.tree import selected_path
 from ui.format import model_label, stopped_text
@@ -67,9 +72,11 @@ def archive(engine: Engine) -> bytes:
 
 
 def _zip(engine: Engine, conversations: Iterable[ConversationState]) -> bytes:
-    buffer, written = io.BytesIO(), set[str]()
+    buffer, written, costs = io.BytesIO(), set[str](), CostReport()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
+        zipped.writestr("presets.json", dumps(engine.presets.versions()))  # every version of every preset
         for conv in conversations:
+            costs.add(conv)
             cid = conv.conversation_id
             zipped.writestr(f"{cid}.jsonl", "".join(to_jsonl(engine.events(cid))).encode("utf-8", "replace"))
             zipped.writestr(f"{cid}.md", conversation_markdown(conv).encode("utf-8", "replace"))
@@ -78,4 +85,5 @@ def _zip(engine: Engine, conversations: Iterable[ConversationState]) -> bytes:
                 if data is not None:
                     zipped.writestr(f"files/{sha}", data)
                     written.add(sha)
+        zipped.writestr("costs.json", json.dumps(costs.as_dict(), indent=1))  # per attempt, per chat and in all
     return buffer.getvalue()

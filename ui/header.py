@@ -24,6 +24,7 @@ def build_header(
     on_model: Callable[[str], None],
     toggle_chats: Callable[[], object],
     toggle_audit: Callable[[], object],
+    extra: Callable[[], object] | None = None,
 ) -> ui.select | None:
     """Build the header; returns the model picker (None when one model is offered)."""
     picker: ui.select | None = None
@@ -41,6 +42,8 @@ def build_header(
             picker.classes("lc-model-picker").mark("model-picker")
         else:
             ui.label(badge).classes("lc-model-badge").mark("model-label")
+        if extra is not None:  # the agent preset picker and the chat's cost (``ui.preset_picker``)
+            extra()
         ui.space()
         with ui.button().props('flat round dense color=white aria-label="Switch between light and dark"') as theme:
             ui.icon("dark_mode").classes("lc-when-light")

@@ -2,8 +2,8 @@
 
 Guarantees: every action goes through the engine for the conversation the page shows (nothing without one); a
 refusal (``InputRejected``) becomes one notice and changes nothing (an edit keeps its editor open with the text);
-Retry and Edit use the model the page has picked unless one is named; a branch opens the new chat, with the text of
-a user message it was branched at as a draft in its box.
+Retry and Edit use the model and agent preset the page has picked unless one is named; a branch opens the new
+chat, with the text of a user message it was branched at as a draft in its box.
 """
 
 from __future__ import annotations
@@ -28,11 +28,12 @@ class MessageActions:
         *,
         cid: Callable[[], str | None],
         model: Callable[[], str],
+        preset: Callable[[], str | None] = lambda: None,
         open_chat: Callable[[str], object],
         open_audit: Callable[[str], None],
         drafts: dict[str, str],
     ) -> None:
-        self.engine, self.cid, self.model = engine, cid, model
+        self.engine, self.cid, self.model, self.preset = engine, cid, model, preset
         self.open_chat, self.open_audit, self.drafts = open_chat, open_audit, drafts
 
     def actions(self) -> Actions:
@@ -51,6 +52,8 @@ class MessageActions:
             ),
             compact_retry=self.compact_and_retry,
             retry_summary=self.retry_summary,
+            presets=lambda: tuple((p.preset_id, p.name) for p in self.engine.presets.all()),
+            retry_preset=self.retry_preset,
         )
 
     def decide(self, call_id: str, run_it: bool, scope: ApprovalScope) -> None:
@@ -62,7 +65,10 @@ class MessageActions:
                 self.engine.decide_tool(cid, call_id, run_it, scope)
 
     async def retry(self, message_id: str, model: str | None = None) -> None:
-        await self._do_async(self.engine.retry, message_id, model or self.model())
+        await self._do_async(self.engine.retry, message_id, model or self.model(), self.preset())
+
+    async def retry_preset(self, message_id: str, preset: str) -> None:  # that preset's model, instructions, tools
+        await self._do_async(self.engine.retry, message_id, None, preset)
 
     async def compact_and_retry(self, message_id: str) -> None:
         await self._do_async(self.engine.compact_and_retry, message_id, self.model())
@@ -71,7 +77,7 @@ class MessageActions:
         await self._do_async(self.engine.retry_compaction, message_id, self.model())
 
     async def edit(self, message_id: str, text: str) -> bool:
-        return await self._do_async(self.engine.edit, message_id, text, self.model()) is not None
+        return await self._do_async(self.engine.edit, message_id, text, self.model(), None, self.preset()) is not None
 
     def branch(self, message_id: str) -> None:
         made = self._do(self.engine.branch, message_id)

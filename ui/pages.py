@@ -1,4 +1,5 @@
-"""The app's pages: ``/`` (a new chat) and ``/chat/{id}``, each a ``ChatPage`` over the engine it is given, and
+"""The app's pages: ``/`` (a new chat) and ``/chat/{id}``, each a ``ChatPage`` over the engine it is given, the
+agent presets (``/presets``, ``ui.presets_page``), and
 ``/export/{id}``, a conversation's ledger as JSON Lines (for scripts: ``Authorization: Bearer <token>``), and the
 file routes (``ui.files_routes``: ``/files/{sha}``, its thumbnail, ``POST /files``).
 
@@ -20,6 +21,7 @@ from ui.chat_page import ChatPage
 from ui.context import PageContext, install
 from ui.files_routes import register_file_routes
 from ui.notices import notice
+from ui.presets_page import PresetsPage
 from ui.style import serve_static
 
 UNCONNECTED_SECONDS = 15.0
@@ -32,8 +34,12 @@ def register_pages(context: PageContext) -> None:
     register_file_routes(lambda: files_of(context.engine) if context.engine is not None else None)
 
     @ui.page("/")
-    def index() -> None:
-        ChatPage(context, None).build()
+    def index(preset: str | None = None) -> None:  # ``?preset=ID``: a new chat with that agent preset
+        ChatPage(context, None, preset).build()
+
+    @ui.page("/presets")
+    def presets(preset: str | None = None) -> None:
+        PresetsPage(context.require_engine(), preset).build()
 
     @ui.page("/chat/{cid}")
     async def chat(cid: str) -> None:

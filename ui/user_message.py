@@ -42,13 +42,14 @@ class EditFiles:
     engine: Engine
     cid: Callable[[], str | None]
     model: Callable[[], str]
+    preset: Callable[[], str | None] = lambda: None  # the agent preset the page has picked
 
     async def edit(self, message_id: str, text: str, attachments: tuple[Attachment, ...] | None) -> bool:
         cid = self.cid()
         if cid is None:
             return False
         try:
-            await self.engine.edit(cid, message_id, text, self.model(), attachments=attachments)
+            await self.engine.edit(cid, message_id, text, self.model(), attachments=attachments, preset=self.preset())
         except InputRejected as exc:
             notice(str(exc), "warning", multi_line=True)
             return False

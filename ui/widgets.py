@@ -33,6 +33,8 @@ class Actions:
     answer: Callable[[str, str, dict[str, Any] | None], None] | None = None  # a tool's question (question_form)
     compact_retry: Callable[[str], Awaitable[None]] | None = None  # an answer refused as too long (ui.compaction_view)
     retry_summary: Callable[[str], Awaitable[None]] | None = None  # a compaction that was stopped or failed
+    presets: Callable[[], tuple[tuple[str, str], ...]] = lambda: ()  # (id, name) of every agent preset
+    retry_preset: Callable[[str, str], Awaitable[None]] | None = None  # Retry with another preset
 
 
 class Switcher:

@@ -16,12 +16,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
+from typing import cast
 
 from engine.attempt import AttemptRun, PendingCall
+from engine.preset_request import approval_overrides
 from engine.stamps import now_iso
 from engine.tools.approval import Answer, Grants
 from engine.tools.hub import ResolvedTool, ToolHub
-from ledger.approval_events import ApprovalAsked, ApprovalBy, ApprovalDecision, ApprovalGiven, ApprovalScope
+from ledger.approval_events import (
+    ApprovalAsked,
+    ApprovalBy,
+    ApprovalDecision,
+    ApprovalGiven,
+    ApprovalMode,
+    ApprovalScope,
+)
 from ledger.errors import StoreError
 from ledger.reduce_approval import grant_key
 from store.grants.api import Grant
@@ -37,7 +47,8 @@ async def approved(run: AttemptRun, call: PendingCall, resolved: ResolvedTool, h
     chat = conv.grants.get(key) if conv is not None else None
     server = await _server_grant(hub, key)
     grants = Grants(current=resolved.grant_hash, chat=chat, server=server)
-    policy = resolved.policy(run.approval_overrides, grants)  # a preset's overrides: set on the run by presets
+    overrides = approval_overrides(run.provider.preset)  # the agent preset's modes (validated on save), if any
+    policy = resolved.policy(cast("Mapping[str, ApprovalMode] | None", overrides), grants)
 
     def given(decision: ApprovalDecision, scope: ApprovalScope, by: ApprovalBy) -> None:
         run.append(

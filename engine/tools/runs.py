@@ -26,6 +26,7 @@ import time
 from typing import Any
 
 from engine.attempt import AttemptRun, PendingCall
+from engine.preset_request import allows
 from engine.settings import Limits
 from engine.tools.approving import approved
 from engine.tools.hub import ResolvedTool, ToolHub
@@ -87,7 +88,7 @@ async def run_tools(run: AttemptRun, calls: list[PendingCall], hub: ToolHub | No
 def _target(run: AttemptRun, call: PendingCall, hub: ToolHub | None) -> tuple[ResolvedTool, dict[str, Any]] | None:
     """Where the call goes, or None after recording why it cannot run."""
     resolved = hub.resolve(call.name) if hub is not None else None
-    if resolved is None:
+    if resolved is None or not allows(run.provider.preset, resolved.server, resolved.tool):  # the preset's tools
         withheld = hub.withheld_reason(call.name) if hub is not None else None
         words = f"The tool {call.name!r} was not run: it {withheld}." if withheld else None
         run.record_result(call.call_id, "error", words or f"No tool named {call.name!r} is available.", None)

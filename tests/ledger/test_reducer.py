@@ -199,6 +199,8 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
                     model="x",
                     trigger="retry",
                     purpose="compaction" if msg.startswith("k") else "answer",  # a compaction is retried as one
+                    preset_id=f"preset{len(attempts) % 2}",  # Retry with another preset
+                    preset_version=1 + len(attempts) % 3,
                 )
             )
             attempts.append((new, msg))

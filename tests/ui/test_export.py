@@ -40,6 +40,7 @@ async def test_markdown_has_the_shown_path_with_models_endings_and_the_archive_e
 
     with zipfile.ZipFile(io.BytesIO(archive(engine))) as zipped:
         names = set(zipped.namelist())
-        assert names == {f"{first}.jsonl", f"{first}.md", f"{second}.jsonl", f"{second}.md"}
+        chats = {f"{first}.jsonl", f"{first}.md", f"{second}.jsonl", f"{second}.md"}
+        assert names == chats | {"presets.json", "costs.json"}  # every preset version, what each attempt cost
         lines = zipped.read(f"{first}.jsonl").decode("utf-8").splitlines()
         assert [from_dict(json.loads(line)) for line in lines] == list(engine.events(first))
