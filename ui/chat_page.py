@@ -34,6 +34,7 @@ from ui.notices import notice
 from ui.refresh import RefreshScheduler
 from ui.sidebar import Sidebar
 from ui.style import add_style
+from ui.surface import add_surface, audit_close_button, close_chats_on_phone
 from ui.tool_servers import ToolServersPanel
 from ui.transcript import Transcript
 from ui.user_message import EditFiles
@@ -67,8 +68,9 @@ class ChatPage:
 
     def build(self) -> None:
         add_style()
+        add_surface()
         self.client.layout.props('view="hHh lpR lFr"')  # the message box centres on the chat column, not the window
-        self.picker = build_header(
+        self.picker, self.heading = build_header(
             badge=self.context.model_label,
             models=self.engine.settings.models,
             model=self.model,
@@ -76,11 +78,13 @@ class ChatPage:
             toggle_chats=lambda: self.left.toggle(),
             toggle_audit=lambda: self.right.toggle(),
         )
-        with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer") as self.left:
+        with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer lc-chats-drawer") as self.left:
             self.sidebar = Sidebar(self.engine, self.cid, self.switch_to, self.after_delete)
-            ui.separator().classes("my-2")
-            self.tool_servers = ToolServersPanel(self.engine, self.context.tools)
-        with ui.right_drawer(value=False).props("width=380 breakpoint=800").classes("lc-drawer") as self.right:
+            with self.sidebar.foot:
+                self.tool_servers = ToolServersPanel(self.engine, self.context.tools)
+        audit_drawer = ui.right_drawer(value=False).props("width=380 breakpoint=800")
+        with audit_drawer.classes("lc-drawer lc-audit-drawer") as self.right:
+            audit_close_button(self.right)
             self.audit = AuditPanel(self.engine)
             self.audit.cid = self.cid
         self.right.on_value_change(self._audit_toggled)
@@ -144,6 +148,7 @@ class ChatPage:
         if mine != self.switches or self.client.is_deleted:
             return  # a later switch was asked for meanwhile, or the page went away
         with self.client:  # called from dialogs and list items that may be gone by now
+            close_chats_on_phone(self.left)
             if cid is not None and conv is None:
                 notice("That conversation does not exist (it may have been deleted).", "warning")
                 cid = None
@@ -164,6 +169,8 @@ class ChatPage:
         self.transcript.reset()
         self.composer.enable()
         self.composer.input.value = self.drafts.pop(cid or "", "")
+        if cid is not None and cid in self.context.drafts:  # a branch at a user message: its text, ready to change
+            self.composer.input.value = self.context.drafts.pop(cid)
         if self.composer.tray is not None:
             self.composer.tray.set(self.draft_files.pop(cid or "", ()))
         self.model = model_of(self.engine.conversation(cid) if cid else None, self.engine.settings.models)
@@ -246,6 +253,7 @@ class ChatPage:
         if title != self.title:
             self.title = title
             ui.page_title(title)
+            self.heading.set_text(title.removesuffix(" · Ledger Chat") if title != "Ledger Chat" else "New chat")
 
     async def _on_route(self, e: GenericEventArguments) -> None:
         path = str(e.args or "/")

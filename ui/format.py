@@ -124,7 +124,8 @@ def earlier_messages(count: int) -> str:
     return f"Show {count} earlier message{'' if count == 1 else 's'}"
 
 
-CHAT_LIST_WORDS = {"rename": "Rename", "remove": "Delete", "live": "Streaming"}  # the list's buttons and dot
+CHAT_LIST_KEYS = "Arrow keys move between chats; F2 renames, Delete deletes the chat focused."  # the list says
+CHAT_LIST_WORDS = {"rename": "Rename", "remove": "Delete", "live": "Streaming", "keys": CHAT_LIST_KEYS}
 
 
 def more_chats(count: int) -> str:
