@@ -188,10 +188,10 @@ def metrics_line(m: TurnMetrics | None) -> str:
     return line + (" (~ estimated)" if m.estimated else "")
 
 
-def user_line(m: TurnMetrics | None) -> str:
-    if m is None:
-        return ""
-    return f"{'~' if m.input_is_estimated else ''}{m.input_tokens:,} tokens in"
+def user_line(m: TurnMetrics | None, text: str) -> str:
+    """Under a user message: what that message alone weighs (~4 characters a token; the whole prompt of the turn
+    is on its answer's line)."""
+    return f"~{max(1, round(len(text) / 4)):,} tokens" if m is not None and text else ""
 
 
 def error_title(attempt: AttemptState) -> str:
@@ -221,7 +221,7 @@ def phase_detail(p: Phase) -> str:
         case "started":
             return f"attempt {p.number} ({p.source})"
         case "request_sent":
-            return p.model or ""
+            return model_label(p.model) if p.model else ""
         case "first_chunk":
             return f"+{p.ms:.0f} ms" if p.ms is not None else ""
         case "chunks":
@@ -263,7 +263,7 @@ def phase_detail(p: Phase) -> str:
 
 
 def audit_heading(a: AttemptAudit) -> str:
-    return f"Turn {a.turn} · attempt {a.number} · {a.model}"
+    return f"Turn {a.turn} · attempt {a.number} · {model_label(a.model)}"
 
 
 def audit_counters(a: AttemptAudit) -> str:

@@ -35,7 +35,8 @@ def app_options() -> tuple[str, ...]:
 
 
 def open_at(open_page: Pages, app: AppProcess, size: tuple[int, int]) -> Page:
-    return open_page(app, width=size[0], height=size[1])
+    """The page at ``size``; the phone size is a touch phone (touch events, no hover)."""
+    return open_page(app, width=size[0], height=size[1], touch=size == PHONE)
 
 
 def answered(page: Page, upstream: ScriptedUpstream, question: str, text: str) -> None:
