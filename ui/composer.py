@@ -21,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from nicegui import ui
-from nicegui.events import GenericEventArguments, ValueChangeEventArguments
+from nicegui.events import GenericEventArguments
 
 from ledger.values import Attachment
 from ui.attachments import AttachmentTray, FilesService
@@ -73,7 +73,7 @@ class Composer:
             # separately, and the key must never find a box the server still sees empty
             self.input.on("keydown.enter.exact.prevent", self._typed_send, js_handler=TYPED)
             self.input.on("keydown.esc", self.escape)
-            self.input.on_value_change(self._late_echo)
+            self.input.on("update:model-value", self._late_echo, [None])  # the browser's updates only
             self.button = ui.button("Send", icon="send").props("no-caps data-lc-send").mark("send")
             self.button.on("click", self._typed_send_or_stop, js_handler=TYPED)
             self.button.tooltip("Enter sends · Shift+Enter adds a line · Esc stops")
@@ -143,14 +143,15 @@ class Composer:
         if isinstance(e.args, str) and not (self.sending or self.waiting) and e.args != self.input.value:
             self.input.value = e.args
 
-    def _late_echo(self, e: ValueChangeEventArguments[str | None]) -> None:
+    def _late_echo(self, e: GenericEventArguments) -> None:
         """Before the socket is live the box's keystrokes and the Send are queued apart and may arrive in either
         order: the box's text arriving just after its own Send was recorded is that Send's echo, not a new draft."""
-        if self.sent is None or not e.value:
+        value = e.args[0] if isinstance(e.args, list) and e.args else e.args
+        if self.sent is None or not value:
             return
         text, at = self.sent
         self.sent = None
-        if e.value == text and time.monotonic() - at < ECHO_SECONDS:
+        if value == text and time.monotonic() - at < ECHO_SECONDS:
             self.input.value = ""
 
     async def _typed_send(self, e: GenericEventArguments) -> None:

@@ -234,3 +234,25 @@ def test_a_send_made_before_the_connection_is_live_arrives_exactly_once(
     page.wait_for_timeout(2000)  # a named window: nothing more arrives
     assert len(upstream.records) == 1
     expect(page.locator(".lc-user")).to_have_count(1)
+
+
+def test_with_many_chats_the_list_top_stays_opaque_and_download_and_tools_stay_in_reach(
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    page = open_page(app, width=DESKTOP[0], height=480)
+    for n in range(8):
+        page.get_by_role("button", name="New chat").click()
+        expect(page.locator(".lc-assistant")).to_have_count(0)
+        answered(page, upstream, f"many chats {n}", f"answer {n}")
+    listing = page.locator(".lc-side-scroll")
+    assert page.evaluate("e => e.scrollHeight > e.clientHeight", listing.element_handle()), "the list fits: no test"
+    expect(page.get_by_role("button", name="Download all chats (zip)")).to_be_in_viewport()
+    page.evaluate("e => { e.scrollTop = e.scrollHeight; }", listing.element_handle())
+    top = page.locator(".lc-sidebar-top")
+    assert page.evaluate("e => getComputedStyle(e).backgroundColor", top.element_handle()) in (
+        "rgb(255, 255, 255)",
+        "rgb(17, 24, 39)",
+    ), "the list's top block is see-through"
+    tappable(page, "New chat")  # nothing slides over it
+    expect(page.get_by_role("button", name="Download all chats (zip)")).to_be_in_viewport()
+    no_sideways_scroll(page)
