@@ -63,8 +63,14 @@ def test_on_a_phone_new_chat_closes_the_drawer_and_the_composer_can_be_tapped_an
     page.wait_for_url(app.url + "/")
     expect(page.get_by_role("button", name="New chat")).not_to_be_in_viewport()
     tappable(page, "Send")
+    expect(page.get_by_role("button", name="Send")).to_be_disabled()  # the box is empty
     page.get_by_label("Message").tap()
+    page.get_by_label("Message").fill("   ")
+    expect(page.get_by_role("button", name="Send")).to_be_disabled()  # blank is empty too
+    page.get_by_label("Message").press("Enter")
+    expect(page.get_by_text("Nothing to send: type a message")).to_be_visible()  # Enter says why
     page.get_by_label("Message").fill("second phone question")
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
     upstream.plan(Behavior(text="second phone answer", chunk_delay=0.0))
     page.get_by_role("button", name="Send").tap()
     expect(last_answer(page)).to_contain_text("second phone answer")
@@ -149,7 +155,7 @@ def test_at_1280_px_the_audit_panel_lies_over_the_chat_and_the_chat_keeps_its_wi
     no_sideways_scroll(page)
 
 
-def test_the_chat_list_is_one_tab_stop_and_the_arrow_keys_move_in_it_f2_renames(
+def test_the_chat_list_is_one_tab_stop_the_arrow_keys_move_in_it_f2_renames_and_delete_deletes(
     open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
     page = open_page(app, width=DESKTOP[0], height=DESKTOP[1])
@@ -182,6 +188,11 @@ def test_the_chat_list_is_one_tab_stop_and_the_arrow_keys_move_in_it_f2_renames(
     page.keyboard.press("Escape")
     expect(page.get_by_text("Rename conversation")).to_be_hidden()
     expect(page.locator(f"[data-conversation='{rows[-2]}'] a")).to_be_focused()  # back on its row
+    page.keyboard.press("Delete")
+    expect(page.get_by_text("Its messages and its ledger are removed.")).to_be_visible()
+    page.keyboard.press("Escape")  # not deleted
+    expect(page.get_by_text("Its messages and its ledger are removed.")).to_be_hidden()
+    page.locator(f"[data-conversation='{rows[-2]}'] a").focus()
     page.keyboard.press("Enter")
     page.wait_for_url(f"**/chat/{rows[-2]}")
 
