@@ -58,6 +58,7 @@ def test_on_a_phone_new_chat_closes_the_drawer_and_the_composer_can_be_tapped_an
     page = phone(open_page, app)
     answered(page, upstream, "first phone question", "first phone answer")
     expect(page.locator(".lc-chat-title")).to_have_text("first phone question")
+    expect(page.locator(".lc-user").first).to_contain_text("~5 tokens")  # its own 20 characters, not the prompt
     open_chats(page)
     page.get_by_role("button", name="New chat").tap()
     page.wait_for_url(app.url + "/")

@@ -54,7 +54,7 @@
   const syncSend = () => {
     const button = document.querySelector('[data-lc-send]');
     const box = document.getElementById('lc-message-box');
-    if (!button || !box) return;
+    if (!button || !box || button.disabled) return;  // disabled by the server (a send in flight): its own state
     const label = button.querySelector('.block')?.textContent?.trim();
     const empty = label === 'Send' && !box.value.trim() && !document.querySelector('.lc-footer .lc-chip');
     if (empty !== (button.getAttribute('aria-disabled') === 'true')) {
