@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Ledger Chat's set-up commands; needs only Python 3.11 (standard library) and is safe to re-run.
 
-    python3.11 tasks.py app [main.py options]   # the app with the offline demo model on http://127.0.0.1:8080
+    python3.11 tasks.py app [main.py options]   # the app (offline demo model) on http://127.0.0.1:8080; it becomes
+                                                # the app: Ctrl+C or a kill stops the app itself
     python3.11 tasks.py test [pytest options]   # lint, types, and every test (installs Chromium for the browser suite)
                                                 # (no options: two workers, then the fault timings alone)
     python3.11 tasks.py utilities-css           # re-make ui/static/utilities.css after adding a class in ui/
@@ -34,9 +35,10 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     command, rest = argv[0], argv[1:]
-    if command == "app":
+    if command == "app":  # the app replaces this process: a signal to it (Ctrl+C, kill) reaches the app itself
         ensure_venv(extras=())
-        return run([str(PYTHON), str(ROOT / "main.py"), *rest])
+        os.chdir(ROOT)
+        os.execv(PYTHON, [str(PYTHON), str(ROOT / "main.py"), *rest])
     ensure_venv(extras=("test",))
     ensure_chromium()
     if command == "utilities-css":  # Tailwind's browser build in Chromium: tests/support/utilities_css.py

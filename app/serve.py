@@ -2,13 +2,16 @@
 wiring, then NiceGUI's server.
 
 Guarantees: a second process on the same ``--data-dir`` or an unreachable database exits with one line naming it
-(exit 1) before the port is bound; the first line printed names the address, the model and where the data lives;
-no credential from ``--api-base`` or an error reaches a log line.
+(exit 1) before the port is bound; so does a port another process holds (checked before anything says where the
+app listens: no "on http://…" line is ever followed by the bind error); the first line printed names the address,
+the model and where the data lives; no credential from ``--api-base`` or an error reaches a log line.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
+import socket
 import sys
 
 from app.config import AppConfig
@@ -16,6 +19,23 @@ from app.stores import open_store
 from app.wiring import wire
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def port_taken(host: str, port: int) -> str | None:
+    """Why the app cannot listen on ``host:port`` (None: it can), found by binding it for a moment."""
+    try:
+        addresses = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    for family, kind, proto, _, address in addresses:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server will: TIME_WAIT is fine
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                why = "another program is using it" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
+                return f"cannot listen on {host}:{port}: {why} (choose another with --port)"
+    return None
 
 
 def run(config: AppConfig) -> int:
@@ -30,6 +50,10 @@ def run(config: AppConfig) -> int:
         handler.setFormatter(RedactingFormatter(LOG_FORMAT))  # no credential from --api-base or an error in a log
     for noisy in ("LiteLLM", "litellm", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    taken = port_taken(config.host, config.port)
+    if taken is not None:
+        print(f"ledger-chat: {taken}", file=sys.stderr)
+        return 1
     try:
         store = open_store(config)
     except (DataDirInUseError, DatabaseUnavailableError) as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ledger.audit import AttemptAudit, Phase, PhaseKind
 from ui.approval_words import APPROVAL_LABELS, approval_detail
-from ui.format import TOOL_STATUS_WORDS, duration, size, tokens, usage_tokens
+from ui.format import TOOL_STATUS_WORDS, duration, model_label, size, tokens, usage_tokens
 
 PHASE_LABELS: dict[PhaseKind, str] = {
     "submitted": "submitted",
@@ -53,7 +53,7 @@ def phase_detail(p: Phase) -> str:
         case "started":
             return f"attempt {p.number} ({p.source})"
         case "request_sent":
-            return p.model or ""
+            return model_label(p.model) if p.model else ""
         case "first_chunk":
             return f"+{p.ms:.0f} ms" if p.ms is not None else ""
         case "chunks":
@@ -100,7 +100,7 @@ def phase_detail(p: Phase) -> str:
 
 def audit_heading(a: AttemptAudit) -> str:
     what = "Summary of earlier turns · " if a.purpose == "compaction" else ""
-    return f"{what}Turn {a.turn} · attempt {a.number} · {a.model}"
+    return f"{what}Turn {a.turn} · attempt {a.number} · {model_label(a.model)}"
 
 
 def audit_counters(a: AttemptAudit) -> str:

@@ -3,14 +3,12 @@
 Guarantees:
 - Everything on screen is a projection of the engine's state (the ledger): a returning viewer, a second tab or
   a reload is rebuilt from it and then follows the same events live (through ``RefreshScheduler``).
-- Every user action goes through the engine: send, Stop (of the turn shown, never a newer one), Retry, choosing an
-  attempt, rename, delete; a refusal is shown as a notice and loses nothing. A Send the store cannot record
-  (any ``StoreError``, e.g. the database unreachable) is refused in a sentence that says why; its text stays in
-  the box and nothing went to the model (the engine starts an answer only after the submit was recorded).
+- Every user action goes through the engine; a refusal is a notice and loses nothing. A Send the store cannot
+  record (a ``StoreError``) is refused in a sentence that says why; its text stays in the box, nothing reached the
+  model (the engine starts an answer only after the submit was recorded).
 - Choosing another chat (the list, search, a branch link, the browser's Back and Forward) switches in place: the
   URL follows (``/chat/{id}``), the page is not reloaded, each chat keeps its unsent draft while the page lives.
-- Leaving a chat (switching, navigation, reload, closed tab) is reported to the engine, which applies the leave
-  policy.
+- Leaving a chat (switching, navigation, reload, closed tab) is reported to the engine (its leave policy).
 """
 
 from __future__ import annotations
@@ -32,26 +30,18 @@ from ui.grants_panel import GrantsPanel
 from ui.header import build_header, model_of
 from ui.health_banner import HealthBanner
 from ui.message_actions import MessageActions
-from ui.notices import notice
+from ui.notices import not_recorded, notice
 from ui.preset_picker import PresetBar, preset_of
 from ui.queued import QueuedPanel
 from ui.refresh import RefreshScheduler
 from ui.sidebar import Sidebar
 from ui.style import add_style
+from ui.surface import add_surface, audit_close_button, close_chats_on_phone
 from ui.tool_servers import ToolServersPanel
 from ui.transcript import Transcript
 from ui.user_message import EditFiles
 
 PAINTED = "'lc-painted'"  # a round trip to the browser: its answer comes after what was sent before it
-
-
-def not_recorded(exc: StoreError) -> str:
-    """Why a Send was not recorded, as a sentence (the text stays in the box)."""
-    reason = str(exc).strip().rstrip(".") or type(exc).__name__
-    return (
-        f"Your message was not sent: it could not be saved ({reason}). It is still in the box; nothing was sent "
-        "to the model. Send it again in a moment."
-    )
 
 
 class ChatPage:
@@ -73,8 +63,9 @@ class ChatPage:
 
     def build(self) -> None:
         add_style()
+        add_surface()
         self.client.layout.props('view="hHh lpR lFr"')  # the message box centres on the chat column, not the window
-        self.picker = build_header(
+        self.picker, self.heading = build_header(
             badge=self.context.model_label,
             models=self.engine.settings.models,
             model=self.model,
@@ -83,12 +74,14 @@ class ChatPage:
             toggle_audit=lambda: self.right.toggle(),
             extra=self._preset_bar,
         )
-        with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer") as self.left:
+        with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer lc-chats-drawer") as self.left:
             self.sidebar = Sidebar(self.engine, self.cid, self.switch_to, self.after_delete)
-            ui.separator().classes("my-2")
-            self.tool_servers = ToolServersPanel(self.engine, self.context.tools)
-            self.grants = GrantsPanel(self.engine)
-        with ui.right_drawer(value=False).props("width=380 breakpoint=800").classes("lc-drawer") as self.right:
+            with self.sidebar.foot:
+                self.tool_servers = ToolServersPanel(self.engine, self.context.tools)
+                self.grants = GrantsPanel(self.engine)
+        audit_drawer = ui.right_drawer(value=False).props("width=380 breakpoint=800")
+        with audit_drawer.classes("lc-drawer lc-audit-drawer") as self.right:
+            audit_close_button(self.right)
             self.audit = AuditPanel(self.engine)
             self.audit.cid = self.cid
         self.right.on_value_change(self._audit_toggled)
@@ -160,6 +153,7 @@ class ChatPage:
         if mine != self.switches or self.client.is_deleted:
             return  # a later switch was asked for meanwhile, or the page went away
         with self.client:  # called from dialogs and list items that may be gone by now
+            close_chats_on_phone(self.left)
             if cid is not None and conv is None:
                 notice("That conversation does not exist (it may have been deleted).", "warning")
                 cid = None
@@ -180,6 +174,8 @@ class ChatPage:
         self.transcript.reset()
         self.composer.enable()
         self.composer.input.value = self.drafts.pop(cid or "", "")
+        if cid is not None and cid in self.context.drafts:  # a branch at a user message: its text, ready to change
+            self.composer.input.value = self.context.drafts.pop(cid)
         if self.composer.tray is not None:
             self.composer.tray.set(self.draft_files.pop(cid or "", ()))
         self.model = model_of(self.engine.conversation(cid) if cid else None, self.engine.settings.models)
@@ -281,6 +277,7 @@ class ChatPage:
         if title != self.title:
             self.title = title
             ui.page_title(title)
+            self.heading.set_text(title.removesuffix(" · Ledger Chat") if title != "Ledger Chat" else "New chat")
 
     async def _on_route(self, e: GenericEventArguments) -> None:
         path = str(e.args or "/")

@@ -2,7 +2,9 @@
 
 Guarantees: Enter sends (never stops), Shift+Enter adds a line, Esc stops; the button reads Send, or Stop while
 the shown answer streams; after a send it is disabled for ``STOP_GUARD_SECONDS`` so that a double click on Send
-can never stop what it just sent; empty input does nothing; a message over the limit, or one the engine rejects,
+can never stop what it just sent; an empty Send says why (the button reads as disabled while the box is empty,
+``static/surface.js``); Enter and the button carry the box's text, so a Send made before the page's socket is
+live is carried out once it is, with the text typed; a message over the limit, or one the engine rejects,
 stays in the box with a clear notice; a second send while one is being submitted is ignored.
 A Send is never lost: the text stays in the box (box and button disabled) until ``submit`` says it was recorded,
 and is cleared only then; a refusal, or an error ``submit`` did not foresee, leaves it there with a notice.
@@ -19,6 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from nicegui import ui
+from nicegui.events import GenericEventArguments
 
 from ledger.values import Attachment
 from ui.attachments import AttachmentTray, FilesService
@@ -28,7 +31,10 @@ log = logging.getLogger("ledger_chat.ui")
 NOT_SENT = "Your message could not be sent ({}). It is still in the box: send it again."
 WAITING = "Waiting for the upload…"
 UPLOAD_STOPPED = "Not sent: an upload did not finish. Your message and its files are still here; send it again."
+EMPTY = "Nothing to send: type a message (or attach a file) first."
+TYPED = "(e) => emit(document.getElementById('lc-message-box')?.value ?? null)"  # what the box holds, sent along
 STOP_GUARD_SECONDS = 0.3  # Stop stays disabled this long after Send: a double click never stops
+ECHO_SECONDS = 5.0  # how late the box's own text may still arrive after its Send
 
 
 class Composer:
@@ -46,6 +52,7 @@ class Composer:
         self.sending = False
         self.waiting = False  # Send was pressed while an upload ran: it sends once the uploads arrived
         self.stop_guard_until = 0.0
+        self.sent: tuple[str, float] | None = None  # the text last sent, and when: its late echo is not a draft
         self.tray: AttachmentTray | None = None
         with ui.column().classes("w-full max-w-3xl mx-auto gap-0 lc-tray-scope"):
             if files is not None:
@@ -62,9 +69,13 @@ class Composer:
                 .classes("flex-grow lc-composer")
                 .mark("message-input")
             )
-            self.input.on("keydown.enter.exact.prevent", self.send)
+            # the key carries the text: before the page's socket is live, the box's text and the key are queued
+            # separately, and the key must never find a box the server still sees empty
+            self.input.on("keydown.enter.exact.prevent", self._typed_send, js_handler=TYPED)
             self.input.on("keydown.esc", self.escape)
-            self.button = ui.button("Send", icon="send", on_click=self.send_or_stop).props("no-caps").mark("send")
+            self.input.on("update:model-value", self._late_echo, [None])  # the browser's updates only
+            self.button = ui.button("Send", icon="send").props("no-caps data-lc-send").mark("send")
+            self.button.on("click", self._typed_send_or_stop, js_handler=TYPED)
             self.button.tooltip("Enter sends · Shift+Enter adds a line · Esc stops")
 
     @property
@@ -128,6 +139,29 @@ class Composer:
         else:
             notice(UPLOAD_STOPPED, "warning", multi_line=True)
 
+    def _take_typed(self, e: GenericEventArguments) -> None:
+        if isinstance(e.args, str) and not (self.sending or self.waiting) and e.args != self.input.value:
+            self.input.value = e.args
+
+    def _late_echo(self, e: GenericEventArguments) -> None:
+        """Before the socket is live the box's keystrokes and the Send are queued apart and may arrive in either
+        order: the box's text arriving just after its own Send was recorded is that Send's echo, not a new draft."""
+        value = e.args[0] if isinstance(e.args, list) and e.args else e.args
+        if self.sent is None or not value:
+            return
+        text, at = self.sent
+        self.sent = None
+        if value == text and time.monotonic() - at < ECHO_SECONDS:
+            self.input.value = ""
+
+    async def _typed_send(self, e: GenericEventArguments) -> None:
+        self._take_typed(e)
+        await self.send()
+
+    async def _typed_send_or_stop(self, e: GenericEventArguments) -> None:
+        self._take_typed(e)
+        await self.send_or_stop()
+
     async def send(self) -> None:
         text = self.input.value or ""
         if self.sending or self.waiting:
@@ -137,6 +171,7 @@ class Composer:
             return
         attachments = self.attachments
         if not text.strip() and not attachments:
+            notice(EMPTY, "info")
             return
         if len(text) > self.max_chars:
             notice(
@@ -158,6 +193,7 @@ class Composer:
             self.input.enable()
             if refused is None:
                 self.input.value = ""
+                self.sent = (text, time.monotonic())
                 if self.tray is not None:
                     self.tray.clear()
                 self.stop_guard_until = time.monotonic() + STOP_GUARD_SECONDS

@@ -99,7 +99,8 @@ def earlier_messages(count: int) -> str:
     return f"Show {count} earlier message{'' if count == 1 else 's'}"
 
 
-CHAT_LIST_WORDS = {"rename": "Rename", "remove": "Delete", "live": "Streaming"}  # the list's buttons and dot
+CHAT_LIST_KEYS = "Arrow keys move between chats; F2 renames, Delete deletes the chat focused."  # the list says
+CHAT_LIST_WORDS = {"rename": "Rename", "remove": "Delete", "live": "Streaming", "keys": CHAT_LIST_KEYS}
 
 
 def more_chats(count: int) -> str:
@@ -162,10 +163,10 @@ def metrics_line(m: TurnMetrics | None) -> str:
     return line + (" (~ estimated)" if m.estimated else "")
 
 
-def user_line(m: TurnMetrics | None) -> str:
-    if m is None:
-        return ""
-    return f"{'~' if m.input_is_estimated else ''}{m.input_tokens:,} tokens in"
+def user_line(m: TurnMetrics | None, text: str) -> str:
+    """Under a user message: what that message alone weighs (~4 characters a token; the whole prompt of the turn
+    is on its answer's line)."""
+    return f"~{max(1, round(len(text) / 4)):,} tokens" if m is not None and text else ""
 
 
 def error_title(attempt: AttemptState) -> str:

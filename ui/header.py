@@ -25,11 +25,12 @@ def build_header(
     toggle_chats: Callable[[], object],
     toggle_audit: Callable[[], object],
     extra: Callable[[], object] | None = None,
-) -> ui.select | None:
-    """Build the header; returns the model picker (None when one model is offered)."""
+) -> tuple[ui.select | None, ui.label]:
+    """Build the header; returns the model picker (None when one model is offered) and the chat's title."""
     picker: ui.select | None = None
     with ui.header().classes("lc-header items-center gap-2 px-3 py-1 no-wrap"):
-        ui.button(icon="menu", on_click=toggle_chats).props('flat round dense color=white aria-label="Chats"')
+        chats = ui.button(icon="menu", on_click=toggle_chats)
+        chats.props('flat round dense color=white aria-label="Chats" data-lc-chats-toggle')
         ui.label("Ledger Chat").classes("text-lg font-medium gt-xs")
         if len(models) > 1:
 
@@ -44,7 +45,7 @@ def build_header(
             ui.label(badge).classes("lc-model-badge").mark("model-label")
         if extra is not None:  # the agent preset picker and the chat's cost (``ui.preset_picker``)
             extra()
-        ui.space()
+        heading = ui.label("New chat").classes("lc-chat-title").props("role=heading aria-level=1").mark("chat-title")
         with ui.button().props('flat round dense color=white aria-label="Switch between light and dark"') as theme:
             ui.icon("dark_mode").classes("lc-when-light")
             ui.icon("light_mode").classes("lc-when-dark")
@@ -52,7 +53,7 @@ def build_header(
         ui.button(icon="timeline", on_click=toggle_audit).props(
             'flat round dense color=white aria-label="Audit panel"'
         ).mark("audit-toggle")
-    return picker
+    return picker, heading
 
 
 def model_of(conv: ConversationState | None, models: tuple[str, ...]) -> str:

@@ -3,7 +3,8 @@
 Guarantees: every action goes through the engine for the conversation the page shows (nothing without one); a
 refusal (``InputRejected``) becomes one notice and changes nothing (an edit keeps its editor open with the text);
 Retry and Edit use the model and agent preset the page has picked unless one is named; a branch opens the new
-chat, with the text of a user message it was branched at as a draft in its box.
+chat, with the text of a user message it was branched at as a draft in its box, and says that it is a new chat
+(its title names the answer or message it branched from).
 """
 
 from __future__ import annotations
@@ -87,6 +88,9 @@ class MessageActions:
         if draft is not None:
             self.drafts[new_cid] = draft
         self.open_chat(new_cid)
+        branched = self.engine.conversation(new_cid)
+        title = branched.title if branched is not None else "a new chat"
+        notice(f"You are in a new chat, “{title}”; the original chat is unchanged.", "info", multi_line=True)
 
     def _do(self, operation: Callable[..., T], *args: object) -> T | None:
         cid = self.cid()

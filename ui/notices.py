@@ -11,9 +11,20 @@ from typing import Literal
 
 from nicegui import ui
 
+from ledger.errors import StoreError
+
 Kind = Literal["positive", "negative", "warning", "info", "ongoing"]
 
 
 def notice(text: str, kind: Kind = "info", *, multi_line: bool = False) -> None:
     timeout = 1500 if kind == "positive" else 5000
     ui.notify(text, type=kind, position="top", group="ledger-chat", timeout=timeout, multi_line=multi_line, html=False)
+
+
+def not_recorded(exc: StoreError) -> str:
+    """Why a Send was not recorded, as a sentence (the text stays in the box)."""
+    reason = str(exc).strip().rstrip(".") or type(exc).__name__
+    return (
+        f"Your message was not sent: it could not be saved ({reason}). It is still in the box; nothing was sent "
+        "to the model. Send it again in a moment."
+    )

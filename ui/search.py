@@ -1,7 +1,8 @@
 """Search across chats: a dialog (Ctrl/Cmd+K, or the Search button) over titles and message text.
 
 Guarantees: results update as you type (each with the chat's title and the matching line, as text); Enter opens
-the first result, a click opens any; Esc closes; the button and the input have accessible names.
+the first result, a click opens any, at the first message that matches (marked); Esc closes; the button and the
+input have accessible names.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from nicegui import ui
 
 from engine.engine import Engine
 from ledger.search import Hit
+from ui.surface import reveal
 
 
 class SearchDialog:
@@ -71,3 +73,4 @@ class SearchDialog:
     async def _go(self, cid: str) -> None:
         self.dialog.close()
         await self.open_chat(cid)
+        reveal(self.dialog.client, self.box.value or "")  # the chat opens at the match, marked

@@ -39,10 +39,10 @@ class Sidebar:
         self._signature: tuple[object, ...] = ()
         self._titles: dict[str, str] = {}  # the titles of the chats listed, as named (empty: never named)
         self.search = SearchDialog(engine, self.open_chat)
-        with ui.column().classes("w-full gap-1") as self.root:
+        with ui.column().classes("w-full gap-1 no-wrap lc-side-scroll") as self.root:
             with ui.column().classes("w-full gap-1 lc-sidebar-top"):
                 ui.button("New chat", icon="add", on_click=lambda: self.open_chat(None)).props(
-                    "unelevated no-caps"
+                    "unelevated no-caps data-lc-new-chat"
                 ).classes("w-full").mark("new-chat")
                 ui.button("Search chats", icon="search", on_click=self.search.open).props(
                     'outline no-caps data-lc-search aria-label="Search chats (Ctrl+K)"'
@@ -62,6 +62,8 @@ class Sidebar:
                 .classes("w-full")
                 .mark("more-chats")
             )
+        # below the list, always in reach however long it is; the page adds the tool servers here
+        with ui.column().classes("w-full gap-1 no-wrap lc-side-foot") as self.foot:
             ui.button("Download all chats", icon="archive", on_click=self._export_all).props(
                 'flat dense no-caps aria-label="Download all chats (zip)"'
             ).classes("w-full").mark("export-all").tooltip("Every chat's ledger and Markdown, in one zip")

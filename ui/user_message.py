@@ -120,7 +120,8 @@ class UserMessageView:
         self.root.props["data-version"] = f"{number}/{len(self._versions)}"
         self.switcher.show(number, len(self._versions), locked=live)
         self.sent.show(clock(metrics.sent_at) if metrics is not None and metrics.sent_at else None)
-        self.footer.set_text(("· " if metrics is not None and metrics.sent_at else "") + user_line(metrics))
+        own = user_line(metrics, message.text)  # this message's own weight, not the whole prompt's
+        self.footer.set_text(("· " if metrics is not None and metrics.sent_at else "") + own)
 
     def _open_editor(self) -> None:
         if self.editor is None:

@@ -207,7 +207,7 @@ class MCPConnection:
                 await self._stop.wait()
         except Exception as exc:  # noqa: BLE001 - every start-up failure becomes a readable reason
             if not self._ready.done():
-                self._ready.set_exception(ServerUnavailable(_reason(exc)))
+                self._ready.set_exception(ServerUnavailable(_reason(exc, self.config.command)))
             else:
                 log.warning("tool server %s ended: %s", self.config.name, _reason(exc))
         finally:
@@ -242,10 +242,12 @@ def _task_support(tool: Any) -> str | None:
     return getattr(execution, "task_support", None)
 
 
-def _reason(exc: BaseException) -> str:
+def _reason(exc: BaseException, command: str | None = None) -> str:
+    """Why a server failed, as words (never a bare ``None``: a missing command is named from the config)."""
     if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_reason(e) for e in exc.exceptions)
+        return "; ".join(_reason(e, command) for e in exc.exceptions)
     if isinstance(exc, FileNotFoundError):
-        return f"its command was not found ({exc.filename})"
+        missing = exc.filename or command
+        return f"its command was not found ({missing})" if missing else "its command was not found"
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text[:300]

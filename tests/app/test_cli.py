@@ -1,9 +1,12 @@
-"""The command line: one-line errors for bad settings, model checks, and the JSON Lines export."""
+"""The command line: one-line errors for bad settings and a busy port, model checks, the JSON Lines export, and
+``tasks.py app`` handing signals to the app."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
 from dataclasses import replace
@@ -16,6 +19,7 @@ from ledger.codec import from_dict, to_jsonl
 from ledger.events import Failed, Renamed
 from store.tinydb.store import Store
 from tests.support.ledger_builders import conversation_events
+from tests.support.waiting import wait_until_blocking
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -156,3 +160,41 @@ def test_export_writes_valid_utf8_for_lone_surrogates_in_any_field(tmp_path: Pat
     lines = result.stdout.decode("utf-8").splitlines()  # strict: raises on anything that is not UTF-8
     assert [from_dict(json.loads(line)) for line in lines] == written
     assert all(line.encode("utf-8") for line in to_jsonl(written))
+
+
+def test_a_port_in_use_is_named_before_any_line_says_where_the_app_listens(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as holder:
+        port = holder.getsockname()[1]
+        result = run_main("--port", str(port), "--data-dir", str(tmp_path))
+    assert result.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}: another program is using it" in result.stderr
+    assert "http://" not in result.stdout and "http://" not in result.stderr.split("cannot listen")[0]
+
+
+def test_stopping_the_tasks_py_app_wrapper_stops_the_app(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port = probe.getsockname()[1]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "LEDGERCHAT_")) and "API_KEY" not in k}
+    wrapper = subprocess.Popen(
+        [sys.executable, str(ROOT / "tasks.py"), "app", "--port", str(port), "--data-dir", str(tmp_path)],
+        cwd=ROOT,
+        env=clean,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_until_blocking(lambda: serving(port), timeout=90, what="the app to listen")
+        wrapper.send_signal(signal.SIGTERM)
+        wrapper.wait(timeout=30)
+        wait_until_blocking(lambda: not serving(port), timeout=30, what="the app to stop listening")
+    finally:
+        if wrapper.poll() is None:
+            wrapper.kill()
+
+
+def serving(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import conversation_id, last_answer, send, visible_words, wait_words
+from tests.support.app_process import AppProcess
+from tests.support.browser import Pages, conversation_id, last_answer, send, visible_words, wait_words
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until_blocking
 
@@ -78,6 +79,7 @@ def test_branching_from_a_stopped_answer_opens_a_new_chat_that_continues_from_wh
     last_answer(page).get_by_role("button", name="Branch").click()
     page.wait_for_url(lambda url: "/chat/" in url and source not in url)
     expect(page.locator("[data-testid=branched-from], .lc-meta").filter(has_text="Branched from").first).to_be_visible()
+    expect(page.locator(".lc-chat-title")).to_have_text("tell me a story — branch from answer 1")
     assert visible_words(page) == seen
     upstream.plan(Behavior(text="continuing", chunk_delay=0.0))
     send(page, "go on from there")
@@ -86,3 +88,24 @@ def test_branching_from_a_stopped_answer_opens_a_new_chat_that_continues_from_wh
     assert upstream.last.messages[1]["content"].rstrip() == " ".join(seen)  # what was seen, to the last word
     page.goto(page.url.rsplit("/chat/", 1)[0] + f"/chat/{source}")
     expect(page.get_by_role("button", name="Branched into a new chat")).to_be_visible()
+
+
+def test_on_a_phone_branch_on_your_own_message_opens_a_new_chat_that_says_so_with_the_text_in_the_box(
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    page = open_page(app, width=390, height=844, touch=True)
+    ask(page, upstream, "first question", "first answer")
+    ask(page, upstream, "second question to rework", "second answer")
+    source = conversation_id(page)
+    page.locator(".lc-user").last.get_by_role("button", name="Branch").tap()
+    page.wait_for_url(lambda url: "/chat/" in url and source not in url)
+    expect(page.get_by_label("Message")).to_have_value("second question to rework")  # ready to change, no reload
+    expect(page.locator(".lc-chat-title")).to_have_text("first question — branch from message 2")
+    expect(page.get_by_text("You are in a new chat")).to_be_visible()
+    expect(page.locator(".lc-user")).to_have_count(1)
+    expect(page.get_by_role("button", name="New chat")).not_to_be_in_viewport()  # the drawer stays closed
+    page.get_by_label("Message").fill("second question, reworked")
+    upstream.plan(Behavior(text="reworked answer", chunk_delay=0.0))
+    page.get_by_role("button", name="Send").tap()
+    expect(last_answer(page)).to_contain_text("reworked answer")
+    expect(page.locator(".lc-user")).to_have_count(2)

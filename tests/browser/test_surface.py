@@ -35,7 +35,8 @@ def app_options() -> tuple[str, ...]:
 
 
 def open_at(open_page: Pages, app: AppProcess, size: tuple[int, int]) -> Page:
-    return open_page(app, width=size[0], height=size[1])
+    """The page at ``size``; the phone size is a touch phone (touch events, no hover)."""
+    return open_page(app, width=size[0], height=size[1], touch=size == PHONE)
 
 
 def answered(page: Page, upstream: ScriptedUpstream, question: str, text: str) -> None:
@@ -148,18 +149,7 @@ def axe_problems(page: Page) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_no_serious_accessibility_problems_on_the_empty_page_an_answer_an_error_both_themes_and_the_audit_panel(
-    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream, size: tuple[int, int]
-) -> None:
-    page = open_at(open_page, app, size)
-    assert axe_problems(page) == [], "empty page"
-    answered(page, upstream, "hello", "Hello! **Bold** and `code`.\n\n- one\n- two")
-    assert axe_problems(page) == [], "an answer"
-    upstream.plan(Behavior(status=401))
-    send(page, "fail please")
-    expect(last_answer(page)).to_have_attribute("data-status", "failed")
-    assert axe_problems(page) == [], "an error"
+def switch_theme(page: Page) -> None:
     dark = page.evaluate("document.body.classList.contains('body--dark')")
     page.get_by_role("button", name="Switch between light and dark").click()
     page.wait_for_function("d => document.body.classList.contains('body--dark') !== d", arg=dark)
@@ -167,7 +157,30 @@ def test_no_serious_accessibility_problems_on_the_empty_page_an_answer_an_error_
     page.wait_for_function(
         f"{drawer} === (document.body.classList.contains('body--dark') ? 'rgb(17, 24, 39)' : 'rgb(255, 255, 255)')"
     )  # the theme's colours have settled (no transition left)
-    assert axe_problems(page) == [], "the other theme"
-    page.get_by_role("button", name="Audit panel").click()
-    expect(page.locator(".lc-audit-card").first).to_be_visible()
-    assert axe_problems(page) == [], "the audit panel"
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_no_serious_accessibility_problems_on_the_empty_page_an_answer_an_error_and_the_audit_panel_in_both_themes(
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream, size: tuple[int, int]
+) -> None:
+    page = open_at(open_page, app, size)
+    for theme in ("first", "other"):
+        assert axe_problems(page) == [], f"empty page, {theme} theme"
+        answered(page, upstream, "hello", "Hello! **Bold** and `code`.\n\n- one\n- two")
+        assert axe_problems(page) == [], f"an answer, {theme} theme"
+        upstream.plan(Behavior(status=401))
+        send(page, "fail please")
+        expect(last_answer(page)).to_have_attribute("data-status", "failed")
+        assert axe_problems(page) == [], f"an error, {theme} theme"
+        page.get_by_role("button", name="Audit panel").click()
+        expect(page.locator(".lc-audit-card").first).to_be_visible()
+        assert axe_problems(page) == [], f"the audit panel, {theme} theme"
+        page.get_by_role("button", name="Close audit panel").click()
+        expect(page.locator(".lc-audit-drawer")).not_to_be_in_viewport()
+        if theme == "first":
+            switch_theme(page)
+            if size == PHONE:  # the list is a closed drawer there
+                page.get_by_role("button", name="Chats").click()
+            page.get_by_role("button", name="New chat").click()
+            page.wait_for_url(app.url + "/")
+            expect(page.locator(".lc-assistant")).to_have_count(0)

@@ -296,6 +296,8 @@ async def test_a_tool_server_that_cannot_start_is_reported_and_its_tools_are_not
     await hub.start()
     health = {h.name: h for h in hub.health()}
     assert health["broken"].state == "failed" and "not found" in (health["broken"].message or "")
+    assert "/nonexistent/tool-server" in (health["broken"].message or "")  # named, never "(None)"
+    assert "None" not in (health["broken"].message or "")
     assert health["demo"].state == "ready"
     engine = engines(tools=hub)
     cid = engine.create_conversation()

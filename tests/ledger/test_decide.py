@@ -99,10 +99,13 @@ def test_a_branch_copies_the_shown_path_and_returns_a_user_messages_text_as_the_
     conv = chat()
     from_answer = decide.branch(conv, "m1", "c2")
     assert from_answer.chain == (("u1", None), ("m1", "a1")) and from_answer.draft is None
-    assert from_answer.title == "chat c (branch)"
+    assert from_answer.title == "chat c — branch from answer 1"
     assert (from_answer.branched.message_id, from_answer.branched.new_conversation_id) == ("m1", "c2")
     from_question = decide.branch(conv, "u2", "c3")
     assert from_question.chain == (("u1", None), ("m1", "a1")) and from_question.draft == "question 2"
+    assert from_question.title == "chat c — branch from message 2"
+    long = decide.branch_title("t" * 200 + " — branch from answer 1", "assistant", 7)
+    assert len(long) == decide.TITLE_CHARS and long.endswith("t — branch from answer 7")  # one suffix, its own
     with pytest.raises(InputRejected, match="That message does not exist"):
         decide.branch(conv, "nope", "c4")
     live = then(conv, *decide.retry(conv, "m1", NEW, streaming=False))

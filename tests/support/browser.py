@@ -84,12 +84,18 @@ def new_page(
     permissions: Sequence[str] = (),
     init_script: str | None = None,
     route: Callable[[WebSocketRoute], None] | None = None,
+    touch: bool = False,
 ) -> Page:
     """The one way a test opens the page: a tab in a fresh browser context (``permissions`` granted,
     ``init_script`` run before any page script, the page's websocket passed through ``route``), then ``url``
     loaded with ``load``; with ``url=None`` the tab stays blank (a test that must watch the first load attaches
-    its listeners first, then calls ``load``)."""
-    context = browser.new_context(viewport={"width": width, "height": height}, permissions=list(permissions))
+    its listeners first, then calls ``load``); ``touch`` makes it a phone (touch events, no hover)."""
+    context = browser.new_context(
+        viewport={"width": width, "height": height},
+        permissions=list(permissions),
+        has_touch=touch,
+        is_mobile=touch,
+    )
     if init_script is not None:
         context.add_init_script(init_script)
     page: Page = context.new_page()

@@ -239,12 +239,16 @@ async def test_hostile_model_output_is_shown_as_text_with_no_script_or_javascrip
     assert "<img" not in html and "onerror=" not in html.replace('onerror="window', "")
 
 
-async def test_empty_input_does_nothing_and_an_overlong_message_stays_in_the_box(
+async def test_an_empty_or_blank_send_says_why_and_an_overlong_message_stays_in_the_box(
     chat: User, upstream: ScriptedUpstream
 ) -> None:
     chat.find("Message").trigger("keydown.enter.exact.prevent")
+    await chat.should_see("Nothing to send: type a message")
+    chat.find("Message").type("   \n  ")
+    chat.find("Message").trigger("keydown.enter.exact.prevent")
     await nothing_more_for(0.1)
     assert not upstream.records and answers(chat) == []
+    chat.find("Message").clear()
     long_text = "x" * 32_001
     chat.find("Message").type(long_text)
     chat.find("Message").trigger("keydown.enter.exact.prevent")

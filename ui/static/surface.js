@@ -1,0 +1,88 @@
+// The surface on every screen size (ui/surface.py), what costs no websocket traffic:
+// - skip links: to the latest answer (focused as a region) and to the chat list (its current row; the drawer is
+//   opened first on a narrow screen);
+// - Esc closes the audit panel while it lies over the chat (below 1400 px) before anything else hears the key;
+// - lcSurface.closeOnPhone(id): the server closes the chats drawer after a switch, only where it is an overlay;
+// - Send reads as disabled while the box is empty (the server says why if it is pressed anyway);
+// - lcSurface.reveal(text): the chat opened from a search shows the first message holding `text`, marked;
+(() => {
+  const visible = (el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+  const auditDrawer = () => document.querySelector('.lc-audit-drawer')?.closest('.q-drawer');
+  const auditOverlay = () => {
+    const drawer = auditDrawer();
+    return !!drawer && !drawer.classList.contains('q-layout--prevent-focus') && visible(drawer)
+      && window.innerWidth < 1400;
+  };
+
+  const focusLatest = () => {
+    const answers = document.querySelectorAll('.lc-assistant');
+    const target = answers[answers.length - 1] || document.querySelector('.lc-main');
+    if (!target) return;
+    target.classList.add('lc-skip-target');
+    if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
+    target.scrollIntoView({ block: 'start' });
+    target.focus({ preventScroll: true });
+  };
+
+  const focusList = (tries = 0) => {
+    const row = document.querySelector('.lc-chats a[tabindex="0"]') || document.querySelector('.lc-chats a')
+      || document.querySelector('[data-lc-new-chat]');
+    if (row && visible(row) && !row.closest('.q-layout--prevent-focus')) { row.focus(); return; }
+    if (tries === 0) document.querySelector('[data-lc-chats-toggle]')?.click();
+    if (tries < 30) setTimeout(() => focusList(tries + 1), 50);
+  };
+
+  const reveal = (text, tries = 0) => {
+    const needle = (text || '').toLowerCase();
+    const found = [...document.querySelectorAll('.lc-user, .lc-assistant')]
+      .find((el) => el.innerText.toLowerCase().includes(needle));
+    if (!found) { if (tries < 40) setTimeout(() => reveal(text, tries + 1), 100); return; }
+    found.classList.add('lc-found');
+    found.scrollIntoView({ block: 'center' });
+    found.dataset.lcFound = '1';
+    setTimeout(() => found.classList.remove('lc-found'), 4000);
+  };
+
+  const closeOnPhone = (id) => {
+    const drawer = document.querySelector('.lc-chats-drawer')?.closest('.q-drawer');
+    if (!drawer || !drawer.classList.contains('q-drawer--mobile')) return;
+    try { getElement(id).hide(); } catch (e) { /* the page is being rebuilt */ }
+  };
+
+  // Send reads as disabled (aria-disabled) while the box is empty and no file is attached: decided here, so it
+  // holds before the socket is live; a press anyway is explained by the server
+  const syncSend = () => {
+    const button = document.querySelector('[data-lc-send]');
+    const box = document.getElementById('lc-message-box');
+    if (!button || !box || button.disabled) return;  // disabled by the server (a send in flight): its own state
+    const label = button.querySelector('.block')?.textContent?.trim();
+    const empty = label === 'Send' && !box.value.trim() && !document.querySelector('.lc-footer .lc-chip');
+    if (empty !== (button.getAttribute('aria-disabled') === 'true')) {
+      if (empty) button.setAttribute('aria-disabled', 'true'); else button.removeAttribute('aria-disabled');
+    }
+  };
+  document.addEventListener('input', syncSend, true);
+  const watchFooter = () => {
+    const footer = document.querySelector('.lc-footer');
+    if (!footer) { setTimeout(watchFooter, 100); return; }
+    new MutationObserver(syncSend).observe(footer, { childList: true, subtree: true, characterData: true,
+      attributes: true, attributeFilter: ['aria-disabled', 'value'] });
+    syncSend();
+  };
+  watchFooter();
+
+  window.lcSurface = { closeOnPhone, reveal, focusLatest, focusList };
+
+  document.addEventListener('click', (event) => {
+    const link = event.target.closest && event.target.closest('a[data-lc-skip]');
+    if (!link) return;
+    event.preventDefault();
+    if (link.dataset.lcSkip === 'latest') focusLatest(); else focusList();
+  });
+  window.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape' || !auditOverlay()) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    document.querySelector('[data-lc-audit-close]')?.click();
+  }, true);
+})();

@@ -1,0 +1,50 @@
+"""The surface on every screen size: the parts of the page that make it work on a phone and with a keyboard.
+
+Guarantees:
+- ``add_surface`` serves ``static/surface.css`` and ``static/surface.js`` (the app's own files, versioned like the
+  rest) and adds the skip links to the latest answer and to the chat list.
+- The chats drawer closes after a switch (New chat, a chat, a search result, a branch) where it lies over the chat
+  (a narrow screen); on a wide screen it stays (``close_chats_on_phone``).
+- The audit panel has a close button named "Close audit panel" (``audit_close_button``); below 1400 px it lies
+  over the chat instead of narrowing it, on a phone it is a full-screen sheet, and Esc closes it there.
+- Tooltips never show on a touch screen (no hover there: a tap would leave them standing over the page).
+- ``reveal`` scrolls the chat shown to the first message holding a search's words and marks it for a moment.
+"""
+
+from __future__ import annotations
+
+import json
+
+from nicegui import Client, ui
+
+from ui.style import ROUTE, STATIC
+
+SKIP_LINKS = """
+<a class="lc-skip" href="#" data-lc-skip="latest">Skip to the latest answer</a>
+<a class="lc-skip" href="#" data-lc-skip="chats">Skip to the chat list</a>
+"""
+
+
+def add_surface() -> None:
+    version = int(max(p.stat().st_mtime for p in STATIC.iterdir()))
+    ui.add_head_html(f'<link rel="stylesheet" href="{ROUTE}/surface.css?v={version}">')
+    ui.add_head_html(f'<script src="{ROUTE}/surface.js?v={version}" defer></script>')
+    ui.add_body_html(SKIP_LINKS)
+
+
+def close_chats_on_phone(drawer: ui.left_drawer) -> None:
+    """Close the chats drawer if it lies over the chat (below its breakpoint); a wide screen keeps it."""
+    ui.run_javascript(f"window.lcSurface && window.lcSurface.closeOnPhone({drawer.id})")
+
+
+def audit_close_button(drawer: ui.right_drawer) -> None:
+    with ui.row().classes("w-full lc-audit-top"):
+        ui.button(icon="close", on_click=lambda: drawer.set_value(False)).props(
+            'flat round dense data-lc-audit-close aria-label="Close audit panel"'
+        ).mark("audit-close")
+
+
+def reveal(client: Client, text: str) -> None:
+    """Bring the first message holding ``text`` into view, marked (the chat opened from a search)."""
+    if text.strip() and not client.is_deleted:
+        client.run_javascript(f"window.lcSurface && window.lcSurface.reveal({json.dumps(text.strip())})")
