@@ -19,12 +19,13 @@ Guarantees:
   and ~7 ms per KB); names, whitespace and punctuation get no span of their own; only small texts are cached.
 - ``html_parts(source, html)`` writes rendered HTML as markup plus ``[start, end]`` ranges of ``source`` wherever
   a text node is the source's own text, so a client that holds the source rebuilds the HTML from little more
-  than its markup (ranges count UTF-16 units, as JavaScript does).
+  than its markup (ranges count UTF-16 units, as JavaScript does, astral characters included).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 from html import unescape
@@ -35,21 +36,27 @@ from nicegui import ui
 from pygments.formatters import HtmlFormatter
 from pygments.token import STANDARD_TYPES
 
-from ui.closing import closed
+from ui.closing import closed_fence, closed_if_shown
+from ui.math_markdown import MATH_ATTRIBUTES, MATH_TAGS, protect
 
-EXTRAS = ("fenced-code-blocks", "tables", "code-friendly", "target-blank-links", "strike")
+EXTRAS = ("fenced-code-blocks", "tables", "code-friendly", "target-blank-links", "strike", "task_list", "link-patterns")
 ALLOWED = frozenset(
-    ("p", "br", "hr", "em", "strong", "b", "i", "del", "s", "code", "pre", "span", "div", "blockquote")
+    ("p", "br", "hr", "em", "strong", "b", "i", "del", "s", "code", "pre", "span", "div", "blockquote", "input")
     + ("ul", "ol", "li", "a", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td")
 )
+# a bare http(s) URL becomes a link (parentheses only in balanced pairs; trailing punctuation stays text)
+BARE_URL = re.compile(
+    r"""(?<![\w/="'(])https?://(?:[^\s<>"'`\[\]()*]|\([^\s<>"'`\[\]()*]*\))*(?:[^\s<>"'`\[\]()*.,;:!?_~]|\([^\s<>"'`\[\]()*]*\))"""
+)
 _CLEANER = nh3.Cleaner(
-    tags=set(ALLOWED),
-    attributes={"a": {"href", "title"}, "th": {"style"}, "td": {"style"}},
+    tags=set(ALLOWED | MATH_TAGS),
+    attributes={"a": {"href", "title"}, "th": {"style"}, "td": {"style"}, "input": {"checked", "aria-label"}}
+    | {tag: set(MATH_ATTRIBUTES) for tag in MATH_TAGS},
     allowed_classes={"span": set(STANDARD_TYPES.values()) - {""}, "div": {"codehilite"}},
     url_schemes={"http", "https", "mailto"},
     filter_style_properties={"text-align"},
     link_rel="noopener noreferrer",
-    set_tag_attribute_values={"a": {"target": "_blank"}},
+    set_tag_attribute_values={"a": {"target": "_blank"}, "input": {"type": "checkbox", "disabled": ""}},
     url_relative="deny",  # a link in an answer never points into this app
     strip_comments=True,
 )
@@ -60,8 +67,11 @@ _TAG = re.compile(r"(<[^>]*>)")
 _PLAIN_SPAN = re.compile(r'<span class="[nwp]">([^<]*)</span>')
 HIGHLIGHT_LIMIT = 8_000
 CACHE_LIMIT = 4_000
+_LINKS = [(BARE_URL, r"\g<0>")]
 MIN_RANGE = 8  # a shorter text node costs less as markup than as a range
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _IMG = re.compile(r"<img\b([^>]*?)/?>", re.IGNORECASE)
+_TASK = re.compile(r'<input type="checkbox" class="[-a-z]+" (checked )?disabled>')  # markdown2's task_list
 _ATTR = re.compile(r'([a-z]+)="([^"]*)"')
 
 
@@ -101,15 +111,24 @@ def _render_cached(content: str) -> str:
 
 
 def _render(content: str) -> str:
-    html: str = markdown2.markdown(content, extras=list(EXTRAS), safe_mode="escape")
-    return _PLAIN_SPAN.sub(r"\1", sanitize(_IMG.sub(_image_as_link, html)))
+    protected, math = protect(content)
+    html: str = markdown2.markdown(protected, extras=list(EXTRAS), safe_mode="escape", link_patterns=_LINKS)
+    html = _TASK.sub(_task_box, _IMG.sub(_image_as_link, math.restore(html)))
+    return _PLAIN_SPAN.sub(r"\1", sanitize(html))
 
 
-def render_blocks(text: str) -> list[str]:
-    """The full render of ``text`` as the stream shows it: each block on its own, half-written markup closed."""
+def render_blocks(text: str, cut: bool = False) -> list[str]:
+    """The full render of ``text`` as a finished stream shows it: each block on its own, exactly as written (an
+    unclosed code fence runs to the end, as CommonMark says: the last block gets its closing fence); ``cut`` (an
+    answer stopped or failed mid-way): the last block closed where that adds no visible character."""
     blocks = split_blocks(text)
-    last = len(blocks) - 1  # trailing spaces would keep a closing ``**`` from closing
-    return [render(closed(block.rstrip()) if n == last else block) for n, block in enumerate(blocks) if block.strip()]
+    last = len(blocks) - 1
+    return [render(block) if n < last else last_block(block, cut) for n, block in enumerate(blocks) if block.strip()]
+
+
+def last_block(source: str, cut: bool) -> str:
+    """The final block of a finished answer (see ``render_blocks``)."""
+    return closed_if_shown(source, render) if cut else render(closed_fence(source))
 
 
 Part = str | list[int]
@@ -117,8 +136,7 @@ Part = str | list[int]
 
 def html_parts(source: str, html: str) -> list[Part]:
     """``html`` as markup strings and ``[start, end]`` ranges of ``source`` (escaped, they give ``html`` back)."""
-    if not source.isascii() and len(source.encode("utf-16-le")) != 2 * len(source):
-        return [html]  # astral characters: Python and JavaScript count offsets differently
+    astral = [] if source.isascii() else [m.start() for m in _ASTRAL.finditer(source)]
     parts: list[Part] = []
     literal: list[str] = []
     cursor = 0
@@ -134,7 +152,8 @@ def html_parts(source: str, html: str) -> list[Part]:
         if literal:
             parts.append("".join(literal))
             literal = []
-        parts.append([at, at + len(text)])
+        end = at + len(text)  # in UTF-16 units, as JavaScript counts: an astral character is two
+        parts.append([at + bisect_left(astral, at), end + bisect_left(astral, end)] if astral else [at, end])
         cursor = at + len(text)
     if literal:
         parts.append("".join(literal))
@@ -145,6 +164,11 @@ def sanitize(html: str) -> str:
     """Only what markdown makes survives: ``ALLOWED`` tags, safe links, highlighting classes, table alignment."""
     cleaned: str = _CLEANER.clean(html)
     return cleaned
+
+
+def _task_box(match: re.Match[str]) -> str:
+    done = bool(match.group(1))
+    return f'<input type="checkbox" {"checked " if done else ""}disabled aria-label="{"done" if done else "not done"}">'
 
 
 def _image_as_link(match: re.Match[str]) -> str:
