@@ -15,10 +15,13 @@ import re
 from collections.abc import Callable
 from html import unescape
 
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)", re.MULTILINE)
+_FENCE = re.compile(r"^\s{0,3}(```+|~~~+)", re.MULTILINE)
 _LINK_TARGET = re.compile(r"\[[^\[\]\n]*\]\([^()\s]*$")
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
 _TAG = re.compile(r"<[^>]*>")
+_ORDERED = re.compile(r"^[ \t]*\d{1,9}[.)](?=[ \t])", re.MULTILINE)  # an ordered list item's number
+_LINK_TARGETS = re.compile(r"\]\([^()\s]*\)?")  # a link's target, closed or still being written
+MARKERS = frozenset("*_`~#>-+[]()!$")
 
 
 def closed_fence(text: str) -> str:
@@ -46,17 +49,29 @@ def closed(text: str) -> str:
     return out + suffix
 
 
-def closed_if_shown(text: str, render: Callable[[str], str]) -> str:
+def closed_if_shown(text: str, render: Callable[[str], str], inline: bool = True) -> str:
     """``render`` of ``text`` closed where that adds no visible character, else of ``text`` as written.
 
-    Closing is kept only if no marker character it added shows as text: the render with it must not show more of
-    any such character than ``text`` itself holds (``self.__x is name-mangled.`` would show ``.__``)."""
+    Closing is kept only if the render with it shows ``text`` with markers taken out and nothing else
+    (``only_markers_taken``): ``self.__x is name-mangled.`` closed would show ``.__``, so it is not closed.
+    ``inline=False``: only an open code fence is closed (a completed answer)."""
     trimmed = text.rstrip()  # trailing spaces would keep a closing ``**`` from closing
-    shut = closed(trimmed)
+    shut = closed(trimmed) if inline else closed_fence(trimmed)
     if shut == trimmed:
         return render(text)
     html = render(shut)
-    shown = unescape(_TAG.sub("", html))
-    if any(shown.count(c) > trimmed.count(c) for c in set(shut[len(trimmed) :]) - set("\n")):
-        return render(text)
-    return html
+    return html if only_markers_taken(trimmed, unescape(_TAG.sub("", html))) else render(text)
+
+
+def only_markers_taken(source: str, shown: str) -> bool:
+    """Whether ``shown`` is ``source`` with only markdown markers (and link targets) taken out, whitespace aside
+    (matched greedily: a False may be wrong, never a True)."""
+    s = "".join(_ORDERED.sub("", _LINK_TARGETS.sub("]", source)).split())
+    r = "".join(shown.split())
+    j = 0
+    for c in s:
+        if j < len(r) and c == r[j]:
+            j += 1
+        elif c not in MARKERS:
+            return False
+    return j == len(r)

@@ -8,7 +8,8 @@ Guarantees:
   markdown never touches (a random word per call: model output cannot forge one) and a ``Math`` that puts
   MathML in their place in markdown's output (``Math.restore``); inside a tag (a link's target) the original
   source goes back instead.
-- LaTeX the converter rejects, or a span over ``MATH_LIMIT`` characters, shows as its source text, unchanged.
+- LaTeX the converter rejects, whose MathML holds any element but MathML's (the converter passes ``<`` in
+  ``\\text{}`` through), or a span over ``MATH_LIMIT`` characters, shows as its source text, unchanged.
 - The MathML is cleaned with the rest of the answer (``MATH_TAGS``/``MATH_ATTRIBUTES`` are what the sanitizer
   allows in addition): MathML Core presentation elements, no links, no styles, no foreign HTML inside.
 """
@@ -45,6 +46,7 @@ _MATH = re.compile(
     re.DOTALL,
 )
 _TAG = re.compile(r"(<[^>]*>)")
+_NAME = re.compile(r"</?([A-Za-z][^\s/>]*)")
 
 
 @dataclass(slots=True)
@@ -101,6 +103,8 @@ def to_mathml(latex: str, display: bool) -> str | None:
         mathml: str = latex2mathml.converter.convert(latex.strip(), display="block" if display else "inline")
     except Exception:  # any rejection of untrusted LaTeX (its errors are many types): show the source instead
         return None
+    if any(name.lower() not in MATH_TAGS for name in _NAME.findall(mathml)):
+        return None  # markup the converter let through from the LaTeX (``\text{<img ...>}``): shown as source
     return mathml
 
 

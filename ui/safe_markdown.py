@@ -25,6 +25,7 @@ Guarantees:
 from __future__ import annotations
 
 import re
+import secrets
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -36,17 +37,20 @@ from nicegui import ui
 from pygments.formatters import HtmlFormatter
 from pygments.token import STANDARD_TYPES
 
-from ui.closing import closed_fence, closed_if_shown
+from ui.closing import closed_if_shown
 from ui.math_markdown import MATH_ATTRIBUTES, MATH_TAGS, protect
 
-EXTRAS = ("fenced-code-blocks", "tables", "code-friendly", "target-blank-links", "strike", "task_list", "link-patterns")
+# no underscore emphasis (markdown2's "code-friendly", done here: its hashing duplicates text such as
+# ``**__init__ **a***``): every ``_`` reaches markdown2 as a word of letters and comes back as ``_``
+EXTRAS = ("fenced-code-blocks", "tables", "target-blank-links", "strike", "task_list", "link-patterns")
 ALLOWED = frozenset(
     ("p", "br", "hr", "em", "strong", "b", "i", "del", "s", "code", "pre", "span", "div", "blockquote", "input")
     + ("ul", "ol", "li", "a", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td")
 )
 # a bare http(s) URL becomes a link (parentheses only in balanced pairs; trailing punctuation stays text)
+_URL_CHAR = r"""[^\s<>"'`\[\]()*~]"""  # ``~`` alone (``/~user``), never ``~~`` (strike)
 BARE_URL = re.compile(
-    r"""(?<![\w/="'(])https?://(?:[^\s<>"'`\[\]()*]|\([^\s<>"'`\[\]()*]*\))*(?:[^\s<>"'`\[\]()*.,;:!?_~]|\([^\s<>"'`\[\]()*]*\))"""
+    rf"""(?<![\w/="'(])https?://(?:{_URL_CHAR}|~(?!~)|\({_URL_CHAR}*\))*(?:[^\s<>"'`\[\]()*~.,;:!?_]|\({_URL_CHAR}*\))"""
 )
 _CLEANER = nh3.Cleaner(
     tags=set(ALLOWED | MATH_TAGS),
@@ -69,6 +73,7 @@ HIGHLIGHT_LIMIT = 8_000
 CACHE_LIMIT = 4_000
 _LINKS = [(BARE_URL, r"\g<0>")]
 MIN_RANGE = 8  # a shorter text node costs less as markup than as a range
+_STRAY_LT = re.compile(r"<(?![a-zA-Z/!][^<>]*>)")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _IMG = re.compile(r"<img\b([^>]*?)/?>", re.IGNORECASE)
 _TASK = re.compile(r'<input type="checkbox" class="[-a-z]+" (checked )?disabled>')  # markdown2's task_list
@@ -112,7 +117,13 @@ def _render_cached(content: str) -> str:
 
 def _render(content: str) -> str:
     protected, math = protect(content)
+    underscore = f"lcu{secrets.token_hex(4)}u" if "_" in protected else ""
+    if underscore:
+        protected = protected.replace("_", underscore)
     html: str = markdown2.markdown(protected, extras=list(EXTRAS), safe_mode="escape", link_patterns=_LINKS)
+    if underscore:
+        html = html.replace(underscore, "_")
+    html = _STRAY_LT.sub("&lt;", html)  # markdown2 leaves a half tag at a text's end (``x <b``) unescaped
     html = _TASK.sub(_task_box, _IMG.sub(_image_as_link, math.restore(html)))
     return _PLAIN_SPAN.sub(r"\1", sanitize(html))
 
@@ -128,7 +139,7 @@ def render_blocks(text: str, cut: bool = False) -> list[str]:
 
 def last_block(source: str, cut: bool) -> str:
     """The final block of a finished answer (see ``render_blocks``)."""
-    return closed_if_shown(source, render) if cut else render(closed_fence(source))
+    return closed_if_shown(source, render, inline=cut)
 
 
 Part = str | list[int]

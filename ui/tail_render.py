@@ -27,7 +27,7 @@ from ui.safe_markdown import Part, html_parts, render
 
 CHEAP = 3_000  # characters: a tail this short is rendered on every update (~1.5 ms at most)
 RATIO = 8
-_FENCE_INFO = re.compile(r"^([ \t]{0,3}(?:```|~~~))[^\n`]*$", re.MULTILINE)
+_FENCE_INFO = re.compile(r"^([ \t]{0,3}(?:```|~~~))[\w+#.-]+[ \t]*$", re.MULTILINE)  # a language name
 
 
 def render_tail(source: str) -> str:
