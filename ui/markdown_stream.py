@@ -5,13 +5,14 @@ Guarantees:
   characters added (plus the blocks that finished), numbered in sequence (``static/markdown_stream.js``). A
   text that changed any other way (another attempt), a message the browser missed (a gap in the sequence) or a
   mount that shows another state than the server's (a reconnect) is answered with the whole state, once.
-- The server stays authoritative and does the rendering (``ui.safe_markdown``: markdown2 + nh3, DOMPurify in
-  the browser as a second layer). A finished block is rendered once and sent as its markup plus ranges of the
-  text the browser already holds (``html_parts``): a plain paragraph costs ~20 bytes over its text, so a
-  streamed answer costs little more than its own size.
+- The server stays authoritative and does the rendering (``ui.safe_markdown``: markdown2 + nh3; the browser's own
+  HTML sanitizer, ``Element.setHTML``, as a second layer). A finished block is rendered once and sent as its
+  markup plus ranges of the text the browser already holds (``html_parts``): a plain paragraph costs ~20 bytes
+  over its text, so a streamed answer costs little more than its own size.
 - The growing tail is rendered as markdown as it streams (``ui.tail_render``: the finished blocks' sanitizer,
   half-written markers closed where they render): a message carries the tail's markup from its first change on,
-  as markup and ranges of the text the browser holds, with the offset it was rendered up to; text after that
+  as markup and ranges of the text the browser holds, with the offset it was rendered up to (a block that
+  finishes as the browser shows it already is sent as a reference to its tail, not again); text after that
   offset (a long tail's render is throttled) shows as written until the next render. With ``final`` the tail
   becomes a block rendered exactly as written (only an open code fence is closed), so the page then holds
   exactly ``render_blocks(text)`` (what a reload shows): a completed answer shows exactly the text received.
@@ -146,16 +147,19 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
 
     def _send(self, added: str, tail: bool = False) -> None:
         ready: list[list[Any]] = []
+        sent: list[list[Any]] = []  # as sent: a block the browser shows already as its tail is named, not re-sent
         while self._queue and self._queue[0].parts is not None:
             block = self._queue.popleft()
             ready.append([block.start16, block.end16, block.parts])
+            held = not self._tail_busy and block.start16 == self._tail.start and block.parts == self._tail.parts
+            sent.append([block.start16, block.end16, 0] if held else ready[-1])
         shown = self._tail_message() if tail and not self._queue else None  # after the blocks before it
         if not added and not ready and shown is None:
             return
         self._sent.extend(ready)
         self._seq += 1
         if self._mounted:
-            message: list[Any] = [self._seq, added, ready, shown] if shown else [self._seq, added, ready]
+            message: list[Any] = [self._seq, added, sent, shown] if shown else [self._seq, added, sent]
             self._run(message if ready or shown else message[:2])
         else:  # not in the browser yet: its state goes with the element if that is still to be sent, else the
             self._props["init"] = self._whole()  # 'sync' on mount asks for it (once, never per update)
@@ -186,12 +190,16 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
             if epoch != self._epoch or f.cancelled():
                 return
             self._tail_busy = False
-            if (message := f.result()) is not None and not self._queue:
+            if (message := f.result()) is not None and self._queue:
+                self._tail.forget()  # not sent (blocks go first): the browser's tail is unknown, the next is whole
+            elif message is not None:
                 self._seq += 1
                 if self._mounted:
                     self._run([self._seq, "", [], message])
                 else:
                     self._props["init"] = self._whole()
+            if len(self.markdown) > start + len(source) and self._tail_timer is None and not self._final:
+                self._render_later()  # text came while it rendered: it shows as written until the next render
 
         future.add_done_callback(done)
         return None

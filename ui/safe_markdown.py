@@ -6,6 +6,10 @@ Guarantees:
   attributes markdown makes (``ALLOWED``), links only to http, https and mailto (``rel="noopener noreferrer"``,
   a new tab), and no event handler, style other than table alignment, or class other than code highlighting.
   markdown2's own known bypasses (``javascript&#58;`` hrefs and the like) therefore never reach the page.
+- Beyond markdown: math (``ui.math_markdown``: MathML made here, its elements only), task lists (``- [x]`` as
+  disabled checkboxes named "done"/"not done"), bare http(s) URLs as links (``BARE_URL``). No underscore emphasis
+  (``__init__`` stays as written; each ``_`` reaches markdown2 as a random word); a half tag markdown2 leaves
+  unescaped (``x <b`` at a text's end) is escaped, so what was received shows, never less.
 - An image in model output never loads: ``![alt](url)`` becomes a link to the url (the page's CSP also allows
   images from the app itself only), so a prompt-injected answer cannot leak data through an image request.
 - ``MarkdownBlock`` shows it in a ``ui.html`` element with NiceGUI's client-side DOMPurify pass as a second

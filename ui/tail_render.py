@@ -68,5 +68,9 @@ class Tail:
         self.start, self.end, self.parts = start16, end16, parts
         return [start16, end16, keep, parts[keep:]]
 
+    def forget(self) -> None:
+        """The browser's tail is not known (a render was not sent): the next message carries all its parts."""
+        self.start, self.end, self.parts = -1, -1, []
+
     def whole(self) -> list[object] | None:
         return [self.start, self.end, 0, self.parts] if self.start >= 0 else None

@@ -2,12 +2,13 @@
 // browser already has. A message, lcStream(id, [seq, text added, blocks finished, tail]) or, the whole state,
 // lcStream(id, [seq, text, blocks, tail, 1]), is applied in sequence. A block [start, end, parts] is the text's
 // [start, end) shown as the HTML its parts make (markup strings, and [from, to] ranges of the block's own text,
-// escaped here); the tail [start, end, keep, parts] is the growing block rendered by the server up to `end`: its
-// first `keep` parts are the ones already held, then `parts`. Everything is set through the browser's HTML
-// sanitizer (Element.setHTML) after the server's (nh3). Text after the tail's `end` (the server renders a long
-// tail less often) is appended as it is to the tail's last text until the next render. Reasoning (`plain`) is
-// plain text, whitespace kept. A message out of sequence (one was lost) asks the server for the whole state,
-// once; so does a mount that shows another state than the server's (a re-mount after a reconnect): 'sync'.
+// escaped here; parts 0: those the tail holds now). The tail [start, end, keep, parts] is the growing block
+// rendered by the server up to `end`: its first `keep` parts are the ones already held, then `parts`. All is set
+// through the browser's HTML sanitizer (Element.setHTML) after the server's (nh3). Text after the tail's `end`
+// (the server renders a long tail less often) is appended as it is to the tail's last text until the next
+// render. Reasoning (`plain`) is plain text, whitespace kept. A message out of sequence (one was lost) asks the
+// server for the whole state, once; so does a mount that shows another state than the server's (a re-mount
+// after a reconnect): both by the 'sync' event.
 const escapeHtml = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const VOID = new Set(["BR", "HR", "INPUT"]);
 const streams = (window.lcStreams ??= new Map());
@@ -86,6 +87,10 @@ export default {
       if (shown) at.appendChild(document.createTextNode(shown));
     },
     block(start, end, parts) {
+      if (parts === 0) {
+        const held = this.tail && this.tail.start === start;
+        parts = held ? this.tail.parts : [escapeHtml(this.text.slice(start, end))];
+      }
       const div = document.createElement("div");
       div.className = "nicegui-markdown lc-md";
       div.setHTML(this.html(this.text.slice(start, end), parts));
