@@ -88,7 +88,9 @@ def paired(
     return runs
 
 
-def show(label: str, runs: dict[str, list[Run]], text: str, floor: float | None = None) -> None:
+def show(
+    label: str, runs: dict[str, list[Run]], text: str, floor: float | None = None, fixed: dict[str, int] | None = None
+) -> None:
     size = len(text.encode())
     print(f"{label} ({size / 1024:.1f} KB of text, median of {len(runs['live tail'])}):")
     kb = {k: statistics.median(r.bytes for r in v) / 1024 for k, v in runs.items()}
@@ -97,6 +99,8 @@ def show(label: str, runs: dict[str, list[Run]], text: str, floor: float | None 
         lag = max(r.lag_ms for r in runs[name])
         frames = statistics.median(r.frames for r in runs[name])
         extra = f", {cpu[name] / floor:.2f}x the bare litellm loop ({floor:.2f} s)" if floor else ""
+        if fixed:
+            extra += f"; less the fixed overhead {(kb[name] * 1024 - fixed[name]) / size:.2f}x the text"
         print(
             f"  {name:<16} {kb[name]:8.1f} KB ({kb[name] * 1024 / size:.2f}x the text, {frames:.0f} frames), "
             f"CPU {cpu[name]:.2f} s{extra}, longest loop block {lag:.0f} ms"
@@ -105,10 +109,37 @@ def show(label: str, runs: dict[str, list[Run]], text: str, floor: float | None 
     print(f"  live / plain: bytes {kb[live] / kb[plain]:.2f}x, CPU {cpu[live] / cpu[plain]:.2f}x")
 
 
+def short(apps: dict[str, AppProcess], upstream: ScriptedUpstream, timed: Timed, lag: Path, n: int) -> None:
+    """(a), (b) and (c): 500-token answers, 10 ms apart."""
+    table = one_paragraph(500)
+    runs = paired(apps, upstream, timed, lambda: Behavior(text=table, chunk_delay=0.01), lag, n)
+    show("(a) the table stream: 500 tokens, one paragraph, 10 ms apart", runs, table)
+    eight = answer_text() + f" {LAST}"
+    runs = paired(apps, upstream, timed, lambda: Behavior(text=eight, chunk_delay=0.01), lag, n)
+    show("(b) ws_bench's 500-token answer, 8 paragraphs, 10 ms apart", runs, eight)
+    marked = marked_paragraph(500)
+    runs = paired(apps, upstream, timed, lambda: Behavior(text=marked, chunk_delay=0.01), lag, n)
+    show("(c) 500 tokens, one paragraph with markup in every sentence", runs, marked)
+
+
+def long(
+    apps: dict[str, AppProcess], upstream: ScriptedUpstream, timed: Timed, api: str, lag: Path, chunks: int
+) -> None:
+    """(d): the long answers, with what a one-word answer costs (the fixed overhead) and the bare loop's CPU."""
+    tiny = paired(apps, upstream, timed, lambda: Behavior(text=f"ok {LAST}", chunk_delay=0), lag, 1)
+    fixed = {name: runs[0].bytes for name, runs in tiny.items()}
+    print(f"fixed overhead (a one-word answer): {', '.join(f'{k} {v / 1024:.1f} KB' for k, v in fixed.items())}")
+    for label, text in (("one paragraph", one_paragraph(chunks)), ("one code block", code_block(chunks))):
+        floor = bare(api, upstream, Behavior(text=text, chunk_delay=0))
+        runs = paired(apps, upstream, timed, fast(text), lag, 1)
+        show(f"(d) {chunks} chunks as fast as the upstream sends, {label}", runs, text, floor, fixed)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--chunks", type=int, default=20_000)
+    parser.add_argument("--skip-short", action="store_true", help="only (d), the long answers")
     parser.add_argument("--base", default=None, help="the revision to compare with (default: before live markdown)")
     args = parser.parse_args()
     upstream = ScriptedUpstream()
@@ -127,22 +158,9 @@ def main() -> None:
             "plain tail": start_at(AppProcess(work / "plain", api), base_root),
         }
         try:
-            table = one_paragraph(500)
-            runs = paired(apps, upstream, timed, lambda: Behavior(text=table, chunk_delay=0.01), lag, args.runs)
-            show("(a) the table stream: 500 tokens, one paragraph, 10 ms apart", runs, table)
-            eight = answer_text() + f" {LAST}"
-            runs = paired(apps, upstream, timed, lambda: Behavior(text=eight, chunk_delay=0.01), lag, args.runs)
-            show("(b) ws_bench's 500-token answer, 8 paragraphs, 10 ms apart", runs, eight)
-            marked = marked_paragraph(500)
-            runs = paired(apps, upstream, timed, lambda: Behavior(text=marked, chunk_delay=0.01), lag, args.runs)
-            show("(c) 500 tokens, one paragraph with markup in every sentence", runs, marked)
-            for label, text in (
-                ("one paragraph", one_paragraph(args.chunks)),
-                ("one code block", code_block(args.chunks)),
-            ):
-                floor = bare(api, upstream, Behavior(text=text, chunk_delay=0))
-                runs = paired(apps, upstream, timed, fast(text), lag, 1)
-                show(f"(d) {args.chunks} chunks as fast as the upstream sends, {label}", runs, text, floor)
+            if not args.skip_short:
+                short(apps, upstream, timed, lag, args.runs)
+            long(apps, upstream, timed, api, lag, args.chunks)
         finally:
             for app in apps.values():
                 app.stop()

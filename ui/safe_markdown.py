@@ -161,6 +161,10 @@ def html_parts(source: str, html: str) -> list[Part]:
             continue
         text = unescape(piece)
         at = source.find(text, cursor, cursor + len(text) + 512)  # text nodes come in order, markers between
+        newlines = ""
+        if at < 0 and text.endswith("\n"):  # a code block's last line, its newline added by markdown
+            text, newlines = text.rstrip("\n"), "\n" * (len(text) - len(text.rstrip("\n")))
+            at = source.find(text, cursor, cursor + len(text) + 512) if len(text) >= MIN_RANGE else -1
         if at < 0:
             literal.append(piece)
             continue
@@ -169,7 +173,9 @@ def html_parts(source: str, html: str) -> list[Part]:
             literal = []
         end = at + len(text)  # in UTF-16 units, as JavaScript counts: an astral character is two
         parts.append([at + bisect_left(astral, at), end + bisect_left(astral, end)] if astral else [at, end])
-        cursor = at + len(text)
+        cursor = end
+        if newlines:
+            literal.append(newlines)
     if literal:
         parts.append("".join(literal))
     return parts
