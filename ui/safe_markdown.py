@@ -8,8 +8,9 @@ Guarantees:
   markdown2's own known bypasses (``javascript&#58;`` hrefs and the like) therefore never reach the page.
 - Beyond markdown: math (``ui.math_markdown``: MathML made here, its elements only), task lists (``- [x]`` as
   disabled checkboxes named "done"/"not done"), bare http(s) URLs as links (``BARE_URL``). No underscore emphasis
-  (``__init__`` stays as written; each ``_`` reaches markdown2 as a random word); a half tag markdown2 leaves
-  unescaped (``x <b`` at a text's end) is escaped, so what was received shows, never less.
+  (``__init__`` stays as written; each ``_`` reaches markdown2 as a random word). Every ``<`` but an autolink's
+  reaches markdown2 as a random word too and comes back as ``&lt;``: markdown2 never sees raw HTML (its own
+  escaping let ``\x60\n\n <b>\x60`` through as a real ``<b>``, and dropped ``x <b`` at a text's end).
 - An image in model output never loads: ``![alt](url)`` becomes a link to the url (the page's CSP also allows
   images from the app itself only), so a prompt-injected answer cannot leak data through an image request.
 - ``MarkdownBlock`` shows it in a ``ui.html`` element with NiceGUI's client-side DOMPurify pass as a second
@@ -77,6 +78,7 @@ HIGHLIGHT_LIMIT = 8_000
 CACHE_LIMIT = 4_000
 _LINKS = [(BARE_URL, r"\g<0>")]
 MIN_RANGE = 8  # a shorter text node costs less as markup than as a range
+_RAW_LT = re.compile(r"<(?!(?:https?://|mailto:)[^\s<>]*>)")  # every ``<`` but an autolink's
 _STRAY_LT = re.compile(r"<(?![a-zA-Z/!][^<>]*>)")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _IMG = re.compile(r"<img\b([^>]*?)/?>", re.IGNORECASE)
@@ -124,9 +126,14 @@ def _render(content: str) -> str:
     underscore = f"lcu{secrets.token_hex(4)}u" if "_" in protected else ""
     if underscore:
         protected = protected.replace("_", underscore)
+    lt = f"lcl{secrets.token_hex(4)}l" if "<" in protected else ""
+    if lt:  # markdown2 never sees raw HTML: its escaping lets some through (``\x60\n\n <b>\x60``)
+        protected = _RAW_LT.sub(lt, protected)
     html: str = markdown2.markdown(protected, extras=list(EXTRAS), safe_mode="escape", link_patterns=_LINKS)
     if underscore:
         html = html.replace(underscore, "_")
+    if lt:
+        html = html.replace(lt, "&lt;")
     html = _STRAY_LT.sub("&lt;", html)  # markdown2 leaves a half tag at a text's end (``x <b``) unescaped
     html = _TASK.sub(_task_box, _IMG.sub(_image_as_link, math.restore(html)))
     return _PLAIN_SPAN.sub(r"\1", sanitize(html))
