@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.app_process import AppProcess
@@ -58,10 +59,11 @@ def test_the_growing_tail_shows_bold_math_code_and_links_rendered_mid_stream_and
     assert [u for u in seen if urlsplit(u).netloc not in (origin, "")] == [], "nothing loaded from another host"
 
 
-def test_half_written_bold_shows_bold_while_it_streams(
-    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
+@pytest.mark.parametrize(("width", "height"), [(1280, 800), (390, 844)])
+def test_half_written_bold_shows_bold_while_it_streams_on_a_desk_and_a_phone_width(
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream, width: int, height: int
 ) -> None:
-    page = open_page(app)
+    page = open_page(app, width=width, height=height)
     upstream.plan(Behavior(text="Now **half written bold that goes on and on", chunk_delay=0.01, stall_after=4))
     send(page, "stop in the middle of bold")
     tail = last_answer(page).locator(TAIL)
