@@ -57,8 +57,8 @@ class StepView:
             self.cards_box = ui.column().classes("w-full gap-1")
         self.cards: dict[str, ToolCard] = {}
 
-    def update(self, text: str, calls: list[ToolCallState], attempt_live: bool) -> None:
-        self.text.show(text, final=not attempt_live)
+    def update(self, text: str, calls: list[ToolCallState], attempt_live: bool, cut: bool = False) -> None:
+        self.text.show(text, final=not attempt_live, cut=cut)
         for call in calls:
             card = self.cards.get(call.call_id)
             if card is None:
@@ -103,8 +103,10 @@ class AssistantMessageView:
         while len(self._steps) < max(len(attempt.steps), 1):
             with self.body:
                 self._steps.append(StepView(self.actions.decide, self.actions.answer))
+        last = len(self._steps) - 1  # an answer cut short (Stop, error) shows its last text closed, as it streamed
         for index, view in enumerate(self._steps):
-            view.update(attempt.step_text(index), attempt.step_calls(index), attempt.is_live)
+            cut = index == last and attempt.status in ("interrupted", "failed")
+            view.update(attempt.step_text(index), attempt.step_calls(index), attempt.is_live, cut)
         grew = self._show_reasoning(attempt.reasoning, attempt.is_live) | (len(attempt.text) != self._text_len)
         self._text_len = len(attempt.text)
         now = time.monotonic()

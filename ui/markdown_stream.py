@@ -5,16 +5,21 @@ Guarantees:
   characters added (plus the blocks that finished), numbered in sequence (``static/markdown_stream.js``). A
   text that changed any other way (another attempt), a message the browser missed (a gap in the sequence) or a
   mount that shows another state than the server's (a reconnect) is answered with the whole state, once.
-- The server stays authoritative and does the rendering (``ui.safe_markdown``: markdown2 + nh3, DOMPurify in
-  the browser as a second layer). A finished block is rendered once and sent as its markup plus ranges of the
-  text the browser already holds (``html_parts``): a plain paragraph costs ~20 bytes over its text, so a
-  streamed answer costs little more than its own size.
-- The growing tail shows as plain text (whitespace kept) while it streams; with ``final`` it is rendered with
-  half-written markup closed (``ui.closing``), so a stopped answer looks finished, and the page then holds
-  exactly ``render_blocks(text)`` (what a reload shows).
+- The server stays authoritative and does the rendering (``ui.safe_markdown``: markdown2 + nh3; the browser's own
+  HTML sanitizer, ``Element.setHTML``, as a second layer). A finished block is rendered once and sent as its
+  markup plus ranges of the text the browser already holds (``html_parts``): a plain paragraph costs ~20 bytes
+  over its text, so a streamed answer costs little more than its own size.
+- The growing tail is rendered as markdown as it streams (``ui.tail_render``: the finished blocks' sanitizer,
+  half-written markers closed where they render): a message carries the tail's markup from its first change on,
+  as markup and ranges of the text the browser holds, with the offset it was rendered up to (a block that
+  finishes as the browser shows it already is sent as a reference to its tail, not again); text after that
+  offset (a long tail's render is throttled) shows as written until the next render. With ``final`` the tail
+  becomes a block rendered exactly as written (only an open code fence is closed), so the page then holds
+  exactly ``render_blocks(text)`` (what a reload shows): a completed answer shows exactly the text received.
 - Work per update is on what was added: blocks are found by scanning only new lines (``BlockSplitter``), the
-  only whole-text work is C-speed (``startswith``); a block over ``INLINE_LIMIT`` characters is rendered in a
-  worker thread, so the event loop never waits for markdown2 on a long block (blocks still arrive in order).
+  only whole-text work is C-speed (``startswith``); a block or tail over ``INLINE_LIMIT`` characters is rendered
+  in a worker thread, so the event loop never waits for markdown2 on a long block (blocks still arrive in order,
+  and a tail is sent only once the blocks before it were).
 - ``plain=True`` (reasoning) shows the text as plain text only: nothing is rendered, nothing but the text sent.
 """
 
@@ -29,15 +34,15 @@ from typing import Any
 from nicegui import ui
 from nicegui.events import GenericEventArguments
 
-from ui.closing import closed
-from ui.safe_markdown import BlockSplitter, Part, html_parts, render, render_blocks
+from ui.safe_markdown import BlockSplitter, Part, html_parts, last_block, render, render_blocks
+from ui.tail_render import Tail
 
 INLINE_LIMIT = 4_000  # characters: rendering a longer block (up to ~0.5 ms/KB) moves to a worker thread
 
 
-def block_parts(source: str, last: bool) -> list[Part]:
-    """A finished block (``last``: the final tail, half-written markup closed) as markup and ranges."""
-    return html_parts(source, render(closed(source.rstrip()) if last else source))
+def block_parts(source: str, last: bool, cut: bool = False) -> list[Part]:
+    """A finished block (``last``: the final tail, see ``render_blocks``) as markup and ranges."""
+    return html_parts(source, last_block(source, cut) if last else render(source))
 
 
 @dataclass(slots=True)
@@ -46,6 +51,7 @@ class _Block:
     end16: int
     source: str
     last: bool
+    cut: bool = False
     parts: list[Part] | None = None
 
 
@@ -58,47 +64,57 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
         self._seq = 0
         self._epoch = 0
         self._final = False
+        self._cut = False
         self._mounted = False
         self._splitter = BlockSplitter()
         self._mark = (0, 0)  # a code point offset and its UTF-16 offset (blocks are found in order)
         self._queue: deque[_Block] = deque()  # finished blocks not yet sent, in order
         self._sent: list[list[Any]] = []  # [start16, end16, parts] of every block sent (for a whole-state message)
+        self._tail = Tail()
+        self._tail_busy = False  # a long tail is being rendered in a worker thread
+        self._tail_timer: asyncio.TimerHandle | None = None
         self._props["plain"] = plain
         self._props["sid"] = self.id
         self._props["init"] = self._whole()
         self.on("sync", self._on_sync)
 
-    def show(self, text: str, final: bool = False) -> None:
-        """Show ``text``; ``final``: it will not grow any more (the answer ended): render the tail too."""
+    def show(self, text: str, final: bool = False, cut: bool = False) -> None:
+        """Show ``text``; ``final``: it will not grow any more (the answer ended): render the tail too; ``cut``: it
+        ended mid-way (stopped, failed): the last block is closed where closing adds no visible character."""
         shown = self.markdown
-        if len(text) == len(shown) and final == self._final and text == shown:
+        if len(text) == len(shown) and final == self._final and text == shown and cut == self._cut:
             return
-        if self._final or not text.startswith(shown):
+        if self._final or not text.startswith(shown) or cut != self._cut and final:
             self._restart(text)
             shown = ""
         self.markdown = text
         added = text[len(shown) :]
+        tail = False
         if not self.plain:
-            for start, end in self._splitter.feed(text):
+            finished = self._splitter.feed(text)
+            for start, end in finished:
                 self._finish(start, end, last=False)
             if final and text[self._splitter.start :].strip():
-                self._finish(self._splitter.start, len(text), last=True)
-        self._final = final
-        self._send(added)
+                self._finish(self._splitter.start, len(text), last=True, cut=cut)
+            tail = bool(final or finished or self._tail.due(len(text) - self._splitter.start))
+        self._final, self._cut = final, cut
+        self._send(added, tail)
+        if not self.plain and not tail and self._tail_timer is None:
+            self._render_later()
 
     @property
     def content(self) -> str:
         """The HTML the page ends with for this text (tests read it)."""
-        return self.markdown if self.plain else "".join(render_blocks(self.markdown))
+        return self.markdown if self.plain else "".join(render_blocks(self.markdown, self._cut))
 
     # --- finished blocks -----------------------------------------------------------------------------------------
 
-    def _finish(self, start: int, end: int, last: bool) -> None:
+    def _finish(self, start: int, end: int, last: bool, cut: bool = False) -> None:
         source = self.markdown[start:end]
-        block = _Block(start16=self._u16(start), end16=self._u16(end), source=source, last=last)
+        block = _Block(start16=self._u16(start), end16=self._u16(end), source=source, last=last, cut=cut)
         self._queue.append(block)
         if len(source) <= INLINE_LIMIT:
-            block.parts = block_parts(source, last)
+            block.parts = block_parts(source, last, cut)
         else:
             self._render_off_loop(block)
 
@@ -114,37 +130,93 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            block.parts = block_parts(block.source, block.last)
+            block.parts = block_parts(block.source, block.last, block.cut)
             return
         epoch = self._epoch
-        future = loop.run_in_executor(None, block_parts, block.source, block.last)
+        future = loop.run_in_executor(None, block_parts, block.source, block.last, block.cut)
 
         def done(f: asyncio.Future[list[Part]]) -> None:
             if epoch != self._epoch or f.cancelled():
                 return
             block.parts = f.result()
-            self._send("")
+            self._send("", True)
 
         future.add_done_callback(done)
 
     # --- messages ------------------------------------------------------------------------------------------------
 
-    def _send(self, added: str) -> None:
+    def _send(self, added: str, tail: bool = False) -> None:
         ready: list[list[Any]] = []
+        sent: list[list[Any]] = []  # as sent: a block the browser shows already as its tail is named, not re-sent
         while self._queue and self._queue[0].parts is not None:
             block = self._queue.popleft()
             ready.append([block.start16, block.end16, block.parts])
-        if not added and not ready:
+            held = not self._tail_busy and block.start16 == self._tail.start and block.parts == self._tail.parts
+            sent.append([block.start16, block.end16, 0] if held else ready[-1])
+        shown = self._tail_message() if tail and not self._queue else None  # after the blocks before it
+        if not added and not ready and shown is None:
             return
         self._sent.extend(ready)
         self._seq += 1
         if self._mounted:
-            self._run([self._seq, added, ready] if ready else [self._seq, added])
+            message: list[Any] = [self._seq, added, sent, shown] if shown else [self._seq, added, sent]
+            self._run(message if ready or shown else message[:2])
         else:  # not in the browser yet: its state goes with the element if that is still to be sent, else the
             self._props["init"] = self._whole()  # 'sync' on mount asks for it (once, never per update)
 
     def _whole(self) -> list[Any]:
-        return [self._seq, self.markdown, self._sent, 1]
+        return [self._seq, self.markdown, self._sent, self._tail.whole(), 1]
+
+    # --- the tail ------------------------------------------------------------------------------------------------
+
+    def _tail_message(self) -> list[Any] | None:
+        """The tail's change since the browser's (None: unchanged, or rendering in a worker thread)."""
+        if self._tail_busy:
+            return None
+        start = len(self.markdown) if self._final else self._splitter.start
+        source = self.markdown[start:]
+        start16 = self._u16(start)
+        end16 = start16 + (len(source) if source.isascii() else len(source.encode("utf-16-le")) // 2)
+        if len(source) <= INLINE_LIMIT:
+            return self._tail.update(start16, end16, source)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return self._tail.update(start16, end16, source)
+        self._tail_busy, epoch = True, self._epoch
+        future = loop.run_in_executor(None, self._tail.update, start16, end16, source)
+
+        def done(f: asyncio.Future[list[Any] | None]) -> None:
+            if epoch != self._epoch or f.cancelled():
+                return
+            self._tail_busy = False
+            if (message := f.result()) is not None and self._queue:
+                self._tail.forget()  # not sent (blocks go first): the browser's tail is unknown, the next is whole
+            elif message is not None:
+                self._seq += 1
+                if self._mounted:
+                    self._run([self._seq, "", [], message])
+                else:
+                    self._props["init"] = self._whole()
+            if len(self.markdown) > start + len(source) and self._tail_timer is None and not self._final:
+                self._render_later()  # text came while it rendered: it shows as written until the next render
+
+        future.add_done_callback(done)
+        return None
+
+    def _render_later(self) -> None:
+        """A throttled tail is rendered once it is due even if no more text comes (a stall shows no raw markers)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+
+        def fire() -> None:
+            self._tail_timer = None
+            if not self.is_deleted and not self._final:
+                self._send("", True)
+
+        self._tail_timer = loop.call_later(self._tail.wait(), fire)
 
     def _run(self, message: list[Any]) -> None:
         """``[seq, text added, blocks finished]``, or with a 4th item: the whole state (``static/...js``)."""
@@ -160,6 +232,8 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
         self._mark = (0, 0)
         self._queue.clear()
         self._sent = []
+        self._tail = Tail()
+        self._tail_busy = False
         self.markdown = ""
         self._final = False
         self._seq += 1

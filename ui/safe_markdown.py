@@ -6,6 +6,11 @@ Guarantees:
   attributes markdown makes (``ALLOWED``), links only to http, https and mailto (``rel="noopener noreferrer"``,
   a new tab), and no event handler, style other than table alignment, or class other than code highlighting.
   markdown2's own known bypasses (``javascript&#58;`` hrefs and the like) therefore never reach the page.
+- Beyond markdown: math (``ui.math_markdown``: MathML made here, its elements only), task lists (``- [x]`` as
+  disabled checkboxes named "done"/"not done"), bare http(s) URLs as links (``BARE_URL``). No underscore emphasis
+  (``__init__`` stays as written; each ``_`` reaches markdown2 as a random word). Every ``<`` but an autolink's
+  reaches markdown2 as a random word too and comes back as ``&lt;``: markdown2 never sees raw HTML (its own
+  escaping let ``\x60\n\n <b>\x60`` through as a real ``<b>``, and dropped ``x <b`` at a text's end).
 - An image in model output never loads: ``![alt](url)`` becomes a link to the url (the page's CSP also allows
   images from the app itself only), so a prompt-injected answer cannot leak data through an image request.
 - ``MarkdownBlock`` shows it in a ``ui.html`` element with NiceGUI's client-side DOMPurify pass as a second
@@ -19,12 +24,14 @@ Guarantees:
   and ~7 ms per KB); names, whitespace and punctuation get no span of their own; only small texts are cached.
 - ``html_parts(source, html)`` writes rendered HTML as markup plus ``[start, end]`` ranges of ``source`` wherever
   a text node is the source's own text, so a client that holds the source rebuilds the HTML from little more
-  than its markup (ranges count UTF-16 units, as JavaScript does).
+  than its markup (ranges count UTF-16 units, as JavaScript does, astral characters included).
 """
 
 from __future__ import annotations
 
 import re
+import secrets
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 from html import unescape
@@ -35,21 +42,30 @@ from nicegui import ui
 from pygments.formatters import HtmlFormatter
 from pygments.token import STANDARD_TYPES
 
-from ui.closing import closed
+from ui.closing import closed_if_shown
+from ui.math_markdown import MATH_ATTRIBUTES, MATH_TAGS, protect
 
-EXTRAS = ("fenced-code-blocks", "tables", "code-friendly", "target-blank-links", "strike")
+# no underscore emphasis (markdown2's "code-friendly", done here: its hashing duplicates text such as
+# ``**__init__ **a***``): every ``_`` reaches markdown2 as a word of letters and comes back as ``_``
+EXTRAS = ("fenced-code-blocks", "tables", "target-blank-links", "strike", "task_list", "link-patterns")
 ALLOWED = frozenset(
-    ("p", "br", "hr", "em", "strong", "b", "i", "del", "s", "code", "pre", "span", "div", "blockquote")
+    ("p", "br", "hr", "em", "strong", "b", "i", "del", "s", "code", "pre", "span", "div", "blockquote", "input")
     + ("ul", "ol", "li", "a", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td")
 )
+# a bare http(s) URL becomes a link (parentheses only in balanced pairs; trailing punctuation stays text)
+_URL_CHAR = r"""[^\s<>"'`\[\]()*~]"""  # ``~`` alone (``/~user``), never ``~~`` (strike)
+BARE_URL = re.compile(
+    rf"""(?<![\w/="'(])https?://(?:{_URL_CHAR}|~(?!~)|\({_URL_CHAR}*\))*(?:[^\s<>"'`\[\]()*~.,;:!?_]|\({_URL_CHAR}*\))"""
+)
 _CLEANER = nh3.Cleaner(
-    tags=set(ALLOWED),
-    attributes={"a": {"href", "title"}, "th": {"style"}, "td": {"style"}},
+    tags=set(ALLOWED | MATH_TAGS),
+    attributes={"a": {"href", "title"}, "th": {"style"}, "td": {"style"}, "input": {"checked", "aria-label"}}
+    | {tag: set(MATH_ATTRIBUTES) for tag in MATH_TAGS},
     allowed_classes={"span": set(STANDARD_TYPES.values()) - {""}, "div": {"codehilite"}},
     url_schemes={"http", "https", "mailto"},
     filter_style_properties={"text-align"},
     link_rel="noopener noreferrer",
-    set_tag_attribute_values={"a": {"target": "_blank"}},
+    set_tag_attribute_values={"a": {"target": "_blank"}, "input": {"type": "checkbox", "disabled": ""}},
     url_relative="deny",  # a link in an answer never points into this app
     strip_comments=True,
 )
@@ -60,8 +76,13 @@ _TAG = re.compile(r"(<[^>]*>)")
 _PLAIN_SPAN = re.compile(r'<span class="[nwp]">([^<]*)</span>')
 HIGHLIGHT_LIMIT = 8_000
 CACHE_LIMIT = 4_000
+_LINKS = [(BARE_URL, r"\g<0>")]
 MIN_RANGE = 8  # a shorter text node costs less as markup than as a range
+_RAW_LT = re.compile(r"<(?!(?:https?://|mailto:)[^\s<>]*>)")  # every ``<`` but an autolink's
+_STRAY_LT = re.compile(r"<(?![a-zA-Z/!][^<>]*>)")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _IMG = re.compile(r"<img\b([^>]*?)/?>", re.IGNORECASE)
+_TASK = re.compile(r'<input type="checkbox" class="[-a-z]+" (checked )?disabled>')  # markdown2's task_list
 _ATTR = re.compile(r'([a-z]+)="([^"]*)"')
 
 
@@ -101,15 +122,35 @@ def _render_cached(content: str) -> str:
 
 
 def _render(content: str) -> str:
-    html: str = markdown2.markdown(content, extras=list(EXTRAS), safe_mode="escape")
-    return _PLAIN_SPAN.sub(r"\1", sanitize(_IMG.sub(_image_as_link, html)))
+    protected, math = protect(content)
+    underscore = f"lcu{secrets.token_hex(4)}u" if "_" in protected else ""
+    if underscore:
+        protected = protected.replace("_", underscore)
+    lt = f"lcl{secrets.token_hex(4)}l" if "<" in protected else ""
+    if lt:  # markdown2 never sees raw HTML: its escaping lets some through (``\x60\n\n <b>\x60``)
+        protected = _RAW_LT.sub(lt, protected)
+    html: str = markdown2.markdown(protected, extras=list(EXTRAS), safe_mode="escape", link_patterns=_LINKS)
+    if underscore:
+        html = html.replace(underscore, "_")
+    if lt:
+        html = html.replace(lt, "&lt;")
+    html = _STRAY_LT.sub("&lt;", html)  # markdown2 leaves a half tag at a text's end (``x <b``) unescaped
+    html = _TASK.sub(_task_box, _IMG.sub(_image_as_link, math.restore(html)))
+    return _PLAIN_SPAN.sub(r"\1", sanitize(html))
 
 
-def render_blocks(text: str) -> list[str]:
-    """The full render of ``text`` as the stream shows it: each block on its own, half-written markup closed."""
+def render_blocks(text: str, cut: bool = False) -> list[str]:
+    """The full render of ``text`` as a finished stream shows it: each block on its own, exactly as written (an
+    unclosed code fence runs to the end, as CommonMark says: the last block gets its closing fence); ``cut`` (an
+    answer stopped or failed mid-way): the last block closed where that adds no visible character."""
     blocks = split_blocks(text)
-    last = len(blocks) - 1  # trailing spaces would keep a closing ``**`` from closing
-    return [render(closed(block.rstrip()) if n == last else block) for n, block in enumerate(blocks) if block.strip()]
+    last = len(blocks) - 1
+    return [render(block) if n < last else last_block(block, cut) for n, block in enumerate(blocks) if block.strip()]
+
+
+def last_block(source: str, cut: bool) -> str:
+    """The final block of a finished answer (see ``render_blocks``)."""
+    return closed_if_shown(source, render, inline=cut)
 
 
 Part = str | list[int]
@@ -117,8 +158,7 @@ Part = str | list[int]
 
 def html_parts(source: str, html: str) -> list[Part]:
     """``html`` as markup strings and ``[start, end]`` ranges of ``source`` (escaped, they give ``html`` back)."""
-    if not source.isascii() and len(source.encode("utf-16-le")) != 2 * len(source):
-        return [html]  # astral characters: Python and JavaScript count offsets differently
+    astral = [] if source.isascii() else [m.start() for m in _ASTRAL.finditer(source)]
     parts: list[Part] = []
     literal: list[str] = []
     cursor = 0
@@ -128,14 +168,21 @@ def html_parts(source: str, html: str) -> list[Part]:
             continue
         text = unescape(piece)
         at = source.find(text, cursor, cursor + len(text) + 512)  # text nodes come in order, markers between
+        newlines = ""
+        if at < 0 and text.endswith("\n"):  # a code block's last line, its newline added by markdown
+            text, newlines = text.rstrip("\n"), "\n" * (len(text) - len(text.rstrip("\n")))
+            at = source.find(text, cursor, cursor + len(text) + 512) if len(text) >= MIN_RANGE else -1
         if at < 0:
             literal.append(piece)
             continue
         if literal:
             parts.append("".join(literal))
             literal = []
-        parts.append([at, at + len(text)])
-        cursor = at + len(text)
+        end = at + len(text)  # in UTF-16 units, as JavaScript counts: an astral character is two
+        parts.append([at + bisect_left(astral, at), end + bisect_left(astral, end)] if astral else [at, end])
+        cursor = end
+        if newlines:
+            literal.append(newlines)
     if literal:
         parts.append("".join(literal))
     return parts
@@ -145,6 +192,11 @@ def sanitize(html: str) -> str:
     """Only what markdown makes survives: ``ALLOWED`` tags, safe links, highlighting classes, table alignment."""
     cleaned: str = _CLEANER.clean(html)
     return cleaned
+
+
+def _task_box(match: re.Match[str]) -> str:
+    done = bool(match.group(1))
+    return f'<input type="checkbox" {"checked " if done else ""}disabled aria-label="{"done" if done else "not done"}">'
 
 
 def _image_as_link(match: re.Match[str]) -> str:

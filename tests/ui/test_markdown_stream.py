@@ -19,7 +19,10 @@ LINES = st.sampled_from(
 
 def rebuilt(source: str, parts: list[str | list[int]]) -> str:
     """What the browser does with the parts (markdown_stream.js): markup as is, ranges escaped."""
-    return "".join(p if isinstance(p, str) else escape(source[p[0] : p[1]], quote=False) for p in parts)
+    units = source.encode("utf-16-le")  # ranges count UTF-16 units, as JavaScript does
+    return "".join(
+        p if isinstance(p, str) else escape(units[2 * p[0] : 2 * p[1]].decode("utf-16-le"), quote=False) for p in parts
+    )
 
 
 def nodes(html: str) -> list[str]:

@@ -26,7 +26,7 @@
   window.addEventListener('resize', () => { if (pinned) toBottom(); }, { passive: true });
 
   const addCopyButtons = () => {
-    for (const pre of document.querySelectorAll('.lc-assistant .lc-md pre:not([data-copy])')) {
+    for (const pre of document.querySelectorAll('.lc-assistant .lc-md:not(.lc-tail) pre:not([data-copy])')) {
       pre.dataset.copy = '1';
       const button = document.createElement('button');
       button.type = 'button';

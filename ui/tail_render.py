@@ -1,0 +1,76 @@
+"""The growing tail of a streamed answer rendered as markdown, sent as the part of its markup that changed.
+
+Guarantees:
+- ``render_tail(source)`` goes through exactly the sanitizing path of a finished block (``ui.safe_markdown.render``:
+  markdown2 with raw HTML escaped, math as MathML, nh3): nothing the tail renders can run or load anything.
+- Half-written markup is closed while the tail grows (``**bold`` shows bold at once) only where the markers it
+  added really render (``ui.closing.closed_if_shown``): ``self.__x is name-mangled.`` is never shown ``.__``.
+- The tail is never highlighted (a fence's language is dropped while it is open): a code block is highlighted once
+  it closes, which changes colours only (the block's markup is otherwise the tail's: no layout jump).
+- ``Tail.update`` gives the browser's message for a new tail: ``[start, end, keep, parts]``, the text from UTF-16
+  offset ``start`` to ``end`` shown as the first ``keep`` parts it already holds followed by ``parts`` (markup
+  strings and ranges of the tail's own text, ``ui.safe_markdown.html_parts``), or None when nothing changed. A growing
+  paragraph costs a range and its closing tags per update: bytes stay bounded by the text, not its square.
+- Rendering costs CPU in proportion to the tail: a tail over ``CHEAP`` characters is rendered only when the time
+  since its last render is ``RATIO`` times that render's cost (``due``), so tail rendering takes at most about
+  1/``RATIO`` of the loop's time; in between, the browser appends the new text as it is to what it shows.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+from ui.closing import closed_if_shown
+from ui.safe_markdown import Part, html_parts, render
+
+CHEAP = 3_000  # characters: a tail this short is rendered on every update (~1.5 ms at most)
+RATIO = 8
+_FENCE_INFO = re.compile(r"^([ \t]{0,3}(?:```|~~~))[\w+#.-]+[ \t]*$", re.MULTILINE)  # a language name
+
+
+def render_tail(source: str) -> str:
+    """The tail's HTML: closed where closing renders, unhighlighted, through the finished blocks' sanitizer."""
+    plain = _FENCE_INFO.sub(r"\1", source) if "```" in source or "~~~" in source else source
+    return closed_if_shown(plain, render)
+
+
+@dataclass(slots=True)
+class Tail:
+    """What the browser shows of the tail (its start and parts), and when it was last rendered."""
+
+    start: int = -1
+    end: int = -1
+    parts: list[Part] = field(default_factory=list)
+    cost: float = 0.0
+    at: float = 0.0
+
+    def due(self, length: int) -> bool:
+        return length <= CHEAP or self.wait() <= 0
+
+    def wait(self) -> float:
+        """Seconds until a long tail is due again."""
+        return max(0.0, self.at + RATIO * self.cost - time.monotonic())
+
+    def update(self, start16: int, end16: int, source: str) -> list[object] | None:
+        begun = time.monotonic()
+        parts = html_parts(source, render_tail(source)) if source.strip() else []
+        self.at = time.monotonic()
+        self.cost = self.at - begun
+        keep = 0
+        if start16 == self.start:
+            old = self.parts
+            while keep < len(old) and keep < len(parts) and old[keep] == parts[keep]:
+                keep += 1
+            if keep == len(old) == len(parts) and end16 == self.end:
+                return None
+        self.start, self.end, self.parts = start16, end16, parts
+        return [start16, end16, keep, parts[keep:]]
+
+    def forget(self) -> None:
+        """The browser's tail is not known (a render was not sent): the next message carries all its parts."""
+        self.start, self.end, self.parts = -1, -1, []
+
+    def whole(self) -> list[object] | None:
+        return [self.start, self.end, 0, self.parts] if self.start >= 0 else None
