@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
 from starlette.responses import JSONResponse
 
 from bench.stream_bench import cpu_seconds
@@ -274,8 +275,8 @@ def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, wa
         sent = {(t, n): at for t, n, at in stats["sent"]}
         figures.words_sent = sum(wall0 <= at <= wall1 for at in sent.values())
         for n, tab in enumerate(tabs):
-            seen: dict[str, float] = tab.evaluate("window.__lcSeen") or {}
-            figures.reloads += tab.evaluate("performance.getEntriesByType('navigation').length") - 1
+            seen: dict[str, float] = evaluated(tab, "window.__lcSeen") or {}
+            figures.reloads += (evaluated(tab, "performance.getEntriesByType('navigation').length") or 1) - 1
             for word, at in seen.items():
                 left = sent.get((cids_tag(tag, n), int(word)))
                 if left is not None and wall0 <= left <= wall1:
@@ -308,6 +309,17 @@ def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, wa
     finally:
         app.stop()
     return figures
+
+
+def evaluated(tab: Page, expression: str) -> Any:
+    """``tab.evaluate``, again once the tab loaded if it was reloading (a lost websocket reloads the page: what it
+    saw before is lost, and counted as a reload); None if it never answers."""
+    for _ in range(3):
+        try:
+            return tab.evaluate(expression)
+        except PlaywrightError:
+            tab.wait_for_load_state()
+    return None
 
 
 def cids_tag(tag: str, n: int) -> str:

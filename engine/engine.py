@@ -202,12 +202,12 @@ class Engine:
         here or, through ``peers``, on the instance that runs it. Returns whether an attempt was cancelled; runs to
         its end even when the caller is cancelled meanwhile. ``requested_by`` names the instance that asked."""
 
+        worker = self._runtimes.active(cid)
+        if worker is not None:  # decided in this step (no task in between), its own shield for the rest
+            by = requested_by
+            return await worker.cancel(source, keep_partial, turn=turn, attempt_id=attempt_id, requested_by=by)
+
         async def the_one_path() -> bool:
-            worker = self._runtimes.active(cid)
-            if worker is not None:
-                return await worker.cancel(
-                    source, keep_partial, turn=turn, attempt_id=attempt_id, requested_by=requested_by
-                )
             live = self._elsewhere(cid)
             if live is None or turn not in (None, live.turn) or attempt_id not in (None, live.attempt_id):
                 return False

@@ -15,7 +15,8 @@ Guarantees:
   ``timeout``. A watchdog whose request ended before the cancel began changes nothing. The idle deadline is one
   timer for the whole stream, moved at most once per ``IDLE_SLACK`` (not a timer per chunk).
 - A stream whose chunks are already buffered (the read never suspends) gives the event loop back every
-  ``TURN_SECONDS``, so pages and other streams are never starved by a fast provider.
+  ``TURN_SECONDS``, and as soon as all streams together spent the loop turn's share (``engine.loop_share``), so
+  pages, cancels and other streams are never starved by a fast provider or by many streams with a backlog.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 from engine.attempt import AttemptRun, Broken, Completed, Outcome
 from engine.failures import StreamStalled, classify
+from engine.loop_share import SHARE
 from engine.provider import ToolPiece
 from engine.routes import AnyStream, open_stream
 from engine.settings import EngineSettings, Limits
@@ -131,7 +133,7 @@ async def _one_request(run: AttemptRun, limits: Limits, tools: list[dict[str, An
                 run.receive(delta.text, delta.block)
             now = loop.time()
             watchdog.fed(now)
-            if now - turn_began > TURN_SECONDS:  # buffered chunks never suspend the read: let others run
+            if now - turn_began > TURN_SECONDS or SHARE.used_up(loop):  # buffered chunks never suspend: let others run
                 await asyncio.sleep(0)
                 turn_began = loop.time()
             delta = await anext(stream, None)

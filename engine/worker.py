@@ -10,7 +10,7 @@ Guarantees:
   it was meant for another turn or attempt, or (a timeout) when the request that timed out ended meanwhile.
   Otherwise it records ``cancel_requested`` (so later chunks are stale), cancels the task and awaits it (the task
   closes the HTTP stream and records ``upstream_closed``), then ends the attempt. It runs to its end even when its
-  caller is cancelled meanwhile.
+  caller is cancelled meanwhile; with the lock free, up to the task's cancel it runs in the caller's own step.
 - ``lose`` (its owner claim is gone: another instance owns the end) stops the attempt at once and for good: the
   task is cancelled (the HTTP stream closed, tool calls cancelled), nothing more is appended (``_append``), no
   end is written, and the engine is told (``Workplace.ended``).
@@ -66,6 +66,10 @@ log = logging.getLogger("ledger_chat.engine")
 
 def always() -> bool:
     return True
+
+
+#: What a cancel asks: source, keep_partial, turn, attempt_id, requested_by, failure, still.
+Ask = tuple[CancelSource, bool, int | None, str | None, str | None, Failure | None, Callable[[], bool]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,46 +156,50 @@ class AttemptWorker:
         return True
 
     async def cancel(
-        self,
-        source: CancelSource,
-        keep_partial: bool = True,
-        *,
-        turn: int | None = None,
-        attempt_id: str | None = None,
-        requested_by: str | None = None,
-        failure: Failure | None = None,
+        self, source: CancelSource, keep_partial: bool = True, *, turn: int | None = None,
+        attempt_id: str | None = None, requested_by: str | None = None, failure: Failure | None = None,
         still: Callable[[], bool] = always,
-    ) -> bool:
-        """The one cancel entry (see the module's guarantees); True when this call cancelled the attempt."""
-        cancel = self._cancel(source, keep_partial, turn, attempt_id, requested_by, failure, still)
-        return await asyncio.shield(cancel)
+    ) -> bool:  # fmt: skip
+        """The one cancel entry (see the module's guarantees); True when this call cancelled the attempt. With the
+        lock free it is decided in the caller's own step (a free lock is taken without suspending): however busy the
+        loop, ``cancel_requested`` and the task's cancel wait for no other turn of it."""
+        ask: Ask = (source, keep_partial, turn, attempt_id, requested_by, failure, still)
+        if self.lock.locked() or getattr(self.lock, "_waiters", None):  # acquire would wait: in a task of its own
+            return await asyncio.shield(self._cancel(ask, waited=True))
+        await self.lock.acquire()  # returns at once (asyncio.Lock's own test), never suspends here
+        return self._decided(ask) and await asyncio.shield(self._cancel(ask))
 
-    async def _cancel(
-        self,
-        source: CancelSource,
-        keep_partial: bool,
-        turn: int | None,
-        attempt_id: str | None,
-        requested_by: str | None,
-        failure: Failure | None,
-        still: Callable[[], bool],
-    ) -> bool:
-        run = self.run
-        async with self.lock:
-            if run.settled or not still() or turn not in (None, run.turn) or attempt_id not in (None, run.attempt_id):
-                return False  # ended, or meant for another turn or attempt (a Stop never stops a newer retry)
-            run.order_cancel(source, keep_partial, failure)
-            run.append(
-                CancelRequested(
-                    **run.ids, source=source, keep_partial=keep_partial, turn=run.turn, requested_by=requested_by
-                )
-            )
+    async def _cancel(self, ask: Ask, waited: bool = False) -> bool:
+        """Holding the lock once decided: await the cancelled task (it closes the stream), end the attempt."""
+        if waited:
+            await self.lock.acquire()
+            if not self._decided(ask):
+                return False
+        try:
             if self.task is not None and not self.task.done():
-                self.task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await self.task
             self._end()
             return True
+        finally:
+            self.lock.release()
+
+    def _decided(self, ask: Ask) -> bool:
+        """Holding the lock: order the cancel, record ``cancel_requested`` and cancel the task (whose ``finally``
+        closes the stream before the end is written); unless it is not this call's to order (lock released then)."""
+        run, (source, keep, turn, attempt_id, by, failure, still) = self.run, ask
+        try:
+            if run.settled or not still() or turn not in (None, run.turn) or attempt_id not in (None, run.attempt_id):
+                self.lock.release()
+                return False  # ended, or meant for another turn or attempt (a Stop never stops a newer retry)
+            run.order_cancel(source, keep, failure)
+            run.append(CancelRequested(**run.ids, source=source, keep_partial=keep, turn=run.turn, requested_by=by))
+        except BaseException:
+            self.lock.release()
+            raise
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+        return True
 
     def _timed_out(self, stalled: StreamStalled, still: Callable[[], bool]) -> None:
         """The stream's watchdog rang (a callback on the loop): the one cancel entry, source ``timeout``."""

@@ -194,4 +194,4 @@ def test_only_the_attempt_owner_ends_an_attempt_and_records_a_cancel() -> None:
         ("engine/worker.py", "AttemptWorker._cancel"),
         ("engine/worker.py", "AttemptWorker._life"),
     ]
-    assert cancels == [("engine/worker.py", "AttemptWorker._cancel")]
+    assert cancels == [("engine/worker.py", "AttemptWorker._decided")]
