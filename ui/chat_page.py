@@ -31,7 +31,7 @@ from ui.header import build_header, model_of
 from ui.health_banner import HealthBanner
 from ui.message_actions import MessageActions
 from ui.notices import not_recorded, notice
-from ui.preset_picker import PresetBar, preset_of
+from ui.preset_picker import PresetBar, preset_model, preset_of
 from ui.queued import QueuedPanel
 from ui.refresh import RefreshScheduler
 from ui.sidebar import Sidebar
@@ -59,7 +59,7 @@ class ChatPage:
         self.draft_files: dict[str, tuple[Attachment, ...]] = {}  # and the files attached to it
         self.files = files_of(self.engine)
         self.preset = preset_of(self.engine, self.engine.conversation(cid) if cid else None, preset)
-        self.model = self._preset_model() if preset else self.model
+        self.model = preset_model(self.engine, self.preset) if preset else self.model
 
     def build(self) -> None:
         add_style()
@@ -251,14 +251,9 @@ class ChatPage:
         self.bar = PresetBar(self.engine, self.preset, self._use_preset)
 
     def _use_preset(self, preset: str) -> None:  # the model picker follows the preset's model
-        self.preset, self.model = preset, self._preset_model(preset)
+        self.preset, self.model = preset, preset_model(self.engine, preset)
         if self.picker is not None:
             self.picker.value = self.model
-
-    def _preset_model(self, preset: str | None = None) -> str:
-        chosen = self.engine.presets.get(preset or self.preset)
-        models = self.engine.settings.models
-        return chosen.model if chosen is not None and chosen.model in models else models[0]
 
     def _announce(self, conv: ConversationState) -> None:
         """Tell a screen reader once when an answer ends (never per token)."""

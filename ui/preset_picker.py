@@ -86,3 +86,10 @@ def retry_with_preset(actions: Actions, message_id: str, current: str | None) ->
     ):
         for pid, name in others:
             ui.menu_item(f"Retry as {name}", on_click=lambda p=pid: retry(message_id, p)).mark("retry-preset-item")
+
+
+def preset_model(engine: Engine, preset: str) -> str:
+    """The model an answer with this preset uses: the preset's, if the app offers it, else the app's default."""
+    chosen = engine.presets.get(preset)
+    models = engine.settings.models
+    return chosen.model if chosen is not None and chosen.model in models else models[0]
