@@ -62,11 +62,12 @@ class Compactor:
 
     # --- the meter ---------------------------------------------------------------------------------------------
 
-    async def meter(self, cid: str, model: str) -> Meter:
-        """How full the next request of the shown branch is (without the message not yet typed)."""
+    async def meter(self, cid: str, model: str, instructions: str = "") -> Meter:
+        """How full the next request of the shown branch is (without the message not yet typed), an agent preset's
+        ``instructions`` included."""
         conv = decide.existing(self.read.conversation(cid))
         history = model_history(conv, tool_result_chars=self.settings.limits.tool_result_chars)
-        return await measure(history, model, self.settings.files.read)
+        return await measure(history, model, self.settings.files.read, instructions)
 
     # --- how an answer starts ----------------------------------------------------------------------------------
 
@@ -74,7 +75,8 @@ class Compactor:
         """Start the answer, or a compaction first when its request would not fit (called under ``rt.lock``)."""
         conv = how.view()
         chain, new = self._before(conv, first, started.message_id) if conv is not None else ([], ())
-        plan = await self._plan(conv, chain, new, started.model, forced=True) if conv is not None else None
+        told = how.provider.preset.instructions if how.provider.preset is not None else ""  # sent first, always
+        plan = await self._plan(conv, chain, new, started.model, forced=True, told=told) if conv is not None else None
         if plan is None:
             await self._launch(rt, first, started, how)
             return
@@ -168,13 +170,20 @@ class Compactor:
         return full[:-1], chain_history(conv, full[-1:], limit, compacted=False)
 
     async def _plan(
-        self, conv: ConversationState, chain: Chain, new: Sequence[HistoryEntry], model: str, *, forced: bool
+        self,
+        conv: ConversationState,
+        chain: Chain,
+        new: Sequence[HistoryEntry],
+        model: str,
+        *,
+        forced: bool,
+        told: str = "",
     ) -> Plan | None:
         """Where to cut (see the module's guarantees); None when nothing needs or can be summarized."""
         limit, read = self.settings.limits.tool_result_chars, self.settings.files.read
         window = await window_of(model)
         if forced and (
-            window is None or await count((*chain_history(conv, chain, limit), *new), model, read) <= window
+            window is None or await count((*chain_history(conv, chain, limit), *new), model, read, told) <= window
         ):
             return None  # it fits, or the window is unknown: no compaction by itself
         compacted = effective(conv, chain)
@@ -184,7 +193,7 @@ class Compactor:
         if not groups or (not new and len(groups) < 2):
             return None  # nothing before the turn to keep
         costs = [await count(chain_history(conv, g, limit, compacted=False), model, read) for g in groups]
-        fixed = await count(new, model, read)
+        fixed = await count(new, model, read, told)  # the instructions and the turn being answered are always sent
         if window is None:  # the provider said too long (Compact and retry), or the Compact button
             cut = len(groups) if new else len(groups) - 1
         else:

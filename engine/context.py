@@ -5,7 +5,8 @@ Guarantees:
   ``--model-info`` declared: ``engine.files.models``), else its ``max_tokens`` when the map has only that; None
   when litellm does not know the model (then only the count is shown, and nothing is compacted by itself). Never
   raises.
-- ``count(entries, model, read)`` counts the messages exactly as a request would carry them (files as content
+- ``count(entries, model, read, instructions)`` counts the messages exactly as a request would carry them (an
+  agent preset's instructions first) (files as content
   parts, ``engine.files.content``; an inline image handed to the counter cut to its header, ``engine.tokens``):
   litellm's ``token_counter`` for the model, off the event loop. Never raises.
 - ``Meter`` is what the page shows: ``used`` tokens of ``window`` (None: unknown), ``warn`` from ``WARN_AT``.
@@ -64,14 +65,17 @@ async def window_of(model: str) -> int | None:
     return await asyncio.to_thread(input_window, model)
 
 
-async def count(entries: Iterable[HistoryEntry], model: str, read: Read) -> int:
-    """The tokens of these entries as a request would send them (see the module's guarantees)."""
+async def count(entries: Iterable[HistoryEntry], model: str, read: Read, instructions: str = "") -> int:
+    """The tokens of these entries as a request would send them (see the module's guarantees), after an agent
+    preset's ``instructions`` when there are any (as ``engine.preset_request.with_instructions`` sends them)."""
     await ready()
     messages = await messages_async(tuple(entries), model, read)
+    if instructions:
+        messages = [{"role": "system", "content": instructions}, *messages]
     return await asyncio.to_thread(count_messages, model, messages)
 
 
-async def measure(entries: Iterable[HistoryEntry], model: str, read: Read) -> Meter:
+async def measure(entries: Iterable[HistoryEntry], model: str, read: Read, instructions: str = "") -> Meter:
     entries = tuple(entries)
-    window, used = await asyncio.gather(window_of(model), count(entries, model, read))
+    window, used = await asyncio.gather(window_of(model), count(entries, model, read, instructions))
     return Meter(used=used, window=window, model=model)

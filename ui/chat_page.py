@@ -31,7 +31,7 @@ from ui.header import build_header, model_of
 from ui.health_banner import HealthBanner
 from ui.message_actions import MessageActions
 from ui.notices import not_recorded, notice
-from ui.preset_picker import PresetBar, preset_model, preset_of
+from ui.preset_picker import PresetBar, preset_instructions, preset_model, preset_of
 from ui.queued import QueuedPanel
 from ui.refresh import RefreshScheduler
 from ui.sidebar import Sidebar
@@ -101,7 +101,8 @@ class ChatPage:
             self.transcript = Transcript(actions.actions(), demo=self.context.demo, files=edit_files)
             self.queued = QueuedPanel(self.engine, lambda: self.cid)  # messages sent after the answer (ui.queued)
         with ui.footer().classes("lc-footer"):
-            self.meter = ContextMeter(self.engine, lambda: self.cid, lambda: self.model)  # ui.context_meter
+            told = lambda: preset_instructions(self.engine, self.preset)  # noqa: E731 - the meter counts them too
+            self.meter = ContextMeter(self.engine, lambda: self.cid, lambda: self.model, told)  # ui.context_meter
             self.composer = Composer(
                 submit=self.submit,
                 stop=self.stop,
@@ -250,8 +251,9 @@ class ChatPage:
     def _preset_bar(self) -> None:  # in the header: the agent preset, the chat's cost, a link to the presets
         self.bar = PresetBar(self.engine, self.preset, self._use_preset)
 
-    def _use_preset(self, preset: str) -> None:  # the model picker follows the preset's model
+    def _use_preset(self, preset: str) -> None:  # the model picker (and the meter) follow the preset
         self.preset, self.model = preset, preset_model(self.engine, preset)
+        self.meter.model_changed()
         if self.picker is not None:
             self.picker.value = self.model
 

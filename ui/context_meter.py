@@ -35,8 +35,11 @@ def meter_text(meter: Meter) -> str:
 
 
 class ContextMeter:
-    def __init__(self, engine: Engine, cid: Callable[[], str | None], model: Callable[[], str]) -> None:
-        self.engine, self.cid, self.model = engine, cid, model
+    def __init__(
+        self, engine: Engine, cid: Callable[[], str | None], model: Callable[[], str], told: Callable[[], str]
+    ) -> None:
+        """``told``: the instructions of the agent preset the next answer uses ("" without one)."""
+        self.engine, self.cid, self.model, self.told = engine, cid, model, told
         self._key: object = None
         with ui.row().classes("w-full mx-auto items-center gap-2 lc-meta lc-meter") as self.root:
             self.root.mark("context-meter")
@@ -58,7 +61,7 @@ class ContextMeter:
             return
         if conv.live_attempt() is not None:
             return  # the reading of the last request stays while an answer streams
-        key = (cid, self.model(), conv.last_seq)
+        key = (cid, self.model(), self.told(), conv.last_seq)
         if key != self._key:
             self._key = key
             background_tasks.create(self._measure(key, cid), name="context meter")
@@ -69,7 +72,7 @@ class ContextMeter:
 
     async def _measure(self, key: object, cid: str) -> None:
         try:
-            meter = await self.engine.meter(cid, self.model())
+            meter = await self.engine.meter(cid, self.model(), self.told())
         except InputRejected:
             return
         except Exception:  # noqa: BLE001 - a reading that fails must never break the page

@@ -93,3 +93,9 @@ def preset_model(engine: Engine, preset: str) -> str:
     chosen = engine.presets.get(preset)
     models = engine.settings.models
     return chosen.model if chosen is not None and chosen.model in models else models[0]
+
+
+def preset_instructions(engine: Engine, preset: str) -> str:
+    """What an answer with this preset is told first ("" for none, or a preset that is gone)."""
+    chosen = engine.presets.get(preset)
+    return chosen.instructions if chosen is not None and not chosen.deleted else ""

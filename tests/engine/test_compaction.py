@@ -15,6 +15,7 @@ from engine.tools.hub import ToolHub
 from ledger.compaction import SUMMARY_PREFIX, SUMMARY_REQUEST
 from ledger.events import CancelRequested, Deleted, Started, UpstreamClosed
 from ledger.history import as_messages, model_history
+from ledger.presets import Preset
 from store.tinydb.store import Store
 from tests.support.engine import TEST_KEY, EngineFactory, current_attempt, make_settings
 from tests.support.tools import demo_hub
@@ -229,3 +230,26 @@ async def test_a_failed_compaction_says_why_and_leaves_the_history_as_it_was(
     assert failed.status == "failed" and "The summary request was refused" in (failed.error_summary or "")
     assert as_messages(model_history(conv)) == [*history, {"role": "user", "content": "one more question"}]
     assert conv.messages[user_id].reply_id is None
+
+
+async def test_an_agent_preset_s_instructions_count_in_the_meter_and_in_what_must_fit_the_window(
+    engines: EngineFactory, upstream: ScriptedUpstream
+) -> None:
+    engine = small_window(engines, upstream)
+    cid = engine.create_conversation()
+    upstream.plan(Behavior(text="A short first answer. " * 20))
+    await engine.send(cid, "first question")
+    await ended(engine, cid)
+    told = "You are Ada, a careful assistant who answers in French. " * 40
+    plain, with_told = await engine.meter(cid, SMALL), await engine.meter(cid, SMALL, told)
+    sent = count_messages(SMALL, [{"role": "system", "content": told}])
+    assert sent > 300 and abs(with_told.used - plain.used - sent) <= 4, "the meter counts what the preset sends first"
+    assert plain.used + 100 < WINDOW < with_told.used + 100, "the question fits without them, not with them"
+    ada = engine.presets.save(Preset(preset_id="", name="Ada", instructions=told, model=SMALL))
+    upstream.plan(Behavior(text="Summary: a first question was answered briefly."), Behavior(text="Bonjour."))
+    await engine.send(cid, "a second question, a few words long", preset=ada.preset_id)
+    await ended(engine, cid)
+    assert len(compactions(engine, cid)) == 1, "with the instructions the request would not fit: summarized first"
+    last = upstream.last.messages
+    assert last[0] == {"role": "system", "content": told} and SUMMARY_PREFIX in str(last[1])
+    assert count_messages(SMALL, last) <= WINDOW and upstream.last.status == 200
