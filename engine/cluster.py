@@ -37,7 +37,7 @@ import contextlib
 import logging
 import queue
 from collections.abc import Callable
-from typing import get_args
+from typing import Any, get_args
 
 from engine.claims import Claims
 from engine.peers import LiveElsewhere, Local
@@ -147,6 +147,11 @@ class Cluster:
         async with self._answering:  # sent in the order given here, so the owner sees the first one first
             await self._ask(cid, live.attempt_id, {**request, "scope": scope})
 
+    async def reply(self, cid: str, live: LiveElsewhere, question_id: str, action: str, content: Any) -> None:
+        request = {"cid": cid, "attempt": live.attempt_id, "kind": "question", "question": question_id}
+        async with self._answering:  # in the order given here, like approvals
+            await self._ask(cid, live.attempt_id, {**request, "action": action, "content": content})
+
     async def writable(self, cid: str) -> None:
         await self._hold(cid, asyncio.get_running_loop().time() + WRITABLE_WITHIN)
 
@@ -192,6 +197,11 @@ class Cluster:
             scope: ApprovalScope = next((s for s in SCOPES if s == request.get("scope")), "once")
             with contextlib.suppress(InputRejected):  # answered here meanwhile: the first answer stands
                 self.engine.decide_tool(cid, str(request.get("call")), request.get("run") is True, scope)
+            return
+        if request.get("kind") == "question" and self.engine.is_running_here(cid):
+            with contextlib.suppress(InputRejected, ValueError):  # answered here meanwhile, or values now refused
+                qid, action = str(request.get("question")), str(request.get("action"))
+                self.engine.answer_question(cid, qid, action, request.get("content"))
             return
         if source not in get_args(CancelSource) or not self.engine.is_running_here(cid):
             return

@@ -31,7 +31,7 @@ from typing import Any
 
 from immutables import Map
 
-from engine.approval_route import route_answer
+from engine.approval_route import route_answer, route_reply
 from engine.attempt import AttemptRun, View
 from engine.branching import branch_events
 from engine.compacting import Compactor
@@ -107,13 +107,15 @@ class Engine:
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
         self.settings.spawn(coro, name)
 
-    def tool_health(self) -> tuple[ServerHealth, ...]:
-        """The configured tool servers: their state, tools and any problem, in words a person can read."""
+    def tool_health(self) -> tuple[ServerHealth, ...]:  # the tool servers: state, tools, any problem, in words
         return self.tools.health() if self.tools is not None else ()
 
-    def decide_tool(self, cid: str, call_id: str, run_it: bool, scope: ApprovalScope = "once") -> None:
-        """Run (for this call, this chat or this server) or Skip, here or where it runs (``engine.approval_route``)."""
+    def decide_tool(self, cid: str, call_id: str, run_it: bool, scope: ApprovalScope = "once") -> None:  # Run, Skip
         route_answer(self._runtimes.active(cid), self.peers, self.spawn, cid, (call_id, run_it, scope))
+
+    def answer_question(self, cid: str, question_id: str, action: Any, content: Any) -> None:  # a tool's question
+        asked = (question_id, action, content)  # checked here against the form's schema, answered where it runs
+        route_reply(self.active_run(cid), self.peers, self.spawn, cid, asked, self.conversation(cid))
 
     # --- commands ----------------------------------------------------------------------------------------------
 
@@ -184,8 +186,7 @@ class Engine:
             self.read.append(event)
 
     def branch(self, cid: str, message_id: str) -> tuple[str, str | None]:
-        """A new chat whose history is the shown branch up to and including ``message_id`` (from a user message:
-        up to its parent, with its text returned as a draft to edit). Returns (new conversation id, draft)."""
+        """A new chat with the shown branch up to ``message_id`` (a user message: to its parent, its text a draft)."""
         conv, new_cid = self._require(cid), new_id("conv")
         plan = decide.branch(conv, message_id, new_cid)
         self._require_saving()

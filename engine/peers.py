@@ -54,6 +54,9 @@ class Peers(Protocol):
         """Send a person's answer to a call that waits for approval in ``live`` to its owner (the first answer
         the owner gets wins there; a late one is dropped)."""
 
+    async def reply(self, cid: str, live: LiveElsewhere, question_id: str, action: str, content: Any) -> None:
+        """Send a person's answer to a tool's question in ``live`` to its owner (the same rule)."""
+
 
 class Alone:
     """One instance on its store: nobody else streams, cancels or writes."""
@@ -74,6 +77,9 @@ class Alone:
         return None
 
     async def answer(self, cid: str, live: LiveElsewhere, call_id: str, run_it: bool, scope: ApprovalScope) -> None:
+        return None
+
+    async def reply(self, cid: str, live: LiveElsewhere, question_id: str, action: str, content: Any) -> None:
         return None
 
 
@@ -100,6 +106,9 @@ class Local(Protocol):
 
     def decide_tool(self, cid: str, call_id: str, run_it: bool, scope: ApprovalScope = "once") -> None:
         """A person's answer to a call waiting for approval here (``InputRejected`` when none waits)."""
+
+    def answer_question(self, cid: str, question_id: str, action: Any, content: Any) -> None:
+        """A person's answer to a tool's question here (``InputRejected``, or ``ValueError`` for invalid values)."""
 
     def viewer_count(self, cid: str) -> int: ...
 

@@ -25,8 +25,7 @@ from urllib.parse import urlsplit
 
 from nicegui import ui
 
-from engine.engine import Engine
-from engine.tools import questions
+from engine.engine import Engine, InputRejected
 from engine.tools.asking import Field, check_answer, fields
 from ledger.question_events import QuestionState
 from ledger.state import ToolCallState
@@ -38,10 +37,12 @@ GONE = "That question was answered already, or no longer waits for an answer."
 
 def answer_question(engine: Engine, cid: str | None, question_id: str, action: Any, content: Any) -> None:
     """Give the running attempt a person's answer; a refusal is one notice (the form stays as it was)."""
-    run = engine.active_run(cid) if cid is not None else None
     try:
-        if run is None or not questions.answer(run, question_id, action, content):
-            notice(GONE, "warning")
+        if cid is None:
+            raise InputRejected(GONE)
+        engine.answer_question(cid, question_id, action, content)  # here, or on the instance that runs it
+    except InputRejected:
+        notice(GONE, "warning")
     except ValueError as exc:
         notice(str(exc), "warning")
 

@@ -14,7 +14,7 @@ from engine.cluster import Cluster
 from engine.engine import Engine, InputRejected
 from engine.tools.hub import ToolHub
 from ledger.approval_events import ApprovalGiven
-from ledger.events import ToolResult
+from ledger.events import QuestionAnswered, ToolResult
 from ledger.reducer import replay
 from store.postgres.store import PgStore
 from tests.support.engine import make_settings
@@ -171,3 +171,31 @@ async def test_an_approval_given_on_the_other_instance_reaches_the_owner_and_the
     assert on_a is not None and on_b is not None and on_b.grants == on_a.grants and len(on_b.grants) == 1
     (result,) = [e for e in b.events(cid) if isinstance(e, ToolResult)]
     assert result.status == "ok" and "Deleted the note 'Caching'" in result.content
+
+
+async def test_an_answer_to_a_tool_s_question_given_on_the_other_instance_reaches_the_owner_and_the_first_wins(
+    instances, upstream: ScriptedUpstream, tmp_path: Path
+) -> None:
+    hub, _ = await demo_hub(tmp_path)
+    (a, _), (b, _) = await instances(hub), await instances()
+    call = PlannedCall("place_order", '{"item": "mug"}', "call_q")
+    upstream.plan(Behavior(text="", tool_calls=[call]), Behavior(text="Ordered."))
+    cid = a.create_conversation()
+    await a.submit(cid, "order a mug")
+
+    def asked_on_b() -> str | None:
+        conv = b.conversation(cid)
+        live = conv.live_attempt() if conv is not None else None
+        questions = live.tool_calls["call_q"].questions if live is not None and "call_q" in live.tool_calls else ()
+        return questions[0].question_id if questions else None
+
+    question_id = await wait_until(asked_on_b, 20, "b showing the tool's question")
+    with pytest.raises(ValueError, match="Quantity"):  # refused on b itself: nothing is sent
+        b.answer_question(cid, question_id, "accept", {"name": "Ada", "quantity": "11", "size": "M"})
+    b.answer_question(cid, question_id, "accept", {"name": "Ada", "quantity": "2", "size": "M"})  # to the owner
+    b.answer_question(cid, question_id, "decline", None)  # a second tab on b, a moment later: dropped by the owner
+    await wait_until(lambda: not b.is_streaming(cid), 20, "b seeing the turn end")
+    answers = [(e.action, e.by) for e in a.events(cid) if isinstance(e, QuestionAnswered)]
+    assert answers == [("accept", "user")]
+    (result,) = [e for e in b.events(cid) if isinstance(e, ToolResult)]
+    assert result.status == "ok" and result.content == "Order placed: 2 x mug (M) for Ada."
