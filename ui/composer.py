@@ -181,7 +181,7 @@ class Composer:
                 multi_line=True,
             )
             return
-        self.sending = True
+        self.sending, queued = True, self.streaming()  # while an answer runs, a Send queues (the button reads Stop)
         self.input.disable()  # the text stays here, unchangeable, until the submit is recorded
         self.button.disable()  # until STOP_GUARD_SECONDS after the submit: a double click never reaches Stop
         try:
@@ -196,8 +196,11 @@ class Composer:
                 self.sent = (text, time.monotonic())
                 if self.tray is not None:
                     self.tray.clear()
-                self.stop_guard_until = time.monotonic() + STOP_GUARD_SECONDS
-                ui.timer(STOP_GUARD_SECONDS, self.button.enable, once=True)
+                if queued:  # the answer was running already: a Stop right after is meant, never a double click
+                    self.button.enable()
+                else:
+                    self.stop_guard_until = time.monotonic() + STOP_GUARD_SECONDS
+                    ui.timer(STOP_GUARD_SECONDS, self.button.enable, once=True)
             else:
                 self.button.enable()
                 notice(refused, "warning", multi_line=True)

@@ -50,7 +50,8 @@ class WaterfallView:
             self.slider = (
                 ui.slider(min=0, max=round(wf.duration_ms, 1), step=max(1.0, round(wf.duration_ms / 1000, 1)), value=0)
                 .props('label aria-label="Replay time cursor, in milliseconds"')
-                .on("update:model-value", lambda e: self.show(float(e.args or 0)), throttle=0.1)
+                .on("update:model-value", lambda e: self.show(float(e.args or 0)), throttle=0.1, trailing_events=False)
+                .on("change", lambda e: self.show(float(e.args or 0)))  # where the drag ended, exactly, and at once
                 .mark("replay-cursor")
                 .props('data-testid="replay-cursor"')
             )

@@ -62,7 +62,8 @@ async def test_export_and_search_cover_conversations_that_are_not_loaded(
     with zipfile.ZipFile(io.BytesIO(await archive_async(engine))) as zipped:
         names = sorted(zipped.namelist())
         lines = zipped.read("c4.jsonl").decode().splitlines()
-    assert names == sorted([f"{cid}.jsonl" for cid in written] + [f"{cid}.md" for cid in written])
+    chats = [f"{cid}.jsonl" for cid in written] + [f"{cid}.md" for cid in written]
+    assert names == sorted([*chats, "presets.json", "costs.json"])  # and every preset version, what each cost
     assert [json.loads(line)["seq"] for line in lines] == [e.seq for e in written["c4"]]
     assert archive(engine) and not any(engine.is_loaded(cid) for cid in written)
     hits = await engine.search_async("question 3")  # a line of a user message, in every conversation
