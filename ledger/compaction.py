@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ledger.events import Started
+from ledger.reduce_messages import with_attempt
 from ledger.state import AttemptState, ConversationState, MessageState
 
 SUMMARY_REQUEST = "Summarize the earlier conversation below"
@@ -51,26 +52,7 @@ def side_started(conv: ConversationState, event: Started) -> ConversationState:
         message_ids = (*message_ids, event.message_id)
     elif purpose_of(conv, message) != event.purpose or not message.attempt_ids:
         return conv  # an answer's message never takes a side attempt, nor a side message another purpose's
-    attempt = AttemptState(
-        attempt_id=event.attempt_id,
-        message_id=event.message_id,
-        number=len(message.attempt_ids) + 1,
-        model=event.model,
-        trigger=event.trigger,
-        purpose=event.purpose,
-        started_ts=event.ts,
-    )
-    message = message._replace(
-        attempt_ids=(*message.attempt_ids, event.attempt_id),
-        current_attempt_id=event.attempt_id,
-        selected_attempt_id=event.attempt_id,
-    )
-    return conv._replace(
-        turn=max(conv.turn, event.turn),
-        message_ids=message_ids,
-        messages={**conv.messages, event.message_id: message},
-        attempts=conv.attempts.set(event.attempt_id, attempt),
-    )
+    return with_attempt(conv, event, message, message_ids, dict(conv.messages))
 
 
 def purpose_of(conv: ConversationState, message: MessageState) -> str:

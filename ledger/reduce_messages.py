@@ -70,12 +70,25 @@ def started(conv: ConversationState, event: Started) -> ConversationState:
             messages[user.message_id] = user._replace(reply_id=event.message_id)
     elif message.role != "assistant":
         return conv
+    return with_attempt(conv, event, message, message_ids, messages)
+
+
+def with_attempt(
+    conv: ConversationState,
+    event: Started,
+    message: MessageState,
+    message_ids: tuple[str, ...],
+    messages: dict[str, MessageState],
+) -> ConversationState:
+    """``conv`` with ``event``'s attempt added to ``message`` (as its newest, current and selected attempt), with
+    ``message_ids`` and ``messages`` (a copy the caller may have changed) as its own: an answer's or a side one's."""
     attempt = AttemptState(
         attempt_id=event.attempt_id,
         message_id=event.message_id,
         number=len(message.attempt_ids) + 1,
         model=event.model,
         trigger=event.trigger,
+        purpose=event.purpose,
         preset=(event.preset_id, event.preset_version or 1) if event.preset_id is not None else None,
         started_ts=event.ts,
     )
