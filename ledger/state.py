@@ -135,7 +135,7 @@ class AttemptState(NamedTuple):
         """The text of ``steps[index]`` (an attempt without steps is one step)."""
         if not self.steps:
             return self.text
-        start = self.steps[index].text_start
+        start = 0 if index == 0 else self.steps[index].text_start  # text before the first recorded step is its own
         if index + 1 >= len(self.steps):
             return self.text_pieces.tail(start)
         return self.text[start : self.steps[index + 1].text_start]

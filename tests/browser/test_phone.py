@@ -4,10 +4,12 @@ page's connection is live arrives exactly once."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.support.app_process import AppProcess
 from tests.support.browser import Pages, conversation_id, last_answer, load, send
@@ -39,11 +41,14 @@ def tappable(page: Page, name: str) -> None:
     expect(control).to_be_in_viewport()
     box = control.bounding_box()
     assert box is not None
-    on_top = page.evaluate(
+    top = (
         "([x, y]) => document.elementFromPoint(x, y)?.closest('button')?.getAttribute('aria-label')"
-        " || document.elementFromPoint(x, y)?.closest('button')?.innerText",
-        [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
+        " || document.elementFromPoint(x, y)?.closest('button')?.innerText"
     )
+    at = [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2]
+    with contextlib.suppress(PlaywrightTimeoutError):  # a drawer still sliding away (its backdrop fading) passes
+        page.wait_for_function(f"a => {{ const n = ({top})(a); return !!n && n.includes({name!r}); }}", arg=at)
+    on_top = page.evaluate(top, at)
     assert on_top and name in on_top, f"{name} is covered by something else ({on_top!r})"
 
 
@@ -156,6 +161,14 @@ def test_at_1280_px_the_audit_panel_lies_over_the_chat_and_the_chat_keeps_its_wi
     no_sideways_scroll(page)
 
 
+def on_row(page: Page, cid: str | None) -> None:
+    """The keyboard focus comes to rest on the row of ``cid`` (None: on no row), within a few seconds."""
+    focused = "(document.activeElement?.closest('[data-conversation]')?.dataset.conversation ?? null)"
+    with contextlib.suppress(PlaywrightTimeoutError):
+        page.wait_for_function(f"want => {focused} === want", arg=cid, timeout=5_000)
+    assert page.evaluate(focused) == cid
+
+
 def test_the_chat_list_is_one_tab_stop_the_arrow_keys_move_in_it_f2_renames_and_delete_deletes(
     open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
@@ -171,18 +184,17 @@ def test_the_chat_list_is_one_tab_stop_the_arrow_keys_move_in_it_f2_renames_and_
     assert len(rows) >= 3
     page.get_by_label("Filter chats by title").focus()
     page.keyboard.press("Tab")  # the list: its first row
-    focused = "document.activeElement.closest('[data-conversation]')?.dataset.conversation"
-    assert page.evaluate(focused) == rows[0]
+    on_row(page, rows[0])
     page.keyboard.press("ArrowDown")
-    assert page.evaluate(focused) == rows[1]
+    on_row(page, rows[1])
     page.keyboard.press("End")
-    assert page.evaluate(focused) == rows[-1]
+    on_row(page, rows[-1])
     page.keyboard.press("ArrowUp")
-    assert page.evaluate(focused) == rows[-2]
+    on_row(page, rows[-2])
     page.keyboard.press("Tab")  # out of the list in one stop
-    assert page.evaluate(focused) is None
+    on_row(page, None)
     page.keyboard.press("Shift+Tab")  # back in, on the row left
-    assert page.evaluate(focused) == rows[-2]
+    on_row(page, rows[-2])
     page.keyboard.press("F2")
     expect(page.get_by_text("Rename conversation")).to_be_visible()
     expect(page.get_by_role("textbox", name="Name")).to_be_focused()
