@@ -30,7 +30,7 @@ class GrantView:
 
 
 def chat_grants(engine: Engine, cid: str | None) -> tuple[GrantView, ...]:
-    conv = engine.state.conversations.get(cid) if cid is not None else None
+    conv = engine.conversation(cid) if cid is not None else None  # read again if it left memory meanwhile
     if conv is None:
         return ()
     return tuple(GrantView("chat", *_split(key), grant_hash=h) for key, h in sorted(conv.grants.items()))
@@ -51,7 +51,7 @@ async def revoke(engine: Engine, cid: str | None, grant: GrantView) -> bool:
     key = f"{grant.server}/{grant.tool}"
     if grant.scope == "server":
         return engine.tools is not None and await asyncio.to_thread(engine.tools.grants.revoke, key)
-    conv = engine.state.conversations.get(cid) if cid is not None else None
+    conv = engine.conversation(cid) if cid is not None else None  # read again if it left memory meanwhile
     if conv is None or cid is None or key not in conv.grants:
         return False
     revoked = GrantRevoked(conversation_id=cid, server=grant.server, tool=grant.tool, grant_hash=conv.grants[key])

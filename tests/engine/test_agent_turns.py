@@ -26,7 +26,7 @@ from ledger.ends import UNKNOWN_OUTCOME
 from ledger.events import ToolResult
 from ledger.reducer import replay
 from tests.support.app_process import free_port
-from tests.support.engine import EngineFactory, current_attempt
+from tests.support.engine import EngineFactory, current_attempt, finished, follow_up_is_accepted
 from tests.support.tools import ROOT, demo_hub, demo_server_config, server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
@@ -38,20 +38,6 @@ def kinds(engine: Engine, cid: str) -> list[str]:
 
 def results(engine: Engine, cid: str) -> dict[str, ToolResult]:
     return {e.call_id: e for e in engine.events(cid) if isinstance(e, ToolResult)}
-
-
-async def finished(engine: Engine, cid: str) -> None:
-    await wait_until(lambda: not engine.is_streaming(cid), 20, "the turn to end")
-
-
-async def follow_up_is_accepted(engine: Engine, cid: str, upstream: ScriptedUpstream) -> list[dict]:
-    """Send a next question; the upstream validates the history like OpenAI. Returns the messages it got."""
-    upstream.plan(Behavior(text="fine"))
-    _, message_id = await engine.submit(cid, "and now?")
-    await finished(engine, cid)
-    assert upstream.last.status == 200, "the provider rejected the history"
-    assert current_attempt(engine, cid, message_id).status == "complete"
-    return upstream.last.messages
 
 
 def tool_messages(messages: list[dict]) -> list[str]:

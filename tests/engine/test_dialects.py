@@ -12,7 +12,7 @@ from engine.engine import Engine
 from engine.tools.hub import ToolHub
 from ledger.events import ToolCalled, ToolResult
 from tests.support.dialects import DIALECTS
-from tests.support.engine import EngineFactory, current_attempt
+from tests.support.engine import EngineFactory, current_attempt, finished, follow_up_is_accepted
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
 
@@ -30,20 +30,6 @@ def dialect(request: pytest.FixtureRequest, hub_engines: EngineFactory) -> str:
 
 def kinds(engine: Engine, cid: str) -> list[str]:
     return [e.KIND for e in engine.events(cid)]
-
-
-async def finished(engine: Engine, cid: str) -> None:
-    await wait_until(lambda: not engine.is_streaming(cid), 20, "the turn to end")
-
-
-async def follow_up_is_accepted(engine: Engine, cid: str, upstream: ScriptedUpstream) -> list[dict]:
-    """A next question is answered: the provider's own check accepted the history. Returns what was sent."""
-    upstream.plan(Behavior(text="fine"))
-    _, message_id = await engine.submit(cid, "and now?")
-    await finished(engine, cid)
-    assert upstream.last.status == 200, "the provider rejected the history"
-    assert current_attempt(engine, cid, message_id).status == "complete"
-    return upstream.last.messages
 
 
 def call_named(engine: Engine, cid: str, name: str) -> str:

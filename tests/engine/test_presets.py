@@ -19,18 +19,13 @@ from ledger.codec import to_jsonl
 from ledger.decide import InputRejected
 from ledger.events import Started
 from ledger.presets import Preset
-from tests.support.engine import EngineFactory, current_attempt
+from tests.support.engine import EngineFactory, current_attempt, finished
 from tests.support.tools import demo_hub
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
-from tests.support.waiting import wait_until
 from ui.export import archive
 
 FRENCH = "You are Ada, a terse assistant. Answer in French."
 PIRATE = "You are Bonny. Answer like a pirate."
-
-
-async def finished(engine: Engine, cid: str) -> None:
-    await wait_until(lambda: not engine.is_streaming(cid), 20, "the turn to end")
 
 
 def told(engine: Engine) -> Callable[[str, int], str | None]:

@@ -11,9 +11,8 @@ import pytest
 from engine.engine import Engine
 from ledger.events import Failed
 from tests.support.dialects import DIALECTS, OVERLOADED
-from tests.support.engine import EngineFactory, current_attempt
+from tests.support.engine import EngineFactory, current_attempt, finished
 from tests.support.upstream import Behavior, ScriptedUpstream
-from tests.support.waiting import wait_until
 from ui.format import announcement, error_title
 
 #: The error type each dialect's body names for a status (``None``: Ollama's body is a bare message).
@@ -34,10 +33,6 @@ CASES = [(d, s) for d in DIALECTS for s in (400, 401, 429, OVERLOADED[d])]
 
 def failures(engine: Engine, cid: str) -> list[Failed]:
     return [e for e in engine.events(cid) if isinstance(e, Failed)]
-
-
-async def finished(engine: Engine, cid: str) -> None:
-    await wait_until(lambda: not engine.is_streaming(cid), 20, "the turn to end")
 
 
 @pytest.mark.parametrize(("dialect", "status"), CASES, ids=[f"{d}-{s}" for d, s in CASES])

@@ -19,7 +19,7 @@ from ledger.codec import dumps_line
 from ledger.events import AnyEvent, QuestionAnswered, QuestionAsked, ToolResult
 from ledger.reducer import replay
 from ledger.state import ToolCallState
-from tests.support.engine import EngineFactory, current_attempt
+from tests.support.engine import EngineFactory, finished, follow_up_is_accepted
 from tests.support.tools import demo_hub, server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
@@ -46,19 +46,6 @@ def the_call(engine: Engine, cid: str) -> ToolCallState:
     conv = engine.conversation(cid)
     assert conv is not None
     return next(a.tool_calls["call_q"] for a in conv.attempts.values() if "call_q" in a.tool_calls)
-
-
-async def finished(engine: Engine, cid: str) -> None:
-    await wait_until(lambda: not engine.is_streaming(cid), 20, "the turn to end")
-
-
-async def follow_up_is_accepted(engine: Engine, cid: str, upstream: ScriptedUpstream) -> list[dict]:
-    upstream.plan(Behavior(text="fine"))
-    _, message_id = await engine.submit(cid, "and now?")
-    await finished(engine, cid)
-    assert upstream.last.status == 200, "the provider rejected the history"
-    assert current_attempt(engine, cid, message_id).status == "complete"
-    return upstream.last.messages
 
 
 @pytest.mark.parametrize("rev", REVISIONS)

@@ -18,7 +18,8 @@ from ledger.events import AnyEvent
 from ledger.state import AttemptState
 from store.tinydb.store import Store
 from tests.support.dialects import provider
-from tests.support.upstream import ScriptedUpstream
+from tests.support.upstream import Behavior, ScriptedUpstream
+from tests.support.waiting import wait_until
 
 TEST_KEY = "sk-test-not-a-real-key-123456"
 
@@ -101,3 +102,19 @@ def current_attempt(engine: Engine, cid: str, message_id: str) -> AttemptState:
     attempt_id = conv.messages[message_id].current_attempt_id
     assert attempt_id is not None
     return conv.attempts[attempt_id]
+
+
+async def finished(engine: Engine, cid: str) -> None:
+    """The turn running in ``cid`` has ended (here or elsewhere), within 20 s."""
+    await wait_until(lambda: not engine.is_streaming(cid), 20, "the turn to end")
+
+
+async def follow_up_is_accepted(engine: Engine, cid: str, upstream: ScriptedUpstream) -> list[dict[str, Any]]:
+    """A next question is answered: the upstream, which checks a history as its provider does (every tool call with
+    its one tool message), accepted it. Returns the messages it got."""
+    upstream.plan(Behavior(text="fine"))
+    _, message_id = await engine.submit(cid, "and now?")
+    await finished(engine, cid)
+    assert upstream.last.status == 200, "the provider rejected the history"
+    assert current_attempt(engine, cid, message_id).status == "complete"
+    return upstream.last.messages
