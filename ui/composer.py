@@ -34,7 +34,7 @@ UPLOAD_STOPPED = "Not sent: an upload did not finish. Your message and its files
 EMPTY = "Nothing to send: type a message (or attach a file) first."
 TYPED = "(e) => emit(document.getElementById('lc-message-box')?.value ?? null)"  # what the box holds, sent along
 STOP_GUARD_SECONDS = 0.3  # Stop stays disabled this long after Send: a double click never stops
-ECHO_SECONDS = 5.0  # how late the box's own text may still arrive after its Send
+ECHO_SECONDS = 30.0  # how late the box's own text may still arrive after its Send (5 s was too short under load)
 
 
 class Composer:
