@@ -6,7 +6,7 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 
 from tests.support.app_process import AppProcess
-from tests.support.browser import Pages, conversation_id, last_answer, send
+from tests.support.browser import Pages, conversation_id, last_answer, new_chat, send
 from tests.support.upstream import Behavior, ScriptedUpstream
 
 
@@ -27,8 +27,7 @@ def test_switching_chats_happens_in_place_the_url_follows_and_back_returns_with_
 ) -> None:
     page = open_page(app)
     first = chat_with(page, upstream, "first question", "alpha answer")
-    page.get_by_role("button", name="New chat").click()
-    page.wait_for_url(app.url + "/")
+    new_chat(page, app)
     second = chat_with(page, upstream, "second question", "beta answer")
     page.evaluate("() => { window.__lcSameDocument = true; }")
 

@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.support.app_process import AppProcess
-from tests.support.browser import Pages, conversation_id, last_answer, load, send
+from tests.support.browser import Pages, conversation_id, last_answer, load, new_chat, send
 from tests.support.latency_proxy import LatencyProxy
 from tests.support.upstream import Behavior, ScriptedUpstream
 
@@ -174,10 +174,9 @@ def test_the_chat_list_is_one_tab_stop_the_arrow_keys_move_in_it_f2_renames_and_
 ) -> None:
     page = open_page(app, width=DESKTOP[0], height=DESKTOP[1])
     for n in range(3):
-        page.get_by_role("button", name="New chat").click()
+        new_chat(page, app)
         answered(page, upstream, f"keyboard chat {n}", f"answer {n}")
-    page.get_by_role("button", name="New chat").click()
-    page.wait_for_url(app.url + "/")
+    new_chat(page, app)
     rows = page.evaluate(
         "[...document.querySelectorAll('.lc-chats [data-conversation]')].map(e => e.dataset.conversation)"
     )
@@ -265,8 +264,7 @@ def test_with_many_chats_the_list_top_stays_opaque_and_download_and_tools_stay_i
 ) -> None:
     page = open_page(app, width=DESKTOP[0], height=480)
     for n in range(8):
-        page.get_by_role("button", name="New chat").click()
-        expect(page.locator(".lc-assistant")).to_have_count(0)
+        new_chat(page, app)
         answered(page, upstream, f"many chats {n}", f"answer {n}")
     listing = page.locator(".lc-side-scroll")
     assert page.evaluate("e => e.scrollHeight > e.clientHeight", listing.element_handle()), "the list fits: no test"

@@ -37,6 +37,14 @@ def send(page: Page, text: str) -> None:
         raise AssertionError(f"no answer after Send; the page said {said}; the box: {box.input_value()!r}") from exc
 
 
+def new_chat(page: Page, app: AppProcess) -> None:
+    """Press New chat and wait until the empty chat is on screen: its address alone may change before the old
+    chat's answers leave the page, and a Send counted against those would wait for an answer too many."""
+    page.get_by_role("button", name="New chat").click()
+    page.wait_for_url(app.url + "/")
+    expect(page.locator(ANSWER)).to_have_count(0)
+
+
 def last_answer(page: Page) -> Locator:
     return page.locator(ANSWER).last
 
