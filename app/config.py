@@ -61,6 +61,7 @@ class AppConfig:
     max_attachment_mb: float = 20.0
     model_info: Path | None = None
     with_files: bool = False
+    titles: str = "model"  # model: each chat is named by the model after its first answer; off: by its first message
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)  # --otlp-endpoint, --otel-content
 
     @property
@@ -124,6 +125,7 @@ _APP_OPTIONS: tuple[tuple[str, type, str], ...] = (
         Path,
         "JSON file of tool servers in the mcpServers shape (default: the demo tools, demo model only)",
     ),
+    ("titles", str, "model: the model names each chat after its first answer; off: its first message (default model)"),
     ("max_attachment_mb", float, "largest file a message may carry, in MB (default 20; 50 MB or one file per message)"),
     (
         "model_info",
@@ -203,6 +205,8 @@ def _validate(c: AppConfig) -> None:
         raise ConfigError(str(exc)) from None
     if c.model_info is not None:
         load_model_info(c.model_info)
+    if c.titles not in ("model", "off"):
+        raise ConfigError(f"--titles: {c.titles!r} must be 'model' or 'off'")
     if c.demo_chunk_delay < 0:
         raise ConfigError("--demo-chunk-delay: must not be negative")
     if c.api_base and not c.api_base.startswith(("http://", "https://")):

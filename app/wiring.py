@@ -82,6 +82,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
             others=tuple(provider_config(config, model, token) for model in config.models),
             files=files,
             presets=presets,
+            titles=config.titles == "model",  # (engine.titling)
         )
         engine = Engine(store, settings, hub)
         from app.telemetry import start_telemetry

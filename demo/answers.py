@@ -5,7 +5,8 @@ A prompt that is a list of content parts (a user message with files, as the endp
 answered by ``demo.agent.describe_files``: what the demo model can read of each file. A compaction's summary
 request (it starts with ``SUMMARY_REQUEST``, the words of ``ledger.compaction``) is answered by a recognisable
 summary: "Summary of N earlier messages", then what each user message asked and each answer said (their first
-words), in order.
+words), in order. A title request (it starts with ``TITLE_REQUEST``, the words of ``ledger.titles``) is answered
+by the question's first words that say something, in quotes.
 """
 
 from __future__ import annotations
@@ -96,6 +97,23 @@ def compacted(messages: list[dict[str, object]]) -> bool:
     return any(m.get("role") == "system" and str(m.get("content") or "").startswith(SUMMARY_PREFIX) for m in messages)
 
 
+TITLE_REQUEST = "Write a short title for the conversation below"  # how a title's request starts (ledger.titles)
+
+
+def is_title_request(prompt: str) -> bool:
+    return prompt.startswith(TITLE_REQUEST)
+
+
+def title_answer(prompt: str) -> str:
+    """The demo model's title for the exchange a title request quotes: the question's first words that say
+    something, capitalized, in quotes (as real models often answer: the app removes them)."""
+    question = next((line[6:] for line in prompt.splitlines() if line.startswith("user: ")), "")
+    question = re.sub(r"#\w+", " ", question)
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9+#-]*", question) if w.lower() not in _STOP]
+    title = " ".join(words[:5]) if words else "A short chat"
+    return f'"{title[:1].upper()}{title[1:]}"'
+
+
 def summary_answer(prompt: str) -> str:
     """The demo model's summary of the transcript a compaction sent: each user message's first words, in order."""
     lines = prompt.splitlines()[1:]
@@ -118,6 +136,8 @@ def demo_answer(prompt: str, *, paragraphs: int = 3) -> str:
     """A markdown answer about the prompt's topic (or, for content parts, about the files attached)."""
     if is_summary_request(prompt):
         return summary_answer(prompt)
+    if is_title_request(prompt):
+        return title_answer(prompt)
     attached = content_parts(prompt)
     if attached is not None:
         text = " ".join(str(p.get("text")) for p in attached if p.get("type") == "text" and not is_file_text(p))

@@ -15,7 +15,8 @@ Guarantees:
   of the same prompt (``#429`` and the in-stream faults once, ``#500`` three times, ``#401`` always), so that an
   automatic re-send or a Retry visibly succeeds afterwards (``#toolong``: until the request carries a summary of
   the earlier turns, ``demo.answers.compacted``, so that Compact and retry visibly succeeds). A compaction's
-  summary request (``demo.answers.is_summary_request``) quotes earlier messages: their tags do not apply to it.
+  summary request (``demo.answers.is_summary_request``) and a title request quote earlier messages: their tags do
+  not apply to them.
 - The per-prompt counters keep at most ``MAX_PROMPTS`` prompts (they start over past it): memory stays bounded.
   ``FaultTags`` is not thread-safe; its owner calls it under a lock.
 """
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from demo.agent import PlannedCall
-from demo.answers import compacted, demo_answer, is_summary_request
+from demo.answers import compacted, demo_answer, is_summary_request, is_title_request
 
 HOSTILE = (
     'Here is some **markup**: <script>window.__pwned = true</script> <img src=x onerror="window.__pwned=true"> '
@@ -70,7 +71,8 @@ class FaultTags:
     def behavior(self, messages: list[dict[str, Any]], *, chunk_delay: float, transient: bool) -> Behavior:
         """The behaviour for this request from the tags in its last user message (counts the prompt as seen)."""
         prompt = last_user(messages)
-        tags = set() if is_summary_request(prompt) else set(re.findall(r"#(\w+)", prompt))
+        quoted = is_summary_request(prompt) or is_title_request(prompt)  # they quote earlier messages
+        tags = set() if quoted else set(re.findall(r"#(\w+)", prompt))
         key = f"{len(messages)}:{prompt}"
         if len(self._seen) > MAX_PROMPTS:
             self._seen.clear()

@@ -11,7 +11,8 @@ Guarantees:
   an older turn, or for another attempt than the one given, does nothing. Deleting awaits a discard-cancel first;
   afterwards the store refuses any write for that conversation.
 - Send, Edit, Retry and a queued message start through ``engine.compacting`` (a compaction first when the request
-  would not fit the model's window), with the model and agent preset chosen (``engine.presets``).
+  would not fit the model's window), with the model and agent preset chosen (``engine.presets``); the model names
+  a chat after its first answer (``engine.titling``: never making it busy, discarded by a Send).
 - Other instances on the same database are asked through ``peers`` (``ALONE`` until ``engine.cluster`` joins): an
   attempt is claimed there before its first event (a refused claim starts nothing: ``engine.starting``); another
   instance's attempt is cancelled by its owner; Send, Retry, delete first wait until this one may write.
@@ -49,6 +50,7 @@ from engine.settings import EngineSettings
 from engine.stamps import new_id
 from engine.starting import Starting
 from engine.text import valid_text, visible_title
+from engine.titling import Titler
 from engine.tools.hub import ServerHealth, ToolHub
 from engine.worker import Workplace, recover
 from ledger import decide
@@ -71,7 +73,8 @@ class Engine:
         read = self.read = ReadSide(store)
         presence = self._presence = Presence(read, self._runtimes, settings, self._cancel_turn, self._elsewhere)
         self.queued = MessageQueue(self, self._runtimes, presence.ended)  # sent after an answer (engine.queue)
-        self._place = self.queued.place = Workplace(read.append, settings, tools, self.queued.ended)
+        t = self._titles = Titler(read, settings, self._runtimes, lambda: self.peers, self.queued.ended)
+        self._place = self.queued.place = t.place = Workplace(read.append, settings, tools, t.ended)  # (titles)
         c = self._compactor = Compactor(read, settings, self._place, self._runtimes, lambda: self.peers)
         self.meter, self.compact = c.meter, c.compact  # the context meter, compaction
         self.compact_and_retry, self.retry_compaction = c.compact_and_retry, c.retry  # (engine.compacting)
@@ -92,14 +95,13 @@ class Engine:
         return self.read.state
 
     def is_streaming(self, cid: str) -> bool:  # whether an answer streams in it, here or on another instance
-        return self.is_running_here(cid) or self._elsewhere(cid) is not None
+        return self._runtimes.answering(cid) or self._elsewhere(cid) is not None  # (never a title: engine.titling)
 
     def is_running_here(self, cid: str) -> bool:  # (its worker is ``self._runtimes.active(cid)``)
         return self._runtimes.active(cid) is not None
 
     def active_run(self, cid: str) -> AttemptRun | None:  # the record of the attempt running here, if any
-        worker = self._runtimes.active(cid)
-        return worker.run if worker is not None else None
+        return worker.run if (worker := self._runtimes.active(cid)) is not None else None
 
     def join(self, peers: Peers) -> None:  # the other instances on the same database (``engine.cluster``)
         self.peers = peers
@@ -133,9 +135,7 @@ class Engine:
         return self.create_conversation(title, cid)
 
     def rename(self, cid: str, title: str) -> None:
-        renamed = decide.rename(cid, valid_text(visible_title(title)))
-        self._require(cid)
-        self.read.append(renamed)
+        self.read.append(decide.rename(self._require(cid).conversation_id, valid_text(visible_title(title))))
         self._presence.release(cid)  # renamed from the list: not kept in memory unless a page shows it
 
     async def send(
@@ -262,7 +262,7 @@ class Engine:
         if self._elsewhere(cid) is None:
             await self.peers.writable(cid)
         rt = self._runtimes.of(cid)
-        async with rt.lock:
+        async with self._titles.making_way(cid), rt.lock:  # a title being made is discarded first
             conv, streaming = self._require(cid), self._streams(rt)
             user_id, answer_id, new = new_id("msg"), new_id("msg"), new_attempt(provider)
             submitted, started = decide.send(

@@ -46,6 +46,11 @@ class Runtimes:
         rt = self._by_cid.get(cid)
         return rt.active if rt else None
 
+    def answering(self, cid: str) -> bool:
+        """Whether an attempt other than a chat's title runs here (a title never makes a chat look busy)."""
+        worker = self.active(cid)
+        return worker is not None and worker.run.purpose != "title"
+
     def streaming_here(self) -> list[str]:
         return [cid for cid, rt in self._by_cid.items() if rt.active is not None]
 

@@ -70,6 +70,7 @@ from ledger.events import (
     VersionSelected,
 )
 from ledger.queue_events import MessageQueued, QueuedEdited, QueuedRemoved
+from ledger.title_events import Titled
 
 
 def audit(events: Iterable[AnyEvent]) -> list[AttemptAudit]:
@@ -198,8 +199,8 @@ def _fold(a: AttemptFold, requests: dict[str, RequestFold], event: AnyEvent) -> 
             pass  # about the conversation, not an attempt
         case MessageQueued() | QueuedEdited() | QueuedRemoved():
             pass  # the queue (``ledger.queue``): a message reaches an attempt when its ``submitted`` sends it
-        case GrantRevoked():
-            pass  # about the conversation's grants, not an attempt
+        case GrantRevoked() | Titled():
+            pass  # about the conversation (its grants, its title), not an attempt
         case _:
             assert_never(event)
 

@@ -36,6 +36,7 @@ from ledger.agent_events import (
 from ledger.question_events import QuestionEvent as QuestionEvent
 from ledger.question_events import QuestionAsked as QuestionAsked, QuestionAnswered as QuestionAnswered
 from ledger.queue_events import QueueEvent
+from ledger.title_events import Titled
 from ledger.approval_events import ApprovalAsked as ApprovalAsked, ApprovalEvent as ApprovalEvent
 from ledger.approval_events import ApprovalGiven as ApprovalGiven, ApprovalScope as ApprovalScope
 from ledger.approval_events import GrantRevoked as GrantRevoked
@@ -292,6 +293,7 @@ AnyEvent = (
     | QuestionEvent
     | QueueEvent
     | ApprovalEvent
+    | Titled
 )
 
 #: Every kind, in the union's order (the codec's table of kinds is built from it).

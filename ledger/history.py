@@ -14,7 +14,9 @@ Guarantees, per turn in order, along one branch of the message tree (``ledger.tr
   summary (``SUMMARY_PREFIX``) in place of the turns it covers, then the turns after it, whole, as above. Whoever
   adds instructions puts them before everything (``instructions, then the summary, then the recent turns``);
 - the history of a compaction's own message is its request: one user message with the turns it summarizes (the
-  history its branch had up to its ``through``, an earlier summary included) as a transcript.
+  history its branch had up to its ``through``, an earlier summary included) as a transcript;
+- the history of a title's own message is its request (``ledger.titles.title_request``); a title is never part of
+  any other history (it hangs outside the message tree, like a compaction).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any, Literal
 from ledger.compaction import SUMMARY_PREFIX, Chain, effective, purpose_of, summary_request_text
 from ledger.events import Attachment, ToolPart
 from ledger.state import AttemptState, ConversationState, ToolCallState
+from ledger.titles import title_request
 from ledger.tree import chain_before, selected_path
 
 TOOL_RESULT_CHARS = 20_000
@@ -72,8 +75,14 @@ def model_history(
         chain = [(m, conv.messages[m].selected_attempt_id) for m in selected_path(conv)]
     else:
         chain = chain_before(conv, until_message_id)
-        if purpose_of(conv, conv.messages[until_message_id]) == "compaction":
+        purpose = purpose_of(conv, conv.messages[until_message_id])
+        if purpose == "compaction":
             return summary_request(until_message_id, chain_history(conv, chain, tool_result_chars))
+        if purpose == "title":  # its own request (ledger.titles), never the chat's history
+            system, user = title_request(conv, chain)
+            return HistoryEntry(role="system", content=system, message_id=until_message_id), HistoryEntry(
+                role="user", content=user, message_id=until_message_id
+            )
     return chain_history(conv, chain, tool_result_chars)
 
 

@@ -72,6 +72,7 @@ from ledger.reduce_approval import apply_approval
 from ledger.reduce_messages import branched, persisted, selected, started, submitted, version_selected
 from ledger.reduce_stream import chunk, closed, failed
 from ledger.state import EMPTY_STATE, ConversationState, State
+from ledger.title_events import Titled, retitled
 from ledger.updates import update_attempt, update_call, update_live
 
 
@@ -112,6 +113,8 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
             return conv._replace(title=event.title or conv.title, created_ts=event.ts, branched_from=origin)
         case Renamed():
             return conv._replace(title=event.title)
+        case Titled():
+            return conv._replace(title=retitled(conv.title, event))
         case Submitted():
             return queue_sent(submitted(conv, event), event)
         case Started():

@@ -185,12 +185,12 @@ class ConversationState(NamedTuple):
     grants: Mapping[str, str] = _EMPTY  # type: ignore[assignment]  # "server/tool" -> grant hash (chat grants)
 
     def live_attempt(self) -> AttemptState | None:
-        """The attempt that is streaming or closing, if any (newest first)."""
+        """The attempt that is streaming or closing, if any (newest first); never a chat's title being made."""
         for message_id in reversed(self.message_ids):
             message = self.messages[message_id]
             if message.current_attempt_id is not None:
                 attempt = self.attempts[message.current_attempt_id]
-                if attempt.is_live:
+                if attempt.is_live and attempt.purpose != "title":  # a title runs unseen (ledger.titles)
                     return attempt
         return None
 

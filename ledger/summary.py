@@ -33,6 +33,7 @@ from ledger.events import (
     Submitted,
 )
 from ledger.state import ConversationState
+from ledger.title_events import Titled, retitled
 
 TITLE_CHARS = 60
 
@@ -64,6 +65,8 @@ def summarize(summary: ConversationSummary | None, event: AnyEvent) -> Conversat
             title, created = event.title or title, event.ts
         case Renamed():
             title = event.title
+        case Titled():
+            title = retitled(title, event)
         case Submitted():
             title = title or first_line_title(event.text)
         case Started():

@@ -23,8 +23,9 @@ StaleBlock = Literal["text", "reasoning", "tool_call", "tool_result"]
 ToolStatus = Literal["ok", "error", "cancelled", "not_run", "declined", "unknown"]
 Trigger = Literal["submit", "retry"]
 #: What an attempt is for: an answer to a user message, or a side call of its own (``compaction``: a summary of
-#: earlier turns); the purposes other than ``answer`` hang outside the message tree (docs/ledger.md, compaction).
-Purpose = Literal["answer", "compaction"]
+#: earlier turns; ``title``: the chat's name, ``ledger.titles``); the purposes other than ``answer`` hang outside
+#: the message tree (docs/ledger.md, compaction and titles).
+Purpose = Literal["answer", "compaction", "title"]
 Block = Literal["text", "reasoning"]
 FinalStatus = Literal["complete", "interrupted", "failed", "empty"]
 ToolPartKind = Literal["text", "image", "audio", "resource", "resource_link"]

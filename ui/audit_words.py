@@ -99,7 +99,7 @@ def phase_detail(p: Phase) -> str:
 
 
 def audit_heading(a: AttemptAudit) -> str:
-    what = "Summary of earlier turns · " if a.purpose == "compaction" else ""
+    what = {"compaction": "Summary of earlier turns · ", "title": "Chat title · "}.get(a.purpose, "")
     return f"{what}Turn {a.turn} · attempt {a.number} · {model_label(a.model)}"
 
 

@@ -58,6 +58,7 @@ from ledger.question_events import QuestionState
 from ledger.reducer import reduce, replay
 from ledger.state import EMPTY_STATE, TERMINAL_STATUSES, State
 from ledger.summary import summarize, summary_of
+from ledger.title_events import Titled
 from ledger.tree import selected_path
 from tests.support.queue_steps import QUEUE_STEPS, queue_event
 
@@ -123,6 +124,8 @@ STEPS = {
     ),
     **QUEUE_STEPS,
     "compact": st.tuples(st.just("compact"), st.integers(0, 7), st.booleans()),
+    "title": st.tuples(st.just("title"), st.integers(0, 7)),  # a chat's title made by the model (ledger.titles)
+    "titled": st.tuples(st.just("titled"), st.integers(0, 7), st.booleans()),
 }
 steps = st.one_of(*STEPS.values())
 #: The kinds no step of a random session makes, each with the property that covers it instead: a new kind goes
@@ -186,6 +189,13 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
             add(Started(**base, attempt_id=new, message_id=side, user_message_id="", turn=turn, model="x",
                         purpose="compaction", through=through))  # fmt: skip
             attempts.append((new, side))
+        elif kind == "title":  # a title after an answer: a side attempt like a compaction's, its request its own
+            new, side = f"a{len(attempts)}", f"t{len(attempts)}"
+            add(Started(**base, attempt_id=new, message_id=side, user_message_id="", turn=turn, model="x",
+                        purpose="title", through=att))  # fmt: skip
+            attempts.append((new, side))
+        elif kind == "titled":  # replacing the first message's title, or one it no longer has (a rename won)
+            add(Titled(**base, title=f"T{seq}", replaces="q 1" if step[2] else "T0", from_attempt=att))
         elif kind == "retry":
             new = f"a{len(attempts)}"
             add(Retrying(**base, message_id=msg, previous_attempt_id=att, attempt_id=new))
@@ -198,7 +208,7 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
                     turn=turn,
                     model="x",
                     trigger="retry",
-                    purpose="compaction" if msg.startswith("k") else "answer",  # a compaction is retried as one
+                    purpose={"k": "compaction", "t": "title"}.get(msg[0], "answer"),  # a side one is retried as one
                     preset_id=f"preset{len(attempts) % 2}",  # Retry with another preset
                     preset_version=1 + len(attempts) % 3,
                 )

@@ -72,6 +72,7 @@ class AppProcess:
                 "--data-dir",
                 str(self.data_dir),
                 *model,
+                *(() if "--titles" in self.extra else ("--titles", "off")),  # a test asks for model titles
                 *self.extra,
             ]
         forked = None if self.module else start_app(cmd[2:], env, ROOT, self.log)  # a fork of a warm process
