@@ -29,7 +29,7 @@ def make_settings(base_url: str, provider: ProviderConfig | None = None, **limit
     the model to name chats (``engine.titling``; off otherwise, so a planned behaviour answers one request)."""
     provider = provider or ProviderConfig(model="openai/test-model", api_base=base_url, api_key=TEST_KEY)
     values: dict[str, Any] = dict(first_chunk_timeout=5.0, idle_timeout=2.0, max_resends=2, resend_backoff=0.05)
-    titles = bool(values.pop("titles", False)) or bool(limits.pop("titles", False))  # off unless a test asks
+    titles = bool(limits.pop("titles", False))  # off unless a test asks
     values.update(limits)
     return EngineSettings(provider=provider, limits=Limits(**values), titles=titles)
 
