@@ -57,7 +57,7 @@ def _clean_once(text: str) -> str:
     title = without_tags(title).strip(_QUOTES + " ").rstrip(_TRAILING + " ")
     if len(title) > TITLE_CHARS:
         cut = title[: TITLE_CHARS - 1]
-        cut = cut.rsplit(" ", 1)[0] if " " in cut else cut
+        cut = cut.rsplit(" ", 1)[0] if " " in cut and title[len(cut)] != " " else cut  # at a word's end
         title = cut.rstrip(_TRAILING + _QUOTES + " ") + "…"
     return title
 

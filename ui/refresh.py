@@ -46,9 +46,10 @@ FLUSH_NOW = frozenset(
         "tool_result",
         "question_asked",
         "question_answered",
+        "titled",
     }
 )
-LIST_KINDS = frozenset({"created", "renamed", "deleted", "submitted", "started", "persisted"})
+LIST_KINDS = frozenset({"created", "renamed", "titled", "deleted", "submitted", "started", "persisted"})
 
 
 class RefreshScheduler:
