@@ -105,12 +105,17 @@ def is_title_request(prompt: str) -> bool:
 
 
 def title_answer(prompt: str) -> str:
-    """The demo model's title for the exchange a title request quotes: the question's first words that say
-    something, capitalized, in quotes (as real models often answer: the app removes them)."""
+    """The demo model's title for the exchange a title request quotes: up to six words of the question from its
+    first word that says something, capitalized, in quotes (as real models often answer: the app removes them)."""
     question = next((line[6:] for line in prompt.splitlines() if line.startswith("user: ")), "")
     question = re.sub(r"#\w+", " ", question)
-    words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9+#-]*", question) if w.lower() not in _STOP]
-    title = " ".join(words[:5]) if words else "A short chat"
+    words = re.findall(r"[A-Za-z][A-Za-z0-9+#'-]*", question)
+    while words and words[0].lower() in _STOP:  # "Tell me about caching in Python" -> "caching in Python"
+        words.pop(0)
+    words = words[:6]
+    while words and words[-1].lower() in _STOP:
+        words.pop()
+    title = " ".join(words) if words else "A short chat"
     return f'"{title[:1].upper()}{title[1:]}"'
 
 

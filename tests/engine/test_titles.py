@@ -172,3 +172,12 @@ async def test_a_branch_keeps_its_branch_title(engines: EngineFactory, upstream:
     await nothing_more_for(0.3)
     conv = engine.conversation(branch)
     assert conv is not None and conv.title == "Named — branch from answer 1" and titles(engine, branch) == []
+
+
+async def test_the_demo_model_names_a_chat_after_its_question_without_its_tags(
+    engines: EngineFactory, upstream: ScriptedUpstream
+) -> None:
+    engine = engines(titles=True)  # nothing planned: the upstream answers as the offline demo model does
+    cid = engine.create_conversation()
+    await engine.send(cid, "Tell me about caching in Python #slow")
+    await wait_until(lambda: (c := engine.conversation(cid)) is not None and c.title == "Caching in Python", 20)
