@@ -17,7 +17,7 @@ Guarantees:
 - Never blocking a send: a title does not make the chat busy (``Runtimes.answering``: the page shows no Stop and a
   Send is not queued); a Send (``making_way``) discards a title still generating through the one cancel path
   (source ``user``, nothing kept) before it takes the lock, and no title starts while it waits; the title is asked
-  again after the next answer.
+  again after the next answer. A title another instance makes is cancelled through ``Peers`` by its owner.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from engine.peers import Peers
+from engine.peers import LiveElsewhere, Peers
 from engine.read_side import ReadSide
 from engine.runtimes import Runtime, Runtimes
 from engine.settings import EngineSettings
@@ -80,6 +80,8 @@ class Titler:
             worker = self.runtimes.active(cid)
             if worker is not None and worker.run.purpose == "title":
                 await worker.cancel("user", keep_partial=False, attempt_id=worker.run.attempt_id)
+            elif worker is None and (elsewhere := self._title_elsewhere(cid)) is not None:  # its owner cancels it
+                await self.peers().cancel(cid, elsewhere, "user", False)
             yield
         finally:
             self._making_way[cid] -= 1
@@ -121,6 +123,12 @@ class Titler:
             peers.unclaim(started.attempt_id)
             self._replaces.pop(started.attempt_id, None)
             raise
+
+    def _title_elsewhere(self, cid: str) -> LiveElsewhere | None:
+        """A title being made in this chat by another instance (``engine.cluster``), as the ledger shows it."""
+        conv = self.read.state.conversations.get(cid)
+        live = [a for a in conv.attempts.values() if a.purpose == "title" and a.is_live] if conv is not None else []
+        return LiveElsewhere(live[-1].attempt_id, conv.turn) if live and conv is not None else None
 
     def _free(self, rt: Runtime, cid: str) -> bool:
         return rt.active is None and cid not in self._making_way
