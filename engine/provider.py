@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from engine.offline import litellm
+from engine.offline import imported, litellm
 from engine.preset_request import AppliedPreset
 from engine.redaction import redact_url
 from ledger.events import Param, Usage
@@ -224,5 +224,16 @@ def takes_reasoning(model: str) -> bool:
     """Whether litellm's model map (or ``--model-info``) says ``model`` takes a reasoning effort."""
     try:
         return bool(litellm().supports_reasoning(model=model))
+    except Exception:  # noqa: BLE001 - litellm raises several types for a model it does not know
+        return False
+
+
+def takes_prefill(model: str) -> bool:
+    """Whether litellm's model map says ``model`` continues a prefilled assistant message (Anthropic, Mistral,
+    DeepSeek …): a continuation (Continue) then sends its prefix as that message (``ledger.continuation_history``).
+    Never waits for litellm's import (a model call has awaited it: ``engine.offline.ready``); False before it."""
+    module = imported()
+    try:
+        return module is not None and bool(module.utils.supports_assistant_prefill(model))
     except Exception:  # noqa: BLE001 - litellm raises several types for a model it does not know
         return False

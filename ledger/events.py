@@ -103,6 +103,7 @@ class Started(Event):
     through: str | None = None  # a compaction: the attempt (or user message) its summary reaches
     preset_id: str | None = None  # the agent preset it ran with (``ledger.presets``), and which version of it
     preset_version: int | None = None
+    continues: str | None = None  # Continue: the attempt whose answer this one continues (``ledger.continuation``)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
