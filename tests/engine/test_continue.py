@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine.engine import Engine, InputRejected
+from ledger.audit import audit
 from ledger.continuation import COMPLETE, joined, shown_text
 from ledger.continuation_history import CONTINUE_INSTRUCTION
 from ledger.decide import STILL_STREAMING
@@ -60,6 +61,8 @@ async def test_continue_after_stop_sends_the_prefix_as_the_last_assistant_messag
     )
     assert continuation.status == "complete" and continuation.text == REST, "its own text is what it streamed"
     assert the_answer(engine, cid, message_id) == joined(stopped.text, REST)
+    audited = {a.attempt_id: a for a in audit(engine.store.events(cid))}
+    assert (audited[new_id].number, audited[new_id].phases[0].source) == (2, "continues attempt 1")
 
     sent = await follow_up_is_accepted(engine, cid, upstream)
     assistant = [m for m in sent if m["role"] == "assistant"]
