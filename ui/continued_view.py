@@ -4,6 +4,7 @@ Guarantees:
 - ``prefix_steps``: what an answer shows above its selected attempt's own steps: the steps (text and tool calls) of
   the attempts that attempt continues and that the model history keeps, in order; nothing for an attempt that
   continues none. So the page shows prefix + continuation as one answer, exactly the texts the model is sent.
+- ``answer_steps``: the same answer as one sequence of steps, the texts at the join joined (for an export).
 - ``join_marker``: a thin line labelled "continued" between the prefix and the continuation, a note with an
   accessible name ("Continued after a stop"); made only where there is a prefix.
 - ``reopened``: a continuation that goes on inside a code block the prefix left open is shown inside that block
@@ -18,7 +19,7 @@ from collections.abc import Awaitable, Callable
 
 from nicegui import ui
 
-from ledger.continuation import continuable, links
+from ledger.continuation import continuable, joined, links
 from ledger.state import AttemptState, ConversationState, ToolCallState
 
 JOIN_NAME = "Continued after a stop: the text after this line continues the answer"
@@ -32,6 +33,17 @@ def prefix_steps(conv: ConversationState, attempt: AttemptState) -> list[tuple[s
         if link.in_history:
             steps += [(link.step_text(i), link.step_calls(i)) for i in range(max(len(link.steps), 1))]
     return steps
+
+
+def answer_steps(conv: ConversationState, attempt: AttemptState) -> list[tuple[str, list[ToolCallState]]]:
+    """Every step of the answer as one (an export): the prefix's, then ``attempt``'s, the texts at the join joined
+    (``ledger.continuation.joined``) when the prefix's last step called no tool."""
+    steps = prefix_steps(conv, attempt)
+    own = [(attempt.step_text(i), attempt.step_calls(i)) for i in range(max(len(attempt.steps), 1))]
+    if steps and not steps[-1][1]:
+        text, _ = steps.pop()
+        own[0] = (joined(text, own[0][0]), own[0][1])
+    return steps + own
 
 
 def open_fence(text: str) -> str | None:
