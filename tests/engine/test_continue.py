@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine.engine import Engine, InputRejected
+from engine.request_view import requests_seen
 from ledger.audit import audit
 from ledger.continuation import COMPLETE, joined, shown_text
 from ledger.continuation_history import CONTINUE_INSTRUCTION
@@ -38,6 +39,13 @@ def the_answer(engine: Engine, cid: str, message_id: str) -> str:
     return shown_text(conv, conv.attempts[message.selected_attempt_id or ""])
 
 
+def what_the_audit_says_was_sent(engine: Engine, cid: str, message_id: str) -> list[tuple[str, str]]:
+    """The messages of the selected attempt's request, as the audit panel rebuilds them (``engine.request_view``)."""
+    attempt = current_attempt(engine, cid, message_id).attempt_id
+    (request,) = requests_seen(engine.events(cid), attempt, lambda _p, _v: None, 20_000)
+    return [(m.role, m.text) for m in request.messages]
+
+
 async def test_continue_after_stop_sends_the_prefix_as_the_last_assistant_message_then_asks_to_go_on(
     engines: EngineFactory, upstream: ScriptedUpstream
 ) -> None:
@@ -61,6 +69,9 @@ async def test_continue_after_stop_sends_the_prefix_as_the_last_assistant_messag
     )
     assert continuation.status == "complete" and continuation.text == REST, "its own text is what it streamed"
     assert the_answer(engine, cid, message_id) == joined(stopped.text, REST)
+    assert what_the_audit_says_was_sent(engine, cid, message_id) == [
+        (m["role"], m["content"]) for m in upstream.last.messages
+    ]
     audited = {a.attempt_id: a for a in audit(engine.store.events(cid))}
     assert (audited[new_id].number, audited[new_id].phases[0].source) == (2, "continues attempt 1")
 
@@ -83,6 +94,9 @@ async def test_a_model_that_takes_a_prefill_gets_the_prefix_as_the_last_message_
     assert upstream.last.messages[-1] == {"role": "assistant", "content": stopped.text.rstrip()}
     assert CONTINUE_INSTRUCTION not in str(upstream.last.messages)
     assert the_answer(engine, cid, message_id) == joined(stopped.text, REST)
+    assert what_the_audit_says_was_sent(engine, cid, message_id) == [
+        (m["role"], m["content"]) for m in upstream.last.messages
+    ]
 
 
 async def test_stop_on_a_continuation_keeps_prefix_and_what_it_delivered_and_continue_is_offered_again(
