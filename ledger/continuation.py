@@ -79,14 +79,14 @@ def refusal(conv: ConversationState, message_id: str, *, streaming: bool) -> str
         return "Only an answer can be continued."
     if streaming or conv.live_attempt() is not None:
         return STILL_STREAMING
-    path = selected_path(conv)
-    if not path or path[-1] != message_id:
-        return NOT_LATEST
     base = base_of(conv, attempt)
     if base is None:
         return FAILED if attempt.status == "failed" else NOTHING_KEPT
     if base.status == "complete" and base.finish_reason != "length":
         return COMPLETE
+    path = selected_path(conv)  # (last: the only check that walks the conversation)
+    if not path or path[-1] != message_id:
+        return NOT_LATEST
     return None
 
 

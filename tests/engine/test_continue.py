@@ -171,3 +171,20 @@ async def test_continue_is_refused_with_a_sentence_for_a_complete_or_a_streaming
     assert str(refused.value) == STILL_STREAMING
     assert [e.KIND for e in engine.store.events(cid)[before:]].count("started") == 1, "nothing was started"
     await engine.cancel(cid, "user")
+
+
+async def test_a_branch_from_a_continued_answer_carries_the_whole_answer_into_the_new_chat(
+    engines: EngineFactory, upstream: ScriptedUpstream
+) -> None:
+    engine = engines()
+    cid = engine.create_conversation()
+    message_id, stopped = await stopped_answer(engine, cid, upstream)
+    upstream.plan(Behavior(text=REST))
+    await engine.continue_answer(cid, message_id)
+    await finished(engine, cid)
+    new_cid, _ = engine.branch(cid, message_id)
+    assert the_answer(engine, new_cid, message_id) == joined(stopped.text, REST)
+    sent = await follow_up_is_accepted(engine, new_cid, upstream)
+    assert [m for m in sent if m["role"] == "assistant"] == [
+        {"role": "assistant", "content": joined(stopped.text, REST)}
+    ]
