@@ -139,6 +139,8 @@ def test_continue_after_stop_shows_one_answer_the_prefix_then_the_continuation_w
     sent = upstream.records[-1].messages
     assert sent[-2]["role"] == "assistant" and sent[-2]["content"].split() == seen, "the prefix, last"
     assert sent[-1]["role"] == "user" and "Continue" in sent[-1]["content"]
+    open_audit(page)
+    expect(page.locator(".lc-audit-card").last).to_contain_text("continues attempt 1")
 
 
 def test_an_old_request_answering_late_never_reaches_the_screen_and_the_audit_shows_it(
