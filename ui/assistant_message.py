@@ -39,6 +39,7 @@ from ui.tool_card import ToolCard
 from ui.widgets import Actions, Switcher, TimeLabel
 
 FILTERED = "Ended by the provider's content filter"
+LENGTH_CUT = "Cut at the length limit"
 ACTIVITY_SECONDS = 1.0  # the "waiting for the provider" hint shows after 4 s of silence
 DOM_STATUS = {
     "streaming": "streaming",
@@ -194,6 +195,8 @@ class AssistantMessageView:
                 ui.label(f"Re-sending. {attempt.resend_note}").classes("lc-chip").mark("resend-marker")
             elif attempt.status in ("interrupted", "empty"):
                 ui.label(stopped_text(attempt)).classes("lc-chip lc-stopped").mark("stopped-marker")
+            elif attempt.finish_reason == "length":  # the output limit: Continue goes on (``ui.continued_view``)
+                ui.label(LENGTH_CUT).classes("lc-chip lc-stopped").mark("length-marker")
             elif attempt.finish_reason == "content_filter":  # Gemini's SAFETY, Anthropic's refusal, OpenAI's filter
                 ui.label(FILTERED).classes("lc-chip lc-stopped").mark("filtered-marker")
             elif attempt.status == "failed":

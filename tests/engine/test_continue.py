@@ -188,3 +188,25 @@ async def test_a_branch_from_a_continued_answer_carries_the_whole_answer_into_th
     assert [m for m in sent if m["role"] == "assistant"] == [
         {"role": "assistant", "content": joined(stopped.text, REST)}
     ]
+
+
+async def test_an_answer_cut_at_the_length_limit_is_continued_from_its_whole_text(
+    engines: EngineFactory, upstream: ScriptedUpstream
+) -> None:
+    engine = engines()
+    cid = engine.create_conversation()
+    upstream.plan(Behavior(text="A long answer that the limit cut", cut=True))
+    _, message_id = await engine.send(cid, "tell me everything")
+    await finished(engine, cid)
+    cut = current_attempt(engine, cid, message_id)
+    assert (cut.status, cut.finish_reason) == ("complete", "length")
+    upstream.plan(Behavior(text=" short."))
+    await engine.continue_answer(cid, message_id)
+    await finished(engine, cid)
+    assert upstream.last.messages[-2:] == [
+        {"role": "assistant", "content": "A long answer that the limit cut"},
+        {"role": "user", "content": CONTINUE_INSTRUCTION},
+    ]
+    assert the_answer(engine, cid, message_id) == "A long answer that the limit cut short."
+    with pytest.raises(InputRejected, match="complete"):  # it ended by itself this time
+        await engine.continue_answer(cid, message_id)
