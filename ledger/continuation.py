@@ -14,7 +14,8 @@ Guarantees (pure; the engine appends, ``engine.continuing``):
 - ``continuation(conv, message_id, new, streaming=...)`` is the ``started`` of the new attempt (trigger
   ``continue``, ``continues`` = the last contributing link), or ``InputRejected`` with a sentence saying why: an
   answer still streaming, one that is not the latest of the shown path, a complete one (not cut by the length
-  limit), one of which nothing was kept, a summary.
+  limit), one of which nothing was kept, a summary. Like a Retry, a continuation resumes a queue its answer's stop
+  paused (``ledger.queue``: the reducer), so a message queued meanwhile is sent once it completes.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from ledger.events import (
     Chunk,
     Done,
     Failed,
+    Persisted,
     Started,
     StepStarted,
     Submitted,
@@ -25,6 +26,7 @@ from ledger.events import (
     ToolResult,
 )
 from ledger.history import as_messages
+from ledger.queue_events import MessageQueued
 from ledger.reducer import replay
 from ledger.state import ConversationState
 
@@ -126,3 +128,13 @@ def test_a_started_without_continues_decodes_as_before_and_one_with_it_round_tri
     assert isinstance(decoded, Started) and decoded.continues is None and decoded.trigger == "submit"
     new = replace(decoded, attempt_id="a2", trigger="continue", continues="a1")
     assert from_dict(to_dict(new)) == new
+
+
+def test_a_continuation_resumes_the_queue_the_stop_paused_as_a_retry_does() -> None:
+    events = turn(1, "Half an ans", end="cancel")
+    events.insert(2, MessageQueued(conversation_id=C, queue_id="q1", text="and then?"))
+    events.append(Persisted(conversation_id=C, attempt_id="a1", message_id="m1", status="interrupted", text="Half"))
+    paused = conv_of(events)
+    assert paused.queue_paused == "stopped" and len(paused.queue) == 1
+    resumed = conv_of([*events, *continued(paused)])
+    assert resumed.queue_paused is None and len(resumed.queue) == 1
