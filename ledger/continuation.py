@@ -60,11 +60,6 @@ def shown_text(conv: ConversationState, attempt: AttemptState) -> str:
     return joined(text, attempt.text)
 
 
-def is_continued(conv: ConversationState, attempt: AttemptState) -> bool:
-    """Whether ``attempt`` continues an answer of which something is shown before it."""
-    return any(link.in_history for link in links(conv, attempt)[:-1])
-
-
 def base_of(conv: ConversationState, attempt: AttemptState) -> AttemptState | None:
     """The attempt a continuation of ``attempt``'s answer continues: the last link that contributes, if any."""
     return next((link for link in reversed(links(conv, attempt)) if link.in_history), None)

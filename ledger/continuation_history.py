@@ -9,6 +9,15 @@ Guarantees (pure; the engine says whether the model takes an assistant prefill, 
   one user message follows it (``CONTINUE_INSTRUCTION``) asking the model to go on where it stopped. A prefix that
   ends with tool results is sent as it is: the model goes on from them.
 - A continuation's later steps (tool calls) add its own entries after this, as any attempt's do (``engine.turn``).
+
+The first request of a continuation of "Half an ans" (asked "tell me"), in OpenAI's shape::
+
+    prefill:    [{"role": "user", "content": "tell me"}, {"role": "assistant", "content": "Half an ans"}]
+    otherwise:  [{"role": "user", "content": "tell me"}, {"role": "assistant", "content": "Half an ans"},
+                 {"role": "user", "content": CONTINUE_INSTRUCTION}]
+
+and every later request sends that answer as one message: ``{"role": "assistant", "content": "Half an answer."}``
+once the continuation wrote "wer.".
 """
 
 from __future__ import annotations
