@@ -58,6 +58,7 @@ class Behavior:
     retry_after: float | None = None  # seconds, sent with an error status (each dialect in its own way)
     message: str | None = None  # the error's message (None: the dialect's usual one for the status)
     blocked: bool = False  # the answer ends blocked by the provider's safety filter (each dialect's way)
+    cut: bool = False  # the answer ends at the output limit (OpenAI's ``finish_reason`` "length")
     error_after: int | None = None  # the provider's in-stream error event after so many chunks (its ``message``)
     too_long: bool = False  # a 400 in the dialect's words for a request over the model's context window
 

@@ -1,12 +1,13 @@
 """Branching to a new chat: the events that re-create one branch of a conversation in a new conversation.
 
-Guarantees: pure (no clock, no ids: the copies keep their original ids and times); the new conversation replays
-to the same messages along that branch: every user message with its parent and its files (the same sha256s:
-the branch sends the same bytes), and for every answer only the attempt the branch followed, with its text per
-step, its reasoning, its answered tool calls with their whole results (parts, structured content), and its end
-(complete, interrupted at exactly the prefix the model history had, failed, empty) and final form; and the
-compaction that applies to the branch (``ledger.compaction.effective``), so the branch inherits its compacted
-history. So the model history of the new chat equals the branch's history in the old one.
+Guarantees: pure (no clock, no ids: the copies keep their original ids and times); the new conversation replays to
+the same messages along that branch: every user message with its parent and its files (the same sha256s: the branch
+sends the same bytes), and for every answer only the attempt the branch followed (after the attempts it continues,
+``ledger.continuation``), with its text per step, its reasoning, its answered tool calls with their whole results
+(parts, structured content), and its end (complete, interrupted at exactly the prefix the model history had, failed,
+empty) and final form; and the compaction that applies to the branch (``ledger.compaction.effective``), so the
+branch inherits its compacted history. So the model history of the new chat equals the branch's history in the old
+one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import cast
 
 from engine.stamps import attempt_ids
 from ledger.compaction import effective
+from ledger.continuation import links
 from ledger.events import (
     AnyEvent,
     Block,
@@ -66,7 +68,8 @@ def branch_events(
             )
             parent = message_id
         elif attempt_id is not None and attempt_id in conv.attempts:
-            events += _attempt_events(conv.attempts[attempt_id], message.user_message_id or "", message.turn, new_cid)
+            for link in links(conv, conv.attempts[attempt_id]):  # a continued answer: its chain (ledger.continuation)
+                events += _attempt_events(link, message.user_message_id or "", message.turn, new_cid)
             parent = attempt_id
     compacted = effective(conv, chain)  # the branch inherits its compacted history (``ledger.compaction``)
     if compacted is not None:
@@ -87,6 +90,7 @@ def _attempt_events(a: AttemptState, user_id: str, turn: int, cid: str, through:
             model=a.model,
             purpose=cast(Purpose, a.purpose),
             through=through,
+            continues=a.continues,
         )
     ]
     seq = 0

@@ -1,5 +1,5 @@
-"""The engine's commands: create, rename, Send, Edit, Retry, select, branch, Stop (the one cancel path's front
-door), delete, viewers leaving and coming back, recovery and shutdown.
+"""The engine's commands: create, rename, Send, Edit, Retry, Continue, select, branch, Stop (the one cancel
+path's front door), delete, viewers leaving and coming back, recovery and shutdown.
 
 Guarantees:
 - What a command may do and appends is decided by ``ledger.decide`` (refusals raise ``InputRejected``); the engine
@@ -36,6 +36,7 @@ from engine.approval_route import route_answer, route_reply
 from engine.attempt import AttemptRun, View
 from engine.branching import branch_events
 from engine.compacting import Compactor
+from engine.continuing import Continuing
 from engine.files.admit import Attached, admit, kept
 from engine.files.collect import referenced_by, unreferenced
 from engine.offline import start_import
@@ -78,15 +79,15 @@ class Engine:
         c = self._compactor = Compactor(read, settings, self._place, self._runtimes, lambda: self.peers)
         self.meter, self.compact = c.meter, c.compact  # the context meter, compaction
         self.compact_and_retry, self.retry_compaction = c.compact_and_retry, c.retry  # (engine.compacting)
+        self.continue_answer = Continuing(c, self.presets, self._require_saving).start  # (engine.continuing)
         self.queued.begin = c.start  # a queued message is an answer like any: a compaction first when it must
-        # what pages read is the read side's own (engine.read_side); leaving and coming back is engine.presence's
+        # what pages read is the read side's (engine.read_side); leaving, coming back, ``lost``: engine.presence's
         self.conversation, self.load, self.is_loaded = read.conversation, read.load, read.is_loaded
         self.loaded, self.read_conversations, self.summaries = read.loaded, read.read_conversations, read.summaries
         self.search, self.search_async, self.events = read.search, read.search_async, read.events
         self.exported, self.health, self.flush = read.exported, read.health, read.flush
         self.subscribe, self.absorb, self.drop = read.subscribe, read.absorb, presence.drop
-        self.viewer_joined, self.viewer_left = presence.viewer_joined, presence.viewer_left
-        self.lost = presence.lost  # an owner claim gone: its worker stops without an end, the chat is read again
+        self.viewer_joined, self.viewer_left, self.lost = presence.viewer_joined, presence.viewer_left, presence.lost
         # the conversations this instance streams an answer in now (never another instance's); viewers per chat
         self.streaming_here, self.viewer_count = self._runtimes.streaming_here, self._runtimes.viewer_count
 
@@ -275,8 +276,7 @@ class Engine:
     async def _cancel_turn(self, cid: str, source: CancelSource, turn: int) -> bool:
         return await self.cancel(cid, source, turn=turn)
 
-    def _elsewhere(self, cid: str) -> LiveElsewhere | None:
-        """The attempt another instance streams in this conversation (none while one runs here)."""
+    def _elsewhere(self, cid: str) -> LiveElsewhere | None:  # another instance's attempt here (none if one runs here)
         return None if self.is_running_here(cid) else self.peers.streaming(cid)
 
     def _streams(self, rt: Runtime) -> bool:

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from engine.offline import litellm
+from engine.offline import imported, litellm
 from engine.preset_request import AppliedPreset
 from engine.redaction import redact_url
 from ledger.events import Param, Usage
@@ -224,5 +224,26 @@ def takes_reasoning(model: str) -> bool:
     """Whether litellm's model map (or ``--model-info``) says ``model`` takes a reasoning effort."""
     try:
         return bool(litellm().supports_reasoning(model=model))
+    except Exception:  # noqa: BLE001 - litellm raises several types for a model it does not know
+        return False
+
+
+#: The providers whose APIs continue a bare trailing assistant message (Anthropic's prefill). Mistral and DeepSeek
+#: also take a prefill, but only marked ``prefix: true``, and with that mark litellm's Anthropic path repeats the
+#: prefix in the answer: those get the request to continue instead (``ledger.continuation_history``).
+BARE_PREFILL = frozenset({"anthropic", "vertex_ai", "bedrock"})
+
+
+def takes_prefill(model: str) -> bool:
+    """Whether a continuation (Continue) of ``model`` sends its prefix as the last message, for the model to go on
+    from (``ledger.continuation_history``): litellm's model map says it takes an assistant prefill and its provider
+    takes it bare (``BARE_PREFILL``). Never waits for litellm's import (a model call has awaited it:
+    ``engine.offline.ready``); False before it."""
+    module = imported()
+    if module is None:
+        return False
+    try:
+        bare = module.get_llm_provider(model)[1] in BARE_PREFILL
+        return bare and bool(module.utils.supports_assistant_prefill(model))
     except Exception:  # noqa: BLE001 - litellm raises several types for a model it does not know
         return False

@@ -11,8 +11,8 @@ Guarantees:
   it is sent once, whoever asks (two tabs pressing Send now, the automatic send racing a Send now).
 - ``ended`` hears of every attempt's end (after ``engine.presence``): after an answer that completed, the first
   queued message is sent by itself (``ledger.queue.next_queued``, decided again under the lock); after one that
-  was stopped or failed the queue is paused (the reducer) until Send now or a Retry. Nothing is sent by itself
-  after a restart: only an attempt that ended in this process sends.
+  was stopped or failed the queue is paused (the reducer) until Send now, a Retry or a Continue. Nothing is sent by
+  itself after a restart: only an attempt that ended in this process sends.
 """
 
 from __future__ import annotations

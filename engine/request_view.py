@@ -4,9 +4,10 @@ built them when it sent the request.
 Guarantees:
 - The conversation is replayed up to each step's ``step_started`` (the state the engine read when it built that
   step's messages: ``engine.turn``), and the messages are made by the same functions the engine uses: the history
-  before the answer (``ledger.history.model_history``), the attempt's own earlier steps and tool results
-  (``attempt_entries``, from step 2), the preset's instructions first (``engine.preset_request.with_instructions``,
-  from the preset version the attempt recorded on ``started``). Re-sends of a step show the same messages.
+  before the answer (``ledger.continuation_history``: a continuation's prefix included), the attempt's own
+  earlier steps and tool results (``attempt_entries``, from step 2), the preset's instructions first
+  (``engine.preset_request.with_instructions``, from the preset version the attempt recorded on ``started``).
+  Re-sends of a step show the same messages.
 - Attachments and binary tool-result parts are shown as references (name, media type, size, sha256), never their
   bytes; no key, header or credential is part of a message (the request's parameters are ``request_sent``'s,
   which never hold one). Instructions of a preset version this store does not hold are said to be missing.
@@ -18,8 +19,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from engine.preset_request import AppliedPreset, with_instructions
+from engine.provider import takes_prefill
+from ledger.continuation_history import request_history
 from ledger.events import AnyEvent, Param, RequestSent, Started, StepStarted
-from ledger.history import HistoryEntry, as_messages, attempt_entries, model_history
+from ledger.history import HistoryEntry, as_messages, attempt_entries
 from ledger.reducer import reduce
 from ledger.state import EMPTY_STATE, ConversationState
 from ledger.values import Attachment, ToolPart
@@ -89,7 +92,7 @@ def _messages(
     if conv is None or attempt_id not in conv.attempts:
         return ()
     attempt = conv.attempts[attempt_id]
-    entries = list(model_history(conv, until_message_id=attempt.message_id, tool_result_chars=limit))
+    entries = list(request_history(conv, attempt_id, prefill=takes_prefill(attempt.model), tool_result_chars=limit))
     if step > 1:
         entries += attempt_entries(attempt, limit)
     plain = with_instructions(as_messages(tuple(entries)), preset)

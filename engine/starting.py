@@ -26,10 +26,11 @@ class Starting:
     place: Workplace
 
 
-async def start_claimed(peers: Peers, rt: Runtime, first: AnyEvent, started: Started, how: Starting) -> None:
+async def start_claimed(peers: Peers, rt: Runtime, first: AnyEvent | None, started: Started, how: Starting) -> None:
     await peers.claim(started.conversation_id, started.attempt_id)
     try:
-        how.place.append(first)
+        if first is not None:  # a continuation has none (``engine.continuing``)
+            how.place.append(first)
         rt.active = AttemptWorker.start(started, how.provider, how.view, rt.lock, how.place)
     except BaseException:
         peers.unclaim(started.attempt_id)

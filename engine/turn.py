@@ -25,12 +25,14 @@ from engine.failures import Failure
 from engine.files.content import messages_async
 from engine.offline import ready
 from engine.preset_request import offered, with_instructions
+from engine.provider import takes_prefill
 from engine.settings import EngineSettings
 from engine.streaming import stream_step
 from engine.tools.hub import ToolHub
 from engine.tools.runs import run_tools
+from ledger.continuation_history import request_history
 from ledger.events import StepFinished, Usage
-from ledger.history import attempt_entries, model_history
+from ledger.history import attempt_entries
 
 
 async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | None) -> Outcome:
@@ -79,7 +81,8 @@ async def first_messages(run: AttemptRun, settings: EngineSettings) -> list[dict
     conv = run.view()
     if conv is None or run.message_id not in conv.messages:
         return with_instructions(run.messages, run.provider.preset)
-    history = model_history(conv, until_message_id=run.message_id, tool_result_chars=settings.limits.tool_result_chars)
+    limit, prefill = settings.limits.tool_result_chars, takes_prefill(run.model)  # a continuation's prefix
+    history = request_history(conv, run.attempt_id, prefill=prefill, tool_result_chars=limit)
     return with_instructions(await messages_async(history, run.model, settings.files.read), run.provider.preset)
 
 

@@ -45,6 +45,7 @@ from engine.stamps import attempt_ids
 from engine.tools.approval import Answer
 from engine.tools.hub import ToolHub
 from engine.turn import run_turn
+from ledger.continuation_history import request_history
 from ledger.errors import ConversationBusyError
 from ledger.events import (
     AnyEvent,
@@ -58,7 +59,7 @@ from ledger.events import (
     Recovered,
     Started,
 )
-from ledger.history import HistoryEntry, as_messages, model_history
+from ledger.history import HistoryEntry, as_messages
 from ledger.state import State
 
 log = logging.getLogger("ledger_chat.engine")
@@ -119,7 +120,7 @@ class AttemptWorker:
         conv = view()
         assert conv is not None, "an attempt starts in a conversation that exists"
         limit = place.settings.limits.tool_result_chars
-        history = model_history(conv, until_message_id=started.message_id, tool_result_chars=limit)
+        history = request_history(conv, started.attempt_id, prefill=False, tool_result_chars=limit)  # (engine.turn)
         worker = cls(started, provider, history, view, lock, place)
         worker.task = place.settings.spawn(worker._life(), f"attempt {started.attempt_id}")
         return worker

@@ -91,7 +91,9 @@ def audit(events: Iterable[AnyEvent]) -> list[AttemptAudit]:
             a = attempts[event.attempt_id] = AttemptFold(started=event, number=number)
             if event.user_message_id in submitted and event.trigger == "submit":
                 a.add("submitted", submitted[event.user_message_id])
-            a.add("started", event.ts, number=number, source=event.trigger, model=event.model)
+            parent = attempts.get(event.continues or "")  # Continue: which attempt it goes on from
+            source = f"continues attempt {parent.number}" if parent is not None else event.trigger
+            a.add("started", event.ts, number=number, source=source, model=event.model)
             continue
         a_id = getattr(event, "attempt_id", None)
         target = attempts.get(a_id) if isinstance(a_id, str) else None

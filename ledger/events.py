@@ -1,5 +1,4 @@
-"""The ledger's vocabulary: the one list of event kinds (``AnyEvent``), one frozen dataclass per kind (see
-docs/ledger.md).
+"""The ledger's vocabulary: the one list of kinds (``AnyEvent``), a frozen dataclass per kind (docs/ledger.md).
 
 Guarantees:
 - Events are immutable values; every field is a str, int, float, bool, None, a tuple, or one of the small
@@ -104,6 +103,7 @@ class Started(Event):
     through: str | None = None  # a compaction: the attempt (or user message) its summary reaches
     preset_id: str | None = None  # the agent preset it ran with (``ledger.presets``), and which version of it
     preset_version: int | None = None
+    continues: str | None = None  # Continue: the attempt whose answer this one continues (``ledger.continuation``)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -8,6 +8,8 @@ Guarantees, per turn in order, along one branch of the message tree (``ledger.tr
   **exactly one tool message per tool_call_id**; tool calls without a result (a step stopped while the model was
   still writing them) are omitted, never invented;
 - an empty interruption, a failed attempt, a discarded one (delete) or one still streaming contributes nothing;
+- a continuation (Continue, ``ledger.continuation``) contributes the answer it continues joined with its own text:
+  the prefix once, the texts at the join one assistant message;
 - reasoning blocks are never sent back (they are shown to the user only);
 - a tool result longer than ``tool_result_chars`` is cut, with a note saying so (the ledger keeps all of it);
 - after a compaction that applies to the branch (``ledger.compaction.effective``): one ``system`` entry with its
@@ -21,10 +23,11 @@ Guarantees, per turn in order, along one branch of the message tree (``ledger.tr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ledger.compaction import SUMMARY_PREFIX, Chain, effective, purpose_of, summary_request_text
+from ledger.continuation import joined, links
 from ledger.events import Attachment, ToolPart
 from ledger.state import AttemptState, ConversationState, ToolCallState
 from ledger.titles import title_request
@@ -106,9 +109,25 @@ def chain_history(
             )
             continue
         attempt = conv.attempts.get(attempt_id) if attempt_id else None
-        if attempt is not None and attempt.in_history:
-            entries += attempt_entries(attempt, tool_result_chars)
+        if attempt is not None:
+            entries += answer_entries(conv, attempt, tool_result_chars)
     return tuple(entries)
+
+
+def answer_entries(
+    conv: ConversationState, attempt: AttemptState, tool_result_chars: int = TOOL_RESULT_CHARS
+) -> list[HistoryEntry]:
+    """What an answer contributes with ``attempt`` selected: the entries of each contributing link of its answer
+    (``ledger.continuation``: just ``attempt`` unless it is a continuation), the texts at each join one message."""
+    entries: list[HistoryEntry] = []
+    for link in links(conv, attempt) if not attempt.is_live else ():
+        more = attempt_entries(link, tool_result_chars) if link.in_history else []
+        if entries and more and entries[-1].role == "assistant" and not entries[-1].tool_calls:
+            text = joined(entries[-1].content or "", more[0].content or "")
+            more[0] = replace(more[0], content=text or None)
+            entries.pop()
+        entries += more
+    return entries
 
 
 def attempt_entries(attempt: AttemptState, tool_result_chars: int = TOOL_RESULT_CHARS) -> list[HistoryEntry]:

@@ -91,6 +91,7 @@ def with_attempt(
         purpose=event.purpose,
         preset=(event.preset_id, event.preset_version or 1) if event.preset_id is not None else None,
         started_ts=event.ts,
+        continues=event.continues,
     )
     messages[event.message_id] = message._replace(
         attempt_ids=(*message.attempt_ids, event.attempt_id),

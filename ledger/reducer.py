@@ -118,7 +118,8 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
         case Submitted():
             return queue_sent(submitted(conv, event), event)
         case Started():
-            return side_started(conv, event) if is_side(conv, event) else started(conv, event)
+            new = side_started(conv, event) if is_side(conv, event) else started(conv, event)
+            return queue_resumed(new) if event.trigger == "continue" else new  # as a Retry (ledger.continuation)
         case RequestSent():
             return update_attempt(
                 conv,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ledger.continuation import shown_text
 from ledger.state import ConversationState
 from ledger.tree import selected_path
 
@@ -56,7 +57,7 @@ def match(conv: ConversationState, words: list[str]) -> Hit | None:
     for message_id in selected_path(conv):
         message = conv.messages[message_id]
         attempt = conv.attempts.get(message.selected_attempt_id or "")
-        text = message.text if message.role == "user" else attempt.text if attempt is not None else ""
+        text = message.text if message.role == "user" else shown_text(conv, attempt) if attempt is not None else ""
         for line in text.splitlines():
             lowered = line.lower()
             if all(w in lowered for w in words):

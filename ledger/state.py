@@ -108,6 +108,7 @@ class AttemptState(NamedTuple):
     late_events: int = 0  # events of this attempt recorded after its end (``ledger.ends``): never applied
     resend_note: str | None = None  # the failure an automatic re-send waits out, until that request is sent
     preset: tuple[str, int] | None = None  # the preset (id, version) it ran with, from ``started``
+    continues: str | None = None  # the attempt whose answer it continues (``ledger.continuation``)
 
     @property
     def text(self) -> str:

@@ -21,7 +21,7 @@ ErrorType = Literal[
 StaleWhy = Literal["closing", "closed", "superseded", "out_of_order"]
 StaleBlock = Literal["text", "reasoning", "tool_call", "tool_result"]
 ToolStatus = Literal["ok", "error", "cancelled", "not_run", "declined", "unknown"]
-Trigger = Literal["submit", "retry"]
+Trigger = Literal["submit", "retry", "continue"]
 #: What an attempt is for: an answer to a user message, or a side call of its own (``compaction``: a summary of
 #: earlier turns; ``title``: the chat's name, ``ledger.titles``); the purposes other than ``answer`` hang outside
 #: the message tree (docs/ledger.md, compaction and titles).

@@ -12,7 +12,8 @@ Guarantees:
   before any text", why an automatic re-send is waiting, and ``FILTERED`` on an answer the provider's content
   filter ended (``content_filter``).
 - Every finished answer has Copy, Audit, Branch and Retry (retrying an earlier answer starts a new branch there;
-  later turns stay with the old attempt); a chat branched from it is linked.
+  later turns stay with the old attempt); a chat branched from it is linked; a cut-short latest answer has
+  Continue, and a continued one shows the answer it continues above its own text (``ui.continued_view``).
 - Model output is rendered by ``ui.safe_markdown`` (raw HTML shown as text).
 """
 
@@ -24,8 +25,10 @@ from typing import Any
 
 from nicegui import ui
 
+from ledger.continuation import continuable, shown_text
 from ledger.state import AttemptState, ConversationState, MessageState, ToolCallState
 from ui.approval_card import Decide
+from ui.continued_view import continue_button, join_marker, prefix_steps, reopened
 from ui.format import clock, error_title, metrics_line, model_label, stopped_text
 from ui.markdown_stream import MarkdownStream
 from ui.money import answer_cost
@@ -36,6 +39,7 @@ from ui.tool_card import ToolCard
 from ui.widgets import Actions, Switcher, TimeLabel
 
 FILTERED = "Ended by the provider's content filter"
+LENGTH_CUT = "Cut at the length limit"
 ACTIVITY_SECONDS = 1.0  # the "waiting for the provider" hint shows after 4 s of silence
 DOM_STATUS = {
     "streaming": "streaming",
@@ -93,6 +97,7 @@ class AssistantMessageView:
         self._switcher_key: tuple[int, int, bool] | None = None
         self._footer = ""
         self._conv: ConversationState | None = None
+        self._prefix = ""  # a continuation: the last text of the answer it continues (``ui.continued_view``)
 
     def update(self, conv: ConversationState) -> None:
         self._conv = conv
@@ -100,13 +105,15 @@ class AssistantMessageView:
         attempt = conv.attempts[message.selected_attempt_id or message.attempt_ids[-1]]
         if attempt.attempt_id != self._attempt_id:
             self._reset(attempt.attempt_id)
+            self._show_prefix(conv, attempt)
         while len(self._steps) < max(len(attempt.steps), 1):
             with self.body:
                 self._steps.append(StepView(self.actions.decide, self.actions.answer))
         last = len(self._steps) - 1  # an answer cut short (Stop, error) shows its last text closed, as it streamed
         for index, view in enumerate(self._steps):
             cut = index == last and attempt.status in ("interrupted", "failed")
-            view.update(attempt.step_text(index), attempt.step_calls(index), attempt.is_live, cut)
+            text = attempt.step_text(index) if index else reopened(self._prefix, attempt.step_text(0))
+            view.update(text, attempt.step_calls(index), attempt.is_live, cut)
         grew = self._show_reasoning(attempt.reasoning, attempt.is_live) | (len(attempt.text) != self._text_len)
         self._text_len = len(attempt.text)
         now = time.monotonic()
@@ -139,6 +146,16 @@ class AssistantMessageView:
         self._steps = []
         self.body.clear()
 
+    def _show_prefix(self, conv: ConversationState, attempt: AttemptState) -> None:
+        """A continuation (``ui.continued_view``): the answer it continues above its own steps, the join marked."""
+        before = prefix_steps(conv, attempt)
+        self._prefix = before[-1][0] if before else ""
+        with self.body:
+            for text, calls in before:
+                StepView(self.actions.decide, self.actions.answer).update(text, calls, False)
+            if before:
+                join_marker()
+
     def _render_status(self, message: MessageState, attempt: AttemptState) -> None:
         total = len(message.attempt_ids)
         number = message.attempt_ids.index(attempt.attempt_id) + 1
@@ -152,7 +169,9 @@ class AssistantMessageView:
             if self.switcher is not None:
                 self.switcher.show(number, total, locked=live)
         note = attempt.resend_note
-        key = (attempt.status, attempt.cancel_source, attempt.error_summary, note, number, total, message.branches)
+        can_continue = not attempt.is_live and self._conv is not None and continuable(self._conv, self.message_id)
+        shown = (attempt.status, attempt.cancel_source, attempt.error_summary, note, number, total, message.branches)
+        key = (*shown, can_continue)
         if key != self._status_key:
             self._status_key = key
             self.root.props["data-status"] = DOM_STATUS[attempt.status]
@@ -176,6 +195,8 @@ class AssistantMessageView:
                 ui.label(f"Re-sending. {attempt.resend_note}").classes("lc-chip").mark("resend-marker")
             elif attempt.status in ("interrupted", "empty"):
                 ui.label(stopped_text(attempt)).classes("lc-chip lc-stopped").mark("stopped-marker")
+            elif attempt.finish_reason == "length":  # the output limit: Continue goes on (``ui.continued_view``)
+                ui.label(LENGTH_CUT).classes("lc-chip lc-stopped").mark("length-marker")
             elif attempt.finish_reason == "content_filter":  # Gemini's SAFETY, Anthropic's refusal, OpenAI's filter
                 ui.label(FILTERED).classes("lc-chip lc-stopped").mark("filtered-marker")
             elif attempt.status == "failed":
@@ -218,6 +239,8 @@ class AssistantMessageView:
                                 on_click=lambda model=model: self.actions.retry(self.message_id, model),
                             )
                 retry_with_preset(self.actions, self.message_id, attempt.preset[0] if attempt.preset else None)
+                if self._conv is not None:
+                    continue_button(self._conv, self.message_id, self.actions.continue_answer)
             for new_cid in message.branches:
                 ui.button("Branched into a new chat", icon="call_split").props("flat dense no-caps size=sm").on_click(
                     lambda cid=new_cid: self.actions.open_chat(cid)
@@ -227,7 +250,7 @@ class AssistantMessageView:
         conv = self._conv
         if conv is None or self._attempt_id is None:
             return
-        ui.clipboard.write(conv.attempts[self._attempt_id].text)
+        ui.clipboard.write(shown_text(conv, conv.attempts[self._attempt_id]))  # a continued answer: all of it
         notice("Copied", "positive")
 
     def _step(self, delta: int) -> None:

@@ -27,6 +27,7 @@ from ledger.codec import to_jsonl
 from ledger.presets import dumps
 from ledger.state import ConversationState
 from ledger.tree import selected_path
+from ui.continued_view import answer_steps
 from ui.format import model_label, stopped_text
 
 RESULT_CHARS = 2_000
@@ -49,11 +50,10 @@ def conversation_markdown(conv: ConversationState) -> str:
             attempt.status, f" — {stopped_text(attempt)}"
         )
         lines += [f"## Assistant ({model_label(attempt.model)}){ending}", ""]
-        for index in range(max(len(attempt.steps), 1)):
-            text = attempt.step_text(index)
+        for text, calls in answer_steps(conv, attempt):  # a continued answer: all of it (``ui.continued_view``)
             if text:
                 lines += [text, ""]
-            for call in attempt.step_calls(index):
+            for call in calls:
                 result = call.content if len(call.content) <= RESULT_CHARS else call.content[:RESULT_CHARS] + " […]"
                 lines += [f"> Tool `{call.name}` {call.arguments} → {call.status or 'no result'}", ">"]
                 lines += [f"> {line}" for line in (result or "(empty)").splitlines()] + [""]

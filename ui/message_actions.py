@@ -1,4 +1,5 @@
-"""What a message asks the engine for (Retry, Retry with…, Edit, versions, attempts, Branch, Run/Skip), for one page.
+"""What a message asks the engine for (Retry, Retry with…, Continue, Edit, versions, attempts, Branch, Run/Skip),
+for one page.
 
 Guarantees: every action goes through the engine for the conversation the page shows (nothing without one); a
 refusal (``InputRejected``) becomes one notice and changes nothing (an edit keeps its editor open with the text);
@@ -55,6 +56,7 @@ class MessageActions:
             retry_summary=self.retry_summary,
             presets=lambda: tuple((p.preset_id, p.name) for p in self.engine.presets.all()),
             retry_preset=self.retry_preset,
+            continue_answer=lambda message_id: self._do_async(self.engine.continue_answer, message_id),
         )
 
     def decide(self, call_id: str, run_it: bool, scope: ApprovalScope) -> None:

@@ -35,6 +35,7 @@ class Actions:
     retry_summary: Callable[[str], Awaitable[None]] | None = None  # a compaction that was stopped or failed
     presets: Callable[[], tuple[tuple[str, str], ...]] = lambda: ()  # (id, name) of every agent preset
     retry_preset: Callable[[str, str], Awaitable[None]] | None = None  # Retry with another preset
+    continue_answer: Callable[[str], Awaitable[object]] | None = None  # Continue a cut-short answer
 
 
 class Switcher:

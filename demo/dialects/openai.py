@@ -5,8 +5,8 @@ Guarantees:
   check (a tool call id without exactly one tool message, a tool message answering no call).
 - ``frames``: reasoning as ``reasoning_content`` deltas, text deltas (the first carries ``role``), tool calls as
   OpenAI streams them (``demo.sse.tool_call_events``), a final chunk with ``finish_reason`` (``tool_calls``,
-  ``content_filter`` when ``blocked``, else ``stop``), the usage chunk when asked for and allowed (with
-  ``prompt_tokens_details.cached_tokens``), then ``data: [DONE]``.
+  ``content_filter`` when ``blocked``, ``length`` when ``cut``, else ``stop``), the usage chunk when asked for and
+  allowed (with ``prompt_tokens_details.cached_tokens``), then ``data: [DONE]``.
 - An in-stream error is ``data: {"error": {...}}`` and the end of the stream.
 - ``error``: ``{"error": {"message", "type", "code"}}`` with the status; ``retry_after`` as the ``retry-after``
   header.
@@ -85,7 +85,7 @@ class OpenAIDialect:
                     case "call_args":
                         part = {"index": piece.index, "function": {"arguments": piece.text}}
                         yield event(chunk(model, {"tool_calls": [part]}))
-        finish = "tool_calls" if b.tool_calls else "content_filter" if b.blocked else "stop"
+        finish = "tool_calls" if b.tool_calls else "content_filter" if b.blocked else "length" if b.cut else "stop"
         yield event(chunk(model, {}, finish_reason=finish))
         if parsed.include_usage and b.usage:
             thought = len(b.reasoning.split()) if b.reasoning else 0

@@ -30,6 +30,7 @@ from tests.support.browser import (
 )
 from tests.support.upstream import HOSTILE, Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for_blocking, wait_until_blocking
+from ui.continued_view import JOIN_NAME
 
 WORDS = [f"w{n}" for n in range(600)]
 STORY = " ".join(WORDS)
@@ -113,6 +114,33 @@ def test_retry_right_after_stop_shows_only_the_new_tokens_and_both_attempts_stay
     old = visible_words(page)
     assert old and set(old) == {"OLD"}
     expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
+
+
+def test_continue_after_stop_shows_one_answer_the_prefix_then_the_continuation_with_the_join_marked(
+    page: Page,
+    upstream: ScriptedUpstream,
+) -> None:
+    upstream.plan(Behavior(text=STORY, chunk_delay=0.02))
+    send(page, "count for a while")
+    wait_words(page, 12)
+    page.get_by_role("button", name="Stop").click()
+    expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
+    seen = watch_unchanged(page, 1.0)
+    answers = page.locator(".lc-assistant").count()
+    rest = " and then the rest, continued."
+    upstream.plan(Behavior(text=rest, chunk_delay=0.01))
+    last_answer(page).get_by_role("button", name="Continue this answer").click()
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    expect(page.locator(".lc-assistant")).to_have_count(answers)  # one answer, not a second bubble
+    answer = last_answer(page)
+    expect(answer.get_by_role("note", name=JOIN_NAME)).to_be_visible()
+    assert visible_words(page) == [*seen, "continued", *rest.split()]
+    expect(answer.get_by_role("button", name="Continue this answer")).to_have_count(0)  # it ended by itself
+    sent = upstream.records[-1].messages
+    assert sent[-2]["role"] == "assistant" and sent[-2]["content"].split() == seen, "the prefix, last"
+    assert sent[-1]["role"] == "user" and "Continue" in sent[-1]["content"]
+    open_audit(page)
+    expect(page.locator(".lc-audit-card").last).to_contain_text("continues attempt 1")
 
 
 def test_an_old_request_answering_late_never_reaches_the_screen_and_the_audit_shows_it(

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from demo.agent import history_problem
 from ledger.codec import from_dict, to_dict
 from ledger.compaction import effective
+from ledger.continuation import links, shown_text
 from ledger.events import (
     EVENT_CLASSES,
     AnyEvent,
@@ -64,6 +65,7 @@ from tests.support.queue_steps import QUEUE_STEPS, queue_event
 
 CONV = "c1"
 MARK = re.compile(r"<(a\d+):(\d+):\d+>")
+MARK_TEXT = re.compile(r"<a\d+:\d+:\d+>")
 
 # One step of a random session, by name: what happens next, with small ids so that steps collide often.
 STEPS = {
@@ -126,6 +128,7 @@ STEPS = {
     "compact": st.tuples(st.just("compact"), st.integers(0, 7), st.booleans()),
     "title": st.tuples(st.just("title"), st.integers(0, 7)),  # a chat's title made by the model (ledger.titles)
     "titled": st.tuples(st.just("titled"), st.integers(0, 7), st.booleans()),
+    "continue": st.tuples(st.just("continue"), st.integers(0, 7)),
 }
 steps = st.one_of(*STEPS.values())
 #: The kinds no step of a random session makes, each with the property that covers it instead: a new kind goes
@@ -213,6 +216,13 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
                     preset_version=1 + len(attempts) % 3,
                 )
             )
+            attempts.append((new, msg))
+        elif kind == "continue":  # Continue: a new attempt of the same answer, going on from ``att`` (any state)
+            if msg.startswith("k"):
+                continue
+            new = f"a{len(attempts)}"
+            add(Started(**base, attempt_id=new, message_id=msg, user_message_id="?", turn=turn, model="x",
+                        trigger="continue", continues=att))  # fmt: skip
             attempts.append((new, msg))
         elif kind in ("chunk", "late_chunk"):
             n = chunk_seq.get(att, 0) if kind == "chunk" else max(chunk_seq.get(att, 0) - 1, 0)
@@ -460,6 +470,32 @@ def test_the_model_history_answers_every_tool_call_exactly_once_and_never_sends_
             assert shown.text in sent, "an interrupted prefix the user saw is missing from the history"
         if message.role == "user":
             assert message.text in sent
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(steps, max_size=80))
+@example(plan=[("submit", 0), ("chunk", 0), ("cancel", 0, "user"), ("cancelled", 0), ("continue", 0), ("chunk", 1)])
+def test_a_continued_answer_is_sent_as_one_text_with_its_prefix_never_twice(plan: list[tuple]) -> None:
+    """Every rendered chunk reaches the history at most once, and a continued answer that is not summarized is sent
+    as the texts of its chain that the history keeps, joined (``ledger.continuation``)."""
+    conv = replay(build_events(plan)).conversations.get(CONV)
+    if conv is None:
+        return
+    history = model_history(conv)
+    sent = "".join(e.content or "" for e in history)
+    assert all(sent.count(mark) == 1 for mark in set(MARK_TEXT.findall(sent))), "a chunk was sent twice"
+    path = selected_path(conv)
+    compacted = effective(conv, [(m, conv.messages[m].selected_attempt_id) for m in path])
+    for message_id in path[compacted[0] if compacted else 0 :]:
+        message = conv.messages[message_id]
+        attempt = conv.attempts.get(message.selected_attempt_id or "")
+        if message.role != "assistant" or attempt is None or attempt.is_live or attempt.purpose != "answer":
+            continue
+        kept = [link.text for link in links(conv, attempt) if link.in_history]
+        texts = [e.content or "" for e in history if e.message_id == message_id and e.role == "assistant"]
+        assert "".join(texts) == "".join(kept)
+        if attempt.in_history and len(kept) > 1:
+            assert shown_text(conv, attempt) == "".join(kept), "the page shows what the model is sent"
 
 
 @settings(max_examples=300, deadline=None)

@@ -27,6 +27,7 @@ from tests.support.page import (
 )
 from tests.support.upstream import HOSTILE, Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for, wait_until
+from ui.assistant_message import LENGTH_CUT
 from ui.chat_page import PAINTED
 
 pytest_plugins = ["nicegui.testing.user_plugin"]
@@ -116,6 +117,23 @@ async def test_retry_right_after_stop_shows_only_new_tokens_and_keeps_old_attemp
     chat.find(marker="attempt-prev").click()
     await wait_until(lambda: last_answer(chat).attempt == "1/2")
     assert last_answer(chat).status == "interrupted" and "NEW" not in last_answer(chat).text
+
+
+async def test_an_answer_cut_at_the_length_limit_says_so_and_continue_goes_on_in_the_same_answer(
+    chat: User, upstream: ScriptedUpstream
+) -> None:
+    upstream.plan(Behavior(text="The answer the limit cut", cut=True), Behavior(text=" short, then it ended."))
+    await send(chat, "tell me all")
+    await wait_until(lambda: last_answer(chat).status == "complete")
+    assert LENGTH_CUT in last_answer(chat).markers
+    shown = len(answers(chat))
+    await click(chat, "Continue")
+    await wait_until(lambda: last_answer(chat).attempt == "2/2" and last_answer(chat).status == "complete")
+    continued = last_answer(chat)
+    assert len(answers(chat)) == shown, "one answer, not a second bubble"
+    assert continued.text == "The answer the limit cut\n\n short, then it ended."  # the prefix, then the rest
+    assert "continued" in continued.markers and LENGTH_CUT not in continued.markers
+    assert not [b for b in elements(chat, kind=ui.button, content="Continue") if b.visible], "it ended by itself"
 
 
 async def test_a_late_chunk_from_an_old_request_is_not_rendered_and_shows_as_stale_in_the_audit(
