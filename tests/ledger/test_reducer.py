@@ -218,7 +218,7 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
             )
             attempts.append((new, msg))
         elif kind == "continue":  # Continue: a new attempt of the same answer, going on from ``att`` (any state)
-            if msg.startswith("k"):
+            if msg.startswith(("k", "t")):  # side messages (compaction, title) are never continued
                 continue
             new = f"a{len(attempts)}"
             add(Started(**base, attempt_id=new, message_id=msg, user_message_id="?", turn=turn, model="x",
