@@ -9,7 +9,8 @@ to complete, app CPU, the longest event-loop block); the two apps alternate run 
 (a) the issue's table stream: a 500-token answer as one paragraph, 10 ms apart; (b) the 500-token answer of
 ``bench.ws_bench`` (8 paragraphs); (c) the same one-paragraph answer with markup in every sentence (bold, code, a
 link): what rendering the tail costs when it has something to render; (d) ``--chunks`` chunks of ~5 characters
-as fast as the upstream sends, as one paragraph and as one code block, with the bare litellm loop's CPU.
+as fast as the upstream sends, as one paragraph, one code block, one table and one list, with the bare litellm
+loop's CPU.
 """
 
 from __future__ import annotations
@@ -37,6 +38,17 @@ def marked_paragraph(words: int) -> str:
     for n in range(0, words - 1, 12):
         out.append(f"Step **w{n} bold** then `code{n}` and [a link](https://example.org/{n}) with w{n + 1} w{n + 2}.")
     return " ".join(out) + f" {LAST}"
+
+
+def table(chunks: int) -> str:
+    """One table of ``chunks // 4`` rows (~4 chunks a row)."""
+    rows = [f"| r{n % 1000:03d} | {n % 997} | w{n % 89:02d} |" for n in range(chunks // 4)]
+    return "| name | n | word |\n|---|---:|---|\n" + "\n".join(rows) + f"\n| {LAST} | 0 | end |"
+
+
+def bullets(chunks: int) -> str:
+    """One list of ``chunks // 4`` short items (~4 chunks an item)."""
+    return "\n".join(f"- item w{n % 1000:03d} is {n % 997}" for n in range(chunks // 4)) + f"\n- {LAST}"
 
 
 def fast(text: str) -> Callable[[], Behavior]:
@@ -129,7 +141,8 @@ def long(
     tiny = paired(apps, upstream, timed, lambda: Behavior(text=f"ok {LAST}", chunk_delay=0), lag, 1)
     fixed = {name: runs[0].bytes for name, runs in tiny.items()}
     print(f"fixed overhead (a one-word answer): {', '.join(f'{k} {v / 1024:.1f} KB' for k, v in fixed.items())}")
-    for label, text in (("one paragraph", one_paragraph(chunks)), ("one code block", code_block(chunks))):
+    cases = {"one paragraph": one_paragraph, "one code block": code_block, "one table": table, "one list": bullets}
+    for label, text in ((label, make(chunks)) for label, make in cases.items()):
         floor = bare(api, upstream, Behavior(text=text, chunk_delay=0))
         runs = paired(apps, upstream, timed, fast(text), lag, 1)
         show(f"(d) {chunks} chunks as fast as the upstream sends, {label}", runs, text, floor, fixed)

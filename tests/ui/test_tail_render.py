@@ -65,14 +65,37 @@ def test_a_remote_image_in_the_tail_is_a_link_and_loads_nothing() -> None:
     )
 
 
+def extend(held: list[object], keep: object, new: list[object]) -> list[object]:
+    """markdown_stream.js ``extend`` (the tail's text is ASCII here: UTF-16 units are characters)."""
+    n, units = keep if isinstance(keep, list) else (keep, 0)
+    assert isinstance(n, int) and isinstance(units, int)
+    if not units:
+        return held[:n] + new
+    first, *more = new
+    return [*held[:n], str(held[n])[:units] + str(first), *more]
+
+
 def replay(messages: list[list[object]]) -> tuple[int, list[object]]:
     """What the browser holds after the tail messages (markdown_stream.js ``setTail``)."""
     start, parts = -1, list[object]()
     for s, _end, keep, new in messages:
-        assert isinstance(s, int) and isinstance(keep, int) and isinstance(new, list)
-        parts = (parts[:keep] if s == start else []) + new
+        assert isinstance(s, int) and isinstance(new, list)
+        parts = extend(parts if s == start else [], keep, new)
         start = s
     return start, parts
+
+
+def test_a_growing_table_costs_its_new_rows_per_update_not_its_whole_markup_again() -> None:
+    text = "| a | b |\n|---|--:|\n" + "\n".join(f"| r{n} | {n} |" for n in range(400))
+    tail, messages = Tail(), []
+    for at in range(60, len(text) + 60, 60):
+        if (message := tail.update(0, min(at, len(text)), text[: min(at, len(text))])) is not None:
+            messages.append(message)
+    start, parts = replay(messages)
+    assert start == 0 and rebuilt(text, parts) == rebuilt(text, html_parts(text, render_tail(text)))
+    whole = len(json.dumps(html_parts(text, render_tail(text))))
+    sent = sum(len(json.dumps(m[2:], separators=(",", ":"))) for m in messages)
+    assert sent < 1.3 * whole, f"{sent} bytes sent for a table whose markup is {whole} bytes"
 
 
 def test_a_growing_paragraph_costs_a_range_and_its_closing_tags_per_update_and_ends_as_its_render() -> None:
