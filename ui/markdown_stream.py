@@ -35,7 +35,7 @@ from nicegui import ui
 from nicegui.events import GenericEventArguments
 
 from ui.safe_markdown import BlockSplitter, Part, html_parts, last_block, render, render_blocks
-from ui.tail_render import Tail, delta
+from ui.tail_render import Tail, delta, kept, packed
 
 INLINE_LIMIT = 4_000  # characters: rendering a longer block (up to ~0.5 ms/KB) moves to a worker thread
 
@@ -84,7 +84,7 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
         self._splitter = BlockSplitter()
         self._mark = (0, 0)  # a code point offset and its UTF-16 offset (blocks are found in order)
         self._queue: deque[_Block] = deque()  # finished blocks not yet sent, in order
-        self._sent: list[list[Any]] = []  # [start16, end16, parts] of every block sent (for a whole-state message)
+        self._sent: list[list[Any]] = []  # [start16, end16, packed parts] of every block sent (for a whole state)
         self._tail = Tail()
         self._tail_busy = False  # a long tail is being rendered in a worker thread
         self._held: tuple[int, list[Part]] = (-1, [])  # the tail the browser holds (its start and parts)
@@ -166,8 +166,9 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
         sent: list[list[Any]] = []  # as sent: a block the browser shows already as its tail is named, not re-sent
         while self._queue and self._queue[0].parts is not None:
             block = self._queue.popleft()
-            ready.append([block.start16, block.end16, block.parts])
-            sent.append(self._against_tail(ready[-1]))
+            parts = block.parts or []  # (rendered: the loop's condition)
+            ready.append([block.start16, block.end16, packed(parts)])
+            sent.append(self._against_tail(block.start16, block.end16, parts) or ready[-1])
         shown = self._tail_message() if tail and not self._queue else None  # after the blocks before it
         if shown is not None:
             self._held = (self._tail.start, self._tail.parts)
@@ -181,16 +182,15 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
         else:  # not in the browser yet: its state goes with the element if that is still to be sent, else the
             self._hold()  # 'sync' on mount asks for it (once, never per update)
 
-    def _against_tail(self, block: list[Any]) -> list[Any]:
-        """A finished block as sent: as the tail the browser shows (0), as what it adds to it (``[start, end, parts,
-        keep]``, ``ui.tail_render.delta``), or whole."""
-        start16, end16, parts = block
+    def _against_tail(self, start16: int, end16: int, parts: list[Part]) -> list[Any] | None:
+        """A finished block as the tail the browser shows (0), as what it adds to it (``[start, end, parts, keep]``,
+        ``ui.tail_render.delta``), or None: sent whole."""
         if start16 != self._held[0]:
-            return block
+            return None
         keep, rest = delta(self._held[1], parts)
         if keep == len(self._held[1]) == len(parts):
             return [start16, end16, 0]
-        return [start16, end16, rest, keep] if keep else block
+        return [start16, end16, packed(rest, kept(keep), parts), keep] if keep else None
 
     def _hold(self) -> None:
         """The state the element carries if it is (re)sent, without sending it: a prop change would re-send the
@@ -200,7 +200,15 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
 
     def _whole(self) -> list[Any]:
         self._held = (self._tail.start, self._tail.parts)
-        return [self._seq, self.markdown, self._sent, self._tail.whole(), 1]
+        tail = self._tail.whole()
+        return [self._seq, self.markdown, self._sent, tail and self._wire(tail), 1]
+
+    def _wire(self, message: list[Any] | None) -> list[Any] | None:
+        """A tail message as sent: its parts ``packed`` (their offsets from the parts it keeps)."""
+        if message is None:
+            return None
+        start16, end16, keep, rest = message
+        return [start16, end16, keep, packed(rest, kept(keep), self._tail.parts)]
 
     # --- the tail ------------------------------------------------------------------------------------------------
 
@@ -213,11 +221,11 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
         start16 = self._u16(start)
         end16 = start16 + (len(source) if source.isascii() else len(source.encode("utf-16-le")) // 2)
         if len(source) <= INLINE_LIMIT:
-            return self._tail.update(start16, end16, source)
+            return self._wire(self._tail.update(start16, end16, source))
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            return self._tail.update(start16, end16, source)
+            return self._wire(self._tail.update(start16, end16, source))
         self._tail_busy, epoch = True, self._epoch
         future = loop.run_in_executor(None, self._tail.update, start16, end16, source)
 
@@ -231,7 +239,7 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
                 self._held = (self._tail.start, self._tail.parts)
                 self._seq += 1
                 if self._mounted:
-                    self._run([self._seq, "", [], message])
+                    self._run([self._seq, "", [], self._wire(message)])
                 else:
                     self._hold()
             if len(self.markdown) > start + len(source) and self._tail_timer is None and not self._final:

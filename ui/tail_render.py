@@ -55,6 +55,33 @@ def delta(old: list[Part], new: list[Part]) -> tuple[int | list[int], list[Part]
     return keep, new[keep:]
 
 
+def packed(parts: list[Part], n: int = 0, held: list[Part] | None = None) -> list[object]:
+    """``parts`` as sent (``static/markdown_stream.js`` ``unpacked``): a range as ``[gap, length]``, the gap from
+    the end of the range before it (in ``held[:n]``, the parts kept before these, or 0), or as ``-length`` where
+    its gap is the previous range's; a markup string already in the list as its index among the list's strings:
+    a list's ``</li><li>`` and offsets cost a few bytes an item."""
+    cursor = next((p[1] for p in reversed((held or [])[:n]) if isinstance(p, list)), 0)
+    seen: dict[str, int] = {}
+    out: list[object] = []
+    last = -1  # the previous range's gap (none yet)
+    for part in parts:
+        if isinstance(part, list):
+            gap, length = part[0] - cursor, part[1] - part[0]
+            out.append(-length if gap == last and length > 0 else [gap, length])
+            cursor, last = part[1], gap
+        elif part in seen:
+            out.append(seen[part])
+        else:
+            seen[part] = len(seen)
+            out.append(part)
+    return out
+
+
+def kept(keep: int | list[int]) -> int:
+    """How many whole parts a ``keep`` keeps."""
+    return keep[0] if isinstance(keep, list) else keep
+
+
 def common(a: str, b: str) -> int:
     """The length of the longest common prefix of ``a`` and ``b`` (slices compared at C speed, halving)."""
     low, high = 0, min(len(a), len(b))

@@ -12,7 +12,7 @@ from tests.support.xss import CORPUS, DANGEROUS_TAGS, Findings
 from tests.ui.test_markdown_stream import rebuilt
 from ui.math_markdown import MATH_TAGS
 from ui.safe_markdown import html_parts
-from ui.tail_render import Tail, render_tail
+from ui.tail_render import Tail, packed, render_tail
 
 MATH_PAYLOADS = (
     "$\\href{javascript:window.__pwned=1}{x}$",
@@ -115,3 +115,35 @@ def test_an_unchanged_tail_sends_nothing() -> None:
     tail = Tail()
     assert tail.update(0, 5, "hello") is not None
     assert tail.update(0, 5, "hello") is None
+
+
+def unpacked(sent: list[object], cursor: int = 0) -> list[object]:
+    """markdown_stream.js ``unpacked``."""
+    strings: list[object] = []
+    out: list[object] = []
+    gap = -1
+    for p in sent:
+        if isinstance(p, str):
+            strings.append(p)
+            out.append(p)
+        elif isinstance(p, int) and p >= 0:
+            out.append(strings[p])
+        else:
+            pair = [gap, -p] if isinstance(p, int) else p
+            assert isinstance(pair, list)
+            skip, length = int(pair[0]), int(pair[1])
+            gap = skip
+            cursor += skip + length
+            out.append([cursor - length, cursor])
+    return out
+
+
+def test_packed_parts_give_back_the_parts_and_a_lists_repeated_markup_and_offsets_cost_a_few_bytes_an_item() -> None:
+    text = "\n".join(f"- item 🙂 number {n} of many" for n in range(300))
+    parts = html_parts(text, render_tail(text))
+    assert unpacked(packed(parts)) == parts
+    for n in (1, 2, 51, len(parts) - 1):
+        cursor = next((p[1] for p in reversed(parts[:n]) if isinstance(p, list)), 0)
+        assert unpacked(packed(parts[n:], n, parts), cursor) == parts[n:]
+    small, plain = len(json.dumps(packed(parts))), len(json.dumps(parts))
+    assert small < 0.45 * plain and small < 0.3 * len(text), (small, plain, len(text))
