@@ -147,3 +147,10 @@ def test_packed_parts_give_back_the_parts_and_a_lists_repeated_markup_and_offset
         assert unpacked(packed(parts[n:], n, parts), cursor) == parts[n:]
     small, plain = len(json.dumps(packed(parts))), len(json.dumps(parts))
     assert small < 0.45 * plain and small < 0.3 * len(text), (small, plain, len(text))
+
+
+def test_a_tables_short_cells_are_ranges_so_its_packed_markup_costs_about_its_text_not_four_times_it() -> None:
+    text = "| name | n |\n|---|--:|\n" + "\n".join(f"| r{n:03d} | {n} |" for n in range(500))
+    parts = html_parts(text, render_tail(text))
+    assert rebuilt(text, parts) == render_tail(text)
+    assert len(json.dumps(packed(parts), separators=(",", ":"))) < 1.2 * len(text) < 0.5 * len(render_tail(text))
