@@ -177,6 +177,7 @@ def main() -> None:
         lag = work / "lag.txt"
         lag.touch()
         os.environ["LC_LOOP_LAG_FILE"] = str(lag)
+        os.environ["LEDGERCHAT_TEST_NO_FORK"] = "1"  # a fork of the warm process would run this tree's modules
         apps = {
             THIS: AppProcess(work / "live", api).start(),
             **{
