@@ -1,15 +1,17 @@
 """Live markdown of the growing tail (issue 25), measured against the code before it, in one run (not a test).
 
-    .venv/bin/python -m bench.live_tail_bench [--runs 3] [--chunks 20000] [--base REV]
+    .venv/bin/python -m bench.live_tail_bench [--runs 3] [--chunks 20000] [--skip-short] [--base REV ...]
 
-Two app processes on the same scripted upstream: this tree, and ``--base`` (default: the parent of the first
-"live markdown:" commit, the plain-text tail), extracted with ``git archive`` into a temporary directory. Each
-answer is streamed into headless Chromium (``bench.stream_bench.measure``: websocket payload received from Send
-to complete, app CPU, the longest event-loop block); the two apps alternate run by run, and medians are shown.
+App processes on the same scripted upstream: this tree, and each ``--base`` (repeatable; default: the parent of
+the first "live markdown:" commit, the plain-text tail), extracted with ``git archive`` into a temporary
+directory. Each answer is streamed into headless Chromium (``bench.stream_bench.measure``: websocket payload
+received from Send to complete, app CPU, the longest event-loop block); the apps alternate run by run, and
+medians are shown, with this tree's ratios to each base.
 (a) the issue's table stream: a 500-token answer as one paragraph, 10 ms apart; (b) the 500-token answer of
 ``bench.ws_bench`` (8 paragraphs); (c) the same one-paragraph answer with markup in every sentence (bold, code, a
 link): what rendering the tail costs when it has something to render; (d) ``--chunks`` chunks of ~5 characters
-as fast as the upstream sends, as one paragraph and as one code block, with the bare litellm loop's CPU.
+as fast as the upstream sends, as one paragraph, one code block, one table and one list, with the bare litellm
+loop's CPU.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from demo.endpoint import serve_in_thread
 from tests.support.app_process import ROOT, AppProcess
 from tests.support.upstream import Behavior, ScriptedUpstream
 
+THIS = "this tree"
+
 
 def marked_paragraph(words: int) -> str:
     """One paragraph with markup in every sentence of ~12 words."""
@@ -37,6 +41,17 @@ def marked_paragraph(words: int) -> str:
     for n in range(0, words - 1, 12):
         out.append(f"Step **w{n} bold** then `code{n}` and [a link](https://example.org/{n}) with w{n + 1} w{n + 2}.")
     return " ".join(out) + f" {LAST}"
+
+
+def table(chunks: int) -> str:
+    """One table of ``chunks // 4`` rows (~4 chunks a row)."""
+    rows = [f"| r{n % 1000:03d} | {n % 997} | w{n % 89:02d} |" for n in range(chunks // 4)]
+    return "| name | n | word |\n|---|---:|---|\n" + "\n".join(rows) + f"\n| {LAST} | 0 | end |"
+
+
+def bullets(chunks: int) -> str:
+    """One list of ``chunks // 4`` short items (~4 chunks an item)."""
+    return "\n".join(f"- item w{n % 1000:03d} is {n % 997}" for n in range(chunks // 4)) + f"\n- {LAST}"
 
 
 def fast(text: str) -> Callable[[], Behavior]:
@@ -54,7 +69,13 @@ def base_revision() -> str:
     return f"{first[0]}^" if first else "HEAD"
 
 
+def resolved(rev: str) -> str:
+    out = subprocess.run(["git", "rev-parse", rev], cwd=ROOT, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
 def extract(rev: str, into: Path) -> Path:
+    into.mkdir(parents=True, exist_ok=True)
     archive = into / "base.tar"
     subprocess.run(["git", "archive", "--format=tar", "-o", str(archive), rev], cwd=ROOT, check=True)
     with tarfile.open(archive) as tar:
@@ -92,7 +113,7 @@ def show(
     label: str, runs: dict[str, list[Run]], text: str, floor: float | None = None, fixed: dict[str, int] | None = None
 ) -> None:
     size = len(text.encode())
-    print(f"{label} ({size / 1024:.1f} KB of text, median of {len(runs['live tail'])}):")
+    print(f"{label} ({size / 1024:.1f} KB of text, median of {len(runs[THIS])}):")
     kb = {k: statistics.median(r.bytes for r in v) / 1024 for k, v in runs.items()}
     cpu = {k: statistics.median(r.cpu for r in v) for k, v in runs.items()}
     for name in runs:
@@ -105,8 +126,8 @@ def show(
             f"  {name:<16} {kb[name]:8.1f} KB ({kb[name] * 1024 / size:.2f}x the text, {frames:.0f} frames), "
             f"CPU {cpu[name]:.2f} s{extra}, longest loop block {lag:.0f} ms"
         )
-    live, plain = "live tail", "plain tail"
-    print(f"  live / plain: bytes {kb[live] / kb[plain]:.2f}x, CPU {cpu[live] / cpu[plain]:.2f}x")
+    for base in [name for name in runs if name != THIS]:
+        print(f"  {THIS} / {base}: bytes {kb[THIS] / kb[base]:.2f}x, CPU {cpu[THIS] / cpu[base]:.2f}x")
 
 
 def short(apps: dict[str, AppProcess], upstream: ScriptedUpstream, timed: Timed, lag: Path, n: int) -> None:
@@ -129,7 +150,8 @@ def long(
     tiny = paired(apps, upstream, timed, lambda: Behavior(text=f"ok {LAST}", chunk_delay=0), lag, 1)
     fixed = {name: runs[0].bytes for name, runs in tiny.items()}
     print(f"fixed overhead (a one-word answer): {', '.join(f'{k} {v / 1024:.1f} KB' for k, v in fixed.items())}")
-    for label, text in (("one paragraph", one_paragraph(chunks)), ("one code block", code_block(chunks))):
+    cases = {"one paragraph": one_paragraph, "one code block": code_block, "one table": table, "one list": bullets}
+    for label, text in ((label, make(chunks)) for label, make in cases.items()):
         floor = bare(api, upstream, Behavior(text=text, chunk_delay=0))
         runs = paired(apps, upstream, timed, fast(text), lag, 1)
         show(f"(d) {chunks} chunks as fast as the upstream sends, {label}", runs, text, floor, fixed)
@@ -140,22 +162,28 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--chunks", type=int, default=20_000)
     parser.add_argument("--skip-short", action="store_true", help="only (d), the long answers")
-    parser.add_argument("--base", default=None, help="the revision to compare with (default: before live markdown)")
+    parser.add_argument(
+        "--base", action="append", help="a revision to compare with, repeatable (default: before live markdown)"
+    )
     args = parser.parse_args()
     upstream = ScriptedUpstream()
     timed = Timed(upstream.app)
     upstream.app = timed  # type: ignore[assignment]
     api, stop = serve_in_thread(upstream)
-    print(f"{os.cpu_count()} cores; base {args.base or base_revision()}")
+    bases = [resolved(rev) for rev in args.base or [base_revision()]]
+    print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}; bases {', '.join(bases)}")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        base_root = extract(args.base or base_revision(), work)
         lag = work / "lag.txt"
         lag.touch()
         os.environ["LC_LOOP_LAG_FILE"] = str(lag)
+        os.environ["LEDGERCHAT_TEST_NO_FORK"] = "1"  # a fork of the warm process would run this tree's modules
         apps = {
-            "live tail": AppProcess(work / "live", api).start(),
-            "plain tail": start_at(AppProcess(work / "plain", api), base_root),
+            THIS: AppProcess(work / "live", api).start(),
+            **{
+                f"base {rev[:7]}": start_at(AppProcess(work / f"app-{n}", api), extract(rev, work / f"src-{n}"))
+                for n, rev in enumerate(bases)
+            },
         }
         try:
             if not args.skip_short:

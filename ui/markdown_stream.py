@@ -12,7 +12,8 @@ Guarantees:
 - The growing tail is rendered as markdown as it streams (``ui.tail_render``: the finished blocks' sanitizer,
   half-written markers closed where they render): a message carries the tail's markup from its first change on,
   as markup and ranges of the text the browser holds, with the offset it was rendered up to (a block that
-  finishes as the browser shows it already is sent as a reference to its tail, not again); text after that
+  finishes as the browser shows it already is sent as a reference to its tail, one that grew since as what it
+  adds to it); text after that
   offset (a long tail's render is throttled) shows as written until the next render. With ``final`` the tail
   becomes a block rendered exactly as written (only an open code fence is closed), so the page then holds
   exactly ``render_blocks(text)`` (what a reload shows): a completed answer shows exactly the text received.
@@ -26,7 +27,6 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -35,9 +35,24 @@ from nicegui import ui
 from nicegui.events import GenericEventArguments
 
 from ui.safe_markdown import BlockSplitter, Part, html_parts, last_block, render, render_blocks
-from ui.tail_render import Tail
+from ui.tail_render import Tail, delta, kept, packed
 
 INLINE_LIMIT = 4_000  # characters: rendering a longer block (up to ~0.5 ms/KB) moves to a worker thread
+
+
+def js_literal(value: Any) -> str:
+    """``value`` (lists, strings, ints, None) as JavaScript: strings as template literals (only ``\\``, a backtick,
+    ``${`` and CR escaped), so the JSON that carries the code escapes a newline or a quote once, not twice (JSON
+    in a JSON string): a code block's newlines cost 2 bytes, not 3."""
+    if isinstance(value, str):
+        return "`" + value.replace("\\", "\\\\").replace("`", "\\`").replace("${", "\\${").replace("\r", "\\r") + "`"
+    if isinstance(value, list):
+        return "[" + ",".join([js_literal(v) for v in value]) + "]"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if value is None:
+        return "null"
+    raise TypeError(f"not a stream message value: {type(value).__name__}")
 
 
 def block_parts(source: str, last: bool, cut: bool = False) -> list[Part]:
@@ -69,9 +84,10 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
         self._splitter = BlockSplitter()
         self._mark = (0, 0)  # a code point offset and its UTF-16 offset (blocks are found in order)
         self._queue: deque[_Block] = deque()  # finished blocks not yet sent, in order
-        self._sent: list[list[Any]] = []  # [start16, end16, parts] of every block sent (for a whole-state message)
+        self._sent: list[list[Any]] = []  # [start16, end16, packed parts] of every block sent (for a whole state)
         self._tail = Tail()
         self._tail_busy = False  # a long tail is being rendered in a worker thread
+        self._held: tuple[int, list[Part]] = (-1, [])  # the tail the browser holds (its start and parts)
         self._tail_timer: asyncio.TimerHandle | None = None
         self._props["plain"] = plain
         self._props["sid"] = self.id
@@ -150,10 +166,12 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
         sent: list[list[Any]] = []  # as sent: a block the browser shows already as its tail is named, not re-sent
         while self._queue and self._queue[0].parts is not None:
             block = self._queue.popleft()
-            ready.append([block.start16, block.end16, block.parts])
-            held = not self._tail_busy and block.start16 == self._tail.start and block.parts == self._tail.parts
-            sent.append([block.start16, block.end16, 0] if held else ready[-1])
+            parts = block.parts or []  # (rendered: the loop's condition)
+            ready.append([block.start16, block.end16, packed(parts)])
+            sent.append(self._against_tail(block.start16, block.end16, parts) or ready[-1])
         shown = self._tail_message() if tail and not self._queue else None  # after the blocks before it
+        if shown is not None:
+            self._held = (self._tail.start, self._tail.parts)
         if not added and not ready and shown is None:
             return
         self._sent.extend(ready)
@@ -162,10 +180,35 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
             message: list[Any] = [self._seq, added, sent, shown] if shown else [self._seq, added, sent]
             self._run(message if ready or shown else message[:2])
         else:  # not in the browser yet: its state goes with the element if that is still to be sent, else the
-            self._props["init"] = self._whole()  # 'sync' on mount asks for it (once, never per update)
+            self._hold()  # 'sync' on mount asks for it (once, never per update)
+
+    def _against_tail(self, start16: int, end16: int, parts: list[Part]) -> list[Any] | None:
+        """A finished block as the tail the browser shows (0), as what it adds to it (``[start, end, parts, keep]``,
+        ``ui.tail_render.delta``), or None: sent whole."""
+        if start16 != self._held[0]:
+            return None
+        keep, rest = delta(self._held[1], parts)
+        if keep == len(self._held[1]) == len(parts):
+            return [start16, end16, 0]
+        return [start16, end16, packed(rest, kept(keep), parts), keep] if keep else None
+
+    def _hold(self) -> None:
+        """The state the element carries if it is (re)sent, without sending it: a prop change would re-send the
+        element with the whole text on every update until the browser mounts it (its square, on a slow mount)."""
+        with self._props.suspend_updates():
+            self._props["init"] = self._whole()
 
     def _whole(self) -> list[Any]:
-        return [self._seq, self.markdown, self._sent, self._tail.whole(), 1]
+        self._held = (self._tail.start, self._tail.parts)
+        tail = self._tail.whole()
+        return [self._seq, self.markdown, self._sent, tail and self._wire(tail), 1]
+
+    def _wire(self, message: list[Any] | None) -> list[Any] | None:
+        """A tail message as sent: its parts ``packed`` (their offsets from the parts it keeps)."""
+        if message is None:
+            return None
+        start16, end16, keep, rest = message
+        return [start16, end16, keep, packed(rest, kept(keep), self._tail.parts)]
 
     # --- the tail ------------------------------------------------------------------------------------------------
 
@@ -178,11 +221,11 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
         start16 = self._u16(start)
         end16 = start16 + (len(source) if source.isascii() else len(source.encode("utf-16-le")) // 2)
         if len(source) <= INLINE_LIMIT:
-            return self._tail.update(start16, end16, source)
+            return self._wire(self._tail.update(start16, end16, source))
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            return self._tail.update(start16, end16, source)
+            return self._wire(self._tail.update(start16, end16, source))
         self._tail_busy, epoch = True, self._epoch
         future = loop.run_in_executor(None, self._tail.update, start16, end16, source)
 
@@ -193,11 +236,12 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
             if (message := f.result()) is not None and self._queue:
                 self._tail.forget()  # not sent (blocks go first): the browser's tail is unknown, the next is whole
             elif message is not None:
+                self._held = (self._tail.start, self._tail.parts)
                 self._seq += 1
                 if self._mounted:
-                    self._run([self._seq, "", [], message])
+                    self._run([self._seq, "", [], self._wire(message)])
                 else:
-                    self._props["init"] = self._whole()
+                    self._hold()
             if len(self.markdown) > start + len(source) and self._tail_timer is None and not self._final:
                 self._render_later()  # text came while it rendered: it shows as written until the next render
 
@@ -222,8 +266,7 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
         """``[seq, text added, blocks finished]``, or with a 4th item: the whole state (``static/...js``)."""
         if self.is_deleted:
             return
-        payload = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        self.client.run_javascript(f"lcStream({self.id},{payload})")
+        self.client.run_javascript(f"lcStream({self.id},{js_literal(message)})")
 
     def _restart(self, text: str) -> None:
         """Another text (not an extension): start over; the next message carries the whole state."""

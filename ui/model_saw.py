@@ -15,6 +15,7 @@ from nicegui import background_tasks, ui
 
 from engine.engine import Engine
 from engine.request_view import SentRequest, requests_seen
+from ui.format import model_label
 
 SHOWN_CHARS = 4_000
 
@@ -51,7 +52,8 @@ def model_saw(engine: Engine, cid: str, attempt_id: str) -> None:
 def _request(number: int, request: SentRequest) -> None:
     with ui.column().classes("w-full gap-1").mark("model-saw-request"):
         params = ", ".join(f"{p.name}={p.value}" for p in request.params if p.name != "stream")
-        ui.label(f"Request {number} · step {request.step} · {request.model}").classes("font-medium text-sm")
+        title = f"Request {number} · step {request.step} · {model_label(request.model)}"
+        ui.label(title).classes("font-medium text-sm")
         if params:
             ui.label(params).classes("lc-meta font-mono break-words")
         if request.preset is not None:

@@ -77,7 +77,9 @@ _PLAIN_SPAN = re.compile(r'<span class="[nwp]">([^<]*)</span>')
 HIGHLIGHT_LIMIT = 8_000
 CACHE_LIMIT = 4_000
 _LINKS = [(BARE_URL, r"\g<0>")]
-MIN_RANGE = 8  # a shorter text node costs less as markup than as a range
+MIN_RANGE = 8  # a shorter text node of whitespace only stays in the markup (it would be found anywhere); a
+# shorter one with text is a range all the same: the markup around it then repeats (a table's cells), and repeats
+# are sent as numbers (``ui.tail_render.packed``)
 _RAW_LT = re.compile(r"<(?!(?:https?://|mailto:)[^\s<>]*>)")  # every ``<`` but an autolink's
 _STRAY_LT = re.compile(r"<(?![a-zA-Z/!][^<>]*>)")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
@@ -163,7 +165,7 @@ def html_parts(source: str, html: str) -> list[Part]:
     literal: list[str] = []
     cursor = 0
     for piece in _TAG.split(html):
-        if len(piece) < MIN_RANGE or piece[0] == "<":
+        if not piece or piece[0] == "<" or len(piece) < MIN_RANGE and piece.isspace():
             literal.append(piece)
             continue
         text = unescape(piece)

@@ -9,8 +9,10 @@ Guarantees:
   it closes, which changes colours only (the block's markup is otherwise the tail's: no layout jump).
 - ``Tail.update`` gives the browser's message for a new tail: ``[start, end, keep, parts]``, the text from UTF-16
   offset ``start`` to ``end`` shown as the first ``keep`` parts it already holds followed by ``parts`` (markup
-  strings and ranges of the tail's own text, ``ui.safe_markdown.html_parts``), or None when nothing changed. A growing
-  paragraph costs a range and its closing tags per update: bytes stay bounded by the text, not its square.
+  strings and ranges of the tail's own text, ``ui.safe_markdown.html_parts``), or None when nothing changed; ``keep``
+  may be ``[parts, units]`` (``delta``: the next part begins with that much of the held one). A growing paragraph
+  costs a range and its closing tags per update, a growing table its new rows: bytes stay bounded by the text (and
+  its markup), not its square.
 - Rendering costs CPU in proportion to the tail: a tail over ``CHEAP`` characters is rendered only when the time
   since its last render is ``RATIO`` times that render's cost (``due``), so tail rendering takes at most about
   1/``RATIO`` of the loop's time; in between, the browser appends the new text as it is to what it shows.
@@ -27,6 +29,7 @@ from ui.safe_markdown import Part, html_parts, render
 
 CHEAP = 3_000  # characters: a tail this short is rendered on every update (~1.5 ms at most)
 RATIO = 8
+SHARED = 32  # characters: a shorter shared beginning of a markup part is sent again, not referred to
 _FENCE_INFO = re.compile(r"^([ \t]{0,3}(?:```|~~~))[\w+#.-]+[ \t]*$", re.MULTILINE)  # a language name
 
 
@@ -34,6 +37,61 @@ def render_tail(source: str) -> str:
     """The tail's HTML: closed where closing renders, unhighlighted, through the finished blocks' sanitizer."""
     plain = _FENCE_INFO.sub(r"\1", source) if "```" in source or "~~~" in source else source
     return closed_if_shown(plain, render)
+
+
+def delta(old: list[Part], new: list[Part]) -> tuple[int | list[int], list[Part]]:
+    """``new`` as ``(keep, rest)``: its first ``keep`` parts are ``old``'s, ``rest`` follows them. Where the first
+    parts that differ are both markup (a table is one markup string), ``keep`` is ``[parts, units]``: the next
+    part of ``new`` begins with that many UTF-16 units of ``old``'s (``rest[0]`` is what follows), so a growing
+    table or a block that ends as the tail showed it costs what was added, not its whole markup again."""
+    keep = 0
+    while keep < len(old) and keep < len(new) and old[keep] == new[keep]:
+        keep += 1
+    if keep < len(old) and keep < len(new) and isinstance(a := old[keep], str) and isinstance(b := new[keep], str):
+        same = common(a, b)
+        if same >= SHARED:
+            units = same if a.isascii() else len(a[:same].encode("utf-16-le")) // 2
+            return [keep, units], [b[same:], *new[keep + 1 :]]
+    return keep, new[keep:]
+
+
+def packed(parts: list[Part], n: int = 0, held: list[Part] | None = None) -> list[object]:
+    """``parts`` as sent (``static/markdown_stream.js`` ``unpacked``): a range as ``[gap, length]``, the gap from
+    the end of the range before it (in ``held[:n]``, the parts kept before these, or 0), or as ``-length`` where
+    its gap is the previous range's; a markup string already in the list as its index among the list's strings:
+    a list's ``</li><li>`` and offsets cost a few bytes an item."""
+    cursor = next((p[1] for p in reversed((held or [])[:n]) if isinstance(p, list)), 0)
+    seen: dict[str, int] = {}
+    out: list[object] = []
+    last = -1  # the previous range's gap (none yet)
+    for part in parts:
+        if isinstance(part, list):
+            gap, length = part[0] - cursor, part[1] - part[0]
+            out.append(-length if gap == last and length > 0 else [gap, length])
+            cursor, last = part[1], gap
+        elif part in seen:
+            out.append(seen[part])
+        else:
+            seen[part] = len(seen)
+            out.append(part)
+    return out
+
+
+def kept(keep: int | list[int]) -> int:
+    """How many whole parts a ``keep`` keeps."""
+    return keep[0] if isinstance(keep, list) else keep
+
+
+def common(a: str, b: str) -> int:
+    """The length of the longest common prefix of ``a`` and ``b`` (slices compared at C speed, halving)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[low:mid] == b[low:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 @dataclass(slots=True)
@@ -58,15 +116,14 @@ class Tail:
         parts = html_parts(source, render_tail(source)) if source.strip() else []
         self.at = time.monotonic()
         self.cost = self.at - begun
-        keep = 0
+        keep: int | list[int] = 0
+        rest = parts
         if start16 == self.start:
-            old = self.parts
-            while keep < len(old) and keep < len(parts) and old[keep] == parts[keep]:
-                keep += 1
-            if keep == len(old) == len(parts) and end16 == self.end:
+            keep, rest = delta(self.parts, parts)
+            if keep == len(self.parts) == len(parts) and end16 == self.end:
                 return None
         self.start, self.end, self.parts = start16, end16, parts
-        return [start16, end16, keep, parts[keep:]]
+        return [start16, end16, keep, rest]
 
     def forget(self) -> None:
         """The browser's tail is not known (a render was not sent): the next message carries all its parts."""

@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.support.app_process import AppProcess
@@ -278,3 +278,43 @@ def test_with_many_chats_the_list_top_stays_opaque_and_download_and_tools_stay_i
     tappable(page, "New chat")  # nothing slides over it
     expect(page.get_by_role("button", name="Download all chats (zip)")).to_be_in_viewport()
     no_sideways_scroll(page)
+
+
+def reachable(page: Page, control: Locator) -> None:
+    """``control`` shows in the window, nothing lies over its centre, it is at least 24 px (WCAG 2.5.8) and it
+    takes no Tab stop of its own (the row's keys reach it: F2, Delete)."""
+    expect(control).to_be_in_viewport()
+    box = control.bounding_box()
+    assert box is not None and box["width"] >= 24 and box["height"] >= 24, box
+    at = [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2]
+    hit = "([x, y, label]) => document.elementFromPoint(x, y)?.closest('button')?.getAttribute('aria-label') === label"
+    page.wait_for_function(hit, arg=[*at, control.get_attribute("aria-label")])
+    expect(control).to_have_attribute("tabindex", "-1")
+
+
+def test_a_rows_rename_and_delete_are_in_reach_of_a_mouse_at_1280_px_and_of_a_finger_on_a_touch_phone(
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    desk = open_page(app, width=DESKTOP[0], height=DESKTOP[1])
+    cid = answered(desk, upstream, "row actions question", "row actions answer")
+    touch = phone(open_page, app, f"/chat/{cid}")
+    open_chats(touch)
+    for page, how in ((desk, "by mouse"), (touch, "by touch")):
+        row = page.locator(f"[data-conversation='{cid}']")
+        rename = row.get_by_role("button", name="Rename", exact=True)
+        reachable(page, rename)
+        if page is touch:
+            rename.tap()
+        else:
+            rename.click()
+        dialog = page.get_by_role("dialog")
+        expect(dialog.get_by_text("Rename conversation")).to_be_visible()
+        dialog.get_by_role("textbox", name="Name").fill(f"renamed {how}")
+        dialog.get_by_role("button", name="Save").click()
+        expect(row.get_by_role("link")).to_have_text(f"renamed {how}")
+        reachable(page, row.get_by_role("button", name="Delete", exact=True))
+    row = touch.locator(f"[data-conversation='{cid}']")
+    row.get_by_role("button", name="Delete", exact=True).tap()
+    touch.get_by_role("dialog").get_by_role("button", name="Delete").tap()
+    expect(touch.locator(f"[data-conversation='{cid}']")).to_have_count(0)
+    expect(desk.locator(f"[data-conversation='{cid}']")).to_have_count(0)  # the other tab's list follows

@@ -19,7 +19,8 @@ from ui.safe_markdown import render_blocks
 
 RICH = (
     "A first paragraph with **bold** words, `code`, a [link](https://example.com) and a < b & c.\n\n"
-    "```python\ndef greet(name):\n    return f\"hello {name}\"  # <not a tag>\n\n\nprint(greet('x'))\n```\n\n"
+    '```python\ndef greet(name):\n    return f"hello {name}"  # <not a tag>\n\n\n'
+    "print(greet('x'), \"${x} \\\\ `y`\")\n```\n\n"
     "- one item\n- two *items*\n\n  still item two\n- three\n\n" + " ".join(f"tail{n}" for n in range(120))
 )
 TIMEOUT_MS = 20_000  # a page's waits: the streams here are long
@@ -90,6 +91,7 @@ def test_a_streamed_answer_with_prose_code_and_a_list_ends_as_its_full_render(
     assert shown == full and "tail119" in shown
     body = last_answer(page).locator(".lc-body")
     expect(body.locator("pre code")).to_contain_text('return f"hello {name}"  # <not a tag>')
+    expect(body.locator("pre code")).to_contain_text('"${x} \\\\ `y`"')  # a JavaScript template's own marks
     expect(body.locator("li")).to_have_count(3)
     expect(body.locator("strong")).to_have_text("bold")
     assert "**" not in shown and "```" not in shown

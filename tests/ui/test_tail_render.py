@@ -12,7 +12,7 @@ from tests.support.xss import CORPUS, DANGEROUS_TAGS, Findings
 from tests.ui.test_markdown_stream import rebuilt
 from ui.math_markdown import MATH_TAGS
 from ui.safe_markdown import html_parts
-from ui.tail_render import Tail, render_tail
+from ui.tail_render import Tail, packed, render_tail
 
 MATH_PAYLOADS = (
     "$\\href{javascript:window.__pwned=1}{x}$",
@@ -65,14 +65,37 @@ def test_a_remote_image_in_the_tail_is_a_link_and_loads_nothing() -> None:
     )
 
 
+def extend(held: list[object], keep: object, new: list[object]) -> list[object]:
+    """markdown_stream.js ``extend`` (the tail's text is ASCII here: UTF-16 units are characters)."""
+    n, units = keep if isinstance(keep, list) else (keep, 0)
+    assert isinstance(n, int) and isinstance(units, int)
+    if not units:
+        return held[:n] + new
+    first, *more = new
+    return [*held[:n], str(held[n])[:units] + str(first), *more]
+
+
 def replay(messages: list[list[object]]) -> tuple[int, list[object]]:
     """What the browser holds after the tail messages (markdown_stream.js ``setTail``)."""
     start, parts = -1, list[object]()
     for s, _end, keep, new in messages:
-        assert isinstance(s, int) and isinstance(keep, int) and isinstance(new, list)
-        parts = (parts[:keep] if s == start else []) + new
+        assert isinstance(s, int) and isinstance(new, list)
+        parts = extend(parts if s == start else [], keep, new)
         start = s
     return start, parts
+
+
+def test_a_growing_table_costs_its_new_rows_per_update_not_its_whole_markup_again() -> None:
+    text = "| a | b |\n|---|--:|\n" + "\n".join(f"| r{n} | {n} |" for n in range(400))
+    tail, messages = Tail(), []
+    for at in range(60, len(text) + 60, 60):
+        if (message := tail.update(0, min(at, len(text)), text[: min(at, len(text))])) is not None:
+            messages.append(message)
+    start, parts = replay(messages)
+    assert start == 0 and rebuilt(text, parts) == rebuilt(text, html_parts(text, render_tail(text)))
+    whole = len(json.dumps(html_parts(text, render_tail(text))))
+    sent = sum(len(json.dumps(m[2:], separators=(",", ":"))) for m in messages)
+    assert sent < 1.3 * whole, f"{sent} bytes sent for a table whose markup is {whole} bytes"
 
 
 def test_a_growing_paragraph_costs_a_range_and_its_closing_tags_per_update_and_ends_as_its_render() -> None:
@@ -92,3 +115,42 @@ def test_an_unchanged_tail_sends_nothing() -> None:
     tail = Tail()
     assert tail.update(0, 5, "hello") is not None
     assert tail.update(0, 5, "hello") is None
+
+
+def unpacked(sent: list[object], cursor: int = 0) -> list[object]:
+    """markdown_stream.js ``unpacked``."""
+    strings: list[object] = []
+    out: list[object] = []
+    gap = -1
+    for p in sent:
+        if isinstance(p, str):
+            strings.append(p)
+            out.append(p)
+        elif isinstance(p, int) and p >= 0:
+            out.append(strings[p])
+        else:
+            pair = [gap, -p] if isinstance(p, int) else p
+            assert isinstance(pair, list)
+            skip, length = int(pair[0]), int(pair[1])
+            gap = skip
+            cursor += skip + length
+            out.append([cursor - length, cursor])
+    return out
+
+
+def test_packed_parts_give_back_the_parts_and_a_lists_repeated_markup_and_offsets_cost_a_few_bytes_an_item() -> None:
+    text = "\n".join(f"- item 🙂 number {n} of many" for n in range(300))
+    parts = html_parts(text, render_tail(text))
+    assert unpacked(packed(parts)) == parts
+    for n in (1, 2, 51, len(parts) - 1):
+        cursor = next((p[1] for p in reversed(parts[:n]) if isinstance(p, list)), 0)
+        assert unpacked(packed(parts[n:], n, parts), cursor) == parts[n:]
+    small, plain = len(json.dumps(packed(parts))), len(json.dumps(parts))
+    assert small < 0.45 * plain and small < 0.3 * len(text), (small, plain, len(text))
+
+
+def test_a_tables_short_cells_are_ranges_so_its_packed_markup_costs_about_its_text_not_four_times_it() -> None:
+    text = "| name | n |\n|---|--:|\n" + "\n".join(f"| r{n:03d} | {n} |" for n in range(500))
+    parts = html_parts(text, render_tail(text))
+    assert rebuilt(text, parts) == render_tail(text)
+    assert len(json.dumps(packed(parts), separators=(",", ":"))) < 1.2 * len(text) < 0.5 * len(render_tail(text))

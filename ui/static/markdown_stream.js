@@ -2,13 +2,15 @@
 // browser already has. A message, lcStream(id, [seq, text added, blocks finished, tail]) or, the whole state,
 // lcStream(id, [seq, text, blocks, tail, 1]), is applied in sequence. A block [start, end, parts] is the text's
 // [start, end) shown as the HTML its parts make (markup strings, and [from, to] ranges of the block's own text,
-// escaped here; parts 0: those the tail holds now). The tail [start, end, keep, parts] is the growing block
-// rendered by the server up to `end`: its first `keep` parts are the ones already held, then `parts`. All is set
-// through the browser's HTML sanitizer (Element.setHTML) after the server's (nh3). Text after the tail's `end`
-// (the server renders a long tail less often) is appended as it is to the tail's last text until the next
-// render. Reasoning (`plain`) is plain text, whitespace kept. A message out of sequence (one was lost) asks the
-// server for the whole state, once; so does a mount that shows another state than the server's (a re-mount
-// after a reconnect): both by the 'sync' event.
+// escaped here; parts 0: those the tail holds now; [start, end, parts, keep]: the tail's extended as below). The
+// tail [start, end, keep, parts] is the growing block rendered by the server up to `end`: its first `keep` parts
+// are the ones already held, then `parts` (keep [n, units]: parts[0] continues held part n's first units). Parts
+// arrive packed (`unpacked`: a range as its gap and length, a repeated string as its number). All is set through
+// the browser's HTML sanitizer (Element.setHTML) after the server's (nh3). Text after the tail's `end` (the server
+// renders a long tail less often) is appended as it is to the tail's last text until the next render. Reasoning
+// (`plain`) is plain text, whitespace kept. A message out of sequence (one was lost) asks the server for the whole
+// state, once; so does a mount that shows another state than the server's (a re-mount after a reconnect): both by
+// the 'sync' event.
 const escapeHtml = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const VOID = new Set(["BR", "HR", "INPUT"]);
 const streams = (window.lcStreams ??= new Map());
@@ -39,7 +41,7 @@ export default {
       const [seq, added, blocks, tail] = m;
       this.seq = seq;
       this.text += added;
-      for (const [start, end, parts] of blocks || []) this.block(start, end, parts);
+      for (const [start, end, parts, keep] of blocks || []) this.block(start, end, parts, keep);
       if (tail) this.setTail(tail);
       else if (blocks && blocks.length) this.showTail();
       else if (added) this.appendRaw(added);
@@ -64,9 +66,16 @@ export default {
       return html;
     },
     setTail([start, end, keep, parts]) {
-      const held = this.tail && this.tail.start === start ? this.tail.parts.slice(0, keep) : [];
-      this.tail = { start, end, parts: held.concat(parts) };
+      const held = this.tail && this.tail.start === start ? this.tail.parts : [];
+      this.tail = { start, end, parts: this.extend(held, keep, parts) };
       this.showTail();
+    },
+    extend(held, keep, packed) {
+      // the first `keep` parts held, then `parts`; keep [n, units]: parts[0] continues held[n]'s first units
+      const [n, units] = Array.isArray(keep) ? keep : [keep, 0];
+      const parts = this.unpacked(packed, held.slice(0, n).findLast(Array.isArray)?.[1] ?? 0);
+      if (!units) return held.slice(0, n).concat(parts);
+      return held.slice(0, n).concat([held[n].slice(0, units) + parts[0]], parts.slice(1));
     },
     showTail() {
       const el = this.$refs.tail;
@@ -86,10 +95,29 @@ export default {
       const shown = this.$refs.tail.firstChild ? text : text.replace(/^\s*\n/, "");
       if (shown) at.appendChild(document.createTextNode(shown));
     },
-    block(start, end, parts) {
-      if (parts === 0) {
-        const held = this.tail && this.tail.start === start;
-        parts = held ? this.tail.parts : [escapeHtml(this.text.slice(start, end))];
+    unpacked(packed, cursor) {
+      // ui/tail_render.py packed(): a range is [gap from the last range's end, length], or -length (the same gap
+      // as the range before); a number >= 0 is a string before
+      const strings = [];
+      let gap = -1;
+      return packed.map((p) => {
+        if (typeof p === "string") {
+          strings.push(p);
+          return p;
+        }
+        if (typeof p === "number" && p >= 0) return strings[p];
+        const [skip, length] = typeof p === "number" ? [gap, -p] : p;
+        gap = skip;
+        cursor += skip + length;
+        return [cursor - length, cursor];
+      });
+    },
+    block(start, end, parts, keep) {
+      const held = this.tail && this.tail.start === start;
+      if (parts === 0) parts = held ? this.tail.parts : [escapeHtml(this.text.slice(start, end))];
+      else if (keep === undefined) parts = this.extend([], 0, parts);
+      else {
+        parts = held ? this.extend(this.tail.parts, keep, parts) : [escapeHtml(this.text.slice(start, end))];
       }
       const div = document.createElement("div");
       div.className = "nicegui-markdown lc-md";
