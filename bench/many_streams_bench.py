@@ -175,7 +175,7 @@ class BenchApp:
 
     def call(self, method: str, path: str) -> Any:
         request = urllib.request.Request(self.url + path, method=method, data=b"" if method == "POST" else None)
-        with urllib.request.urlopen(request, timeout=120) as response:
+        with urllib.request.urlopen(request, timeout=300) as response:
             return json.loads(response.read())
 
     def stop(self) -> None:

@@ -34,10 +34,14 @@ COLUMNS = (
     ("late", lambda f: f"{f.late_ms:.0f}"),
     ("app %", lambda f: f"{f.cpu_pct_per_stream * f.streams:.0f}"),
     ("%/stream", lambda f: f"{f.cpu_pct_per_stream:.2f}"),
+    ("µs/chunk", lambda f: f"{f.cpu_pct_per_stream * f.streams / 100 * WINDOW[0] / max(f.words_sent, 1) * 1e6:.0f}"),
     ("Chromium %", lambda f: f"{f.browser_pct:.0f}"),
     ("words seen", lambda f: f"{len(f.dom_ms)}"),
     ("load", lambda f: f"{f.load:.1f}"),
 )
+
+
+WINDOW = [8.0]  # the measuring window's seconds (the app's CPU per chunk: its CPU in the window / words sent)
 
 
 def row(label: str, figures: Figures) -> None:
@@ -54,6 +58,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     args = parser.parse_args()
     words = int(args.rate * (args.seconds + 60))
+    WINDOW[0] = args.seconds
     print(
         f"many streams, pairs: {args.streams} conversations at {args.rate:g} chunks/s, {args.watched} watched in "
         f"Chromium tabs, {args.seconds:g} s window, {os.cpu_count()} cores; before = {args.base_root}, after = "
