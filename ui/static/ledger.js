@@ -9,7 +9,6 @@
 // - Ctrl/Cmd+K focuses chat search; announcements for screen readers come from the server (aria-live region).
 (() => {
   const THEME_KEY = 'ledger-chat-theme';
-  const FLOWING_MS = 1500;
   let pinned = true;
   let userCount = 0;
   const near = () => window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 80;
@@ -66,8 +65,6 @@
     for (const answer of document.querySelectorAll('.lc-assistant[data-status=streaming]')) {
       const hint = answer.querySelector('.lc-waiting');
       const last = new Date(answer.dataset.lastActivity || '');
-      // text arrived in the last FLOWING_MS: the dots stay still (ledger.css), they pulse again once it waits
-      if (isNaN(last) || now - last >= FLOWING_MS) answer.removeAttribute('data-lc-flowing');
       if (!hint || isNaN(last)) continue;
       if (answer.querySelector('[data-tool-status=waiting]')) { hint.textContent = ''; continue; }  // waits for you
       const quiet = Math.round((now - last) / 1000);

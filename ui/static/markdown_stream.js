@@ -98,13 +98,9 @@ export default {
       this.frozen = end;
     },
     touched() {
-      // new text is activity: the "waiting for the provider" hint counts from here without a server message, and
-      // the typing dots stay still while text flows (ledger.js lets them pulse again after a silence)
+      // new text is activity: the "waiting for the provider" hint counts from here without a server message
       const answer = this.$el.closest(".lc-assistant");
-      if (answer && this.text) {
-        answer.dataset.lastActivity = new Date().toISOString();
-        if (!this.plain && !answer.hasAttribute("data-lc-flowing")) answer.setAttribute("data-lc-flowing", "");
-      }
+      if (answer && this.text) answer.dataset.lastActivity = new Date().toISOString();
     },
   },
 };
