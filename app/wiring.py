@@ -18,7 +18,7 @@ import gc
 import logging
 
 from app.config import AppConfig, load_model_info
-from app.memory import MemoryGiver
+from app.memory import MemoryGiver, collect_less_often
 from app.probes import probes
 from app.providers import provider_config, tool_servers
 from store.api import EventStore
@@ -101,6 +101,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         context.engine = engine
         gc.collect()
         gc.freeze()  # what start-up made (the index, the engine) lives on: full collections never walk it again
+        collect_less_often()  # app.memory: streaming is not mostly collecting
         if hub is not None:  # the tools panel shows "starting" meanwhile; a turn waits for them to settle
             background_tasks.create(hub.start(), name="tool servers")
 

@@ -159,15 +159,15 @@ def serve_upstream(spec: str) -> None:
 class BenchApp:
     """``bench.many_streams_app`` on a free port, against the upstream, its loop sampled into ``lag_file``."""
 
-    def __init__(self, data_dir: Path, api_base: str, lag_file: Path) -> None:
+    def __init__(self, data_dir: Path, api_base: str, lag_file: Path, root: Path = ROOT) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = data_dir.parent / f"app-{self.port}.log"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NICEGUI_", "LEDGERCHAT_"))}
-        env.update(OPENAI_API_KEY=FAKE_KEY, PYTHONPATH=str(ROOT), LC_LOOP_LAG_FILE=str(lag_file))
+        env.update(OPENAI_API_KEY=FAKE_KEY, PYTHONPATH=str(root), LC_LOOP_LAG_FILE=str(lag_file))
         cmd = [sys.executable, "-m", "bench.many_streams_app", "--port", str(self.port), "--data-dir", str(data_dir)]
         cmd += ["--model", "openai/test-model", "--api-base", api_base, "--no-tools"]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 90
         while READY_LINE not in self.log.read_text(errors="replace"):
             assert self.proc.poll() is None and time.monotonic() < deadline, self.log.read_text()[-2000:]
@@ -175,7 +175,7 @@ class BenchApp:
 
     def call(self, method: str, path: str) -> Any:
         request = urllib.request.Request(self.url + path, method=method, data=b"" if method == "POST" else None)
-        with urllib.request.urlopen(request, timeout=120) as response:
+        with urllib.request.urlopen(request, timeout=300) as response:
             return json.loads(response.read())
 
     def stop(self) -> None:
@@ -235,10 +235,11 @@ def descendants_cpu(root: int) -> float:
 
 
 def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, watched: int, seconds: float,
-        tag: str) -> Figures:  # fmt: skip
+        tag: str, root: Path = ROOT) -> Figures:  # fmt: skip
+    """One measured run of the app in ``root`` (a checkout of the code: this one, or an older one to compare)."""
     lag_file = tmp / f"lag-{tag}.txt"
     lag_file.touch()
-    app = BenchApp(tmp / f"data-{tag}", upstream.base, lag_file)
+    app = BenchApp(tmp / f"data-{tag}", upstream.base, lag_file, root)
     figures = Figures(streams)
     try:
         context = browser.new_context(viewport={"width": 1000, "height": 800})

@@ -42,16 +42,16 @@
     }
   };
 
+  const clock = { hour: '2-digit', minute: '2-digit', second: '2-digit' };  // formatters made once, not per time
+  const formats = [new Intl.DateTimeFormat(undefined, clock),
+    new Intl.DateTimeFormat(undefined, { ...clock, fractionalSecondDigits: 3 })];
   const localTimes = () => {
     for (const el of document.querySelectorAll('[data-lc-time]')) {
       const iso = el.dataset.lcTime;
       if (!iso) continue;
       const when = new Date(iso);
       if (isNaN(when)) continue;
-      const millis = el.textContent.includes('.');
-      const opts = { hour: '2-digit', minute: '2-digit', second: '2-digit' };
-      if (millis) opts.fractionalSecondDigits = 3;
-      const text = (el.dataset.lcPrefix || '') + when.toLocaleTimeString(undefined, opts);
+      const text = (el.dataset.lcPrefix || '') + formats[el.textContent.includes('.') ? 1 : 0].format(when);
       if (el.textContent !== text) { el.textContent = text; el.title = when.toLocaleString(); }
     }
   };
@@ -78,13 +78,17 @@
       bar.setAttribute('aria-label', bar.classList.contains('q-loading-bar') ? 'Loading' : 'Progress');
     }
   };
-  const observer = new MutationObserver(() => {
-    nameProgressBars();
-    addCopyButtons();
-    localTimes();
-    const users = document.querySelectorAll('.lc-user').length;
-    if (users > userCount && userCount > 0) pinned = true;  // your own new message: bring it into view
-    userCount = users;
+  const inTail = (record) => (record.target.nodeType === 1 ? record.target : record.target.parentElement)
+    ?.closest('.lc-tail');
+  const observer = new MutationObserver((records) => {
+    if (!records.every(inTail)) {  // the growing tail of an answer changes 10 times a second: only scroll for it
+      nameProgressBars();
+      addCopyButtons();
+      localTimes();
+      const users = document.querySelectorAll('.lc-user').length;
+      if (users > userCount && userCount > 0) pinned = true;  // your own new message: bring it into view
+      userCount = users;
+    }
     if (pinned) toBottom();
     showJump(true);
   });
