@@ -123,7 +123,7 @@ async def test_stop_during_a_compaction_sends_nothing_more_and_leaves_the_histor
 ) -> None:
     engine = small_window(engines, upstream)
     cid = engine.create_conversation()
-    upstream.plan(Behavior(text="The long story goes on. " * 100))
+    upstream.plan(Behavior(text="The long story goes on. " * 100, chunk_delay=0.0))
     await engine.send(cid, "tell me the long story")
     await ended(engine, cid)
     conv = engine.conversation(cid)
@@ -165,7 +165,7 @@ async def test_deleting_during_a_compaction_awaits_its_upstream_closed_and_nothi
     engine = small_window(engines, upstream)
     seen = engines.seen[-1]
     cid = engine.create_conversation()
-    upstream.plan(Behavior(text="The long story goes on. " * 100))
+    upstream.plan(Behavior(text="The long story goes on. " * 100, chunk_delay=0.0))
     await engine.send(cid, "tell me the long story")
     await ended(engine, cid)
     upstream.plan(Behavior(text="A slow summary. " * 100, chunk_delay=0.05))
@@ -212,7 +212,7 @@ async def test_a_failed_compaction_says_why_and_leaves_the_history_as_it_was(
 ) -> None:
     engine = small_window(engines, upstream)
     cid = engine.create_conversation()
-    upstream.plan(Behavior(text="The long story goes on. " * 100))
+    upstream.plan(Behavior(text="The long story goes on. " * 100, chunk_delay=0.0))
     await engine.send(cid, "tell me the long story")
     await ended(engine, cid)
     conv = engine.conversation(cid)

@@ -111,8 +111,10 @@ def test_the_growing_tail_never_shows_a_character_that_was_not_received(text: st
 
 @settings(deadline=None, max_examples=150)
 @given(st.lists(TOKENS, max_size=30).map("".join))
+@example("$5`$ 10")  # closing the cut code span turns what looked like math into code: either reading, as in the tail
 def test_an_answer_cut_short_closes_its_markup_only_where_nothing_shows_that_was_not_received(text: str) -> None:
-    assert only_markers_taken_out(received(text), visible("".join(render_blocks(text, cut=True))))
+    shown = visible("".join(render_blocks(text, cut=True)))
+    assert any(only_markers_taken_out(t, shown) for t in (received(text), text))
 
 
 def test_a_half_written_bold_tail_shows_bold_and_a_dunder_tail_stays_as_written() -> None:
