@@ -68,8 +68,9 @@ def packed(parts: list[Part], n: int = 0, held: list[Part] | None = None) -> lis
     items) as ``[period, lengths]``, each range's length a character of ``DIGITS`` (or all as numbers if one is
     longer): a row costs a character a cell."""
     whole = held if held is not None else parts
-    keys = structure(whole)
-    cursor = next((p[1] for p in reversed(whole[:n]) if isinstance(p, list)), 0)
+    base = max(0, n - PERIOD)  # the structure of the parts a run can repeat, not of the whole list (its CPU)
+    keys = [None] * base + structure(whole[base:], ended(whole, base))
+    cursor = ended(whole, n)
     seen: dict[str, int] = {}
     out: list[object] = []
     last = -1  # the previous range's gap (none yet)
@@ -102,9 +103,14 @@ def packed(parts: list[Part], n: int = 0, held: list[Part] | None = None) -> lis
     return out
 
 
-def structure(parts: list[Part]) -> list[object]:
-    """Each part's structure: a markup string itself, a range its gap from the range before it (or from 0)."""
-    cursor, keys = 0, list[object]()
+def ended(parts: list[Part], n: int) -> int:
+    """Where the last range of ``parts[:n]`` ends (0: none)."""
+    return next((p[1] for p in reversed(parts[:n]) if isinstance(p, list)), 0)
+
+
+def structure(parts: list[Part], cursor: int = 0) -> list[object]:
+    """Each part's structure: a markup string itself, a range its gap from the range before it (or ``cursor``)."""
+    keys = list[object]()
     for part in parts:
         if isinstance(part, list):
             keys.append(part[0] - cursor)
