@@ -5,7 +5,8 @@
 // escaped here; parts 0: those the tail holds now; [start, end, parts, keep]: the tail's extended as below). The
 // tail [start, end, keep, parts] is the growing block rendered by the server up to `end`: its first `keep` parts
 // are the ones already held, then `parts` (keep [n, units]: parts[0] continues held part n's first units). Parts
-// arrive packed (`unpacked`: a range as its gap and length, a repeated string as its number). All is set through
+// arrive packed (`unpacked`: a range as its gap and length, a repeated string as its number, rows that repeat the
+// structure of the row before as their cells' lengths). All is set through
 // the browser's HTML sanitizer (Element.setHTML) after the server's (nh3). Text after the tail's `end` (the server
 // renders a long tail less often) is appended as it is to the tail's last text until the next render. Reasoning
 // (`plain`) is plain text, whitespace kept. A message out of sequence (one was lost) asks the server for the whole
