@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ui.closing import closed_if_shown
@@ -29,6 +30,9 @@ from ui.safe_markdown import Part, html_parts, render
 
 CHEAP = 3_000  # characters: a tail this short is rendered on every update (~1.5 ms at most)
 RATIO = 8
+PERIOD = 64  # parts: the longest structure a run repeats (a table row of 31 cells)
+RUN = 4  # parts: a shorter run is sent part by part
+DIGITS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # a length < 62 as one character
 SHARED = 32  # characters: a shorter shared beginning of a markup part is sent again, not referred to
 _FENCE_INFO = re.compile(r"^([ \t]{0,3}(?:```|~~~))[\w+#.-]+[ \t]*$", re.MULTILINE)  # a language name
 
@@ -56,25 +60,81 @@ def delta(old: list[Part], new: list[Part]) -> tuple[int | list[int], list[Part]
 
 
 def packed(parts: list[Part], n: int = 0, held: list[Part] | None = None) -> list[object]:
-    """``parts`` as sent (``static/markdown_stream.js`` ``unpacked``): a range as ``[gap, length]``, the gap from
-    the end of the range before it (in ``held[:n]``, the parts kept before these, or 0), or as ``-length`` where
-    its gap is the previous range's; a markup string already in the list as its index among the list's strings:
-    a list's ``</li><li>`` and offsets cost a few bytes an item."""
-    cursor = next((p[1] for p in reversed((held or [])[:n]) if isinstance(p, list)), 0)
+    """``parts`` as sent (``static/markdown_stream.js`` ``unpacked``), ``held`` the whole list (its first ``n`` parts
+    kept before these; ``held[n]`` may be ``parts[0]`` longer at its start): a range as ``[gap, length]``, the gap
+    from the end of the range before it (or 0), or as ``-length`` where its gap is the previous range's; a markup
+    string already in the message as its index among its strings; a run of whole periods that repeat the structure
+    of the ``period`` parts before them (the same strings, ranges with the same gaps: a table's rows, a list's
+    items) as ``[period, lengths]``, each range's length a character of ``DIGITS`` (or all as numbers if one is
+    longer): a row costs a character a cell."""
+    whole = held if held is not None else parts
+    base = max(0, n - PERIOD)  # the structure of the parts a run can repeat, not of the whole list (its CPU)
+    keys = [None] * base + structure(whole[base:], ended(whole, base))
+    cursor = ended(whole, n)
     seen: dict[str, int] = {}
     out: list[object] = []
     last = -1  # the previous range's gap (none yet)
+    at, to = n, n + len(parts)
+    recent: dict[object, list[int]] = {}
+    for j in range(max(0, n - PERIOD), n):
+        recent.setdefault(keys[j], []).append(j)
+    while at < to:
+        cut = at == n and held is not None and whole[n] != parts[0]  # sent as a string the browser continues
+        period, run = (0, 0) if cut else repeated(keys, at, to, recent.get(keys[at], ()))
+        if run:
+            lengths = [p[1] - p[0] for p in whole[at : at + run] if isinstance(p, list)]
+            out.append([period, "".join(DIGITS[k] for k in lengths) if max(lengths) < len(DIGITS) else lengths])
+            gaps = [k for k in keys[at : at + run] if isinstance(k, int)]
+            cursor, last = next(p[1] for p in reversed(whole[at : at + run]) if isinstance(p, list)), gaps[-1]
+        else:
+            run, part = 1, parts[at - n]
+            if isinstance(part, list):
+                gap, length = part[0] - cursor, part[1] - part[0]
+                out.append(-length if gap == last and length > 0 else [gap, length])
+                cursor, last = part[1], gap
+            elif part in seen:
+                out.append(seen[part])
+            else:
+                seen[part] = len(seen)
+                out.append(part)
+        for j in range(at, at + run):
+            recent.setdefault(keys[j], []).append(j)
+        at += run
+    return out
+
+
+def ended(parts: list[Part], n: int) -> int:
+    """Where the last range of ``parts[:n]`` ends (0: none)."""
+    return next((p[1] for p in reversed(parts[:n]) if isinstance(p, list)), 0)
+
+
+def structure(parts: list[Part], cursor: int = 0) -> list[object]:
+    """Each part's structure: a markup string itself, a range its gap from the range before it (or ``cursor``)."""
+    keys = list[object]()
     for part in parts:
         if isinstance(part, list):
-            gap, length = part[0] - cursor, part[1] - part[0]
-            out.append(-length if gap == last and length > 0 else [gap, length])
-            cursor, last = part[1], gap
-        elif part in seen:
-            out.append(seen[part])
+            keys.append(part[0] - cursor)
+            cursor = part[1]
         else:
-            seen[part] = len(seen)
-            out.append(part)
-    return out
+            keys.append(part)
+    return keys
+
+
+def repeated(keys: list[object], at: int, to: int, before: Sequence[int]) -> tuple[int, int]:
+    """``(period, parts)``: the whole periods from ``at`` (before ``to``) that repeat the structure of the
+    ``period`` parts before each, for the nearest earlier part of ``at``'s structure (``before``) that gives at
+    least ``RUN`` parts with a range; ``(0, 0)`` if none does."""
+    for earlier in reversed(before[-4:]):
+        period = at - earlier
+        if period > PERIOD:
+            break
+        end = at
+        while end < to and keys[end] == keys[end - period]:
+            end += 1
+        run = (end - at) // period * period
+        if run >= RUN and any(isinstance(k, int) for k in keys[at : at + period]):
+            return period, run
+    return 0, 0
 
 
 def kept(keep: int | list[int]) -> int:

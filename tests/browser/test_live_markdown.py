@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
+from demo.stream import WORD
 from tests.support.app_process import AppProcess
 from tests.support.browser import Pages, conversation_id, last_answer, send
 from tests.support.upstream import Behavior, ScriptedUpstream
@@ -100,3 +101,18 @@ def test_task_lists_show_disabled_checkboxes_in_the_tail_and_once_finished(
     assert [b.is_checked() for b in boxes.all()] == [True, False]
     assert all(b.is_disabled() for b in boxes.all())
     expect(answer.locator(".lc-body")).not_to_contain_text("[x]")
+
+
+def test_a_growing_tables_rows_each_show_their_own_cells_in_the_tail(
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    rows = [[f"r{n:02d}", str(n * 7), f"w{n % 5}"] for n in range(40)]  # the rows after the first come as repeats
+    table = "| name | n | word |\n|---|---:|---|\n" + "\n".join(f"| {a} | {b} | {c} |" for a, b, c in rows)
+    page = open_page(app)
+    upstream.plan(Behavior(text=table + "\n| late | 1 | x |", chunk_delay=0.005, stall_after=len(WORD.findall(table))))
+    send(page, "a table, please")
+    cells = last_answer(page).locator(TAIL).locator("tbody tr")
+    expect(cells).to_have_count(len(rows))
+    expect(cells.last.locator("td").last).to_have_text(rows[-1][-1])  # the last row whole (its pieces all came)
+    assert [r.split("\t") for r in cells.evaluate_all("rs => rs.map(r => r.innerText)")] == rows
+    stop(page)

@@ -12,7 +12,7 @@ from tests.support.xss import CORPUS, DANGEROUS_TAGS, Findings
 from tests.ui.test_markdown_stream import rebuilt
 from ui.math_markdown import MATH_TAGS
 from ui.safe_markdown import html_parts
-from ui.tail_render import Tail, packed, render_tail
+from ui.tail_render import DIGITS, Tail, kept, packed, render_tail
 
 MATH_PAYLOADS = (
     "$\\href{javascript:window.__pwned=1}{x}$",
@@ -117,24 +117,39 @@ def test_an_unchanged_tail_sends_nothing() -> None:
     assert tail.update(0, 5, "hello") is None
 
 
-def unpacked(sent: list[object], cursor: int = 0) -> list[object]:
-    """markdown_stream.js ``unpacked``."""
+def unpacked(sent: list[object], out: list[object] | None = None, prefix: str = "") -> list[object]:
+    """markdown_stream.js ``unpacked``: ``sent`` appended to ``out`` (the parts kept before it)."""
+    out = list(out or [])
     strings: list[object] = []
-    out: list[object] = []
+    cursor = next((p[1] for p in reversed(out) if isinstance(p, list)), 0)
     gap = -1
+
+    def add(skip: int, length: int) -> None:
+        nonlocal cursor, gap
+        gap, cursor = skip, cursor + skip + length
+        out.append([cursor - length, cursor])
+
     for p in sent:
         if isinstance(p, str):
             strings.append(p)
-            out.append(p)
-        elif isinstance(p, int) and p >= 0:
-            out.append(strings[p])
+            out.append(prefix + p)
+            prefix = ""
+        elif isinstance(p, int):
+            out.append(strings[p]) if p >= 0 else add(gap, -p)
+        elif isinstance(p, list) and isinstance(p[1], list | str):
+            given = [DIGITS.index(c) for c in p[1]] if isinstance(p[1], str) else p[1]
+            period, lengths = int(p[0]), iter(given)
+            ranges = sum(isinstance(q, list) for q in out[-period:])
+            for _ in range(len(given) // ranges * period):
+                at = len(out) - period
+                if isinstance(out[at], list):
+                    before = next((q for q in reversed(out[:at]) if isinstance(q, list)), [0, 0])
+                    add(out[at][0] - before[1], next(lengths))
+                else:
+                    out.append(out[at])
         else:
-            pair = [gap, -p] if isinstance(p, int) else p
-            assert isinstance(pair, list)
-            skip, length = int(pair[0]), int(pair[1])
-            gap = skip
-            cursor += skip + length
-            out.append([cursor - length, cursor])
+            assert isinstance(p, list)
+            add(int(p[0]), int(p[1]))
     return out
 
 
@@ -143,8 +158,7 @@ def test_packed_parts_give_back_the_parts_and_a_lists_repeated_markup_and_offset
     parts = html_parts(text, render_tail(text))
     assert unpacked(packed(parts)) == parts
     for n in (1, 2, 51, len(parts) - 1):
-        cursor = next((p[1] for p in reversed(parts[:n]) if isinstance(p, list)), 0)
-        assert unpacked(packed(parts[n:], n, parts), cursor) == parts[n:]
+        assert unpacked(packed(parts[n:], n, parts), parts[:n]) == parts
     small, plain = len(json.dumps(packed(parts))), len(json.dumps(parts))
     assert small < 0.45 * plain and small < 0.3 * len(text), (small, plain, len(text))
 
@@ -154,3 +168,21 @@ def test_a_tables_short_cells_are_ranges_so_its_packed_markup_costs_about_its_te
     parts = html_parts(text, render_tail(text))
     assert rebuilt(text, parts) == render_tail(text)
     assert len(json.dumps(packed(parts), separators=(",", ":"))) < 1.2 * len(text) < 0.5 * len(render_tail(text))
+
+
+def test_a_long_tables_packed_stream_costs_at_most_half_its_text_again_and_gives_back_every_render() -> None:
+    rows = (f"| r{n % 1000:03d} | {n % 997} | w{n % 89:02d} |" for n in range(1000))
+    text = "| name | n | word |\n|---|---:|---|\n" + "\n".join(rows)
+    tail, held, sent = Tail(), list[object](), 0
+    for at in [*range(600, len(text), 600), len(text)]:  # a long tail is rendered every so often, not per chunk
+        message = tail.update(0, at, text[:at])
+        assert message is not None
+        _start, _end, keep, rest = message
+        assert isinstance(keep, int | list) and isinstance(rest, list)
+        wire = packed(rest, kept(keep), tail.parts)
+        sent += len(json.dumps([*message[:3], wire], separators=(",", ":")))
+        n, units = keep if isinstance(keep, list) else (keep, 0)
+        held = unpacked(wire, held[:n], str(held[n])[:units] if units else "")
+        assert held == tail.parts
+    assert rebuilt(text, held) == render_tail(text)
+    assert len(text) + sent <= 1.5 * len(text), f"{sent} bytes of markup for {len(text)} characters of table"

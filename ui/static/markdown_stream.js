@@ -5,13 +5,15 @@
 // escaped here; parts 0: those the tail holds now; [start, end, parts, keep]: the tail's extended as below). The
 // tail [start, end, keep, parts] is the growing block rendered by the server up to `end`: its first `keep` parts
 // are the ones already held, then `parts` (keep [n, units]: parts[0] continues held part n's first units). Parts
-// arrive packed (`unpacked`: a range as its gap and length, a repeated string as its number). All is set through
+// arrive packed (`unpacked`: a range as its gap and length, a repeated string as its number, rows that repeat the
+// structure of the row before as their cells' lengths). All is set through
 // the browser's HTML sanitizer (Element.setHTML) after the server's (nh3). Text after the tail's `end` (the server
 // renders a long tail less often) is appended as it is to the tail's last text until the next render. Reasoning
 // (`plain`) is plain text, whitespace kept. A message out of sequence (one was lost) asks the server for the whole
 // state, once; so does a mount that shows another state than the server's (a re-mount after a reconnect): both by
 // the 'sync' event.
 const escapeHtml = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+const DIGITS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"; // ui/tail_render.py DIGITS
 const VOID = new Set(["BR", "HR", "INPUT"]);
 const streams = (window.lcStreams ??= new Map());
 window.lcStream = (id, message) => streams.get(id)?.apply(message);
@@ -73,9 +75,7 @@ export default {
     extend(held, keep, packed) {
       // the first `keep` parts held, then `parts`; keep [n, units]: parts[0] continues held[n]'s first units
       const [n, units] = Array.isArray(keep) ? keep : [keep, 0];
-      const parts = this.unpacked(packed, held.slice(0, n).findLast(Array.isArray)?.[1] ?? 0);
-      if (!units) return held.slice(0, n).concat(parts);
-      return held.slice(0, n).concat([held[n].slice(0, units) + parts[0]], parts.slice(1));
+      return this.unpacked(packed, held.slice(0, n), units ? held[n].slice(0, units) : "");
     },
     showTail() {
       const el = this.$refs.tail;
@@ -95,22 +95,45 @@ export default {
       const shown = this.$refs.tail.firstChild ? text : text.replace(/^\s*\n/, "");
       if (shown) at.appendChild(document.createTextNode(shown));
     },
-    unpacked(packed, cursor) {
-      // ui/tail_render.py packed(): a range is [gap from the last range's end, length], or -length (the same gap
-      // as the range before); a number >= 0 is a string before
+    unpacked(packed, out, prefix) {
+      // ui/tail_render.py packed(), appended to `out` (the parts before; `prefix` begins the first string): a range
+      // is [gap from the last range's end, length], or -length (the same gap as the range before); a number >= 0
+      // is a string before; [period, lengths] is whole periods that repeat the `period` parts before each (the same
+      // strings, ranges with the same gaps) with these lengths (a string: a DIGITS character each): only strings
+      // the server sent are ever repeated
       const strings = [];
+      let cursor = out.findLast(Array.isArray)?.[1] ?? 0;
       let gap = -1;
-      return packed.map((p) => {
-        if (typeof p === "string") {
-          strings.push(p);
-          return p;
-        }
-        if (typeof p === "number" && p >= 0) return strings[p];
-        const [skip, length] = typeof p === "number" ? [gap, -p] : p;
+      const range = (skip, length) => {
         gap = skip;
         cursor += skip + length;
-        return [cursor - length, cursor];
-      });
+        out.push([cursor - length, cursor]);
+      };
+      for (const p of packed) {
+        if (typeof p === "string") {
+          strings.push(p);
+          out.push(prefix + p);
+          prefix = "";
+        } else if (typeof p === "number") {
+          if (p >= 0) out.push(strings[p]);
+          else range(gap, -p);
+        } else if (typeof p[1] !== "number") {
+          const [period, given] = p;
+          const lengths = typeof given === "string" ? Array.from(given, (c) => DIGITS.indexOf(c)) : given;
+          const ranges = out.slice(-period).filter(Array.isArray).length;
+          for (let c = 0, i = 0; ranges && c < (lengths.length / ranges) * period; c++) {
+            const from = out.length - period;
+            if (typeof out[from] === "string") out.push(out[from]);
+            else range(this.gapOf(out, from), lengths[i++]);
+          }
+        } else range(p[0], p[1]);
+      }
+      return out;
+    },
+    gapOf(parts, j) {
+      let i = j - 1;
+      while (i >= 0 && !Array.isArray(parts[i])) i--;
+      return parts[j][0] - (i < 0 ? 0 : parts[i][1]);
     },
     block(start, end, parts, keep) {
       const held = this.tail && this.tail.start === start;
