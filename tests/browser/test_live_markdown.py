@@ -50,7 +50,9 @@ def test_the_growing_tail_shows_bold_math_code_and_links_rendered_mid_stream_and
     math = tail.locator("math")
     expect(math).to_have_count(1)
     assert math.evaluate("m => m.namespaceURI") == "http://www.w3.org/1998/Math/MathML"
-    assert math.evaluate("m => m.getBoundingClientRect().width") > 20, "the browser lays the MathML out"
+    laid_out = "s => [...document.querySelectorAll(s)].pop()?.getBoundingClientRect().width > 20"
+    page.wait_for_function(laid_out, arg=f".lc-assistant {TAIL} math")  # the browser lays the MathML out (a re-render
+    # of the tail may put a fresh element in place of the one found first, not yet laid out when it is read)
     assert "π" in (math.text_content() or "")
     shown = tail.inner_text()
     assert "**" not in shown and "$" not in shown and "`" not in shown
