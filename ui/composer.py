@@ -145,14 +145,17 @@ class Composer:
 
     def _late_echo(self, e: GenericEventArguments) -> None:
         """Before the socket is live the box's keystrokes and the Send are queued apart and may arrive in either
-        order: the box's text arriving just after its own Send was recorded is that Send's echo, not a new draft."""
+        order: the box's text arriving just after its own Send was recorded is that Send's echo, not a new draft.
+        The browser may send that text more than once (each echo is cleared); any other text is a new draft, and
+        from then on nothing is taken for an echo."""
         value = e.args[0] if isinstance(e.args, list) and e.args else e.args
         if self.sent is None or not value:
             return
         text, at = self.sent
-        self.sent = None
         if value == text and time.monotonic() - at < ECHO_SECONDS:
             self.input.value = ""
+        else:
+            self.sent = None
 
     async def _typed_send(self, e: GenericEventArguments) -> None:
         self._take_typed(e)
