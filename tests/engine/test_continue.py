@@ -31,6 +31,14 @@ async def stopped_answer(engine: Engine, cid: str, upstream: ScriptedUpstream) -
     return message_id, attempt
 
 
+async def continued_to_the_end(engine: Engine, cid: str, message_id: str, upstream: ScriptedUpstream) -> str:
+    """Continue the answer ``stopped_answer`` left with ``REST``, to its end: the continuation's attempt id."""
+    upstream.plan(Behavior(text=REST))
+    new_id = await engine.continue_answer(cid, message_id)
+    await finished(engine, cid)
+    return new_id
+
+
 def the_answer(engine: Engine, cid: str, message_id: str) -> str:
     """The answer as the page shows it: its selected attempt, after the attempts it continues."""
     conv = engine.conversation(cid)
@@ -52,9 +60,7 @@ async def test_continue_after_stop_sends_the_prefix_as_the_last_assistant_messag
     engine = engines()
     cid = engine.create_conversation()
     message_id, stopped = await stopped_answer(engine, cid, upstream)
-    upstream.plan(Behavior(text=REST))
-    new_id = await engine.continue_answer(cid, message_id)
-    await finished(engine, cid)
+    new_id = await continued_to_the_end(engine, cid, message_id, upstream)
 
     assert upstream.last.messages == [
         {"role": "user", "content": "count for me"},
@@ -87,9 +93,7 @@ async def test_a_model_that_takes_a_prefill_gets_the_prefix_as_the_last_message_
     engine = engines()
     cid = engine.create_conversation()
     message_id, stopped = await stopped_answer(engine, cid, upstream)
-    upstream.plan(Behavior(text=REST))
-    await engine.continue_answer(cid, message_id)
-    await finished(engine, cid)
+    await continued_to_the_end(engine, cid, message_id, upstream)
     assert upstream.last.dialect == "anthropic" and upstream.last.status in (None, 200)
     assert upstream.last.messages[-1] == {"role": "assistant", "content": stopped.text.rstrip()}
     assert CONTINUE_INSTRUCTION not in str(upstream.last.messages)
@@ -133,9 +137,7 @@ async def test_retry_on_a_continued_answer_starts_a_fresh_whole_answer_and_keeps
     engine = engines()
     cid = engine.create_conversation()
     message_id, stopped = await stopped_answer(engine, cid, upstream)
-    upstream.plan(Behavior(text=REST))
-    continued = await engine.continue_answer(cid, message_id)
-    await finished(engine, cid)
+    continued = await continued_to_the_end(engine, cid, message_id, upstream)
     upstream.plan(Behavior(text="A fresh answer."))
     fresh = await engine.retry(cid, message_id)
     await finished(engine, cid)
@@ -179,9 +181,7 @@ async def test_a_branch_from_a_continued_answer_carries_the_whole_answer_into_th
     engine = engines()
     cid = engine.create_conversation()
     message_id, stopped = await stopped_answer(engine, cid, upstream)
-    upstream.plan(Behavior(text=REST))
-    await engine.continue_answer(cid, message_id)
-    await finished(engine, cid)
+    await continued_to_the_end(engine, cid, message_id, upstream)
     new_cid, _ = engine.branch(cid, message_id)
     assert the_answer(engine, new_cid, message_id) == joined(stopped.text, REST)
     sent = await follow_up_is_accepted(engine, new_cid, upstream)
