@@ -8,6 +8,8 @@ public methods, as a page does:
 - ``POST /bench/send?tag=T``: each of them is sent ``stream {T}{i:03d}`` (``Engine.submit``, as the composer does).
 - ``POST /bench/stop``: Stop in every conversation at once (``Engine.cancel(cid, "user")``, the Stop button's
   path); returns when every cancel returned.
+- ``GET /bench/received?n=K``: for the first K conversations, when the engine recorded each word (its ``chunk``
+  events' ``ts``, wall clock): with the upstream's stamps, how far behind the upstream the app itself runs.
 - ``GET /bench/closed``: per conversation, the ledger's ``upstream_closed`` ``close_ms`` (cancel decided ->
   stream closed, as the engine measured it) and ``ts`` (when it was recorded, wall clock).
 """
@@ -61,6 +63,14 @@ def routes() -> None:
         began = time.monotonic()
         done = await asyncio.gather(*(engine().cancel(cid, "user") for cid in STARTED))
         return {"cancelled": sum(done), "began": began, "returned": time.monotonic()}
+
+    @app.get("/bench/received")
+    async def received(n: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for cid in STARTED[:n]:
+            events = engine().store.events(cid)
+            out[cid] = [[e.ts, e.text] for e in events if e.KIND == "chunk"]
+        return out
 
     @app.get("/bench/closed")
     async def closed() -> dict[str, Any]:

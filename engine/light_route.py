@@ -28,7 +28,8 @@ Guarantees:
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 import orjson
@@ -155,8 +156,12 @@ def _make_handler(ll: Any) -> Any:
             timeout: Any = None,
             **_: Any,
         ) -> AsyncIterator[dict[str, Any]]:
-            async for chunk in _stream(ll, model, messages, api_base, api_key, optional_params or {}, headers, timeout):
-                yield chunk
+            # closed with this generator, not left to the garbage collector's finalizer: litellm's ``aclose`` closes
+            # this one, and the HTTP response must close in that same call (a Stop really closes the upstream then)
+            stream = _stream(ll, model, messages, api_base, api_key, optional_params or {}, headers, timeout)
+            async with aclosing(stream):
+                async for chunk in stream:
+                    yield chunk
 
     return OpenAICompatible()
 
@@ -170,7 +175,7 @@ async def _stream(
     params: dict[str, Any],
     headers: dict[str, Any] | None,
     timeout: Any,
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncGenerator[dict[str, Any], None]:
     from litellm.types.utils import LlmProviders
     from litellm.utils import ProviderConfigManager
 

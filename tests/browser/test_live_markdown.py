@@ -7,6 +7,7 @@ the text is still the tail (no blank line has closed its block).
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 import pytest
@@ -117,4 +118,24 @@ def test_a_growing_tables_rows_each_show_their_own_cells_in_the_tail(
     expect(cells).to_have_count(len(rows))
     expect(cells.last.locator("td").last).to_have_text(rows[-1][-1])  # the last row whole (its pieces all came)
     assert [r.split("\t") for r in cells.evaluate_all("rs => rs.map(r => r.innerText)")] == rows
+    stop(page)
+
+
+DOTS_MOVING = "() => document.getAnimations().filter((a) => a.animationName === 'lc-blink').length"
+
+
+def test_the_typing_dots_stand_still_while_text_flows_and_move_again_with_the_waiting_hint_after_a_pause(
+    page: Page, upstream: ScriptedUpstream
+) -> None:
+    upstream.plan(Behavior(text="flowing " * 400, chunk_delay=0.05, stall_after=40))  # 2 s of words, then silence
+    send(page, "words, then a long pause")
+    answer = last_answer(page)
+    expect(answer).to_contain_text("flowing")
+    dots = answer.get_by_role("img", name="Answer streaming")
+    expect(dots).to_be_visible()  # still there while the words come, drawn still (no frame a second for them)
+    page.wait_for_function(f"() => ({DOTS_MOVING})() === 0 && document.body.innerText.includes('flowing')")
+    assert answer.inner_text().count("flowing") < 40, "seen still while the words were still coming"
+    hint = answer.get_by_text(re.compile(r"waiting for the provider… \d+ s"))
+    expect(hint).to_be_visible(timeout=15_000)
+    assert page.evaluate(f"({DOTS_MOVING})()") == 3, "after a pause the three dots move again"
     stop(page)

@@ -3,12 +3,14 @@
 //   comes into view; a "Jump to latest" button whenever the latest content is out of view (marked when new text
 //   arrived below);
 // - a "Copy" button on every finished code block; times in the browser's own time zone (data-lc-time);
-// - elapsed time of a running tool call (data-lc-since); "waiting for the provider… N s" after a silence;
+// - elapsed time of a running tool call (data-lc-since); "waiting for the provider… N s" after a silence; the
+//   typing dots move only when no text came for a moment (lc-flowing: the growing text shows the activity);
 // - the theme: follows the system until the reader picks one, then remembers it (localStorage);
 // - Back/Forward between chats switched in place: the server is told the new path ('lc-route');
 // - Ctrl/Cmd+K focuses chat search; announcements for screen readers come from the server (aria-live region).
 (() => {
   const THEME_KEY = 'ledger-chat-theme';
+  const FLOWING_MS = 1500;  // text came this recently: the typing dots stay still (markdown_stream.js)
   let pinned = true;
   let userCount = 0;
   const near = () => window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 80;
@@ -67,6 +69,7 @@
       const last = new Date(answer.dataset.lastActivity || '');
       if (!hint || isNaN(last)) continue;
       if (answer.querySelector('[data-tool-status=waiting]')) { hint.textContent = ''; continue; }  // waits for you
+      if (now - last >= FLOWING_MS) answer.classList.remove('lc-flowing');  // a pause: the dots move again
       const quiet = Math.round((now - last) / 1000);
       const asking = answer.querySelector('[data-question=waiting]');  // a tool's question waits for a person
       hint.textContent = quiet >= 4 && !asking ? `waiting for the provider… ${quiet} s` : '';

@@ -150,8 +150,16 @@ export default {
     },
     touched() {
       // new text is activity: the "waiting for the provider" hint counts from here without a server message
+      // (at most twice a second: the hint counts seconds), and the text flowing stills the typing dots (ledger.js
+      // lets them move again after a pause): an endless animation keeps the compositor drawing every frame
       const answer = this.$el.closest(".lc-assistant");
-      if (answer && this.text) answer.dataset.lastActivity = new Date().toISOString();
+      if (!answer || !this.text) return;
+      const now = Date.now();
+      if (now - (answer.lcTouched || 0) >= 500) {
+        answer.lcTouched = now;
+        answer.dataset.lastActivity = new Date(now).toISOString();
+      }
+      answer.classList.add("lc-flowing");
     },
   },
 };
