@@ -224,18 +224,6 @@ class Figures:
     engine_ms: list[float] = field(default_factory=list)
 
 
-def chromium_pids() -> list[str]:
-    """Every Chromium process of this machine (the bench's own: nothing else runs Chromium here)."""
-    pids = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if b"chromium" in cmdline.read_bytes().split(b"\0")[0]:
-                pids.append(cmdline.parent.name)
-        except (OSError, IndexError):
-            continue
-    return pids
-
-
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
@@ -283,9 +271,6 @@ def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, wa
             if os.environ.get("LC_BENCH_NO_EFFECTS"):  # what the page's CSS effects cost Chromium (an A/B)
                 tab.add_style_tag(content=NO_EFFECTS)
             tabs.append(tab)
-        if os.environ.get("LC_BENCH_NICE_BROWSER"):  # the browsers as if on other machines: the app goes first
-            subprocess.run(["renice", "-n", os.environ["LC_BENCH_NICE_BROWSER"], "-p", *chromium_pids()],
-                           stdout=subprocess.DEVNULL, check=False)  # fmt: skip
         app.call("POST", f"/bench/send?tag={tag}")  # the tabs watch every stream from its first chunk
         time.sleep(1.0)  # let every stream reach its steady pace before the window opens (a settling time)
         up0, browser0 = upstream.stats()["cpu"], descendants_cpu(os.getpid())
