@@ -68,8 +68,8 @@
       const hint = answer.querySelector('.lc-waiting');
       const last = new Date(answer.dataset.lastActivity || '');
       if (!hint || isNaN(last)) continue;
-      if (answer.querySelector('[data-tool-status=waiting]')) { hint.textContent = ''; continue; }  // waits for you
       if (now - last >= FLOWING_MS) answer.classList.remove('lc-flowing');  // a pause: the dots move again
+      if (answer.querySelector('[data-tool-status=waiting]')) { hint.textContent = ''; continue; }  // waits for you
       const quiet = Math.round((now - last) / 1000);
       const asking = answer.querySelector('[data-question=waiting]');  // a tool's question waits for a person
       hint.textContent = quiet >= 4 && !asking ? `waiting for the provider… ${quiet} s` : '';
