@@ -147,16 +147,17 @@ class UpstreamProcess:
         assert self.base.startswith("http"), log.read_text()[-2000:]
 
     def stats(self) -> dict[str, Any]:
-        with urllib.request.urlopen(self.base.removesuffix("/v1") + "/stats", timeout=60) as response:
-            return dict(json.loads(response.read()))
+        return dict(self._get("/stats"))
 
     def ended(self) -> list[dict[str, Any]]:
-        with urllib.request.urlopen(self.base.removesuffix("/v1") + "/ended", timeout=60) as response:
-            return list(json.loads(response.read())["ended"])
+        return list(self._get("/ended")["ended"])
 
     def reset(self) -> None:
-        with urllib.request.urlopen(self.base.removesuffix("/v1") + "/reset", timeout=60) as response:
-            response.read()
+        self._get("/reset")
+
+    def _get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.base.removesuffix("/v1") + path, timeout=60) as response:
+            return json.loads(response.read())
 
     def stop(self) -> None:
         self.proc.terminate()
