@@ -4,7 +4,8 @@ Guarantees:
 - ``Behavior`` is a frozen value: the text (None: a demo answer for the last user message), its reasoning, the
   tool calls to stream, the pacing (``chunk_delay`` between chunks, ``first_delay`` before the first), the usage
   reported (``input_tokens``, ``cached_tokens``), and the faults: an HTTP ``status`` instead of a stream (with its
-  ``message`` and ``retry_after``), a stream that drops, turns malformed, stalls or sends the provider's error
+  ``message`` and ``retry_after``), a stream that drops (``drop_how``: mid-body, cleanly without
+  the end marker, or with a reset), turns malformed, stalls or sends the provider's error
   event (``error_after``) after so many chunks, or one the safety filter ends (``blocked``). One ``Behavior``
   drives every dialect (``demo.dialects``).
 - ``FaultTags.behavior`` reads the tags of the last user message: ``#html`` (hostile markup as the answer),
@@ -26,11 +27,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from demo.agent import PlannedCall
 from demo.answers import compacted, demo_answer, is_summary_request, is_title_request
 
+DropHow = Literal["incomplete", "clean", "reset"]
 HOSTILE = (
     'Here is some **markup**: <script>window.__pwned = true</script> <img src=x onerror="window.__pwned=true"> '
     '<b>bold?</b> and a [link](javascript:window.__pwned=true) and <a href="javascript:alert(1)">click</a>. '
@@ -48,6 +50,10 @@ class Behavior:
     first_delay: float = 0.0
     status: int | None = None
     drop_after: int | None = None
+    #: how a drop cuts the connection: ``incomplete`` (closed mid-body: a chunked body without its last chunk),
+    #: ``clean`` (the body ends properly but without the dialect's end marker, as a proxy's idle timeout ends it)
+    #: or ``reset`` (a TCP reset)
+    drop_how: DropHow = "incomplete"
     malformed_after: int | None = None
     stall_after: int | None = None
     reasoning: str | None = None

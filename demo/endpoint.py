@@ -60,14 +60,16 @@ class DemoModel:
         self.lock = threading.Lock()
         self._numbered = 0
         self._tags = FaultTags()
-        self.app = Starlette(
-            routes=[
-                Route("/v1/chat/completions", self._dialect("openai"), methods=["POST"]),
-                Route("/v1/messages", self._dialect("anthropic"), methods=["POST"]),
-                Route("/api/chat", self._dialect("ollama"), methods=["POST"]),
-                Route("/models/{call:str}", self._dialect("gemini"), methods=["POST"]),
-                Route("/v1beta/models/{call:str}", self._dialect("gemini"), methods=["POST"]),
-            ]
+        self.app = _NoteTransport(
+            Starlette(
+                routes=[
+                    Route("/v1/chat/completions", self._dialect("openai"), methods=["POST"]),
+                    Route("/v1/messages", self._dialect("anthropic"), methods=["POST"]),
+                    Route("/api/chat", self._dialect("ollama"), methods=["POST"]),
+                    Route("/models/{call:str}", self._dialect("gemini"), methods=["POST"]),
+                    Route("/v1beta/models/{call:str}", self._dialect("gemini"), methods=["POST"]),
+                ]
+            )
         )
         hide_injected_drops()
 
@@ -129,10 +131,26 @@ class DemoModel:
         prompt = last_user(parsed.messages)  # an agent preset's instructions shape the answer (demo.persona)
         text = behavior.text if behavior.text is not None else follow(parsed.messages, demo_answer(prompt), prompt)
         return StreamingResponse(
-            tracked(record, dialect.frames(record, behavior, text, parsed)),
+            tracked(record, dialect.frames(record, behavior, text, parsed), request.scope.get(TRANSPORT)),
             media_type=dialect.media_type,
             headers={"cache-control": "no-cache"},
         )
+
+
+TRANSPORT = "demo.transport"
+
+
+class _NoteTransport:
+    """The ASGI app with the connection's transport in its scope (``TRANSPORT``), where the server hands the app
+    its own ``send`` (uvicorn's ``RequestResponseCycle.send``): a ``reset`` drop aborts it; None elsewhere."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            scope = {**scope, TRANSPORT: getattr(getattr(send, "__self__", None), "transport", None)}
+        await self.app(scope, receive, send)
 
 
 async def _read_limited(request: Request) -> bytes | None:

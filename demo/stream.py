@@ -4,8 +4,9 @@ Guarantees:
 - ``paced`` yields dialect-free ``Piece`` values: the reasoning first, word by word, then the text word by word,
   then each tool call (its start, then its arguments in ``call.pieces`` parts), each followed by ``chunk_delay``;
   ``first_delay`` passes before anything. A dialect (``demo.dialects``) writes each piece in its own wire format.
-- The in-stream faults, at that chunk of the text: ``drop_after`` raises ``InjectedDrop`` (the server cuts the
-  connection), ``malformed_after`` yields one ``malformed`` piece and ends, ``error_after`` one ``error`` piece
+- The in-stream faults, at that chunk of the text: ``drop_after`` raises ``InjectedDrop`` (the connection is cut
+  the ``drop_how`` way: ``tracked`` ends the body cleanly without the end marker, resets it, or lets the server
+  close it mid-body), ``malformed_after`` yields one ``malformed`` piece and ends, ``error_after`` one ``error`` piece
   (the provider's in-stream error, its message the behaviour's) and ends, ``stall_after`` sends nothing for an
   hour (counted on through the tool calls' argument pieces: a stall can come mid-call).
 - ``record.chunks_sent`` counts every text and tool-call piece yielded; ``tracked`` wraps a dialect's frames and
@@ -21,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import socket
+import struct
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
@@ -28,13 +31,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from demo.agent import PlannedCall
-from demo.behavior import Behavior
+from demo.behavior import Behavior, DropHow
 
 __all__ = ["InjectedDrop", "Piece", "RequestRecord", "hide_injected_drops", "paced", "prompt_tokens", "tracked"]
 
 
 class InjectedDrop(ConnectionAbortedError):
-    """Raised inside the response to make the server cut the connection mid-stream (a fault, not a bug)."""
+    """Raised inside the response to make the server cut the connection mid-stream (a fault, not a bug);
+    ``tracked`` cuts it the behaviour's way (``how``)."""
+
+    def __init__(self, how: DropHow = "incomplete") -> None:
+        super().__init__(f"upstream dropped the connection ({how}, fault injection)")
+        self.how = how
 
 
 class _HideInjectedDrops(logging.Filter):
@@ -97,7 +105,7 @@ async def paced(record: RequestRecord, b: Behavior, text: str) -> AsyncGenerator
         await asyncio.sleep(b.chunk_delay)
     for n, piece in enumerate(pieces):
         if b.drop_after is not None and n >= b.drop_after:
-            raise InjectedDrop("upstream dropped the connection (fault injection)")
+            raise InjectedDrop(b.drop_how)
         if b.malformed_after is not None and n >= b.malformed_after:
             yield Piece("malformed")
             return
@@ -124,17 +132,36 @@ async def paced(record: RequestRecord, b: Behavior, text: str) -> AsyncGenerator
             await asyncio.sleep(b.chunk_delay)
 
 
-async def tracked(record: RequestRecord, frames: AsyncGenerator[str, None]) -> AsyncIterator[str]:
-    """``frames`` as they are, noting in ``record`` when the client went away and when the stream ended."""
+async def tracked(
+    record: RequestRecord, frames: AsyncGenerator[str, None], transport: asyncio.BaseTransport | None = None
+) -> AsyncIterator[str]:
+    """``frames`` as they are, noting in ``record`` when the client went away and when the stream ended; an
+    ``InjectedDrop`` cuts the connection its way: ``clean`` ends the body here (no end marker follows), ``reset``
+    aborts ``transport`` with a TCP reset (mid-body where no transport is known), ``incomplete`` leaves the body
+    without its end (the server closes the connection)."""
     try:
         async with aclosing(frames):
             async for frame in frames:
                 yield frame
+    except InjectedDrop as drop:
+        if drop.how == "clean":
+            return
+        if drop.how == "reset" and transport is not None:
+            _reset(transport)
+        raise
     except (asyncio.CancelledError, GeneratorExit):
         record.disconnected_at = time.monotonic()
         raise
     finally:
         record.closed_at = time.monotonic()
+
+
+def _reset(transport: asyncio.BaseTransport) -> None:
+    """Abort the connection with a TCP reset (``SO_LINGER`` 0), not a FIN."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()  # type: ignore[attr-defined]
 
 
 def prompt_tokens(record: RequestRecord, b: Behavior) -> int:

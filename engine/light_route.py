@@ -16,7 +16,8 @@ Guarantees:
   with the provider's status, headers and body: ``RateLimitError`` 429, ``AuthenticationError`` 401, ...), from
   ``open_light`` itself, before anything streams; a connection refused raises ``InternalServerError`` 500, as the
   plain route does. A failure after the response began raises ``MidStreamFallbackError`` with the partial text,
-  as litellm's stream wrapper does (a malformed chunk keeps its ``JSONDecodeError`` as the cause).
+  as litellm's stream wrapper does (a malformed chunk keeps its ``JSONDecodeError`` as the cause); so does a body
+  that ends without a ``finish_reason`` and without ``[DONE]`` (cut, not finished: ``engine.end_markers``).
 - The SSE body is parsed by ``engine.openai_sse`` into litellm's ``GenericStreamingChunk`` dicts; ``LightStream``
   reads them straight from the handler's iterator (``completion_stream``), skipping the wrapper's per-chunk
   objects, and yields the same ``Delta``/``ToolPiece`` values as ``engine.provider.ProviderStream``, with
@@ -34,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from engine.end_markers import NO_END, cut_short
 from engine.offline import litellm
 from engine.openai_sse import SseEvents, StreamErrorEvent, generic_chunks
 from engine.provider import Delta, ProviderConfig, ToolPiece
@@ -198,7 +200,7 @@ async def _stream(
         model=name, messages=messages, optional_params=mapped, litellm_params={}, headers=sent
     )
     response = await _post(ll, provider, name, url, body, sent, timeout)
-    events, text = SseEvents(), []
+    events, text, finished = SseEvents(), [], False
     try:
         try:
             async for piece in response.aiter_bytes():
@@ -206,10 +208,14 @@ async def _stream(
                     for chunk in generic_chunks(payload):
                         if chunk["text"]:
                             text.append(chunk["text"])
+                        finished = finished or bool(chunk["finish_reason"])
                         yield chunk
             for payload in events.close():
                 for chunk in generic_chunks(payload):
+                    finished = finished or bool(chunk["finish_reason"])
                     yield chunk
+            if not (finished or events.done):  # the body ended, the answer did not (engine.end_markers)
+                raise ConnectionResetError(NO_END)
         except Exception as exc:  # noqa: BLE001 - every failure mid-stream becomes litellm's
             raise _mid_stream(ll, provider, name, exc, "".join(text), not text) from exc
     finally:
@@ -269,20 +275,8 @@ def _mapped(ll: Any, provider: str, model: str, error: Exception) -> Exception:
 
 
 def _mid_stream(ll: Any, provider: str, model: str, exc: Exception, partial: str, first: bool) -> Exception:
-    """What litellm's stream wrapper raises for a failure while reading: a ``MidStreamFallbackError``."""
-    if isinstance(exc, ll.exceptions.MidStreamFallbackError):
-        return exc  # type: ignore[no-any-return]
-    message = str(exc) or type(exc).__name__
+    """What litellm's stream wrapper raises for a failure while reading (``engine.end_markers.cut_short``)."""
+    message = None
     if isinstance(exc, StreamErrorEvent):
-        message = f"The provider sent an error in the stream: {message}"
-    cause = ll.APIConnectionError(message=f"OpenAIException - {message}", llm_provider=provider, model=model)
-    cause.__cause__ = exc
-    failure: Exception = ll.exceptions.MidStreamFallbackError(
-        message=str(cause),
-        model=model,
-        llm_provider=provider,
-        original_exception=cause,
-        generated_content=partial,
-        is_pre_first_chunk=first,
-    )
-    return failure
+        message = f"The provider sent an error in the stream: {str(exc) or type(exc).__name__}"
+    return cut_short(ll, provider, model, exc, partial, first, message)

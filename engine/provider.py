@@ -7,6 +7,9 @@ Guarantees:
   (``usage``, with reasoning and prompt-cache counts); what the provider reported before the end is read as it
   arrives (``reported``: Anthropic's ``message_start``, Gemini's ``usageMetadata``), from the chunks litellm's
   stream keeps, which carry the usage its wrapper holds back until the last chunk.
+- A stream that ends without its provider's end marker (Anthropic's ``message_stop``, Gemini's ``finishReason``,
+  Ollama's ``done``: ``engine.end_markers``) raises litellm's ``MidStreamFallbackError`` at its end: cut, not
+  finished, however cleanly the HTTP body ended (litellm's wrapper would end it with ``stop``).
 - ``ProviderStream.aclose()`` closes the HTTP stream; callers call it in a ``finally`` on every path.
 - Text and reasoning deltas come out as ``Delta``, pieces of streamed tool calls as ``ToolPiece`` (grouped by
   ``index``: the id and name come only with a call's first piece); empty deltas are skipped.
@@ -21,6 +24,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from engine.end_markers import NO_END, EndWatch, cut_short
 from engine.offline import imported, litellm
 from engine.preset_request import AppliedPreset
 from engine.redaction import redact_url
@@ -88,8 +92,9 @@ class ProviderStream:
     are let go, so an answer of any length holds a handful of chunk objects (not one per chunk), litellm's
     end-of-stream rebuild has almost nothing to do, and the garbage collector's full passes stay short."""
 
-    def __init__(self, response: Any) -> None:
+    def __init__(self, response: Any, ends: EndWatch | None = None) -> None:
         self._response = response
+        self._ends = ends or EndWatch()
         self._count = 0
         self._iter: AsyncIterator[Any] = response.__aiter__()
         self._queued: list[Delta | ToolPiece] = []
@@ -105,7 +110,12 @@ class ProviderStream:
         while True:
             if self._queued:
                 return self._queued.pop(0)
-            chunk = await self._iter.__anext__()
+            try:
+                chunk = await self._iter.__anext__()
+            except StopAsyncIteration:
+                if self._ends.cut:  # the body ended without the provider's end marker: cut, not finished
+                    raise self._cut_short() from None
+                raise
             self._count += 1
             if self._count % KEEP_CHUNKS_EVERY == 0:
                 self._let_go()
@@ -138,6 +148,13 @@ class ProviderStream:
                         name=getattr(function, "name", None) or None,
                     )
                 )
+
+    def _cut_short(self) -> Exception:
+        ll, response = litellm(), self._response
+        provider = str(getattr(response, "custom_llm_provider", None) or "provider")
+        partial = str(getattr(response, "response_uptil_now", "") or "")
+        model = str(getattr(response, "model", "") or "")
+        return cut_short(ll, provider, model, ConnectionResetError(NO_END), partial, self._count == 0)
 
     @property
     def reported(self) -> Usage | None:
@@ -185,9 +202,24 @@ def read_usage(usage: Any, *, partial: bool) -> Usage:
 async def open_stream(
     config: ProviderConfig, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
 ) -> ProviderStream:
-    """Send the request; raise litellm's exception for errors the provider reports before streaming."""
+    """Send the request; raise litellm's exception for errors the provider reports before streaming. Where litellm's
+    wrapper sends the request only at the first read (its ``make_call``, Gemini's), the provider iterator is watched
+    when it is made; either way from its first raw chunk (``EndWatch``), and the wrapper's error handling stays its
+    own."""
     response = await litellm().acompletion(**request_kwargs(config, messages, tools))
-    return ProviderStream(response)
+    ends, provider = EndWatch(), getattr(response, "custom_llm_provider", None)
+    make_call = getattr(response, "make_call", None)
+    if getattr(response, "completion_stream", None) is not None:
+        ends.attach(provider, response.completion_stream)
+    elif make_call is not None:
+
+        async def watched_call(**kwargs: Any) -> Any:
+            iterator = await make_call(**kwargs)
+            ends.attach(provider, iterator)
+            return iterator
+
+        response.make_call = watched_call
+    return ProviderStream(response, ends)
 
 
 def request_kwargs(

@@ -11,6 +11,7 @@ import pytest
 from nicegui import ui
 from nicegui.testing import User
 
+from engine.light_route import ROUTE_VARIABLE
 from tests.support.folders import fill, small_disk
 from tests.support.page import (
     answer_html,
@@ -158,14 +159,19 @@ async def test_a_late_chunk_from_an_old_request_is_not_rendered_and_shows_as_sta
     )
 
 
+@pytest.mark.parametrize("route", ["light", "litellm"])
+@pytest.mark.parametrize("how", ["clean", "reset", "incomplete"])
 async def test_network_drop_shows_a_readable_error_keeps_partial_and_retry_works(
-    chat: User, upstream: ScriptedUpstream
+    chat: User, upstream: ScriptedUpstream, how: str, route: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    upstream.plan(Behavior(text="PARTIAL " * 50, drop_after=6, chunk_delay=0.01), Behavior(text="recovered answer"))
+    """Cut cleanly without the end marker (a proxy's idle timeout), reset, or mid-body: the same lost connection."""
+    monkeypatch.setenv(ROUTE_VARIABLE, "litellm" if route == "litellm" else "auto")
+    cut = Behavior(text="PARTIAL " * 50, drop_after=6, drop_how=how, chunk_delay=0.01)
+    upstream.plan(cut, Behavior(text="recovered answer"))
     await send(chat, "hi")
     await wait_until(lambda: last_answer(chat).status == "failed")
     seen = last_answer(chat)
-    assert "PARTIAL" in seen.text
+    assert seen.text.split() == ["PARTIAL"] * 6
     assert "Connection lost" in seen.markers and "not in context" in seen.markers
     assert not any("Traceback" in m or "litellm." in m for m in seen.markers)
     await click(chat, "Retry")
