@@ -141,6 +141,12 @@ _LIMIT_OPTIONS: tuple[tuple[str, type, str], ...] = (
     ("max_resends", int, f"automatic re-sends before the first chunk (default {_LIMITS.max_resends})"),
     ("max_input_chars", int, f"longest message accepted (default {_LIMITS.max_input_chars})"),
     ("max_steps", int, f"model calls in one agent turn before it stops (default {_LIMITS.max_steps})"),
+    (
+        "loop_guard",
+        int,
+        f"the same tool with the same arguments this many times in a row ends the turn (default {_LIMITS.loop_guard};"
+        " 0: off)",
+    ),
     ("tool_grace", float, f"seconds a stopped tool call gets to return (default {_LIMITS.tool_grace:g})"),
     ("tool_result_chars", int, f"longest tool result sent to the model (default {_LIMITS.tool_result_chars})"),
 )

@@ -37,6 +37,7 @@ class Limits:
     max_input_chars: int = 32_000
     leave_policy: LeavePolicy = "continue"
     max_steps: int = 8
+    loop_guard: int = 3  # the same tool with the same arguments this many times in a row ends the turn (0: off)
     tool_grace: float = 3.0
     tool_result_chars: int = 20_000
 
@@ -54,6 +55,8 @@ class Limits:
             raise ValueError(f"--leave-policy: {self.leave_policy!r} must be 'continue' or 'cancel'")
         if not 1 <= self.max_steps <= 100:
             raise ValueError(f"--max-steps: {self.max_steps} must be between 1 and 100")
+        if self.loop_guard != 0 and not 2 <= self.loop_guard <= 100:
+            raise ValueError(f"--loop-guard: {self.loop_guard} must be between 2 and 100, or 0 (off)")
         if not 0 <= self.tool_grace <= 60:
             raise ValueError(f"--tool-grace: {self.tool_grace:g} must be between 0 and 60 seconds")
         if self.tool_result_chars < 100:

@@ -14,6 +14,9 @@ Guarantees:
 - A run whose owner claim was lost (``AttemptRun.lost``) makes no further model call: checked before each step.
 - After ``max_steps`` steps that all asked for tools the attempt ends failed (``step_limit``) with a readable
   reason; the last step's calls are not run (no step would read their results) and each gets a ``not_run``.
+- Before the step limit, the loop guard (``engine.loop_guard``, ``Limits.loop_guard``): the same tool with the
+  same arguments that many times in a row ends the attempt failed (``tool_loop``) with its own sentence; the
+  step's calls are not run, each gets a ``not_run`` saying why.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 from engine.attempt import AttemptRun, Broken, Completed, Outcome
 from engine.failures import Failure
 from engine.files.content import messages_async
+from engine.loop_guard import LoopGuard
 from engine.offline import ready
 from engine.preset_request import offered, with_instructions
 from engine.provider import takes_prefill
@@ -41,6 +45,7 @@ async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | Non
     if hub is not None:
         await hub.settled(limits.first_chunk_timeout)
     base = run.messages = await first_messages(run, settings)
+    guard = LoopGuard(limits.loop_guard)
     for number in range(1, limits.max_steps + 1):
         if run.lost:  # another instance owns the attempt's end: no further model call
             return Completed(None, None)
@@ -55,6 +60,11 @@ async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | Non
         calls = run.complete_calls(lambda name: _server_of(hub, name))
         if not calls:
             return Completed(outcome.finish_reason, total_usage(run.step_usage))
+        tripped = guard.check((call.name, call.arguments) for call in calls)
+        if tripped is not None:  # the same call again and again: run nothing more, say why
+            for call in calls:
+                run.record_result(call.call_id, "not_run", tripped.not_run, None)
+            return Broken(Failure(error_type="tool_loop", summary=tripped.summary), run.request_id)
         if number == limits.max_steps:  # no step would read the results: run nothing, answer every call
             for call in calls:
                 run.record_result(

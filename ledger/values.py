@@ -17,7 +17,7 @@ from typing import ClassVar, Literal
 CancelSource = Literal["user", "navigation", "disconnect", "delete", "timeout", "shutdown"]
 ErrorType = Literal[
     "rate_limit", "auth", "server", "timeout", "connection", "malformed_stream", "bad_request", "step_limit", "unknown"
-] | Literal["context_length"]  # fmt: skip  # the provider said the request is over the model's context window
+] | Literal["context_length"] | Literal["tool_loop"]  # fmt: skip  # over the context window; the loop guard
 StaleWhy = Literal["closing", "closed", "superseded", "out_of_order"]
 StaleBlock = Literal["text", "reasoning", "tool_call", "tool_result"]
 ToolStatus = Literal["ok", "error", "cancelled", "not_run", "declined", "unknown"]

@@ -36,6 +36,8 @@ ERROR_TITLES = {
     "connection": "Connection lost",
     "malformed_stream": "Broken stream",
     "bad_request": "Request rejected",
+    "step_limit": "Step limit reached",
+    "tool_loop": "Tool loop stopped",
 }
 
 

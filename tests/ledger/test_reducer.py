@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import get_args
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -26,6 +27,7 @@ from ledger.events import (
     Deleted,
     Detached,
     Done,
+    ErrorType,
     Event,
     Failed,
     GrantRevoked,
@@ -139,6 +141,8 @@ NOT_IN_SESSIONS: dict[type[Event], str] = {
     Renamed: "test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conversation inserts it",
     Deleted: "test_nothing_changes_a_deleted_conversation (in a session it would leave most properties nothing)",
 }
+#: every error type the ledger knows (the loop guard's ``tool_loop`` among them): a failure of any kind reduces alike
+ERROR_TYPES = [value for part in get_args(ErrorType) for value in (get_args(part) or (part,))]
 
 
 def build_events(plan: list[tuple]) -> list[AnyEvent]:
@@ -249,7 +253,7 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
                     **base,
                     attempt_id=att,
                     request_id=f"r{att}",
-                    error_type="server",
+                    error_type=ERROR_TYPES[seq % len(ERROR_TYPES)],
                     http_status=529 if seq % 2 else None,
                     summary="boom",
                     will_retry=step[2],
