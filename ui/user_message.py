@@ -93,7 +93,7 @@ class UserMessageView:
             self.editor: ui.column | None = None  # built when Edit is pressed
             with ui.row().classes("gap-1 items-center no-wrap"):
                 self.switcher = Switcher("version", "version", self._step)
-                self.sent = TimeLabel(prefix="sent ")
+                self.sent = TimeLabel(prefix="sent ").mark("sent")
                 self.footer = ui.label("").classes("lc-meta")
                 self.tools = ui.row().classes("gap-0 lc-message-actions")
         with self.tools:
@@ -113,15 +113,16 @@ class UserMessageView:
         message = conv.messages[self.message_id]
         self._versions = versions(conv, message)
         number = self._versions.index(self.message_id) + 1 if self.message_id in self._versions else 1
-        key = (number, len(self._versions), metrics, live)
+        key = (number, len(self._versions), metrics, live, message.ts)
         if key == self._shown:
             return
         self._shown = key
         self.root.props["data-version"] = f"{number}/{len(self._versions)}"
         self.switcher.show(number, len(self._versions), locked=live)
-        self.sent.show(clock(metrics.sent_at) if metrics is not None and metrics.sent_at else None)
+        # when the person sent it (the ledger's ``submitted``), never the time of a later Retry or Continue
+        self.sent.show(clock(message.ts) if message.ts else None)
         own = user_line(metrics, message.text)  # this message's own weight, not the whole prompt's
-        self.footer.set_text(("· " if metrics is not None and metrics.sent_at else "") + own)
+        self.footer.set_text(("· " if message.ts and own else "") + own)
 
     def _open_editor(self) -> None:
         if self.editor is None:

@@ -10,7 +10,8 @@ Guarantees:
   otherwise ``cancelled`` with a sentence saying the user stopped it before it returned. Calls not yet dispatched
   (including one waiting for Run/Skip) get ``not_run``. Then the cancellation goes on. A call waiting for the
   answer to its question (``engine.tools.questions``) has it answered ``cancel`` first and ``ANSWERED_GRACE``
-  seconds to end by itself (its real outcome is recorded), then it is cancelled as above.
+  seconds to end by itself (its real outcome is recorded: what it returned, as ``cancelled`` when it returned
+  normally, since the Stop's answer is what ended it; an error stays an error), then it is cancelled as above.
 - Before a call is dispatched its approval policy is carried out (``engine.tools.approving``): it runs, waits for
   a person, or is answered ``declined`` (skipped, or a policy that forbids it).
 - Progress from the server is recorded at most four times a second per call (and always the last one).
@@ -129,6 +130,8 @@ async def _stop_running(
         await asyncio.wait({task}, timeout=grace)
     if task.done() and not task.cancelled():
         status, outcome = await _outcome(task)
+        if asked and status == "ok":  # it ended because the Stop answered its question cancel: its words, not done
+            status = "cancelled"
     else:
         status, outcome = "cancelled", CallOutcome(_stopped_words(run, asked), True)
     run.record_result(call.call_id, status, outcome.text, _elapsed(run, started), outcome.parts, outcome.structured)

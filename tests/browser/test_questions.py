@@ -86,6 +86,8 @@ def test_reload_while_a_question_waits_keeps_the_form_and_stop_answers_it_cancel
     expect(card.locator("[data-question=answered]")).to_contain_text(
         "Cancelled: the turn was stopped while the question waited."
     )
+    expect(card).to_have_attribute("data-tool-status", "cancelled")  # never done with a green check
+    expect(card.locator(".lc-tool-done")).to_have_count(0)
     expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
     upstream.plan(Behavior(text="All right."))
     send(page, "never mind")

@@ -115,6 +115,7 @@ async def test_stop_while_the_form_is_open_answers_cancel_the_tool_sees_it_and_t
     assert [r["action"] for r in server_record(record)] == ["cancel"]  # the tool saw the cancel
     (result,) = of(engine, cid, ToolResult)
     assert result.call_id == "call_q"
+    assert result.status == "cancelled", "the Stop's cancel answer ended the call: never shown as done"
     assert the_call(engine, cid).questions[0].by == "stop"  # the card says the turn was stopped while it waited
     timeline = [(p.kind, p.name, p.source) for a in audit(engine.events(cid)) for p in a.phases]
     assert ("question_asked", "place_order", "form") in timeline and (

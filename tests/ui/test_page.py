@@ -474,3 +474,27 @@ async def test_a_link_to_a_chat_that_never_existed_shows_a_notice_and_a_new_chat
     await chat.should_see("That conversation does not exist (it may have been deleted).")
     await chat.should_see("Ask anything.")
     assert not engine().summaries()
+
+
+async def test_a_questions_sent_time_is_when_it_was_sent_not_its_latest_retry_or_continue(
+    chat: User, upstream: ScriptedUpstream
+) -> None:
+    upstream.plan(Behavior(text="first answer"), Behavior(text="second answer"))
+    await send(chat, "when did I ask?")
+    await wait_until(lambda: last_answer(chat).status == "complete")
+    conv = engine().conversation(cid_of(chat))
+    assert conv is not None
+    asked = conv.messages[conv.message_ids[0]].ts
+
+    def shown() -> str:
+        (label,) = [e for e in elements(chat, marker="sent") if e.visible]
+        return str(label.props["data-lc-time"])
+
+    assert shown() == asked
+    await click(chat, "Retry")
+    await wait_until(lambda: last_answer(chat).text == "second answer" and last_answer(chat).status == "complete")
+    latest = engine().conversation(cid_of(chat))
+    assert latest is not None
+    retried = latest.attempts[latest.messages[latest.message_ids[-1]].current_attempt_id or ""]
+    assert retried.metrics is not None and retried.metrics.sent_at != asked
+    assert shown() == asked, "the question's time moved to the Retry's"
