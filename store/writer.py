@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from ledger.events import AnyEvent
 from store.health import ProblemLog, StoreHealth
 
-MAX_BACKOFF = 2.0  # seconds between retries of a failing write, at most
+MAX_BACKOFF = 1.0  # seconds between retries of a failing write, at most (saving resumes within ~1 s)
 Batch = dict[str, list[AnyEvent]]
 #: What writing a batch gave: events saved, the events that failed per conversation, the first error.
 Written = tuple[int, Batch, BaseException | None]

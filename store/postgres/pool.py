@@ -7,6 +7,10 @@ Guarantees:
   error (``psycopg.OperationalError``, the connection broken between the check and the use) it runs ``work``
   once more on a fresh connection. Only for idempotent statements (lease acquisition, claim, renewal, takeover,
   release, the janitor): a batch of events is never retried here (the writer keeps it).
+- A pool whose connections died (the database restarted or stopped) tries to connect again every
+  ``RECONNECT_EVERY`` seconds at most, however long the outage lasted, and never gives up (psycopg_pool's own
+  backoff doubles without a bound: after a 17 s outage it waited another ~2 minutes before its next try); so
+  saving resumes within about a second of the database answering.
 - A pool waits at most ``POOL_TIMEOUT`` seconds for a connection (``psycopg_pool.PoolTimeout``, a
   ``psycopg.OperationalError``), never the driver's default 30 s.
 - An instance frozen in the middle of a batch (SIGSTOP, a VM paused) holds row locks that block the survivors'
@@ -27,13 +31,31 @@ from typing import TypeVar
 
 import psycopg
 from psycopg_pool import ConnectionPool
+from psycopg_pool.base import AttemptWithBackoff
 
 Conn = psycopg.Connection[tuple[object, ...]]
-Pool = ConnectionPool[Conn]
 T = TypeVar("T")
 POOL_TIMEOUT = 3.0
+RECONNECT_EVERY = 0.5  # seconds between two tries to reconnect, at most, however long the database was away
 IDLE_IN_TRANSACTION = 3.0  # seconds; well under the owner lease (5 s), so a frozen owner's locks go before it expires
 STATEMENT_TIMEOUT = 5.0
+
+
+class _SteadyAttempt(AttemptWithBackoff):
+    """psycopg_pool's reconnect attempt, its delay bounded by ``RECONNECT_EVERY`` (see the module)."""
+
+    INITIAL_DELAY = RECONNECT_EVERY / 2
+
+    def update_delay(self, now: float) -> None:
+        super().update_delay(now)
+        self.delay = min(self.delay, RECONNECT_EVERY)
+
+
+class Pool(ConnectionPool[Conn]):
+    """A ``ConnectionPool`` that reconnects steadily (``_SteadyAttempt``) and never gives up reconnecting."""
+
+    def _add_connection(self, attempt: AttemptWithBackoff | None, growing: bool = False) -> None:
+        super()._add_connection(attempt or _SteadyAttempt(timeout=self.reconnect_timeout), growing)
 
 
 def make_pool(url: str, name: str, *, max_size: int, instance: str) -> Pool:
@@ -42,9 +64,10 @@ def make_pool(url: str, name: str, *, max_size: int, instance: str) -> Pool:
         conn.execute(f"SET idle_in_transaction_session_timeout = {int(IDLE_IN_TRANSACTION * 1000)}")
         conn.execute(f"SET statement_timeout = {int(STATEMENT_TIMEOUT * 1000)}")
 
-    return ConnectionPool(
+    return Pool(
         url, min_size=1, max_size=max_size, open=True, kwargs={"autocommit": True}, name=name,
         configure=configure, check=ConnectionPool.check_connection, timeout=POOL_TIMEOUT,
+        reconnect_timeout=float("inf"),
     )  # fmt: skip
 
 

@@ -5,11 +5,19 @@ Guarantees (beyond ``store.presets.PresetStore``): ``add`` is one ``INSERT``; a 
 first is refused by the primary key and raises ``VersionTaken``. Its own small pool (``store.postgres.pool``), a
 broken connection retried once for reads; a database that cannot be reached raises ``StoreError`` with a readable
 reason (no password).
+
+Reads never wait for the database: every page render reads the presets (the picker), on the event loop, and a
+database that is down or slow must not stall the pages. ``open`` reads the table once; after that ``versions``
+answers from memory, and when its copy is older than ``REFRESH`` seconds it starts one read on a thread of its
+own (the next call sees the result): another instance's save shows within about a second, this instance's own at
+once (``add`` adds it to the copy). A read that fails keeps the copy as it was (the next call tries again).
 """
 
 from __future__ import annotations
 
 import json
+import threading
+import time
 from typing import Any, cast
 
 import psycopg
@@ -20,27 +28,59 @@ from store.postgres.pool import Pool, make_pool, once_more
 from store.postgres.schema import describe_db_error, migrate
 from store.presets import VersionTaken
 
+REFRESH = 1.0  # seconds a read copy is answered from memory before it is read again, off the caller's thread
+
 
 class PgPresets:
     def __init__(self, pool: Pool) -> None:
         self._pool = pool
+        self._lock = threading.Lock()
+        self._copy: list[Preset] | None = None
+        self._read_at = 0.0
+        self._reading = False
+        self._added: list[Preset] = []  # saved here: kept in the copy even by a read that began before the save
 
     @classmethod
     def open(cls, url: str, *, instance: str, read_only: bool = False) -> PgPresets:
         if not read_only:
             migrate(url)
-        return cls(make_pool(url, "presets", max_size=2, instance=instance))
+        store = cls(make_pool(url, "presets", max_size=2, instance=instance))
+        store._read()
+        return store
 
     def close(self) -> None:
         self._pool.close()
 
     def versions(self) -> list[Preset]:
+        """Every version, from the copy in memory (see the module); the database only when there is no copy."""
+        with self._lock:
+            copy, stale = self._copy, time.monotonic() - self._read_at > REFRESH
+            if copy is not None and stale and not self._reading:
+                self._reading = True
+                threading.Thread(target=self._refresh, name="presets-refresh", daemon=True).start()
+        return list(copy) if copy is not None else self._read()
+
+    def _read(self) -> list[Preset]:
         query = "SELECT doc FROM presets ORDER BY preset_id, version"
         try:
             rows = once_more(self._pool, lambda conn: conn.execute(query).fetchall())
         except psycopg.Error as exc:
             raise StoreError(describe_db_error(exc)[1]) from None
-        return [from_dict(_doc(row[0])) for row in rows]
+        read = [from_dict(_doc(row[0])) for row in rows]
+        with self._lock:
+            known = {(p.preset_id, p.version) for p in read}
+            read = _ordered([*read, *(p for p in self._added if (p.preset_id, p.version) not in known)])
+            self._copy, self._read_at = read, time.monotonic()
+        return list(read)
+
+    def _refresh(self) -> None:
+        try:
+            self._read()
+        except StoreError:
+            pass  # the database is away: the copy stays, the next call tries again
+        finally:
+            with self._lock:
+                self._reading = False
 
     def add(self, preset: Preset) -> None:
         doc = json.dumps(to_dict(preset), ensure_ascii=False)
@@ -54,6 +94,14 @@ class PgPresets:
             raise VersionTaken(f"version {preset.version} of preset {preset.preset_id} exists already") from None
         except psycopg.Error as exc:
             raise StoreError(describe_db_error(exc)[1]) from None
+        with self._lock:  # this instance's own save shows at once, in the table's order
+            self._added.append(preset)
+            if self._copy is not None:
+                self._copy = _ordered([*self._copy, preset])
+
+
+def _ordered(presets: list[Preset]) -> list[Preset]:
+    return sorted(presets, key=lambda p: (p.preset_id, p.version))
 
 
 def _doc(value: object) -> dict[str, Any]:
