@@ -72,8 +72,8 @@ def summarize(summary: ConversationSummary | None, event: AnyEvent) -> Conversat
         case Started():
             open_attempts = tuple(sorted({*open_attempts, event.attempt_id}))
         case Done() | Cancelled() | Recovered() | Failed() | Persisted():
-            if is_terminal(event) or isinstance(event, Persisted):
-                open_attempts = tuple(a for a in open_attempts if a != event.attempt_id)
+            if (closed := closes(event)) is not None:
+                open_attempts = tuple(a for a in open_attempts if a != closed)
         case Deleted():
             return summary._replace(deleted=True, open_attempts=(), last_seq=event.seq, updated_ts=event.ts)
     return summary._replace(
@@ -83,6 +83,15 @@ def summarize(summary: ConversationSummary | None, event: AnyEvent) -> Conversat
         open_attempts=open_attempts,
         last_seq=max(summary.last_seq, event.seq),
     )
+
+
+def closes(event: AnyEvent) -> str | None:
+    """The attempt ``event`` takes out of a summary's open ones (its first end, or its ``persisted``), if any."""
+    match event:
+        case Done() | Cancelled() | Recovered() | Failed() | Persisted():
+            return event.attempt_id if is_terminal(event) or isinstance(event, Persisted) else None
+        case _:
+            return None
 
 
 def summary_of(conv: ConversationState) -> ConversationSummary:

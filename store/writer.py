@@ -66,8 +66,8 @@ class Batches:
         """Under the lock: whether work other than queued events waits for the writer."""
         return False
 
-    def taken(self, closing: bool) -> None:
-        """Under the lock, as the writer takes a batch to write it."""
+    def taken(self, batch: Batch, closing: bool) -> None:
+        """Under the lock, as the writer takes ``batch`` to write it."""
 
     def written(self, ok: bool) -> None:
         """Under the lock, once the batch taken last was written (``ok``) or failed."""
@@ -223,7 +223,7 @@ class Writer:
                     self._pending_since, self._urgent = None, False
                     target = self._appended
                     self._writing = set(batch)
-                    self._batches.taken(self._closing)
+                    self._batches.taken(batch, self._closing)
             if not idle:
                 self._write(batch, target)
                 del batch  # not kept while waiting for the next one: saved events live on as rows only

@@ -26,6 +26,9 @@ Guarantees:
   drops it once nothing of it waits to be written. ``summaries()`` come from the index, kept up to date on every
   append by ``ledger.summary.summarize``; the index is rewritten with a batch when a title, an open attempt, the
   list or the end of an attempt changed (not for chunks alone), and always before that batch's conversation files.
+  An index written with a batch never closes the attempts that batch ends (they stay open in it until the next
+  index, written once the batch is durable): a crash between the index and the conversation files leaves the
+  attempt open in both, so start-up recovery (which reads only the conversations the index marks open) ends it.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from pathlib import Path
 
 from ledger.errors import ConversationDeletedError, DataDirInUseError, StoreError
 from ledger.events import AnyEvent
-from ledger.summary import ConversationSummary
+from ledger.summary import ConversationSummary, closes
 from store.api import is_urgent
 from store.health import ProblemLog, describe_os_error
 from store.memory import Memory
@@ -60,6 +63,7 @@ class Store(Memory, Batches):
         self._log = ProblemLog(log)
         self._files = FolderFiles(self.data_dir, self._log.report)
         self._index: Index | None = None  # the index the batch being written writes first, if due
+        self._closes_held = False  # that index keeps open the attempts its batch ends (closed by the next one)
         lock = threading.Condition()
         writer = Writer(lock, self, self._log, flush_interval=flush_interval, name="ledger-store-writer")
         super().__init__(lock, writer, backing=self._files)
@@ -125,13 +129,22 @@ class Store(Memory, Batches):
     def due(self) -> bool:
         return self._files.index_due
 
-    def taken(self, closing: bool) -> None:
+    def taken(self, batch: Batch, closing: bool) -> None:
         self._index = self.snapshot() if self._files.index_due or closing else None
         self._files.index_due = False
+        self._closes_held = False
+        if self._index is not None:  # the index is written before the events: it must not close what they end
+            summaries = self._index[0]
+            for cid, events in batch.items():
+                ended = {a for a in map(closes, events) if a is not None}
+                if ended and cid in summaries:
+                    still = summaries[cid].open_attempts
+                    summaries[cid] = summaries[cid]._replace(open_attempts=tuple(sorted({*still, *ended})))
+                    self._closes_held = True
 
     def written(self, ok: bool) -> None:
-        if self._index is not None and not ok:
-            self._files.index_due = True
+        if self._index is not None and (not ok or self._closes_held):
+            self._files.index_due = True  # again: after a failure, or to close what this batch ended
 
     def write(self, batch: Batch) -> Written:
         """Write the index (when due), then each conversation's events: (events saved, events that failed per

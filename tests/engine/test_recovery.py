@@ -53,3 +53,39 @@ async def test_a_process_killed_mid_stream_comes_back_interrupted_with_its_persi
     kinds = [e.KIND for e in engine.store.events(cid)][-2:]
     assert kinds == ["recovered", "persisted"]
     assert engine.recover() == [], "recovery must happen once"
+
+
+async def test_a_process_killed_between_a_stops_index_write_and_its_events_comes_back_interrupted(
+    engines: EngineFactory, upstream: ScriptedUpstream, tmp_path: Path
+) -> None:
+    """Found by 16 kill -9 at random moments: one, at a Stop, left the answer streaming for good after the
+    restart: the index said the attempt had ended, the conversation's file did not hold the end, and start-up
+    recovery reads only the conversations the index marks open."""
+    data = tmp_path / "torn"
+    story = " ".join(f"word{n}" for n in range(400))
+    upstream.plan(Behavior(text=story, chunk_delay=0.01))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.crash_between_writes", str(data), upstream.base_url],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert child.stdout is not None
+        ready, _, _ = select.select([child.stdout], [], [], 60)
+        line = child.stdout.readline() if ready else "(no answer within 60 s)"
+        assert line.startswith("STREAMING"), f"child did not stream: {line!r}"
+        _, cid, message_id = line.split()
+        assert child.wait(timeout=30) == 137, "the child died between the two writes"
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+    engine = engines(data)
+    recovered = engine.recover()  # as at start-up: before anything opens the conversation
+    attempt = current_attempt(engine, cid, message_id)
+    assert recovered == [attempt.attempt_id], "the index hid the open attempt from start-up recovery"
+    assert not [e for e in engine.store.events(cid) if e.KIND == "cancel_requested"], "the Stop died with the kill"
+    stored_chunks = [e for e in engine.store.events(cid) if isinstance(e, Chunk)]
+    assert attempt.status == "interrupted" and attempt.text == "".join(c.text for c in stored_chunks)
