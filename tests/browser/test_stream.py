@@ -51,6 +51,9 @@ class Relay:
     def __init__(self) -> None:
         self.drop_at: int | None = None  # drop the n-th text delta (counted from 1)
         self.close_at: int | None = None  # close the socket at the n-th text delta (the page reconnects)
+        self.close_every: int | None = None  # close it at every n-th text delta, ``closes_left`` times
+        self.closes_left = 0
+        self.closed = 0
         self.deltas = 0
         self.whole_states = 0
 
@@ -67,7 +70,10 @@ class Relay:
                     self.deltas += 1
                     if self.deltas == self.drop_at:
                         return
-                    if self.deltas == self.close_at:
+                    every = self.close_every
+                    if self.deltas == self.close_at or (every and self.closes_left and self.deltas % every == 0):
+                        self.closes_left -= self.deltas != self.close_at
+                        self.closed += 1
                         ws.close()
                         return
             ws.send(message)
@@ -127,6 +133,30 @@ def test_a_reconnect_mid_stream_ends_as_the_full_render(
     wait_until_blocking(
         lambda: operator.eq(*shown_and_full(page, RICH)), timeout=5, what=f"the full render of {len(blocks)} blocks"
     )
+
+
+def test_ten_drops_during_a_2000_chunk_answer_end_with_the_ledgers_text_on_screen_and_after_a_reload(
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    """Tokens duplicated or replayed after a reconnect (hermes-webui #2051, LibreChat #11940): every reconnect
+    resumes from what the page applied, so the text on screen is the ledger's, character for character."""
+    relay = Relay()
+    relay.close_every, relay.closes_left = 6, 10
+    page = open_page(app, timeout_ms=60_000, route=relay)
+    text = RICH + "\n\n" + " ".join(f"w{n}" for n in range(2000 - len(RICH.split())))
+    upstream.plan(Behavior(text=text, chunk_delay=0.004))
+    send(page, "a long one, through a bad network")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete", timeout=90_000)
+    assert relay.closed == 10, f"{relay.closed} drops during {relay.deltas} deltas"
+    assert upstream.last.chunks_sent >= 1990
+    wait_until_blocking(lambda: operator.eq(*shown_and_full(page, text)), timeout=10, what="the full render")
+    shown, full = shown_and_full(page, text)
+    assert shown == full and shown.count(f" {text.split()[-1]}") == 1
+    cid = conversation_id(page)
+    page.reload()
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    assert operator.eq(*shown_and_full(page, text)), "after a reload: the ledger's text"
+    wait_until_blocking(lambda: app.stored_text(cid) == text, timeout=10, what="the ledger to hold the answer")
 
 
 def test_a_stopped_half_written_answer_shows_closed_markup(
