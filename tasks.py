@@ -179,7 +179,7 @@ def tmpfs_mount_missing() -> str | None:
             [mount, "-t", "tmpfs", "-o", "size=64k", "tmpfs", folder], capture_output=True, text=True, timeout=30
         )
         if tried.returncode != 0:
-            said = tried.stderr.strip() or f"exit status {tried.returncode}"
+            said = (tried.stderr.strip().splitlines() or [f"exit status {tried.returncode}"])[0]
             return (
                 f"a tmpfs cannot be mounted here ({said}): the full-disk and read-only-folder tests mount small "
                 "ones (run as root, in a container allowed to mount)"
