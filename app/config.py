@@ -1,7 +1,9 @@
 """Command-line and environment configuration (every option also as a ``LEDGERCHAT_*`` variable).
 
 Guarantees: ``load_config(argv, environ)`` returns a validated ``AppConfig`` or raises ``ConfigError`` with one
-line naming the bad value; command-line options win over environment variables; the engine's limits and their
+line naming the bad value; every option of the ``run`` command is also read from ``LEDGERCHAT_<NAME>`` (its long
+name upper-cased, dashes as underscores; a switch such as ``--no-tools`` is on for ``1`` or ``true``);
+command-line options win over environment variables; the engine's limits and their
 defaults are ``engine.settings.Limits`` (written once, read here); API keys are read from the provider's usual
 environment variables by litellm and never stored here.
 
@@ -156,8 +158,8 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
     args = _parser().parse_args(list(argv))
     app: dict[str, Any] = {
         "command": args.command or "run",
-        "show": bool(getattr(args, "show", False)),
-        "no_tools": bool(getattr(args, "no_tools", False)),
+        "show": switch(args, environ, "show"),
+        "no_tools": switch(args, environ, "no_tools"),
     }
     limits: dict[str, Any] = {}
     for options, target in ((_APP_OPTIONS, app), (_LIMIT_OPTIONS, limits)):
@@ -244,11 +246,16 @@ def load_model_info(path: Path) -> dict[str, Any]:
     return data
 
 
+def switch(args: argparse.Namespace, environ: Mapping[str, str], name: str) -> bool:
+    """An on/off option: given on the command line, or ``LEDGERCHAT_<NAME>`` set to ``1`` or ``true``."""
+    return bool(getattr(args, name, False)) or environ.get(f"LEDGERCHAT_{name.upper()}", "").lower() in ("1", "true")
+
+
 def _access(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, Any]:
     token = getattr(args, "token", None)
     if token is None:
         token = environ.get("LEDGERCHAT_TOKEN") or None
-    no_token = bool(getattr(args, "no_token", False)) or environ.get("LEDGERCHAT_NO_TOKEN", "") in ("1", "true")
+    no_token = switch(args, environ, "no_token")
     hosts = getattr(args, "allowed_hosts", None) or environ.get("LEDGERCHAT_ALLOWED_HOSTS", "")
     return {
         "token": token,

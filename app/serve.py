@@ -3,8 +3,10 @@ wiring, then NiceGUI's server.
 
 Guarantees: a second process on the same ``--data-dir`` or an unreachable database exits with one line naming it
 (exit 1) before the port is bound; so does a port another process holds (checked before anything says where the
-app listens: no "on http://…" line is ever followed by the bind error); the first line printed names the address,
-the model and where the data lives; no credential from ``--api-base`` or an error reaches a log line.
+app listens: no "on http://…" line is ever followed by the bind error); the line naming the address, the model
+and where the data lives ("Ledger Chat on …") is printed only once the port accepts connections
+(``announce_once_listening``), so whoever reads it can connect at once; no credential from ``--api-base`` or an
+error reaches a log line.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import errno
 import logging
 import socket
 import sys
+import threading
+import time
 
 from app.config import AppConfig
 from app.stores import open_store
@@ -36,6 +40,25 @@ def port_taken(host: str, port: int) -> str | None:
                 why = "another program is using it" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
                 return f"cannot listen on {host}:{port}: {why} (choose another with --port)"
     return None
+
+
+def announce_once_listening(host: str, port: int, line: str) -> threading.Thread:
+    """Print ``line`` once a connection to ``host:port`` succeeds (a wildcard bind is tried on loopback), from a
+    thread of its own: the server starts meanwhile."""
+    address = ({"0.0.0.0": "127.0.0.1", "::": "::1", "localhost": "127.0.0.1"}.get(host, host), port)
+
+    def wait_then_print() -> None:
+        while True:
+            try:
+                with socket.create_connection(address, timeout=1):
+                    break
+            except OSError:
+                time.sleep(0.01)  # the poll interval of a condition wait (the port accepting), not a sync sleep
+        print(line, flush=True)
+
+    thread = threading.Thread(target=wait_then_print, name="announce", daemon=True)
+    thread.start()
+    return thread
 
 
 def run(config: AppConfig) -> int:
@@ -66,7 +89,9 @@ def run(config: AppConfig) -> int:
         where += f" — open {config.local_url}/?token={token}"
     elif token:
         where += " (access token required)"
-    print(f"Ledger Chat on {where} — model: {config.model} — data: {store.where}", flush=True)
+    announce_once_listening(
+        config.host, config.port, f"Ledger Chat on {where} — model: {config.model} — data: {store.where}"
+    )
     ui.run(
         host=config.host,
         port=config.port,

@@ -14,7 +14,8 @@ Guarantees:
   per distinct failure; the first successful write clears it.
 - ``flush_sync`` returns whether everything queued before the call was written (False after a failed write, the
   timeout, or events dropped meanwhile: ``drop``, ``discard``: a back end's refused part); ``stop`` tries for
-  a bounded time and returns how many events could not be saved.
+  a bounded time and returns how many events could not be saved; the thread itself ends at that deadline even
+  while every write fails (``running`` turns False).
 - ``Batches.housekeep`` runs on the writer thread after every batch, whenever ``housekeeping_in`` seconds pass
   idle, and after a wake-up while idle (so a new ``housekeeping_in`` counts at once).
 """
@@ -152,6 +153,11 @@ class Writer:
 
     def start(self) -> None:
         self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        """Whether the writer thread is still alive (after ``stop``: False once it gave up or finished)."""
+        return self._thread.is_alive()
 
     def flush_sync(self, timeout: float | None = 30.0) -> bool:
         """Wait until every event queued so far is written: True then; False if a write failed meanwhile or

@@ -2,12 +2,15 @@
 TinyDB files, the real app as a process (``run_app``, and the two session-wide apps ``token_app`` and
 ``loopback_app``), headless Chromium and its pages (``browser``, ``open_page``), and a real PostgreSQL server (a
 throwaway cluster started once per session) with a fresh database per test. A folder's own set-up is in its
-``conftest.py``."""
+``conftest.py``.
+
+Every run: a skip whose reason is not in the allow-list of ``tests/support/skips.py`` fails the test that skipped
+(``pytest_runtest_makereport``, ``pytest_make_collect_report``)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -27,8 +30,27 @@ from tests.support.chromium import launched  # noqa: E402
 from tests.support.engine import EngineFactory  # noqa: E402
 from tests.support.ledger_builders import conversation_events  # noqa: E402
 from tests.support.postgres import PostgresCluster, throwaway_cluster  # noqa: E402
+from tests.support.skips import fail_unexpected_skip  # noqa: E402
 from tests.support.stores import StoreMaker  # noqa: E402
 from tests.support.upstream import ScriptedUpstream, serve  # noqa: E402
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    fail_unexpected_skip(report)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    report = yield
+    fail_unexpected_skip(report)
+    return report
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,7 @@ from playwright.sync_api import Dialog, Page, Route, expect
 from tests.support.app_process import AppProcess
 from tests.support.browser import Pages, last_answer, load
 from tests.support.upstream import Behavior, ScriptedUpstream
+from tests.support.waiting import wait_until_playwright
 
 CHIP = ".lc-tray .lc-chip[data-attachment]"
 SENT = ".lc-user [data-attachment]"
@@ -223,8 +224,7 @@ def test_send_while_an_upload_runs_waits_for_it_visibly_pressed_again_cancels_an
     expect(page.locator(".lc-user")).to_have_count(0)
 
     attach_and_send("late.png", "with the late file")
-    while len(held) < 2:  # the held request reaches the handler while Playwright waits
-        page.wait_for_timeout(20)  # the poll interval of a condition wait, not a synchronization sleep
+    wait_until_playwright(page, lambda: len(held) >= 2, what="the second upload's request reaching the route")
     held[1].continue_()
     expect(page.locator(f"{SENT} img")).to_have_count(1)
     expect(last_answer(page)).to_have_attribute("data-status", "complete")

@@ -17,6 +17,7 @@ from demo.stream import WORD
 from tests.support.app_process import AppProcess
 from tests.support.browser import Pages, conversation_id, last_answer, send
 from tests.support.upstream import Behavior, ScriptedUpstream
+from tests.support.waiting import wait_until_blocking
 
 TAIL = ".lc-body .lc-stream > .lc-tail"
 LIVE = "Intro.\n\nThe tail has **bold words**, $e^{i\\pi} + 1 = 0$, `search_notes` and https://example.org/docs and on"
@@ -127,14 +128,22 @@ DOTS_MOVING = "() => document.getAnimations().filter((a) => a.animationName === 
 def test_the_typing_dots_stand_still_while_text_flows_and_move_again_with_the_waiting_hint_after_a_pause(
     page: Page, upstream: ScriptedUpstream
 ) -> None:
-    upstream.plan(Behavior(text="flowing " * 400, chunk_delay=0.05, stall_after=40))  # 2 s of words, then silence
-    send(page, "words, then a long pause")
+    upstream.plan(
+        Behavior(text="flowing " * 2000, chunk_delay=0.05),  # words for 100 s: still coming whenever it is checked
+        Behavior(text="paused " * 400, chunk_delay=0.05, stall_after=5),  # a few words, then silence
+    )
+    send(page, "words that keep coming")
     answer = last_answer(page)
     expect(answer).to_contain_text("flowing")
     dots = answer.get_by_role("img", name="Answer streaming")
     expect(dots).to_be_visible()  # still there while the words come, drawn still (no frame a second for them)
     page.wait_for_function(f"() => ({DOTS_MOVING})() === 0 && document.body.innerText.includes('flowing')")
-    assert answer.inner_text().count("flowing") < 40, "seen still while the words were still coming"
+    seen = answer.inner_text().count("flowing")
+    wait_until_blocking(lambda: answer.inner_text().count("flowing") > seen, what="words after the dots stood still")
+    stop(page)
+    send(page, "words, then a long pause")
+    answer = last_answer(page)
+    expect(answer).to_contain_text("paused")
     hint = answer.get_by_text(re.compile(r"waiting for the provider… \d+ s"))
     expect(hint).to_be_visible(timeout=15_000)
     assert page.evaluate(f"({DOTS_MOVING})()") == 3, "after a pause the three dots move again"

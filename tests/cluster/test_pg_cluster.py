@@ -1,6 +1,7 @@
 """Two real app processes on one PostgreSQL, a Chromium tab on each: a stream running on one shows live on the
 other; Stop, Retry and delete from the other reach the instance that runs it; a killed owner's answer is finalized
 by the survivor. The instances and the database are shared by the tests of this module (start-up costs seconds).
+The two lease timings run in the ``solo`` phase (tasks.py test), with ``MARGIN`` past the lease.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import os
 import signal
 import time
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from engine.cluster import LEASE
@@ -19,6 +21,7 @@ from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for_blocking, wait_until_blocking
 
 WORDS = [f"w{n}" for n in range(800)]
+MARGIN = 3.0  # seconds past the lease for the survivor's check, its write and the tab's update (solo phase)
 
 
 def pid_of(writer: str) -> int:
@@ -99,6 +102,7 @@ def test_deleting_on_the_other_instance_mid_stream_stops_it_and_leaves_nothing_a
     expect(on_a.get_by_text("This conversation was deleted.")).to_be_visible()
 
 
+@pytest.mark.solo  # "in time" is the lease's seconds, measured with nothing else running (tasks.py test)
 def test_killing_the_owner_mid_stream_lets_the_other_instance_mark_the_answer_interrupted_in_time(
     apps_on_one_database: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream
 ) -> None:
@@ -109,8 +113,8 @@ def test_killing_the_owner_mid_stream_lets_the_other_instance_mark_the_answer_in
     finally:
         owner.kill()
     killed = time.monotonic()
-    expect(last_answer(on_b)).to_have_attribute("data-status", "interrupted", timeout=(LEASE + 2) * 1000)
-    assert time.monotonic() - killed < LEASE + 2
+    expect(last_answer(on_b)).to_have_attribute("data-status", "interrupted", timeout=(LEASE + MARGIN) * 1000)
+    assert time.monotonic() - killed < LEASE + MARGIN
     expect(last_answer(on_b)).to_contain_text("Stopped")
     rows = pair.rows(cid)
     assert [k for k, _, _ in rows][-2:] == ["recovered", "persisted"]
@@ -121,6 +125,7 @@ def test_killing_the_owner_mid_stream_lets_the_other_instance_mark_the_answer_in
     assert wait_until_blocking(lambda: visible_words(on_b), what="words") == text
 
 
+@pytest.mark.solo  # the lease's seconds, measured with nothing else running (tasks.py test)
 def test_an_owner_that_stops_renewing_its_lease_is_finalized_by_the_other_instance_once_the_lease_expired(
     apps_on_one_database: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream
 ) -> None:
@@ -131,12 +136,12 @@ def test_an_owner_that_stops_renewing_its_lease_is_finalized_by_the_other_instan
         _, on_b, cid = streaming_on(owner, pair, open_page, upstream, "a story whose server freezes", 15)
         os.kill(owner.proc.pid, signal.SIGSTOP)  # alive (so not known dead) but renewing nothing: another host's fate
         frozen = time.monotonic()
-        expect(last_answer(on_b)).to_have_attribute("data-status", "interrupted", timeout=(LEASE + 2) * 1000)
+        expect(last_answer(on_b)).to_have_attribute("data-status", "interrupted", timeout=(LEASE + MARGIN) * 1000)
         waited = time.monotonic() - frozen
     finally:
         os.kill(owner.proc.pid, signal.SIGCONT)
         owner.kill()
-    assert LEASE * 2 / 3 - 0.5 < waited < LEASE + 2, "after the lease (renewed every lease/3 s), not before"
+    assert LEASE * 2 / 3 - 0.5 < waited < LEASE + MARGIN, "after the lease (renewed every lease/3 s), not before"
     rows = pair.rows(cid)
     assert [k for k, _, _ in rows][-2:] == ["recovered", "persisted"] and pid_of(rows[-1][1]) in pair.others(owner)
     text = rows[-1][2]["text"].split()

@@ -74,6 +74,7 @@ def test_a_run_of_chunks_is_written_as_one_batch_once_the_flush_interval_passed(
     for seq in range(1, 51):
         queue.add(chunk(seq))
     wait_until_blocking(lambda: recording.batches, what="the batch is written")
+    # a lower bound only: a busy machine can make it later, never earlier
     assert time.monotonic() - started >= 0.2, "chunks alone wait for the interval"
     assert recording.batches == [{"c1": list(range(1, 51))}]
     assert queue.writer.health().ok and queue.writer.health().unsaved == 0
@@ -113,6 +114,7 @@ def test_stopping_while_saving_fails_gives_up_in_bounded_time_and_counts_what_wa
     queue = Queue(recording, flush_interval=0.02)
     for seq in range(1, 4):
         queue.add(chunk(seq))
-    started = time.monotonic()
     assert queue.writer.stop(timeout=0.3) == 3
-    assert time.monotonic() - started < 2.0 and recording.batches == []
+    assert recording.batches == []
+    # bounded: the thread ends by itself at stop's deadline though every write fails (not left retrying forever)
+    wait_until_blocking(lambda: not queue.writer.running, what="the writer thread giving up")

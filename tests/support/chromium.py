@@ -2,7 +2,8 @@
 
 Guarantees: ``mark_as_browser_tests`` gives every item it is handed the ``browser`` marker (so ``-m browser`` and
 ``-m "not browser"`` select them) and, when Debian's ``chromium`` is not installed, a skip that says so and how
-to get it; ``launched`` starts a headless Chromium with the arguments every test and bench uses and closes it.
+to get it (allowed only when the run knowingly allows it: ``tests/support/skips.py``; else the test fails);
+``launched`` starts a headless Chromium with the arguments every test and bench uses and closes it.
 Playwright drives Chromium itself, so ``chromedriver`` is not needed for these tests.
 """
 

@@ -1,7 +1,9 @@
 """Real file systems that misbehave, for tests: a small tmpfs that fills up, and one remounted read-only.
 
 Both need ``mount`` (the tests run as root, where chmod stops nothing); where mounting is not permitted the test
-is skipped with the reason. Every mount is undone when the context ends, even after a failure.
+is skipped with the reason, which fails it unless the run knowingly allows it (``tests/support/skips.py``;
+``tasks.py test`` checks up front that a tmpfs can be mounted). Every mount is undone when the context ends, even
+after a failure.
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ class PostgresCluster:
 
 def throwaway_cluster() -> Iterator[PostgresCluster]:
     """A fixture's body: a started cluster of its own, stopped after its scope; the test is skipped, saying why,
-    where PostgreSQL's server binaries are missing."""
+    where PostgreSQL's server binaries are missing (a failure unless the run allows it: tests/support/skips.py)."""
     import pytest
 
     reason = unavailable_reason()

@@ -1,8 +1,10 @@
 """Waiting in tests: on a condition (an event in the ledger, a DOM state, a counter), never a fixed sleep.
 
 ``wait_until`` (async) and ``wait_until_blocking`` (for the synchronous browser and process tests) poll a
-condition and fail with what was awaited; ``nothing_more_for`` / ``nothing_more_for_blocking`` are the one named
-"nothing more appears" window: the caller asserts afterwards that nothing changed during it.
+condition and fail with what was awaited; ``wait_until_playwright`` does the same for a condition that Playwright's
+own callbacks (a ``page.route`` handler, a ``page.on`` listener) make true, so it polls inside Playwright;
+``nothing_more_for`` / ``nothing_more_for_blocking`` are the one named "nothing more appears" window: the caller
+asserts afterwards that nothing changed during it.
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 T = TypeVar("T")
 POLL = 0.005
@@ -38,6 +43,19 @@ def wait_until_blocking(condition: Callable[[], T], timeout: float = 10.0, what:
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} not met within {timeout} s")
         time.sleep(POLL * 4)  # the poll interval of a condition wait, not a synchronization sleep
+
+
+def wait_until_playwright(page: Page, condition: Callable[[], T], timeout: float = 10.0, what: str = "condition") -> T:
+    """``wait_until_blocking`` for a condition set by Playwright's callbacks: they run only while Playwright is
+    called, so the poll is Playwright's own wait."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not met within {timeout} s")
+        page.wait_for_timeout(POLL * 4 * 1000)  # the poll interval of a condition wait, not a synchronization sleep
 
 
 async def nothing_more_for(seconds: float) -> None:

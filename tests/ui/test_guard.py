@@ -103,20 +103,29 @@ def test_every_response_carries_the_security_headers(token_app: AppProcess, loop
 def test_wrong_tokens_are_refused_rate_limited_per_address_and_logged_without_the_token(token_app: AppProcess) -> None:
     other = httpx.HTTPTransport(local_address="127.0.0.2")  # its own address: 127.0.0.1 is not limited
     wrong = "not-the-token-" + "x" * 30
-    started = time.perf_counter()
     with httpx.Client(base_url=token_app.url, transport=other, timeout=10) as attacker:
         codes = [attacker.get("/", headers={"authorization": f"Bearer {wrong}{n}"}).status_code for n in range(12)]
         assert codes == [401] * 10 + [429] * 2
         limited = attacker.get(f"/?token={token_app.token}")
         assert limited.status_code == 429 and "try again in" in limited.text
-    per_try_ms = (time.perf_counter() - started) * 1000 / 13
     with client(token_app, headers={"authorization": f"Bearer {token_app.token}"}) as owner:
         assert owner.get("/").status_code == 200, "another address is not locked out"
     log = token_app.log.read_text()
     refused = [line for line in log.splitlines() if "refused a wrong access token from 127.0.0.2" in line]
     assert len(refused) == 10 and "(10 in the last minute)" in refused[-1]
     assert wrong not in log and token_app.token not in log.replace(f"?token={token_app.token}", "", 1)
-    assert per_try_ms < 100
+
+
+@pytest.mark.solo  # a time per request, measured with nothing else running (tasks.py test)
+def test_a_wrong_token_is_refused_at_once_without_a_slowdown(token_app: AppProcess) -> None:
+    other = httpx.HTTPTransport(local_address="127.0.0.3")  # an address of its own, below the rate limit
+    with httpx.Client(base_url=token_app.url, transport=other, timeout=10) as guesser:
+        assert guesser.get("/", headers={"authorization": "Bearer warm-up"}).status_code == 401
+        started = time.perf_counter()
+        codes = [guesser.get("/", headers={"authorization": f"Bearer wrong-{n}"}).status_code for n in range(5)]
+        per_try_ms = (time.perf_counter() - started) * 1000 / 5
+    assert codes == [401] * 5
+    assert per_try_ms < 250, "no delay per wrong token (a few ms on an idle machine; 2.5x the old bound)"
 
 
 def test_a_non_loopback_bind_with_no_token_refuses_to_start_in_one_line(tmp_path: Path) -> None:
