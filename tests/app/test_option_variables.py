@@ -51,6 +51,7 @@ def sample(name: str, tmp_path: Path) -> str:
         "max_resends": "4",
         "max_input_chars": "777",
         "max_steps": "7",
+        "loop_guard": "5",
         "tool_grace": "7",
         "tool_result_chars": "777",
         "token": "t" * 24,
