@@ -8,7 +8,7 @@ Guarantees:
   the ``drop_how`` way: ``tracked`` ends the body cleanly without the end marker, resets it, or lets the server
   close it mid-body), ``malformed_after`` yields one ``malformed`` piece and ends, ``error_after`` one ``error`` piece
   (the provider's in-stream error, its message the behaviour's) and ends, ``stall_after`` sends nothing for an
-  hour (counted on through the tool calls' argument pieces: a stall can come mid-call).
+  hour (a stall and a drop are counted on through the tool calls' argument pieces: they can come mid-call).
 - ``record.chunks_sent`` counts every text and tool-call piece yielded; ``tracked`` wraps a dialect's frames and
   keeps ``disconnected_at`` (the client went away) and ``closed_at`` (the stream ended, any way); the dialect
   sets ``finished`` after its last frame.
@@ -125,6 +125,8 @@ async def paced(record: RequestRecord, b: Behavior, text: str) -> AsyncGenerator
         size = max(1, -(-len(call.arguments) // max(call.pieces, 1)))
         for start in range(0, len(call.arguments), size):
             sent += 1
+            if b.drop_after is not None and sent >= b.drop_after:  # counted on from the text's pieces, as a stall
+                raise InjectedDrop(b.drop_how)
             if b.stall_after is not None and sent >= b.stall_after:  # counted on from the text's pieces
                 await asyncio.sleep(3600)
             yield Piece("call_args", call.arguments[start : start + size], index=index, call=call)

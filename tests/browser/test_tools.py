@@ -109,3 +109,37 @@ def test_a_destructive_call_waits_through_a_reload_and_an_answer_in_one_tab_show
         expect(last_answer(tab)).to_have_attribute("data-status", "complete")
     expect(page.locator("[data-grant='chat'][data-tool='delete_note']")).to_be_visible()  # in the Tools panel
     assert [r["title"] for r in server_record(record) if r["event"] == "delete_note"] == ["Caching"]
+
+
+CUTS = {
+    # after the reasoning, before any text: the reasoning block was the one growing
+    "reasoning": Behavior(text="never shown", reasoning="thinking " * 30, drop_after=0, chunk_delay=0.005),
+    # in the middle of a call's arguments (counted on from the text's 2 words)
+    "arguments": Behavior(
+        text="Computing now.",
+        tool_calls=[PlannedCall("calculator", json.dumps({"expression": "1 + " * 40 + "1"}), "call_cut", pieces=20)],
+        drop_after=8,
+        chunk_delay=0.005,
+    ),
+    # inside an open code block
+    "code": Behavior(text="Here:\n\n```python\n" + "x = 1\n" * 60 + "```\n\nDone.", drop_after=30, chunk_delay=0.005),
+}
+
+
+@pytest.mark.parametrize("where", list(CUTS))
+def test_a_stream_cut_in_reasoning_a_calls_arguments_or_a_code_block_ends_every_indicator(
+    page: Page, upstream: ScriptedUpstream, where: str
+) -> None:
+    """A "thinking" indicator or spinner that never ends (cherry-studio #14838, opencode #41365, lobehub #12726)."""
+    upstream.plan(CUTS[where])
+    send(page, f"cut me in {where}")
+    answer = last_answer(page)
+    expect(answer).to_have_attribute("data-status", "failed")
+    expect(answer).to_contain_text("Connection lost")
+    expect(answer.locator(".lc-typing")).to_be_hidden()
+    for live in ("writing", "queued", "waiting", "running"):
+        expect(answer.locator(f"[data-tool-status='{live}']")).to_have_count(0)
+    if where == "arguments":
+        expect(card(page, "call_cut")).to_have_attribute("data-tool-status", "omitted")
+    expect(page.get_by_role("button", name="Stop")).to_have_count(0)
+    expect(page.get_by_role("button", name="Send")).to_be_visible()
