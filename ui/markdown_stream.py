@@ -5,7 +5,7 @@ Guarantees:
   characters added (plus the blocks that finished), numbered in sequence (``static/markdown_stream.js``). A
   text that changed any other way (another attempt), a message the browser missed (a gap in the sequence) or a
   mount that shows another state than the server's (a reconnect) is answered with the whole state, once.
-- The server stays authoritative and does the rendering (``ui.safe_markdown``: markdown2 + nh3; the browser's own
+- The server stays authoritative and does the rendering (``ui.safe_markdown``: markdown-it + nh3; the browser's own
   HTML sanitizer, ``Element.setHTML``, as a second layer). A finished block is rendered once and sent as its
   markup plus ranges of the text the browser already holds (``html_parts``): a plain paragraph costs ~20 bytes
   over its text, so a streamed answer costs little more than its own size.
@@ -19,7 +19,7 @@ Guarantees:
   exactly ``render_blocks(text)`` (what a reload shows): a completed answer shows exactly the text received.
 - Work per update is on what was added: blocks are found by scanning only new lines (``BlockSplitter``), the
   only whole-text work is C-speed (``startswith``); a block or tail over ``INLINE_LIMIT`` characters is rendered
-  in a worker thread, so the event loop never waits for markdown2 on a long block (blocks still arrive in order,
+  in a worker thread, so the event loop never waits for the parser on a long block (blocks still arrive in order,
   and a tail is sent only once the blocks before it were).
 - ``plain=True`` (reasoning) shows the text as plain text only: nothing is rendered, nothing but the text sent.
 """
