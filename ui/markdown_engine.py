@@ -8,8 +8,8 @@ Guarantees:
   (``bench/render_bench.py``).
 - Nesting is bounded: a block nested ``NESTING`` levels deep (quotes count one level, a list two: the list and its
   item) shows the rest of its lines as escaped text in a paragraph (``lc_text``), never dropped and never deeper,
-  so no input recurses beyond a fixed depth. Inline nesting (links in links) stops at ``MAX_NESTING``: the rest
-  is text (markdown-it's own bound).
+  so no input recurses beyond a fixed depth. Inline nesting (brackets in brackets) stops at ``INLINE_NESTING``: the
+  rest is text (markdown-it's own bound; ``[`` repeated costs in proportion to it: 7 ms/KB at 20, 19 at 40).
 - ``parse(text, deadline)`` raises ``Overtime`` once ``time.monotonic()`` passes ``deadline`` (checked between
   inline blocks and before each highlighted code block): a caller shows the text as written instead.
 - A fenced block with a known language up to ``HIGHLIGHT_LIMIT`` characters is highlighted by Pygments
@@ -38,7 +38,8 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 NESTING = 32  # block levels: 32 quotes, or 16 lists inside one another
-MAX_NESTING = NESTING + 8  # markdown-it's own bound (it drops what is deeper): never reached by blocks
+MAX_NESTING = NESTING + 8  # markdown-it's own bound for blocks (it drops what is deeper): never reached
+INLINE_NESTING = 20  # its bound for inline parsing (its preset's default): a ``[`` costs in proportion to it
 HIGHLIGHT_LIMIT = 8_000
 # a bare http(s) URL becomes a link (parentheses only in balanced pairs; trailing punctuation stays text)
 _URL_CHAR = r"""[^\s<>"'`\[\]()*~]"""  # ``~`` alone (``/~user``), never ``~~`` (strike)
@@ -112,7 +113,7 @@ def _inline_in_time(state: StateCore) -> None:
             if time.monotonic() > deadline:
                 raise Overtime
             token.children = []
-            state.md.inline.parse(token.content, state.md, state.env, token.children)
+            _INLINE.inline.parse(token.content, _INLINE, state.env, token.children)
 
 
 def _bare_urls(state: StateCore) -> None:
@@ -180,9 +181,13 @@ def _fence(renderer: object, tokens: Sequence[Token], idx: int, options: Options
     return highlighted or f"<pre><code>{escape(token.content, quote=False)}</code></pre>\n"
 
 
+def _base(max_nesting: int) -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "maxNesting": max_nesting, "typographer": False})
+    return md.enable(["table", "strikethrough"])
+
+
 def _engine() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "maxNesting": MAX_NESTING, "typographer": False})
-    md.enable(["table", "strikethrough"])
+    md = _base(MAX_NESTING)
     md.block.ruler.before("table", "lc_depth", _too_deep, {"alt": []})
     fence_alt = ["paragraph", "reference", "blockquote", "list"]
     md.block.ruler.at("fence", _closed_fence, {"alt": fence_alt})
@@ -195,3 +200,4 @@ def _engine() -> MarkdownIt:
 
 
 _MD = _engine()
+_INLINE = _base(INLINE_NESTING)  # the same inline rules, parsed with their own (lower) nesting bound

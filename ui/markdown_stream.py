@@ -21,6 +21,8 @@ Guarantees:
   only whole-text work is C-speed (``startswith``); a block or tail over ``INLINE_LIMIT`` characters is rendered
   in a worker thread, so the event loop never waits for the parser on a long block (blocks still arrive in order,
   and a tail is sent only once the blocks before it were).
+- A block that cannot be rendered shows as written, with a note (``ui.safe_markdown.as_text``): rendering never
+  raises into the stream, so an answer always ends (no tab left on Stop) and its chat always opens.
 - ``plain=True`` (reasoning) shows the text as plain text only: nothing is rendered, nothing but the text sent.
 """
 
@@ -34,7 +36,7 @@ from typing import Any
 from nicegui import ui
 from nicegui.events import GenericEventArguments
 
-from ui.safe_markdown import BlockSplitter, Part, html_parts, last_block, render, render_blocks
+from ui.safe_markdown import FAILED, BlockSplitter, Part, as_text, html_parts, last_block, render, render_blocks
 from ui.tail_render import Tail, delta, kept, packed
 
 INLINE_LIMIT = 4_000  # characters: rendering a longer block (up to ~0.5 ms/KB) moves to a worker thread
@@ -56,8 +58,12 @@ def js_literal(value: Any) -> str:
 
 
 def block_parts(source: str, last: bool, cut: bool = False) -> list[Part]:
-    """A finished block (``last``: the final tail, see ``render_blocks``) as markup and ranges."""
-    return html_parts(source, last_block(source, cut) if last else render(source))
+    """A finished block (``last``: the final tail, see ``render_blocks``) as markup and ranges; never raises (a
+    failure past the renderer's own guard shows the block as written: the stream, and the page, go on)."""
+    try:
+        return html_parts(source, last_block(source, cut) if last else render(source))
+    except Exception:
+        return html_parts(source, as_text(source, FAILED))
 
 
 @dataclass(slots=True)

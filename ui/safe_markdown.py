@@ -6,7 +6,8 @@ Guarantees:
   sanitizer (``nh3``, Rust's ammonia) that keeps only the tags and attributes markdown makes (``ALLOWED``), links
   only to http, https and mailto (``rel="noopener noreferrer"``, a new tab), and no event handler, style other than
   table alignment, or class other than code highlighting. If the parser fails or passes ``DEADLINE`` seconds, the
-  text shows as written (escaped, ``as_text``) under a small note saying why: one message, never the page.
+  text shows as written (escaped, ``as_text``) under a small note saying why: one message, never the page. A
+  render cut short while the machine was busy (less than half the deadline of its own CPU time) is not cached.
 - Beyond markdown: math (``ui.math_markdown``: MathML made here, its elements only), task lists (``- [x]`` as
   disabled checkboxes named "done"/"not done"), bare http(s) URLs as links. No underscore emphasis (``__init__``
   stays as written; each ``_`` reaches the parser as a random word). Every ``<`` but an autolink's reaches the
@@ -123,11 +124,13 @@ def render_fresh(content: str) -> str:
 
 
 def _render_safely(content: str) -> tuple[str, bool]:
-    """The HTML and whether it would be the same on another try (False: cut short by the deadline)."""
+    """The HTML and whether it would be the same on another try (False: cut short by the deadline while this
+    thread's own CPU time was under half of it, so the machine was busy: the next try may well finish)."""
+    cpu = time.thread_time()
     try:
         return _render(content, time.monotonic() + DEADLINE), True
     except Overtime:
-        return as_text(content, OVERTIME), False
+        return as_text(content, OVERTIME), time.thread_time() - cpu > DEADLINE / 2
     except Exception:  # any failure of the parser on untrusted text (RecursionError included): this message only
         return as_text(content, FAILED), True
 

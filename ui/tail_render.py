@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ui.closing import closed_if_shown
-from ui.safe_markdown import Part, html_parts, render_fresh
+from ui.safe_markdown import FAILED, Part, as_text, html_parts, render_fresh
 
 CHEAP = 3_000  # characters: a tail this short is rendered on every update (~1.5 ms at most)
 RATIO = 8
@@ -43,6 +43,14 @@ def render_tail(source: str) -> str:
     """The tail's HTML: closed where closing renders, unhighlighted, through the finished blocks' sanitizer."""
     plain = _FENCE_INFO.sub(r"\1", source) if "```" in source or "~~~" in source else source
     return closed_if_shown(plain, render_fresh)
+
+
+def _tail_parts(source: str) -> list[Part]:
+    """The tail's markup and ranges; never raises (past the renderer's own guard: the tail as written)."""
+    try:
+        return html_parts(source, render_tail(source))
+    except Exception:
+        return html_parts(source, as_text(source, FAILED))
 
 
 def delta(old: list[Part], new: list[Part]) -> tuple[int | list[int], list[Part]]:
@@ -175,7 +183,7 @@ class Tail:
 
     def update(self, start16: int, end16: int, source: str) -> list[object] | None:
         begun = time.monotonic()
-        parts = html_parts(source, render_tail(source)) if source.strip() else []
+        parts = _tail_parts(source) if source.strip() else []
         self.at = time.monotonic()
         self.cost = self.at - begun
         keep: int | list[int] = 0

@@ -135,10 +135,21 @@ def test_a_renderer_failure_shows_that_message_escaped_as_written_with_a_note(mo
 
 def test_a_render_past_its_deadline_shows_the_text_as_written_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(safe_markdown, "DEADLINE", -1.0)
-    text = "# Title\n\nwords and `code` past the deadline"
-    html = render(text)
+    html = render_fresh("# Title\n\nwords and `code`")
     assert OVERTIME in html and "# Title" in html and "`code`" in html and "<h1>" not in html
-    assert text not in CACHE  # a render cut short is tried again next time (the machine may be less busy)
+
+
+def test_a_render_cut_short_on_a_busy_machine_is_not_kept_so_the_next_open_tries_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def busy(text: str, deadline: float) -> str:  # the deadline passed while another process had the CPU
+        raise markdown_engine.Overtime
+
+    monkeypatch.setattr(safe_markdown, "parse", busy)
+    text = "# Title\n\nwords past the deadline on a busy machine"
+    assert OVERTIME in render(text) and text not in CACHE
+    monkeypatch.undo()
+    assert "<h1>Title</h1>" in render(text) and text in CACHE
 
 
 def test_a_finished_answer_of_any_size_is_rendered_once_and_then_served_by_its_hash() -> None:
@@ -159,3 +170,21 @@ def test_the_cache_drops_the_least_recently_used_past_its_byte_limit() -> None:
     for n in range(40):
         cache.put(f"text {n}", f"text {n}" * 50)
     assert cache.size <= 10_000 and "text 39" in cache and "text 0" not in cache
+
+
+def test_a_block_or_tail_whose_render_raises_past_the_guard_still_shows_as_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.ui.test_markdown_stream import rebuilt
+    from ui import markdown_stream, tail_render
+
+    def boom(*args: object) -> str:
+        raise ValueError("a bug further down")
+
+    for module, name in ((markdown_stream, "render"), (markdown_stream, "last_block"), (tail_render, "render_tail")):
+        monkeypatch.setattr(module, name, boom)
+    source = "**x** <b>y</b>"
+    for last in (False, True):
+        assert rebuilt(source, markdown_stream.block_parts(source, last)) == safe_markdown.as_text(source, FAILED)
+    message = tail_render.Tail().update(0, len(source), source)
+    assert message is not None and rebuilt(source, message[3]) == safe_markdown.as_text(source, FAILED)
