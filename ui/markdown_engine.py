@@ -16,6 +16,8 @@ Guarantees:
   (``<div class="codehilite">``), any other code is a plain ``<pre><code>``.
 - A bare http(s) URL in text (never in code or a link) becomes a link (``BARE_URL``); ``- [x]`` at the start of a
   list item is a disabled checkbox (``tasks``).
+- Every ``[text](target)`` is a link whatever its scheme (``_any_link``): ``ui.safe_markdown``'s sanitizer keeps
+  only http, https and mailto targets (an ``<a>`` without ``href`` otherwise).
 - Inline markup (emphasis, strike) nested deeper than ``NESTING`` shows its markers as text (``_flat_inline``).
 """
 
@@ -183,7 +185,14 @@ def _fence(renderer: object, tokens: Sequence[Token], idx: int, options: Options
 
 def _base(max_nesting: int) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "maxNesting": max_nesting, "typographer": False})
+    md.validateLink = _any_link  # type: ignore[method-assign]
     return md.enable(["table", "strikethrough"])
+
+
+def _any_link(url: str) -> bool:
+    """Every link target parses as a link (as markdown2 had it): the sanitizer then drops a target that is not
+    http, https or mailto, so ``[x](javascript:…)`` shows ``x``, never its target as text."""
+    return True
 
 
 def _engine() -> MarkdownIt:
