@@ -9,9 +9,10 @@ Guarantees:
   text shows as written (escaped, ``as_text``) under a small note saying why: one message, never the page. A
   render cut short while the machine was busy (less than half the deadline of its own CPU time) is not cached.
 - Beyond markdown: math (``ui.math_markdown``: MathML made here, its elements only), task lists (``- [x]`` as
-  disabled checkboxes named "done"/"not done"), bare http(s) URLs as links. No underscore emphasis (``__init__``
-  stays as written; each ``_`` reaches the parser as a random word). Every ``<`` but an autolink's reaches the
-  parser as a random word too and comes back as ``&lt;``: the parser never sees raw HTML.
+  disabled checkboxes named "done"/"not done"), bare http(s) URLs as links, a numbered list that starts past 1
+  keeps its first number (``<ol start>``: a list split by a code block goes on counting). No underscore emphasis
+  (``__init__`` stays as written; each ``_`` reaches the parser as a random word). Every ``<`` but an autolink's
+  reaches the parser as a random word too and comes back as ``&lt;``: the parser never sees raw HTML.
 - An image in model output never loads: ``![alt](url)`` becomes a link to the url (the page's CSP also allows
   images from the app itself only), so a prompt-injected answer cannot leak data through an image request.
 - ``render`` keeps what it made by the text's hash, whatever its size (``ui.render_cache``: bounded in bytes,
@@ -57,7 +58,13 @@ ALLOWED = frozenset(
 )
 _CLEANER = nh3.Cleaner(
     tags=set(ALLOWED | MATH_TAGS),
-    attributes={"a": {"href", "title"}, "th": {"style"}, "td": {"style"}, "input": {"checked", "aria-label"}}
+    attributes={
+        "a": {"href", "title"},
+        "th": {"style"},
+        "td": {"style"},
+        "input": {"checked", "aria-label"},
+        "ol": {"start"},
+    }
     | {tag: set(MATH_ATTRIBUTES) for tag in MATH_TAGS},
     allowed_classes={"span": set(STANDARD_TYPES.values()) - {""}, "div": {"codehilite"}},
     url_schemes={"http", "https", "mailto"},
