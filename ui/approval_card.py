@@ -5,7 +5,9 @@ Guarantees: a projection of ``ToolCallState.asked`` / ``.approval`` (folded from
 tab and another instance show the same card; the call's **full** arguments are shown before Run (pretty JSON, one
 row per top-level field; a value longer than ``LONG`` characters is collapsed under its name and size, whole
 inside), as text (escaped); the buttons are Run, Skip, "Always allow <tool> in this chat" and "Always allow <tool>
-on this server", each with an accessible name; the time waited is counted in the browser (``data-lc-since``).
+on this server", each with an accessible name; the time waited is counted in the browser (``data-lc-since``). The
+tool's description, exactly as the model receives it, is shown as text (collapsed, ``ui.tool_descriptions``);
+when the call asks because the tool changed since the person allowed it (a void grant), it is marked changed.
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ from nicegui import ui
 from ledger.approval_events import ApprovalScope
 from ledger.state import ToolCallState
 from ui.approval_words import BY_WORDS, MODE_WORDS, SCOPE_WORDS, why_words
+from ui.tool_descriptions import Describe, description_box
 
 Decide = Callable[[str, bool, ApprovalScope], None]
 LONG = 160
+VOID = frozenset(("chat_grant_void", "server_grant_void"))  # it asks because the tool changed since its grant
 
 
-def approval_controls(call: ToolCallState, decide: Decide) -> None:
-    """The waiting call's arguments, reason, time waited and buttons."""
+def approval_controls(call: ToolCallState, decide: Decide, describe: Describe | None = None) -> None:
+    """The waiting call's tool description, arguments, reason, time waited and buttons."""
     asked = call.asked
     with ui.column().classes("lc-approval gap-1 w-full").mark("tool-approval"):
         with ui.row().classes("items-center gap-2"):
@@ -35,6 +39,10 @@ def approval_controls(call: ToolCallState, decide: Decide) -> None:
         if asked is not None:
             reason = f"{MODE_WORDS.get(asked.mode, asked.mode).capitalize()}: {why_words(asked.why)}."
             ui.label(reason).classes("lc-meta").mark("tool-approval-why")
+            described = describe(asked.server, asked.tool) if describe is not None else None
+            if described is not None:
+                title = f"What the model is told about {asked.tool}"
+                description_box(asked.tool, described.description, changed=asked.why in VOID, title=title)
         show_arguments(call.arguments)
         name = call.name
         with ui.row().classes("gap-2 items-center"):

@@ -36,6 +36,7 @@ from ui.notices import notice
 from ui.preset_picker import retry_with_preset
 from ui.question_form import AnswerFn
 from ui.tool_card import ToolCard
+from ui.tool_descriptions import Describe
 from ui.widgets import Actions, Switcher, TimeLabel
 
 FILTERED = "Ended by the provider's content filter"
@@ -54,8 +55,8 @@ DOM_STATUS = {
 class StepView:
     """One step of an answer: its text, then the cards of the tool calls it made (in the order written)."""
 
-    def __init__(self, decide: Decide, answer: AnswerFn | None = None) -> None:
-        self.decide, self.answer = decide, answer
+    def __init__(self, decide: Decide, answer: AnswerFn | None = None, describe: Describe | None = None) -> None:
+        self.decide, self.answer, self.describe = decide, answer, describe
         with ui.column().classes("w-full gap-1") as self.root:
             self.text = MarkdownStream()
             self.cards_box = ui.column().classes("w-full gap-1")
@@ -67,7 +68,7 @@ class StepView:
             card = self.cards.get(call.call_id)
             if card is None:
                 with self.cards_box:
-                    card = self.cards[call.call_id] = ToolCard(call, self.decide, self.answer)
+                    card = self.cards[call.call_id] = ToolCard(call, self.decide, self.answer, self.describe)
             card.update(call, attempt_live)
 
 
@@ -108,7 +109,7 @@ class AssistantMessageView:
             self._show_prefix(conv, attempt)
         while len(self._steps) < max(len(attempt.steps), 1):
             with self.body:
-                self._steps.append(StepView(self.actions.decide, self.actions.answer))
+                self._steps.append(StepView(self.actions.decide, self.actions.answer, self.actions.describe))
         last = len(self._steps) - 1  # an answer cut short (Stop, error) shows its last text closed, as it streamed
         for index, view in enumerate(self._steps):
             cut = index == last and attempt.status in ("interrupted", "failed")
@@ -152,7 +153,7 @@ class AssistantMessageView:
         self._prefix = before[-1][0] if before else ""
         with self.body:
             for text, calls in before:
-                StepView(self.actions.decide, self.actions.answer).update(text, calls, False)
+                StepView(self.actions.decide, self.actions.answer, self.actions.describe).update(text, calls, False)
             if before:
                 join_marker()
 

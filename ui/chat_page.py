@@ -78,7 +78,7 @@ class ChatPage:
             self.sidebar = Sidebar(self.engine, self.cid, self.switch_to, self.after_delete)
             with self.sidebar.foot:
                 self.tool_servers = ToolServersPanel(self.engine, self.context.tools)
-                self.grants = GrantsPanel(self.engine)
+                self.grants = GrantsPanel(self.engine, on_grants=self.tool_servers.show_grants)
         audit_drawer = ui.right_drawer(value=False).props("width=380 breakpoint=800")
         with audit_drawer.classes("lc-drawer lc-audit-drawer") as self.right:
             audit_close_button(self.right)

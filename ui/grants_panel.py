@@ -3,10 +3,13 @@
 Guarantees: a projection of ``engine.grants`` (chat grants folded from the conversation's ledger, server grants read
 from the grant store off the event loop); re-read when the chat shown or its approvals changed, and after a
 revoke; each row carries ``data-grant`` (``chat`` | ``server``) and ``data-tool``, and its button's accessible name
-says what it revokes; a revoked tool asks again at its next call. Nothing is shown when there is no grant.
+says what it revokes; a revoked tool asks again at its next call. Nothing is shown when there is no grant. Each
+list read is also given to ``on_grants`` (the Tools panel marks a tool whose description changed since its grant).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from nicegui import background_tasks, ui
 
@@ -18,8 +21,9 @@ from ui.notices import notice
 
 
 class GrantsPanel:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, on_grants: Callable[[tuple[GrantView, ...]], None] | None = None) -> None:
         self.engine = engine
+        self.on_grants = on_grants  # the Tools panel marks a tool changed since its grant
         self.cid: str | None = None
         self._seen: object = None
         self._shown: tuple[GrantView, ...] | None = None
@@ -45,6 +49,8 @@ class GrantsPanel:
         self._show((*chat_grants(self.engine, self.cid), *everywhere))
 
     def _show(self, grants: tuple[GrantView, ...]) -> None:
+        if self.on_grants is not None:
+            self.on_grants(grants)
         if grants == self._shown:
             return
         self._shown = grants

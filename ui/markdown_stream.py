@@ -5,7 +5,7 @@ Guarantees:
   characters added (plus the blocks that finished), numbered in sequence (``static/markdown_stream.js``). A
   text that changed any other way (another attempt), a message the browser missed (a gap in the sequence) or a
   mount that shows another state than the server's (a reconnect) is answered with the whole state, once.
-- The server stays authoritative and does the rendering (``ui.safe_markdown``: markdown2 + nh3; the browser's own
+- The server stays authoritative and does the rendering (``ui.safe_markdown``: markdown-it + nh3; the browser's own
   HTML sanitizer, ``Element.setHTML``, as a second layer). A finished block is rendered once and sent as its
   markup plus ranges of the text the browser already holds (``html_parts``): a plain paragraph costs ~20 bytes
   over its text, so a streamed answer costs little more than its own size.
@@ -19,8 +19,10 @@ Guarantees:
   exactly ``render_blocks(text)`` (what a reload shows): a completed answer shows exactly the text received.
 - Work per update is on what was added: blocks are found by scanning only new lines (``BlockSplitter``), the
   only whole-text work is C-speed (``startswith``); a block or tail over ``INLINE_LIMIT`` characters is rendered
-  in a worker thread, so the event loop never waits for markdown2 on a long block (blocks still arrive in order,
+  in a worker thread, so the event loop never waits for the parser on a long block (blocks still arrive in order,
   and a tail is sent only once the blocks before it were).
+- A block that cannot be rendered shows as written, with a note (``ui.safe_markdown.as_text``): rendering never
+  raises into the stream, so an answer always ends (no tab left on Stop) and its chat always opens.
 - ``plain=True`` (reasoning) shows the text as plain text only: nothing is rendered, nothing but the text sent.
 """
 
@@ -34,7 +36,7 @@ from typing import Any
 from nicegui import ui
 from nicegui.events import GenericEventArguments
 
-from ui.safe_markdown import BlockSplitter, Part, html_parts, last_block, render, render_blocks
+from ui.safe_markdown import FAILED, BlockSplitter, Part, as_text, html_parts, last_block, render, render_blocks
 from ui.tail_render import Tail, delta, kept, packed
 
 INLINE_LIMIT = 4_000  # characters: rendering a longer block (up to ~0.5 ms/KB) moves to a worker thread
@@ -56,8 +58,12 @@ def js_literal(value: Any) -> str:
 
 
 def block_parts(source: str, last: bool, cut: bool = False) -> list[Part]:
-    """A finished block (``last``: the final tail, see ``render_blocks``) as markup and ranges."""
-    return html_parts(source, last_block(source, cut) if last else render(source))
+    """A finished block (``last``: the final tail, see ``render_blocks``) as markup and ranges; never raises (a
+    failure past the renderer's own guard shows the block as written: the stream, and the page, go on)."""
+    try:
+        return html_parts(source, last_block(source, cut) if last else render(source))
+    except Exception:
+        return html_parts(source, as_text(source, FAILED))
 
 
 @dataclass(slots=True)

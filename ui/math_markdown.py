@@ -40,8 +40,8 @@ _FENCE_LINE = re.compile(r"^[ \t]{0,3}(```|~~~)", re.MULTILINE)
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
 _MATH = re.compile(
     r"\$\$(?P<d1>[^$]+?)\$\$"
-    r"|(?<!\\)\\\[(?P<d2>.+?)\\\]"
-    r"|(?<!\\)\\\((?P<i1>.+?)\\\)"
+    r"|(?<!\\)\\\[(?P<d2>(?:(?!\\\[).)+?)\\\]"  # never across another opener: linear on ``\\[`` repeated
+    r"|(?<!\\)\\\((?P<i1>(?:(?!\\\().)+?)\\\)"
     r"|(?<![\\$\w])\$(?=[^\s$])(?P<i2>[^$\n]*?[^\s\\$])\$(?![\d$])",
     re.DOTALL,
 )

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from engine.engine import Engine, InputRejected
+from engine.tools.hub import ToolDescribed
 from ledger.events import ApprovalScope
 from ui.notices import notice
 from ui.question_form import answer_question
@@ -57,7 +58,12 @@ class MessageActions:
             presets=lambda: tuple((p.preset_id, p.name) for p in self.engine.presets.all()),
             retry_preset=self.retry_preset,
             continue_answer=lambda message_id: self._do_async(self.engine.continue_answer, message_id),
+            describe=self.describe_tool,
         )
+
+    def describe_tool(self, server: str, tool: str) -> ToolDescribed | None:
+        """The tool's description as its server lists it now (an approval card shows it)."""
+        return self.engine.tools.describe(server, tool) if self.engine.tools is not None else None
 
     def decide(self, call_id: str, run_it: bool, scope: ApprovalScope) -> None:
         """A tool call's Run or Skip; an answer that came second (another tab answered first) is refused quietly:

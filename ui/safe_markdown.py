@@ -1,18 +1,23 @@
 """Markdown for untrusted model output, and the block splitter that lets finished paragraphs freeze.
 
 Guarantees:
-- ``render`` escapes every raw HTML tag (it shows as text, markdown2 ``safe_mode='escape'``), then passes
-  markdown2's output through a maintained sanitizer (``nh3``, Rust's ammonia) that keeps only the tags and
-  attributes markdown makes (``ALLOWED``), links only to http, https and mailto (``rel="noopener noreferrer"``,
-  a new tab), and no event handler, style other than table alignment, or class other than code highlighting.
-  markdown2's own known bypasses (``javascript&#58;`` hrefs and the like) therefore never reach the page.
+- ``render`` never raises and never takes long: it parses with markdown-it (``ui.markdown_engine``: CommonMark,
+  raw HTML shown as text, nesting bounded, cost linear in the text), then passes the HTML through a maintained
+  sanitizer (``nh3``, Rust's ammonia) that keeps only the tags and attributes markdown makes (``ALLOWED``), links
+  only to http, https and mailto (``rel="noopener noreferrer"``, a new tab), and no event handler, style other than
+  table alignment, or class other than code highlighting. If the parser fails or passes ``DEADLINE`` seconds, the
+  text shows as written (escaped, ``as_text``) under a small note saying why: one message, never the page. A
+  render cut short while the machine was busy (less than half the deadline of its own CPU time) is not cached.
 - Beyond markdown: math (``ui.math_markdown``: MathML made here, its elements only), task lists (``- [x]`` as
-  disabled checkboxes named "done"/"not done"), bare http(s) URLs as links (``BARE_URL``). No underscore emphasis
-  (``__init__`` stays as written; each ``_`` reaches markdown2 as a random word). Every ``<`` but an autolink's
-  reaches markdown2 as a random word too and comes back as ``&lt;``: markdown2 never sees raw HTML (its own
-  escaping let ``\x60\n\n <b>\x60`` through as a real ``<b>``, and dropped ``x <b`` at a text's end).
+  disabled checkboxes named "done"/"not done"), bare http(s) URLs as links, a numbered list that starts past 1
+  keeps its first number (``<ol start>``: a list split by a code block goes on counting). No underscore emphasis
+  (``__init__`` stays as written; each ``_`` reaches the parser as a random word). Every ``<`` but an autolink's
+  reaches the parser as a random word too and comes back as ``&lt;``: the parser never sees raw HTML.
 - An image in model output never loads: ``![alt](url)`` becomes a link to the url (the page's CSP also allows
   images from the app itself only), so a prompt-injected answer cannot leak data through an image request.
+- ``render`` keeps what it made by the text's hash, whatever its size (``ui.render_cache``: bounded in bytes,
+  least recently used dropped): a chat opened again is not rendered again. ``render_fresh`` (the growing tail,
+  whose text is never seen twice) skips the cache.
 - ``MarkdownBlock`` shows it in a ``ui.html`` element with NiceGUI's client-side DOMPurify pass as a second
   layer: an update carries the rendered HTML and ~90 bytes of framing (``ui.markdown`` adds ~200 more per update,
   which dominates a streamed answer's traffic).
@@ -21,7 +26,7 @@ Guarantees:
   change again while text is only appended). ``split_blocks(text)`` is the same cut in one go (finished blocks,
   then the tail), and ``render_blocks`` the full render of a text the stream element must end equal to.
 - A code block over ``HIGHLIGHT_LIMIT`` characters is not highlighted (highlighting costs several times the bytes
-  and ~7 ms per KB); names, whitespace and punctuation get no span of their own; only small texts are cached.
+  and ~7 ms per KB); names, whitespace and punctuation get no span of their own.
 - ``html_parts(source, html)`` writes rendered HTML as markup plus ``[start, end]`` ranges of ``source`` wherever
   a text node is the source's own text, so a client that holds the source rebuilds the HTML from little more
   than its markup (ranges count UTF-16 units, as JavaScript does, astral characters included).
@@ -31,35 +36,35 @@ from __future__ import annotations
 
 import re
 import secrets
+import time
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from functools import lru_cache
-from html import unescape
+from html import escape, unescape
 
-import markdown2
 import nh3
 from nicegui import ui
 from pygments.formatters import HtmlFormatter
 from pygments.token import STANDARD_TYPES
 
 from ui.closing import closed_if_shown
+from ui.markdown_engine import HIGHLIGHT_LIMIT, Overtime, parse
 from ui.math_markdown import MATH_ATTRIBUTES, MATH_TAGS, protect
+from ui.render_cache import RenderCache
 
-# no underscore emphasis (markdown2's "code-friendly", done here: its hashing duplicates text such as
-# ``**__init__ **a***``): every ``_`` reaches markdown2 as a word of letters and comes back as ``_``
-EXTRAS = ("fenced-code-blocks", "tables", "target-blank-links", "strike", "task_list", "link-patterns")
 ALLOWED = frozenset(
     ("p", "br", "hr", "em", "strong", "b", "i", "del", "s", "code", "pre", "span", "div", "blockquote", "input")
     + ("ul", "ol", "li", "a", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td")
-)
-# a bare http(s) URL becomes a link (parentheses only in balanced pairs; trailing punctuation stays text)
-_URL_CHAR = r"""[^\s<>"'`\[\]()*~]"""  # ``~`` alone (``/~user``), never ``~~`` (strike)
-BARE_URL = re.compile(
-    rf"""(?<![\w/="'(])https?://(?:{_URL_CHAR}|~(?!~)|\({_URL_CHAR}*\))*(?:[^\s<>"'`\[\]()*~.,;:!?_]|\({_URL_CHAR}*\))"""
+    + ("small",)  # the note over a text shown as written (the parser never makes one: raw HTML is text)
 )
 _CLEANER = nh3.Cleaner(
     tags=set(ALLOWED | MATH_TAGS),
-    attributes={"a": {"href", "title"}, "th": {"style"}, "td": {"style"}, "input": {"checked", "aria-label"}}
+    attributes={
+        "a": {"href", "title"},
+        "th": {"style"},
+        "td": {"style"},
+        "input": {"checked", "aria-label"},
+        "ol": {"start"},
+    }
     | {tag: set(MATH_ATTRIBUTES) for tag in MATH_TAGS},
     allowed_classes={"span": set(STANDARD_TYPES.values()) - {""}, "div": {"codehilite"}},
     url_schemes={"http", "https", "mailto"},
@@ -74,9 +79,9 @@ _FENCE_INFO = re.compile(r"^([ \t]{0,3}(?:```|~~~))[^\n`]*$", re.MULTILINE)
 _TAG = re.compile(r"(<[^>]*>)")
 # highlighted names, whitespace and punctuation look like plain text in both code styles: no span (half the bytes)
 _PLAIN_SPAN = re.compile(r'<span class="[nwp]">([^<]*)</span>')
-HIGHLIGHT_LIMIT = 8_000
-CACHE_LIMIT = 4_000
-_LINKS = [(BARE_URL, r"\g<0>")]
+DEADLINE = 2.0  # seconds one render may take before its text is shown as written
+CACHE_BYTES = 64 << 20
+CACHE = RenderCache(CACHE_BYTES)
 MIN_RANGE = 8  # a shorter text node of whitespace only stays in the markup (it would be found anywhere); a
 # shorter one with text is a range all the same: the markup around it then repeats (a table's cells), and repeats
 # are sent as numbers (``ui.tail_render.packed``)
@@ -84,8 +89,9 @@ _RAW_LT = re.compile(r"<(?!(?:https?://|mailto:)[^\s<>]*>)")  # every ``<`` but 
 _STRAY_LT = re.compile(r"<(?![a-zA-Z/!][^<>]*>)")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _IMG = re.compile(r"<img\b([^>]*?)/?>", re.IGNORECASE)
-_TASK = re.compile(r'<input type="checkbox" class="[-a-z]+" (checked )?disabled>')  # markdown2's task_list
 _ATTR = re.compile(r'([a-z]+)="([^"]*)"')
+FAILED = "Shown as written: this message could not be rendered as markdown."
+OVERTIME = "Shown as written: rendering this message as markdown took too long."
 
 
 class MarkdownBlock(ui.html):
@@ -110,34 +116,55 @@ def code_css() -> str:
 
 
 def render(content: str) -> str:
-    """Untrusted markdown as safe HTML: markdown2 (raw HTML escaped), images as links, then nh3."""
-    if len(content) <= CACHE_LIMIT:
-        return _render_cached(content)
+    """Untrusted markdown as safe HTML, kept by the text's hash (see the module's guarantees); never raises."""
+    if (found := CACHE.get(content)) is not None:
+        return found
+    html, lasting = _render_safely(content)
+    if lasting:  # not a render cut short by its deadline: on a less busy moment it may well finish
+        CACHE.put(content, html)
+    return html
+
+
+def render_fresh(content: str) -> str:
+    """``render`` without the cache (a growing tail), never raising: on failure the text as written, with a note."""
+    return _render_safely(content)[0]
+
+
+def _render_safely(content: str) -> tuple[str, bool]:
+    """The HTML and whether it would be the same on another try (False: cut short by the deadline while this
+    thread's own CPU time was under half of it, so the machine was busy: the next try may well finish)."""
+    cpu = time.thread_time()
+    try:
+        return _render(content, time.monotonic() + DEADLINE), True
+    except Overtime:
+        return as_text(content, OVERTIME), time.thread_time() - cpu > DEADLINE / 2
+    except Exception:  # any failure of the parser on untrusted text (RecursionError included): this message only
+        return as_text(content, FAILED), True
+
+
+def as_text(content: str, note: str) -> str:
+    """``content`` exactly as written, escaped, line by line, under a small ``note``."""
+    lines = "<br>\n".join(escape(line, quote=False) for line in content.strip("\n").split("\n"))
+    return f"<p><small>{escape(note, quote=False)}</small></p>\n<p>{lines}</p>\n"
+
+
+def _render(content: str, deadline: float) -> str:
     if len(content) > HIGHLIGHT_LIMIT:
         content = _FENCE_INFO.sub(r"\1", content)  # no language: a plain <pre><code>, not 9x the bytes in spans
-    return _render(content)
-
-
-@lru_cache(maxsize=2048)
-def _render_cached(content: str) -> str:
-    return _render(content)
-
-
-def _render(content: str) -> str:
     protected, math = protect(content)
     underscore = f"lcu{secrets.token_hex(4)}u" if "_" in protected else ""
     if underscore:
         protected = protected.replace("_", underscore)
     lt = f"lcl{secrets.token_hex(4)}l" if "<" in protected else ""
-    if lt:  # markdown2 never sees raw HTML: its escaping lets some through (``\x60\n\n <b>\x60``)
+    if lt:  # the parser never sees raw HTML (it would show it as text anyway: a second line of defence)
         protected = _RAW_LT.sub(lt, protected)
-    html: str = markdown2.markdown(protected, extras=list(EXTRAS), safe_mode="escape", link_patterns=_LINKS)
+    html = parse(protected, deadline)
     if underscore:
         html = html.replace(underscore, "_")
     if lt:
         html = html.replace(lt, "&lt;")
-    html = _STRAY_LT.sub("&lt;", html)  # markdown2 leaves a half tag at a text's end (``x <b``) unescaped
-    html = _TASK.sub(_task_box, _IMG.sub(_image_as_link, math.restore(html)))
+    html = _STRAY_LT.sub("&lt;", html)
+    html = _IMG.sub(_image_as_link, math.restore(html))
     return _PLAIN_SPAN.sub(r"\1", sanitize(html))
 
 
@@ -196,13 +223,8 @@ def sanitize(html: str) -> str:
     return cleaned
 
 
-def _task_box(match: re.Match[str]) -> str:
-    done = bool(match.group(1))
-    return f'<input type="checkbox" {"checked " if done else ""}disabled aria-label="{"done" if done else "not done"}">'
-
-
 def _image_as_link(match: re.Match[str]) -> str:
-    """markdown2's ``<img>`` (its attribute values are escaped) as a link that loads nothing."""
+    """The parser's ``<img>`` (its attribute values are escaped) as a link that loads nothing."""
     attrs = dict(_ATTR.findall(match.group(1)))
     src = attrs.get("src", "")
     return f'<a href="{src}" title="image, not loaded">{attrs.get("alt") or src or "image"}</a>'

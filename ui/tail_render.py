@@ -1,8 +1,10 @@
 """The growing tail of a streamed answer rendered as markdown, sent as the part of its markup that changed.
 
 Guarantees:
-- ``render_tail(source)`` goes through exactly the sanitizing path of a finished block (``ui.safe_markdown.render``:
-  markdown2 with raw HTML escaped, math as MathML, nh3): nothing the tail renders can run or load anything.
+- ``render_tail(source)`` goes through exactly the sanitizing path of a finished block (``ui.safe_markdown``:
+  markdown-it with raw HTML as text, math as MathML, nh3): nothing the tail renders can run or load anything; like
+  it, it never raises and its cost is linear in the tail (a failure shows the tail as written, with a note). It
+  skips the finished blocks' cache: a growing tail's text is never seen twice.
 - Half-written markup is closed while the tail grows (``**bold`` shows bold at once) only where the markers it
   added really render (``ui.closing.closed_if_shown``): ``self.__x is name-mangled.`` is never shown ``.__``.
 - The tail is never highlighted (a fence's language is dropped while it is open): a code block is highlighted once
@@ -26,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ui.closing import closed_if_shown
-from ui.safe_markdown import Part, html_parts, render
+from ui.safe_markdown import FAILED, Part, as_text, html_parts, render_fresh
 
 CHEAP = 3_000  # characters: a tail this short is rendered on every update (~1.5 ms at most)
 RATIO = 8
@@ -40,7 +42,15 @@ _FENCE_INFO = re.compile(r"^([ \t]{0,3}(?:```|~~~))[\w+#.-]+[ \t]*$", re.MULTILI
 def render_tail(source: str) -> str:
     """The tail's HTML: closed where closing renders, unhighlighted, through the finished blocks' sanitizer."""
     plain = _FENCE_INFO.sub(r"\1", source) if "```" in source or "~~~" in source else source
-    return closed_if_shown(plain, render)
+    return closed_if_shown(plain, render_fresh)
+
+
+def _tail_parts(source: str) -> list[Part]:
+    """The tail's markup and ranges; never raises (past the renderer's own guard: the tail as written)."""
+    try:
+        return html_parts(source, render_tail(source))
+    except Exception:
+        return html_parts(source, as_text(source, FAILED))
 
 
 def delta(old: list[Part], new: list[Part]) -> tuple[int | list[int], list[Part]]:
@@ -173,7 +183,7 @@ class Tail:
 
     def update(self, start16: int, end16: int, source: str) -> list[object] | None:
         begun = time.monotonic()
-        parts = html_parts(source, render_tail(source)) if source.strip() else []
+        parts = _tail_parts(source) if source.strip() else []
         self.at = time.monotonic()
         self.cost = self.at - begun
         keep: int | list[int] = 0

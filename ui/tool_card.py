@@ -34,6 +34,7 @@ from ledger.values import ToolPart
 from ui.approval_card import Decide, approval_answer, approval_controls
 from ui.format import duration, size, tool_state_words
 from ui.question_form import AnswerFn, show_questions
+from ui.tool_descriptions import Describe
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -61,9 +62,12 @@ def card_status(call: ToolCallState, attempt_live: bool) -> str:
 
 
 class ToolCard:
-    def __init__(self, call: ToolCallState, decide: Decide, answer: AnswerFn | None = None) -> None:
+    def __init__(
+        self, call: ToolCallState, decide: Decide, answer: AnswerFn | None = None, describe: Describe | None = None
+    ) -> None:
         self.call_id = call.call_id
         self.decide = decide
+        self.describe = describe  # the tool's description now (``ui.tool_descriptions``), shown while it waits
         self.answer = answer  # a tool's questions (``ui.question_form``), with what was typed so far
         self.drafts: dict[str, Any] = {}
         self._shown: tuple[object, ...] | None = None
@@ -106,7 +110,7 @@ class ToolCard:
     def _controls(self, call: ToolCallState, status: str) -> None:
         """The card's approval part (``ui.approval_card``): the buttons while the call waits, else its answer."""
         if status == "waiting":
-            approval_controls(call, self.decide)
+            approval_controls(call, self.decide, self.describe)
         else:
             approval_answer(call)
 

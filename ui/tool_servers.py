@@ -3,7 +3,9 @@
 Guarantees: a projection of ``Engine.tool_health()``; rebuilt only when that changed (the process's one poll of it,
 ``ui.context.TOOLS_SECONDS``, and the page's renders of the list ask); a server that failed or is restarting says so
 with the reason; a tool a server lists but the model is not offered (one that needs MCP tasks) is named with the
-reason (``data-withheld-tool``); nothing here can start a server.
+reason (``data-withheld-tool``); nothing here can start a server. Each listed tool's description, exactly as the
+model receives it, is shown as text under its name, collapsed (``ui.tool_descriptions``); one whose tool changed
+since a grant the person gave (``show_grants``: the grants panel's list) is marked as changed and open.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ from __future__ import annotations
 from nicegui import ui
 
 from engine.engine import Engine
+from engine.grants import GrantView
 from engine.tools.hub import ServerHealth
 from ui.approval_words import MODE_WORDS
+from ui.tool_descriptions import changed_tools, description_box
 from ui.watch import Watch
 
 STATE_WORDS = {
@@ -28,13 +32,23 @@ class ToolServersPanel:
     def __init__(self, engine: Engine, health: Watch[tuple[ServerHealth, ...]]) -> None:
         self.engine = engine
         self._shown: tuple[ServerHealth, ...] | None = None
+        self._health: tuple[ServerHealth, ...] = ()
+        self._grants: tuple[GrantView, ...] = ()
         self.root = ui.column().classes("w-full gap-1 lc-tools").mark("tool-servers")
         health.follow(self.show)
 
     def refresh(self) -> None:
         self.show(self.engine.tool_health())
 
+    def show_grants(self, grants: tuple[GrantView, ...]) -> None:
+        """The grants the person gave (this chat's and every server's): a tool changed since is marked."""
+        if grants != self._grants:
+            self._grants = grants
+            self._shown = None
+            self.show(self._health)
+
     def show(self, health: tuple[ServerHealth, ...]) -> None:
+        self._health = health
         if health == self._shown:
             return
         self._shown = health
@@ -60,6 +74,9 @@ class ToolServersPanel:
                             t if modes.get(t, "run") == "run" else f"{t} ({MODE_WORDS[modes[t]]})" for t in server.tools
                         ]
                         ui.label(", ".join(names)).classes("lc-meta break-words").mark("tool-names")
+                    changed = changed_tools(server.name, server.described, self._grants)
+                    for described in server.described:
+                        description_box(described.name, described.description, changed=described.name in changed)
                     for tool in server.withheld:
                         line = ui.label(f"{tool.name}: {tool.reason}").classes("lc-meta break-words")
                         line.props["data-withheld-tool"] = tool.name

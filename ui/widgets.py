@@ -15,6 +15,7 @@ from nicegui import ui
 
 from ui.approval_card import Decide
 from ui.format import Clock
+from ui.tool_descriptions import Describe
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class Actions:
     presets: Callable[[], tuple[tuple[str, str], ...]] = lambda: ()  # (id, name) of every agent preset
     retry_preset: Callable[[str, str], Awaitable[None]] | None = None  # Retry with another preset
     continue_answer: Callable[[str], Awaitable[object]] | None = None  # Continue a cut-short answer
+    describe: Describe | None = None  # a tool's description now, for its approval card (ui.tool_descriptions)
 
 
 class Switcher:

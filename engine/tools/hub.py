@@ -13,6 +13,8 @@ Guarantees:
 - The binary parts of every result go to ``blobs`` (one ``MemoryBlobs`` of the hub's own when none is given).
 - Every offered tool carries what its approval policy reads (``engine.tools.approval``): its server's modes, its
   annotations and its grant hash; server grants are in ``grants`` (a ``MemoryGrants`` of its own when none given).
+- Each ready server's ``ServerHealth.described`` holds every tool's description exactly as the model receives it,
+  with its grant hash (``describe``): what the Tools panel and an approval card show a person.
 """
 
 from __future__ import annotations
@@ -56,6 +58,16 @@ class ServerHealth:
     confirm: bool = False
     withheld: tuple[Withheld, ...] = ()  # tools it lists that are not offered to the model, with the reason
     modes: tuple[tuple[str, ApprovalMode], ...] = ()  # each tool's approval mode before any grant
+    described: tuple[ToolDescribed, ...] = ()  # each tool's description as the model receives it, and its hash
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDescribed:
+    """A tool's description exactly as its server lists it (and the model receives it), with its grant hash."""
+
+    name: str
+    description: str
+    grant_hash: str  # ``engine.tools.approval.tool_hash``: a grant bound to another hash is void
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +147,11 @@ class ToolHub:
     def health(self) -> tuple[ServerHealth, ...]:
         return tuple(self._health.values())
 
+    def describe(self, server: str, tool: str) -> ToolDescribed | None:
+        """The tool's description as its server lists it now (None: not listed, or the server is not ready)."""
+        health = self._health.get(server)
+        return next((d for d in health.described if d.name == tool), None) if health is not None else None
+
     async def call(
         self, server: str, tool: str, arguments: dict[str, Any], progress: Progress | None, ask: Ask | None = None
     ) -> CallOutcome:
@@ -174,8 +191,16 @@ class ToolHub:
             (t.name, resolve(t.name, t.annotations, self.configs[name].modes, None, NO_GRANT).mode)
             for t in connection.tools
         )
+        described = tuple(
+            ToolDescribed(t.name, t.description, tool_hash(t.name, t.description, t.schema)) for t in connection.tools
+        )
         self._set(
-            name, "ready", tools=tuple(t.name for t in connection.tools), withheld=connection.withheld, modes=modes
+            name,
+            "ready",
+            tools=tuple(t.name for t in connection.tools),
+            withheld=connection.withheld,
+            modes=modes,
+            described=described,
         )
         self._expose()
 
@@ -235,9 +260,10 @@ class ToolHub:
         message: str | None = None,
         withheld: tuple[Withheld, ...] = (),
         modes: tuple[tuple[str, ApprovalMode], ...] = (),
+        described: tuple[ToolDescribed, ...] = (),
     ) -> None:
         confirm = self.configs[name].confirm
-        self._health[name] = ServerHealth(name, state, tools, message, confirm, withheld, modes)
+        self._health[name] = ServerHealth(name, state, tools, message, confirm, withheld, modes, described)
 
 
 def _safe_name(name: str, taken: dict[str, ResolvedTool]) -> str:

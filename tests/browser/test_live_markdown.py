@@ -148,3 +148,25 @@ def test_the_typing_dots_stand_still_while_text_flows_and_move_again_with_the_wa
     expect(hint).to_be_visible(timeout=15_000)
     assert page.evaluate(f"({DOTS_MOVING})()") == 3, "after a pause the three dots move again"
     stop(page)
+
+
+def test_a_quote_nested_250_deep_ends_its_stream_shows_its_words_and_its_chat_opens_again(
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    """Issue 42: markdown2 raised RecursionError on this 261-byte answer: the tab stayed on Stop, each open a 500."""
+    page = open_page(app)
+    text = ">" * 250 + " deep quote"
+    upstream.plan(Behavior(text=text, chunk_delay=0.005))
+    send(page, "a very deep quote")
+    answer = last_answer(page)
+    expect(answer).to_have_attribute("data-status", "complete")
+    expect(page.get_by_role("button", name="Stop")).to_have_count(0)
+    expect(answer.get_by_role("img", name="Answer streaming")).to_have_count(0)
+    expect(answer.locator(".lc-body")).to_contain_text("deep quote")
+    cid = conversation_id(page)
+    response = page.goto(f"{app.url}/chat/{cid}")
+    assert response is not None and response.status == 200
+    reopened = last_answer(page)
+    expect(reopened).to_have_attribute("data-status", "complete")
+    expect(reopened.locator(".lc-body")).to_contain_text("deep quote")
+    expect(reopened.locator(".lc-body blockquote").first).to_be_visible()
