@@ -56,7 +56,7 @@ BENCHES = (
 BY_HAND = {
     "bench.many_streams_bench": "100 streams with 20 Chromium tabs take more than the 2 cores have; run it alone",
     "bench.many_chats_bench": "makes 10,000 chats first (about 5 minutes), then a long Chromium run",
-    "bench.live_tail_bench": "compares this tree with older checkouts (``--base REV``), not with a baseline of it",
+    "bench.live_tail_bench": "compares this tree with older checkouts (`--base REV`), not with a baseline of it",
     "bench.closing_tabs_bench": "prints its figures only; run it by hand",
     "bench.attachment_bench": "prints its figures only; run it by hand",
     "bench.many_streams_pairs": "alternates this tree with an older checkout; run it by hand",
