@@ -1,7 +1,10 @@
 """Chainlit on the same stream, for ``bench.stream_bench`` (issue 11: app CPU per answer at most Chainlit's, same run).
 
 ``Rival.start`` makes a throwaway venv (or reuses the one given) holding Chainlit 2.x and the very litellm, openai,
-httpx, aiohttp and pydantic versions the app runs, so both sides pay the same client floor; it runs
+httpx, aiohttp and pydantic versions the app runs. Chainlit's app calls ``litellm.acompletion(stream=True)``:
+litellm's plain route and its stream wrapper. The app takes its light route for ``openai/`` models, a much cheaper
+client floor, so the like-for-like comparison is Chainlit against the app on the plain route
+(``LEDGER_CHAT_STREAM_ROUTE=litellm``), which ``bench.stream_bench`` runs beside it; it runs
 ``bench/chainlit_app.py`` there on a free port, its files in a temp folder. ``measure`` drives one answer in
 headless Chromium as the app's measure does: CPU of the Chainlit process from Send until its server finished the
 answer and the page shows the answer's last word, websocket bytes received meanwhile, and last token sent by the

@@ -13,6 +13,7 @@ Measures, on real files in a temp dir:
 - with ``bench.make_chats`` (10,000 conversations x 20 turns and five of 200 turns): store open and engine start-up
   (target < 1.5 s), opening a 200-turn conversation (target <= 500 ms to state), memory after opening and
   dropping 20 conversations (target: within a few MB of where it started). ``--quick`` skips that part.
+The figures of the quick part are also recorded as rows for ``bench.report`` (``bench.result``).
 """
 
 from __future__ import annotations
@@ -26,12 +27,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import result
 from bench.make_chats import chats_dir, long_ids
 from engine.engine import Engine
 from engine.offline import litellm
 from ledger.reducer import replay
 from store.tinydb.store import Store
 from tests.support.ledger_builders import answer_events, conversation_events
+
+BENCH = "bench.ledger_bench"
 
 
 def persist_answers(conversations: int, answers: int, chunks: int) -> dict[str, float]:
@@ -213,15 +217,31 @@ async def many_chats() -> None:
 
 def main() -> None:
     print("ledger store benchmark (real TinyDB files, one writer thread, atomic replace per write)")
+    persisted = {}
     for convs in (1, 10):
-        r = persist_answers(convs, 100, 200)
+        r = persisted[convs] = persist_answers(convs, 100, 200)
         print(
             f"  100 answers x 200 chunks in {convs:>2} conversation(s): {r['events']:,.0f} events, "
             f"{r['events_per_s']:,.0f} events/s appended+persisted, total store time {r['store_s']:.2f} s "
             f"(target < 1.5 s), worst single write {r['worst_write_ms']:.1f} ms, "
             f"{r['bytes'] / (100 * 200):.1f} bytes on disk per chunk event"
         )
+    one, ten = persisted[1], persisted[10]
+    result.row(
+        BENCH,
+        f"100 answers x 200 chunks ({one['events']:,.0f} events) appended and made durable, one conversation",
+        f"total store time {one['store_s']:.2f} s, worst single write {one['worst_write_ms']:.1f} ms, "
+        f"{one['bytes'] / (100 * 200):.0f} bytes on disk per chunk event",
+        f"the same spread over 10 conversations: {ten['store_s']:.2f} s, worst write {ten['worst_write_ms']:.1f} ms",
+    )
     small, loaded, big = flush_cost(0), flush_cost(100_000), flush_cost(100_000, target="big")
+    result.row(
+        BENCH,
+        "flush of a 20-chunk answer into a small conversation, with 100,000 events in another one",
+        f"{loaded:.2f} ms",
+        f"the same with no other history: {small:.2f} ms ({loaded / small:.2f}x); into the 100,000-event "
+        f"conversation itself: {big:.2f} ms",
+    )
     print(
         f"  flush of a 20-chunk answer into a small conversation: {small:.2f} ms alone, {loaded:.2f} ms with 100,000 "
         f"events in another conversation (ratio {loaded / small:.2f}); into that 100,000-event conversation "
@@ -229,11 +249,18 @@ def main() -> None:
     )
     n, secs = replay_seconds(100_000)
     print(f"  replay of {n:,} events: {secs:.2f} s ({n / secs:,.0f} events/s; target < 1 s)")
+    result.row(BENCH, f"replay of {n:,} events (10 conversations)", f"{secs:.2f} s ({n / secs:,.0f} events/s)")
     few = min(replay_us_per_event(100) for _ in range(3))  # best of 3: other work on the machine only adds
     many = min(replay_us_per_event(10_000) for _ in range(3))
     print(
         f"  replay per event into a state of 100 conversations: {few:.2f} us, of 10,000: {many:.2f} us "
         f"(ratio {many / few:.2f}; target ~1: independent of the count)"
+    )
+    result.row(
+        BENCH,
+        "replay cost per event into a state of 10,000 conversations (best of 3)",
+        f"{many:.2f} µs",
+        f"into a state of 100 conversations: {few:.2f} µs ({many / few:.2f}x)",
     )
     times = {n: min(long_answer_seconds(n) for _ in range(3)) for n in (5_000, 10_000, 20_000)}
     print(
@@ -241,6 +268,14 @@ def main() -> None:
         + ", ".join(f"{n:,} chunks {t * 1000:.0f} ms" for n, t in times.items())
         + f" (ratios {times[10_000] / times[5_000]:.2f}, {times[20_000] / times[10_000]:.2f}; linear is 2)"
     )
+    result.row(
+        BENCH,
+        "reducer, one answer of 20,000 chunks (best of 3)",
+        f"{times[20_000] * 1000:.0f} ms",
+        f"5,000 chunks {times[5_000] * 1000:.0f} ms, 10,000 chunks {times[10_000] * 1000:.0f} ms "
+        f"(ratios {times[10_000] / times[5_000]:.2f}, {times[20_000] / times[10_000]:.2f}; linear is 2)",
+    )
+    result.save()
     if "--quick" not in sys.argv:
         asyncio.run(many_chats())
 

@@ -22,6 +22,9 @@ a long answer streams from the scripted upstream; the fan-out delay is the time 
 carries a given word (the chunk event's ``ts``) to that word appearing in Y's DOM (both wall clocks, one
 machine); then Stop is clicked in Y and the figure is the time from the click to the upstream seeing its
 connection closed (on A, which runs the stream).
+
+``--quick``: three runs per fencing setting and instance count instead of five (one run alone is noise here). The
+store figures are also recorded as rows for ``bench.report`` (``bench.result``).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from pathlib import Path
 import psycopg
 from playwright.sync_api import Page, expect, sync_playwright
 
+from bench import result
 from ledger.events import AnyEvent
 from store.api import EventStore
 from store.health import ProblemLog
@@ -214,6 +218,7 @@ def figure(values: list[float]) -> str:
 
 
 def main() -> None:
+    runs = 3 if "--quick" in sys.argv else 5
     cluster = PostgresCluster().start()
     try:
         if os.environ.get("PG_BENCH_ONLY") != "store":
@@ -221,12 +226,13 @@ def main() -> None:
         events = STREAMS * (CHUNKS + 6)
         print(
             f"{STREAMS} concurrent streams of {CHUNKS} chunks ({events} events), appended and durable "
-            "(median of 3, off/on alternating; each part written under its savepoint with one COPY)"
+            f"(median of {runs}, off/on alternating; each part written under its savepoint with one COPY)"
         )
+        medians: dict[int, tuple[float, float]] = {}
         for instances in (1, 2):
             off: list[dict[str, float]] = []
             on: list[dict[str, float]] = []
-            for _ in range(3):
+            for _ in range(runs):
                 off.append(run("postgres", cluster.new_database(), instances, fencing=False))
                 on.append(run("postgres", cluster.new_database(), instances, fencing=True))
             rate_off, rate_on = (statistics.median(r["rate"] for r in runs) for runs in (off, on))
@@ -240,9 +246,22 @@ def main() -> None:
                 f"  fencing on: 0 parts refused, 0 attempt_owners rows left, {on[0]['claims']:.0f} claims a run "
                 f"(median claim {statistics.median(r['claim_ms'] for r in on):.1f} ms)"
             )
+            medians[instances] = (rate_off, rate_on)
         with tempfile.TemporaryDirectory() as tmp:
-            rates = [run("tinydb", str(Path(tmp) / f"d{n}"), 1)["rate"] for n in range(3)]
-            print(f"  TinyDB, 1 instance: {statistics.median(rates):,.0f} events/s (median of 3)")
+            rates = [run("tinydb", str(Path(tmp) / f"d{n}"), 1)["rate"] for n in range(runs)]
+            tiny = statistics.median(rates)
+            print(f"  TinyDB, 1 instance: {tiny:,.0f} events/s (median of {runs})")
+        for instances, (rate_off, rate_on) in medians.items():
+            result.row(
+                "bench.pg_bench",
+                f"{STREAMS} concurrent streams x {CHUNKS} chunks ({events:,} events) appended and durable, PostgreSQL "
+                f"on the same machine, {instances} instance{'s' if instances > 1 else ''}, fencing on "
+                f"(median of {runs})",
+                f"{rate_on:,.0f} events/s",
+                f"fencing off (trigger disabled): {rate_off:,.0f} events/s ({rate_on / rate_off:.2f}x); "
+                f"TinyDB, 1 instance: {tiny:,.0f} events/s",
+            )
+        result.save()
     finally:
         cluster.stop()
 

@@ -1,20 +1,27 @@
-"""Append-only streaming, measured (issue 11): bytes to the browser, app CPU vs a bare litellm loop, latency, loop lag.
+"""Append-only streaming, measured (issue 11): bytes to the browser, app CPU vs like-for-like bare loops, latency.
 
-    .venv/bin/python -m bench.stream_bench [--runs 5] [--chunks 20000] [--skip-long] [--skip-profile]
-                                           [--chainlit | --chainlit-venv DIR]
+    .venv/bin/python -m bench.stream_bench [--runs 5] [--chunks 20000] [--skip-long] [--skip-profile] [--quick]
+                                           [--per-chunk-only] [--chainlit | --chainlit-venv DIR]
 
-The upstream (``tests.support.upstream``) runs in this process; the app (``main.py``) and the bare loop each run
-in a process of their own, so neither's CPU includes the upstream's. Everything is measured in one run.
+The upstream (``tests.support.upstream``) runs in this process; the app (``main.py``) and the bare loops each run
+in a process of their own, so none's CPU includes the upstream's. Everything is measured in one run.
+Baselines do the same client work as what they are compared with: the app on the light route (the default for
+``openai/`` models) is compared with a bare loop on that route (the engine's ``open_stream``, nothing else) and,
+for scale, with litellm's plain ``acompletion(stream=True)`` loop, which parses every chunk into pydantic objects
+and costs far more; the app on litellm's plain route (``LEDGER_CHAT_STREAM_ROUTE=litellm``) with that plain loop.
 (a) The issue's table stream: a 500-token answer that is one paragraph, 10 ms apart, in headless Chromium, counted
-    from Send to complete: websocket payload received, app CPU per answer / the bare loop's CPU on the same stream
-    (``litellm.acompletion(stream=True)``, nothing else), last token sent by the upstream -> in the DOM (medians;
-    the CPU ratio is the median of each run's ratio, the two sides measured back to back: ``paired``). With
-    ``--chainlit`` (a throwaway venv, made here) or ``--chainlit-venv`` (one made before), Chainlit answers the same
-    stream in the same run (``bench.chainlit_rival``), and the app's CPU per answer is compared with its own.
+    from Send to complete: websocket payload received, app CPU per answer / each bare loop's CPU on the same
+    stream, last token sent by the upstream -> in the DOM (medians; a CPU ratio is the median of each run's
+    ratio, the sides measured back to back in a turning order: ``paired``). With ``--chainlit`` (a throwaway venv,
+    made here) or ``--chainlit-venv`` (one made before), Chainlit answers the same stream in the same run
+    (``bench.chainlit_rival``). Chainlit calls litellm's plain route, so it is compared with the app on that same
+    route (the same client floor) and, stated as such, with the app on its light route.
 (b) ``--chunks`` chunks of ~5 characters as fast as the upstream can, as one paragraph, one code block and
-    reasoning: app CPU / bare loop, bytes to the browser / answer size (the fixed overhead is what a one-word
+    reasoning: app CPU / each bare loop, bytes to the browser / answer size (the fixed overhead is what a one-word
     answer costs in the same run), the longest event-loop block (the app samples its loop: ``LC_LOOP_LAG_FILE``),
     and (one profiled run, ``LC_PROFILE_FILE``) the share of the app's loop-thread CPU spent in ledger/reducer.py.
+(c) CPU per chunk by route (``--per-chunk-only`` runs only this): the app on each route and three bare loops.
+``--quick``: 5,000 chunks, 3 runs, no profile. Rows are recorded for ``bench.report`` (``bench.result``).
 """
 
 from __future__ import annotations
@@ -34,13 +41,16 @@ from typing import Any
 
 from playwright.sync_api import Page, sync_playwright
 
+from bench import result
 from bench.chainlit_rival import Rival, RivalRun
 from demo.endpoint import serve_in_thread
 from engine.light_route import ROUTE_VARIABLE
 from tests.support.app_process import CHROMIUM_ARGS, ROOT, AppProcess
 from tests.support.upstream import Behavior, ScriptedUpstream
 
+BENCH = "bench.stream_bench"
 TICKS = os.sysconf("SC_CLK_TCK")
+FLOORS = {"route": "bare light-route loop", "litellm": "bare litellm plain loop"}
 CHAT = {"path": "/"}  # every answer after the first goes to the same chat
 LAST = "zzlast"  # the answer's last word: the upstream notes when it sent it, the page when it showed it
 DONE_JS = """before => {
@@ -258,7 +268,10 @@ def main() -> None:
     parser.add_argument("--skip-profile", action="store_true")
     parser.add_argument("--chainlit", action="store_true", help="compare with Chainlit (makes a throwaway venv)")
     parser.add_argument("--chainlit-venv", type=Path, help="compare with Chainlit installed in this venv")
+    parser.add_argument("--quick", action="store_true", help="5,000 chunks, 3 runs, no profile")
     args = parser.parse_args()
+    if args.quick:
+        args.chunks, args.runs, args.skip_profile = min(args.chunks, 5000), min(args.runs, 3), True
     if args.bare:
         bare_loop(args.bare, args.bare_kind)
         return
@@ -272,16 +285,24 @@ def main() -> None:
         per_chunk(Path(tmp), upstream, timed, base, lag_file, args.chunks)
         if args.per_chunk_only:
             stop()
+            result.save()
             return
         app = AppProcess(Path(tmp) / "data", base).start()  # no sampler: its wake-ups would count as app CPU
         rival = Rival(base, args.chainlit_venv).start() if args.chainlit or args.chainlit_venv else None
+        plain_app = None
+        if rival is not None:  # Chainlit's client floor is litellm's plain route: the app on that route too
+            os.environ[ROUTE_VARIABLE] = "litellm"
+            plain_app = AppProcess(Path(tmp) / "data-plain", base).start()
+            del os.environ[ROUTE_VARIABLE]
         try:
             if not args.skip_table:
-                table(app, upstream, timed, base, lag_file, args.runs, rival)
+                table(app, upstream, timed, base, lag_file, args.runs, rival, plain_app)
         finally:
             app.stop()
             if rival is not None:
                 rival.stop()
+            if plain_app is not None:
+                plain_app.stop()
         if not args.skip_long:
             os.environ["LC_LOOP_LAG_FILE"] = str(lag_file)
             os.environ["LC_GC_FILE"] = str(lag_file.with_suffix(".gc"))
@@ -295,6 +316,7 @@ def main() -> None:
         if not args.skip_long and not args.skip_profile:
             profiled(Path(tmp), upstream, timed, base, args.chunks)
     stop()
+    result.save()
 
 
 def per_chunk(tmp: Path, upstream: ScriptedUpstream, timed: Timed, base: str, lag: Path, chunks: int) -> None:
@@ -332,49 +354,105 @@ def per_chunk(tmp: Path, upstream: ScriptedUpstream, timed: Timed, base: str, la
             target = name == "app, light route" and count == chunks  # at a pace every bare loop pays its wake-ups
             ok = verdict(us, 150) if target else ""
             line(name, f"{us:.0f} µs, {cpu / floor:.1f}x", "<= 150 µs" if target else "-", ok)
+        per = {name: cpu / count * 1e6 for name, cpu in figures.items()}
+        bare_light = per["bare loop: the engine's light route"]
+        bare_plain = per["bare loop: litellm.acompletion(stream=True)"]
+        for app_side, same, other in (
+            ("app, light route", ("bare loop: the engine's light route", bare_light), bare_plain),
+            ("app, plain litellm route", ("bare loop: litellm.acompletion(stream=True)", bare_plain), bare_light),
+        ):
+            us = per[app_side]
+            result.row(
+                BENCH,
+                f"CPU per chunk, {label}: {app_side} (the whole app process: engine, ledger, store, the page in "
+                "Chromium)",
+                f"{us:.0f} µs per chunk",
+                f"{same[0]} (same route): {same[1]:.0f} µs ({us / same[1]:.1f}x); "
+                f"{'litellm plain loop' if app_side.endswith('light route') else 'light-route loop'}: "
+                f"{other:.0f} µs ({us / other:.2f}x); httpx + orjson: {per['bare loop: httpx + orjson']:.0f} µs",
+            )
 
 
 def table(
-    app: AppProcess, upstream: ScriptedUpstream, timed: Timed, base: str, lag: Path, runs: int, rival: Rival | None
+    app: AppProcess,
+    upstream: ScriptedUpstream,
+    timed: Timed,
+    base: str,
+    lag: Path,
+    runs: int,
+    rival: Rival | None,
+    plain_app: AppProcess | None = None,
 ) -> None:
     make: Callable[[], Behavior] = lambda: Behavior(text=one_paragraph(500), chunk_delay=0.01)  # noqa: E731
     measure(app, upstream, timed, make(), lag)  # warm-up (first page, first render)
-    if rival is not None:
+    if rival is not None and plain_app is not None:
         rival.measure(upstream, timed, make(), LAST, cpu_seconds)
+        measure(plain_app, upstream, timed, make(), lag)
     ours: list[Run] = []
-    floor: list[float] = []
+    floors: dict[str, list[float]] = {kind: [] for kind in FLOORS}
     theirs: list[RivalRun] = []
-    sides: list[Callable[[], None]] = [
-        lambda: ours.append(measure(app, upstream, timed, make(), lag)),
-        lambda: floor.append(bare(base, upstream, make())),
-    ]
-    if rival is not None:
+    ours_plain: list[Run] = []
+    sides: list[Callable[[], None]] = [lambda: ours.append(measure(app, upstream, timed, make(), lag))]
+
+    def floor_side(kind: str) -> Callable[[], None]:
+        return lambda: floors[kind].append(bare(base, upstream, make(), kind))
+
+    sides += [floor_side(kind) for kind in FLOORS]
+    if rival is not None and plain_app is not None:
         sides.append(lambda: theirs.append(rival.measure(upstream, timed, make(), LAST, cpu_seconds)))
+        sides.append(lambda: ours_plain.append(measure(plain_app, upstream, timed, make(), lag)))
     for n in range(runs):  # each run measures every side back to back, in an order that turns from run to run
         for side in sides[n % len(sides) :] + sides[: n % len(sides)]:
             side()
     kb = statistics.median(r.bytes for r in ours) / 1024
-    cpu, floor_cpu = statistics.median(r.cpu for r in ours), statistics.median(floor)
+    cpu = statistics.median(r.cpu for r in ours)
     dom = statistics.median(r.dom_ms or 0.0 for r in ours)
+    frames = statistics.median(r.frames for r in ours)
     print(f"(a) one-paragraph 500-token answer, 10 ms apart, medians of {runs} ({os.cpu_count()} cores):")
     line("websocket payload, Send -> complete", f"{kb:.1f} KB", "<= 30 KB", verdict(kb, 30))
-    ratio = paired([r.cpu for r in ours], floor)
-    line("app CPU per answer / bare litellm loop", f"{ratio:.2f}x", "<= 1.25x", verdict(ratio, 1.25))
+    ratios = {kind: paired([r.cpu for r in ours], floors[kind]) for kind in FLOORS}
+    line("app CPU per answer / bare light-route loop", f"{ratios['route']:.2f}x", "-", "")
+    line("app CPU per answer / bare litellm plain loop", f"{ratios['litellm']:.2f}x", "<= 1.25x", "")
     line("last token -> DOM", f"{dom:.0f} ms", "<= 60 ms", verdict(dom, 60))
     print(
-        f"  (messages: {statistics.median(r.frames for r in ours):.0f}; CPU of each run: app "
-        f"{[round(r.cpu, 2) for r in ours]} s, bare loop {[round(f, 2) for f in floor]} s)"
+        f"  (messages: {frames:.0f}; CPU of each run: app {[round(r.cpu, 3) for r in ours]} s, "
+        + ", ".join(f"{FLOORS[k]} {[round(f, 3) for f in floors[k]]} s" for k in FLOORS)
+        + ")"
     )
-    print(f"  (medians: app {cpu:.2f} s / bare loop {floor_cpu:.2f} s = {cpu / floor_cpu:.2f}x)")
+    what = f"one 500-token paragraph, 10 ms apart, Send -> complete in Chromium, app on the light route ({runs} runs)"
+    result.row(BENCH, what + ": websocket payload", f"{kb:.1f} KB in {frames:.0f} messages")
+    result.row(BENCH, what + ": last token -> DOM", f"{dom:.0f} ms (median)")
+    floor_cpu = {k: statistics.median(floors[k]) for k in FLOORS}
+    result.row(
+        BENCH,
+        what + ": app CPU per answer",
+        f"{cpu * 1000:.0f} ms",
+        f"bare light-route loop (same route): {floor_cpu['route'] * 1000:.0f} ms, {ratios['route']:.2f}x; "
+        f"bare litellm plain loop: {floor_cpu['litellm'] * 1000:.0f} ms, {ratios['litellm']:.2f}x "
+        "(medians of each run's ratio)",
+    )
     if theirs:
         rival_cpu = statistics.median(r.cpu for r in theirs)
-        versus = paired([r.cpu for r in ours], [r.cpu for r in theirs])
-        line("app CPU per answer / Chainlit's", f"{versus:.2f}x", "<= 1.00x", verdict(versus, 1.0))
+        plain_cpu = statistics.median(r.cpu for r in ours_plain)
+        same_floor = paired([r.cpu for r in ours_plain], [r.cpu for r in theirs])
+        light_vs = paired([r.cpu for r in ours], [r.cpu for r in theirs])
+        line("app (plain route) CPU / Chainlit's", f"{same_floor:.2f}x", "<= 1.00x", verdict(same_floor, 1.0))
+        line("app (light route) CPU / Chainlit's", f"{light_vs:.2f}x", "-", "")
         rival_dom = statistics.median(r.dom_ms or 0.0 for r in theirs)
+        rival_kb = statistics.median(r.bytes for r in theirs) / 1024
         print(
-            f"  (Chainlit, same stream: CPU {paired([r.cpu for r in theirs], floor):.2f}x the bare loop, websocket "
-            f"{statistics.median(r.bytes for r in theirs) / 1024:.1f} KB, last token -> DOM {rival_dom:.0f} ms; "
-            f"CPU of each run {[round(r.cpu, 2) for r in theirs]} s; medians: app / Chainlit = {cpu / rival_cpu:.2f}x)"
+            f"  (Chainlit, same stream: CPU {paired([r.cpu for r in theirs], floors['litellm']):.2f}x the bare litellm "
+            f"plain loop, websocket {rival_kb:.1f} KB, last token -> DOM {rival_dom:.0f} ms; CPU of each run "
+            f"{[round(r.cpu, 3) for r in theirs]} s)"
+        )
+        result.row(
+            BENCH,
+            what.replace("app on the light route", "app on litellm's plain route")
+            + ": app CPU per answer against Chainlit 2 on the same client floor (litellm's plain route, same "
+            "litellm version)",
+            f"{plain_cpu * 1000:.0f} ms",
+            f"Chainlit: {rival_cpu * 1000:.0f} ms, {same_floor:.2f}x; the app on its light route {light_vs:.2f}x "
+            f"Chainlit's (different floors); Chainlit {rival_kb:.1f} KB, last token -> DOM {rival_dom:.0f} ms",
         )
 
 
@@ -403,15 +481,11 @@ def long_answers(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, base
     }
     for kind, (make, text) in kinds.items():
         run = measure(app, upstream, timed, make(), lag)
-        floor = bare(base, upstream, make())
+        floors = {k: bare(base, upstream, make(), k) for k in FLOORS}
         size = len(text.encode())
         print(f"  {kind}: {size / 1024:.0f} KB of text in {run.seconds:.1f} s")
-        line(
-            "app CPU / bare litellm loop",
-            f"{run.cpu:.1f} s / {floor:.1f} s = {run.cpu / floor:.2f}x",
-            "<= 1.5x",
-            verdict(run.cpu / floor, 1.5),
-        )
+        for k, floor in floors.items():
+            line(f"app CPU / {FLOORS[k]}", f"{run.cpu:.2f} s / {floor:.2f} s = {run.cpu / floor:.2f}x", "-", "")
         ratio = (run.bytes - fixed) / size
         line(
             "bytes to the browser (less fixed) / answer",
@@ -425,6 +499,21 @@ def long_answers(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, base
             f"  (longest garbage collection of generation 0/1/2: {' / '.join(f'{ms:.0f}' for ms in run.gc_ms)} ms; "
             f"{run.gc_full} full ones over 1 ms; {run.gen2_objects:,} objects in generation 2 at most)"
         )
+        what = f"{chunks} chunks of ~5 characters as fast as the upstream sends, {kind}, app on the light route"
+        result.row(
+            BENCH,
+            what + ": app CPU",
+            f"{run.cpu:.2f} s",
+            f"bare light-route loop (same route): {floors['route']:.2f} s, {run.cpu / floors['route']:.2f}x; "
+            f"bare litellm plain loop: {floors['litellm']:.2f} s, {run.cpu / floors['litellm']:.2f}x",
+        )
+        result.row(
+            BENCH,
+            what + ": bytes to the browser, less a one-word answer's",
+            f"{ratio:.2f}x the text ({size / 1024:.0f} KB)",
+            f"a one-word answer in the same run: {fixed / 1024:.1f} KB",
+        )
+        result.row(BENCH, what + ": longest event-loop block", f"{run.lag_ms:.0f} ms")
 
 
 def profiled(tmp: Path, upstream: ScriptedUpstream, timed: Timed, base: str, chunks: int) -> None:

@@ -9,7 +9,8 @@ chunks (default 5,000) as fast as the test upstream sends them, interleaved roun
 - ``--otlp-endpoint`` on a receiver that accepts the connection and never answers.
 Prints CPU ms per answer (the whole process: the SDK's export threads included) and per chunk, the ratio to the
 baseline, the longest event-loop block seen during the answer (a 5 ms ticker's worst lateness), and the spans each
-receiver got. Then the projection alone: folding the stored answer's events into its trace, per chunk.
+receiver got. Then the projection alone: folding the stored answer's events into its trace, per chunk. The rows
+are also recorded for ``bench.report`` (``bench.result``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import result
 from demo.endpoint import serve_in_thread
 from engine.engine import Engine
 from engine.offline import litellm
@@ -103,6 +105,15 @@ async def main(chunks: int) -> None:
                 f"x{cpu / base_cpu:.3f} of baseline  longest loop block: median {statistics.median(blocks):5.1f} ms, "
                 f"max {blocks[-1]:5.1f} ms"
             )
+            if name != "none":
+                result.row(
+                    "bench.telemetry_bench",
+                    f"exporting traces, one {chunks:,}-chunk answer as fast as the upstream sends, {label} "
+                    f"(median of {ROUNDS}, turning order)",
+                    f"{cpu:.0f} CPU ms per answer, longest loop block {blocks[-1]:.0f} ms",
+                    f"no endpoint: {base_cpu:.0f} ms ({cpu / base_cpu:.2f}x), longest loop block "
+                    f"{max(b for _, b in results['none']):.0f} ms",
+                )
         paced: dict[str, list[float]] = {name: [] for name in engines}
         for n in range(3):  # at a pace (2 ms apart) the upstream's thread does not hold the GIL for the whole answer
             for name in order[n % 3 :] + order[: n % 3]:
@@ -126,6 +137,9 @@ async def main(chunks: int) -> None:
             f"{per_chunk:.0f} ns/chunk"
         )
         print(f"  ({len(values)} traces)")
+        result.row(
+            "bench.telemetry_bench", "the trace projection alone (events already read)", f"{per_chunk:.0f} ns per chunk"
+        )
         for live in exporters.values():
             await live.close(timeout=1.0)
         for engine in engines.values():
@@ -134,6 +148,7 @@ async def main(chunks: int) -> None:
     live_receiver.close()
     frozen.close()
     stop()
+    result.save()
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 Real parts only: the engine through litellm against the scripted upstream (in this process, on 127.0.0.1), the
 bundled demo tool server over stdio (its own process), real ledger files. The cancel delay is read from the
 server's own record (wall clock, same machine). CPU is this process's CPU time (engine + upstream thread; the
-tool server's process is not counted), for turns with a tool step against plain turns in the same run.
+tool server's process is not counted), for turns with a tool step against plain turns in the same run. The rows
+are also recorded for ``bench.report`` (``bench.result``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import result
 from engine.engine import Engine
 from store.tinydb.store import Store
 from tests.support.engine import make_settings
@@ -83,6 +85,18 @@ async def main() -> None:
         f"CPU per turn ({TURNS} turns, median of 3): plain {plain:.1f} ms, with one tool step {tool:.1f} ms "
         f"-> extra per tool step {tool - plain:.1f} ms ({tool / plain:.2f}x)"
     )
+    result.row(
+        "bench.tools_bench",
+        f"Stop during a running tool -> the tool's handler sees the cancel ({STOPS} stops, demo server over stdio)",
+        f"median {statistics.median(delays):.1f} ms, p95 {delays[int(len(delays) * 0.95) - 1]:.1f} ms",
+    )
+    result.row(
+        "bench.tools_bench",
+        f"CPU of a turn with one tool step (engine + upstream in one process, {TURNS} turns, median of 3)",
+        f"{tool:.1f} ms",
+        f"a plain turn: {plain:.1f} ms ({tool / plain:.2f}x, +{tool - plain:.1f} ms per tool step)",
+    )
+    result.save()
 
 
 if __name__ == "__main__":

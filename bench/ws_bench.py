@@ -4,7 +4,8 @@
 
 A 500-token answer streamed by the test upstream (10 ms apart), shown in headless Chromium by
 (a) the real app and (b) ``bench/naive_app.py``, which calls ``set_content(accumulated)`` on every chunk.
-Counts websocket frames and bytes the browser received from Send until the answer is complete.
+Counts websocket frames and bytes the browser received from Send until the answer is complete. The rows are also
+recorded for ``bench.report`` (``bench.result``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+from bench import result
 from demo.endpoint import serve_in_thread
 from tests.support.app_process import CHROMIUM_ARGS, AppProcess
 from tests.support.upstream import Behavior, ScriptedUpstream
@@ -73,10 +75,17 @@ def main() -> None:
                 print(f"  Ledger Chat: {o[0]:4d} websocket messages, {o[1] / 1024:7.1f} KB ({o[2]:.1f} s)")
                 print(f"  naive set_content per chunk: {n[0]:4d} messages, {n[1] / 1024:7.1f} KB ({n[2]:.1f} s)")
                 print(f"  ratio: {n[1] / o[1]:.1f}x fewer bytes, {n[0] / max(o[0], 1):.1f}x fewer messages")
+                result.row(
+                    "bench.ws_bench",
+                    f"websocket traffic of a 500-token answer in 8 paragraphs, {label}, Send -> complete in Chromium",
+                    f"{o[0]} messages, {o[1] / 1024:.1f} KB",
+                    f"naive set_content per chunk (bench.naive_app): {n[0]} messages, {n[1] / 1024:.1f} KB",
+                )
         finally:
             ours.stop()
             naive.stop()
     stop()
+    result.save()
 
 
 if __name__ == "__main__":
