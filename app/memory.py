@@ -8,7 +8,7 @@ of pages, however many checks come before it may. Python's own full collections 
 ``collect_less_often`` (called once start-up froze what it made) sets the collector's thresholds to ``THRESHOLDS``:
 with Python's default (a young collection every 700 new container objects), 100 engine streams at 30 chunks a second
 cost 172-215 µs of CPU per chunk, with 10,000 134-143 µs (each chunk makes a few short-lived objects that reference
-counting frees anyway; README, "Measured"). Cycles are still collected, a little later: at most 10,000 young
+counting frees anyway; docs/measured.md). Cycles are still collected, a little later: at most 10,000 young
 objects more wait for their collection.
 """
 

@@ -2,7 +2,7 @@
 
 Why: litellm's stream wrapper builds pydantic objects for every chunk (the OpenAI SDK's ``construct_type``, then
 litellm's ``chunk_creator`` and hidden-params bookkeeping): 500-800 µs of CPU per chunk. This route keeps the call
-in litellm and replaces only the per-chunk parsing (README, "The provider path's CPU").
+in litellm and replaces only the per-chunk parsing (docs/operations.md, "The provider path's CPU").
 
 Guarantees:
 - The call is ``litellm.acompletion(model="ledger_chat_openai/<the model string>", ...)``: ``HANDLER`` is a
