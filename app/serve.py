@@ -1,10 +1,11 @@
 """Running the server: logging (credentials redacted), the store opened and locked before anything is served, the
 wiring, then NiceGUI's server.
 
-Guarantees: a second process on the same ``--data-dir`` or an unreachable database exits with one line naming it
-(exit 1) before the port is bound; so does a port another process holds (checked before anything says where the
-app listens: no "on http://…" line is ever followed by the bind error); the first line printed names the address,
-the model and where the data lives; no credential from ``--api-base`` or an error reaches a log line.
+Guarantees: a second process on the same ``--data-dir`` or an unreachable database exits with one line naming it (exit
+1) before the port is bound; so does a port another process holds (checked before anything says where the app listens:
+no "on http://…" line is ever followed by the bind error); the first line printed names the address, the model and where
+the data lives; no credential from ``--api-base`` or an error reaches a log line; uvicorn believes ``X-Forwarded-*``
+headers only from the proxies named with ``--forwarded-allow-ips`` (none by default: the client is the TCP peer).
 """
 
 from __future__ import annotations
@@ -79,5 +80,7 @@ def run(config: AppConfig) -> int:
         dark=None,  # follow the system until the reader picks a theme (remembered in the browser)
         language="en-US",
         tailwind=False,  # no in-browser compiler: ui/static/utilities.css holds the CSS it made (ui.style)
+        proxy_headers=bool(config.forwarded_allow_ips),  # uvicorn's default trusts X-Forwarded-For from 127.0.0.1
+        forwarded_allow_ips=list(config.forwarded_allow_ips),
     )
     return 0
