@@ -17,6 +17,7 @@ from PIL import Image
 
 from tests.support.app_process import AppProcess
 from tests.support.app_runner import AppRunner
+from tests.support.big_png import flat_png
 
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script><circle r="4"/></svg>'
 HTML = b"<!doctype html><html><body><script>alert(1)</script></body></html>"
@@ -106,6 +107,14 @@ def test_forged_uploads_are_refused_with_a_sentence(app: AppProcess, http: httpx
     assert not_multipart.status_code == 400 and "multipart" in not_multipart.json()["error"]
     empty = upload(http, ("empty.txt", b""))
     assert empty.status_code == 415 and "empty" in empty.json()["error"]
+
+
+def test_an_image_whose_decoded_size_is_over_the_budget_is_refused_with_a_sentence(http: httpx.Client) -> None:
+    huge = flat_png(7999, 7999, channels=4, bits=16)  # half a megabyte of file, 488 MB decoded
+    refused = upload(http, ("scan.png", huge))
+    assert refused.status_code == 415
+    assert refused.json()["error"].startswith("scan.png: The image is 7999×7999 pixels, 4 channel(s) at 16 bits")
+    assert "decoding it would take 488 MB" in refused.json()["error"]
 
 
 def test_a_body_larger_than_a_message_may_carry_is_refused_before_it_is_read(app: AppProcess) -> None:
