@@ -8,8 +8,7 @@ environment variables by litellm and never stored here.
 Access: a loopback bind (the default) needs no token unless ``--token`` (or ``LEDGERCHAT_TOKEN``) asks for one;
 any other bind always needs one (``needs_token``), and ``--no-token`` there refuses to start. ``--token`` alone
 asks for a generated token; a given token is at least ``MIN_TOKEN_CHARS`` long and never shown in ``repr``.
-``--forwarded-allow-ips`` (or ``LEDGERCHAT_FORWARDED_ALLOW_IPS``): the proxies whose ``X-Forwarded-For`` and
-``X-Forwarded-Proto`` are believed, comma-separated addresses or networks (``*``: any peer); default none.
+Proxies whose ``X-Forwarded-*`` headers are believed: ``--forwarded-allow-ips`` (``app.proxy_config``), none by default.
 
 Storage: ``--database-url`` (or ``LEDGERCHAT_DATABASE_URL``) keeps the ledger in PostgreSQL instead of TinyDB files;
 it may hold a password, so it is never shown in ``repr`` or an error.
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.proxy_config import proxy_flag, trusted_proxies
 from app.telemetry_config import TelemetryConfig, telemetry_config, telemetry_flags
 from engine.files import FileLimits
 from engine.settings import Limits
@@ -58,7 +58,7 @@ class AppConfig:
     token: str | None = field(default=None, repr=False)
     no_token: bool = False
     allowed_hosts: tuple[str, ...] = ()
-    forwarded_allow_ips: tuple[str, ...] = ()  # proxies whose X-Forwarded-* headers are believed (none by default)
+    forwarded_allow_ips: tuple[str, ...] = ()  # app.proxy_config
     database_url: str | None = field(default=None, repr=False)  # may hold a password: never shown
     from_data_dir: Path | None = None
     max_attachment_mb: float = 20.0
@@ -179,6 +179,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
         app["models"] = tuple(dict.fromkeys(m.strip() for m in str(app["models"]).split(",") if m.strip()))
     try:
         telemetry = telemetry_config(args, environ)  # --otlp-endpoint, --otel-content (app.telemetry_config)
+        app["forwarded_allow_ips"] = trusted_proxies(args, environ)
         config = AppConfig(**app, limits=dataclasses.replace(_LIMITS, **limits), telemetry=telemetry)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
@@ -221,13 +222,6 @@ def _validate(c: AppConfig) -> None:
             f"--no-token: refusing to serve {c.host} without a token; anyone who can reach it could read every "
             "conversation and spend the model key (bind 127.0.0.1, or drop --no-token)"
         )
-    for proxy in c.forwarded_allow_ips:
-        try:
-            ipaddress.ip_network("0.0.0.0/0" if proxy == "*" else proxy, strict=False)
-        except ValueError:
-            raise ConfigError(
-                f"--forwarded-allow-ips: {proxy!r} is not an IP address or network (e.g. 127.0.0.1 or 10.0.0.0/8)"
-            ) from None
     if c.token and (len(c.token) < MIN_TOKEN_CHARS or not c.token.isprintable() or " " in c.token):
         raise ConfigError(f"--token: must be at least {MIN_TOKEN_CHARS} printable characters without spaces")
 
@@ -254,12 +248,10 @@ def _access(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, A
         token = environ.get("LEDGERCHAT_TOKEN") or None
     no_token = bool(getattr(args, "no_token", False)) or environ.get("LEDGERCHAT_NO_TOKEN", "") in ("1", "true")
     hosts = getattr(args, "allowed_hosts", None) or environ.get("LEDGERCHAT_ALLOWED_HOSTS", "")
-    proxies = getattr(args, "forwarded_allow_ips", None) or environ.get("LEDGERCHAT_FORWARDED_ALLOW_IPS", "")
     return {
         "token": token,
         "no_token": no_token,
         "allowed_hosts": tuple(h.strip().lower() for h in hosts.split(",") if h.strip()),
-        "forwarded_allow_ips": tuple(p.strip() for p in proxies.split(",") if p.strip()),
     }
 
 
@@ -284,12 +276,8 @@ def _parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="comma-separated extra names the browser may use for this server (Host header), e.g. chat.example.org",
     )
-    parser.add_argument(
-        "--forwarded-allow-ips",
-        default=argparse.SUPPRESS,
-        help="comma-separated proxy addresses or networks whose X-Forwarded-For/-Proto are believed (default none)",
-    )
     telemetry_flags(parser)
+    proxy_flag(parser)
     sub = parser.add_subparsers(dest="command")
     export = sub.add_parser("export", help="write the ledger as JSON Lines to stdout (or, with --otlp, as traces)")
     export.add_argument("--conversation", help="only this conversation id")

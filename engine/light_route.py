@@ -38,15 +38,13 @@ import orjson
 from engine.end_markers import NO_END, cut_short
 from engine.offline import litellm
 from engine.openai_sse import SseEvents, StreamErrorEvent, generic_chunks
-from engine.provider import Delta, ProviderConfig, ToolPiece
+from engine.provider import COMPATIBLE, Delta, ProviderConfig, ToolPiece
 from engine.url_credentials import is_basic
 from ledger.events import Usage
 
 __all__ = ["COMPATIBLE", "PROVIDER", "ROUTE_VARIABLE", "LightStream", "open_light", "serves"]
 
 PROVIDER = "ledger_chat_openai"
-#: litellm providers whose chat completions stream OpenAI's SSE chunks unchanged.
-COMPATIBLE = frozenset({"openai", "hosted_vllm", "custom_openai"})
 #: ``litellm`` forces the plain route (litellm's stream wrapper) for every provider; anything else: automatic.
 ROUTE_VARIABLE = "LEDGER_CHAT_STREAM_ROUTE"
 _handler: Any = None

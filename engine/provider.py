@@ -82,6 +82,8 @@ class ProviderConfig:
         return tuple(params)
 
 
+#: litellm providers whose chat completions stream OpenAI's SSE chunks unchanged (``engine.light_route``'s).
+COMPATIBLE = frozenset({"openai", "hosted_vllm", "custom_openai"})
 KEEP_CHUNKS_EVERY = 16
 
 
@@ -259,8 +261,6 @@ def request_kwargs(
 
 def _bearer_provider(config: ProviderConfig) -> bool:
     """Whether ``config``'s provider puts its key in ``Authorization`` (the OpenAI-compatible ones)."""
-    from engine.light_route import COMPATIBLE
-
     try:
         return litellm().get_llm_provider(config.model, api_base=config.api_base)[1] in COMPATIBLE
     except Exception:  # noqa: BLE001 - a model litellm cannot route fails later, in litellm's words
