@@ -8,6 +8,8 @@ Guarantees (all behind ``ui.guard`` like the pages: Host, Origin, the token):
   (``disposition``); a query (``?name=``) chooses nothing. Every file response carries ``X-Content-Type-Options:
   nosniff`` and a CSP of its own that runs nothing (``FILE_CSP``: no script, sandboxed). An unknown or malformed hash is
   404.
+- ``GET /files/queue``: ``{"waiting": n}``, how many images wait to be decoded (``engine.files.decoding.GATE``:
+  two at a time); the page's chip of an image sent says so while it waits.
 - ``GET /files/{sha}/thumb``: the thumbnail (PNG or JPEG), 404 for an unknown hash or a file that has none.
 - ``POST /files``: refused before reading when the body is larger than a message may carry (413), then, before
   anything is stored, per file: over the per-file limit or too many files (413), named like an image but not one
@@ -31,6 +33,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import Message
 
 from engine.files import clean_name
+from engine.files.decoding import GATE
 from ledger.decide import InputRejected
 from ledger.values import Attachment
 from ui.attachments import RASTER, FilesService, accepted_name, over_count_limit, over_file_limit, remember, size_words
@@ -81,6 +84,10 @@ def register_file_routes(
 ) -> None:
     """Add the three routes; ``service()`` returns the running engine's ``FilesService`` (None: not started),
     ``names(sha)`` the name the ledger holds for a file (None: none known)."""
+
+    @app.get("/files/queue")  # before /files/{sha256}, which would take "queue" for a hash
+    async def decode_queue() -> Response:
+        return JSONResponse({"waiting": GATE.waiting}, headers={"cache-control": "no-store"})
 
     @app.get("/files/{sha256}")
     async def get_file(sha256: str) -> Response:

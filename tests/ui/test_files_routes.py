@@ -10,6 +10,7 @@ import hashlib
 import io
 import socket
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -18,6 +19,7 @@ from PIL import Image
 from tests.support.app_process import AppProcess
 from tests.support.app_runner import AppRunner
 from tests.support.big_png import flat_png
+from tests.support.waiting import wait_until_blocking
 
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script><circle r="4"/></svg>'
 HTML = b"<!doctype html><html><body><script>alert(1)</script></body></html>"
@@ -115,6 +117,20 @@ def test_an_image_whose_decoded_size_is_over_the_budget_is_refused_with_a_senten
     assert refused.status_code == 415
     assert refused.json()["error"].startswith("scan.png: The image is 7999×7999 pixels, 4 channel(s) at 16 bits")
     assert "decoding it would take 488 MB" in refused.json()["error"]
+
+
+def test_images_sent_together_are_decoded_two_at_a_time_and_the_queue_says_how_many_wait(
+    app: AppProcess, http: httpx.Client
+) -> None:
+    images = [flat_png(4000 + n, 4000, channels=3, bits=16) for n in range(4)]  # 96 MB decoded each
+    assert http.get("/files/queue").json() == {"waiting": 0}
+    with ThreadPoolExecutor(4) as senders:
+        sent = [senders.submit(upload, http, (f"scan{n}.png", data)) for n, data in enumerate(images)]
+        wait_until_blocking(lambda: http.get("/files/queue").json()["waiting"] >= 1, what="an image waiting")
+        answers = [s.result() for s in sent]
+    assert [a.status_code for a in answers] == [200] * 4
+    assert sorted(a.json()[0]["width"] for a in answers) == [4000, 4001, 4002, 4003]
+    assert http.get("/files/queue").json() == {"waiting": 0}
 
 
 def test_a_body_larger_than_a_message_may_carry_is_refused_before_it_is_read(app: AppProcess) -> None:
