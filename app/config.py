@@ -10,6 +10,7 @@ environment variables by litellm and never stored here.
 Access: a loopback bind (the default) needs no token unless ``--token`` (or ``LEDGERCHAT_TOKEN``) asks for one;
 any other bind always needs one (``needs_token``), and ``--no-token`` there refuses to start. ``--token`` alone
 asks for a generated token; a given token is at least ``MIN_TOKEN_CHARS`` long and never shown in ``repr``.
+Proxies whose ``X-Forwarded-*`` headers are believed: ``--forwarded-allow-ips`` (``app.proxy_config``), none by default.
 
 Storage: ``--database-url`` (or ``LEDGERCHAT_DATABASE_URL``) keeps the ledger in PostgreSQL instead of TinyDB files;
 it may hold a password, so it is never shown in ``repr`` or an error.
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.proxy_config import proxy_flag, trusted_proxies
 from app.telemetry_config import TelemetryConfig, telemetry_config, telemetry_flags
 from engine.files import FileLimits
 from engine.settings import Limits
@@ -58,6 +60,7 @@ class AppConfig:
     token: str | None = field(default=None, repr=False)
     no_token: bool = False
     allowed_hosts: tuple[str, ...] = ()
+    forwarded_allow_ips: tuple[str, ...] = ()  # app.proxy_config
     database_url: str | None = field(default=None, repr=False)  # may hold a password: never shown
     from_data_dir: Path | None = None
     max_attachment_mb: float = 20.0
@@ -184,6 +187,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
         app["models"] = tuple(dict.fromkeys(m.strip() for m in str(app["models"]).split(",") if m.strip()))
     try:
         telemetry = telemetry_config(args, environ)  # --otlp-endpoint, --otel-content (app.telemetry_config)
+        app["forwarded_allow_ips"] = trusted_proxies(args, environ)
         config = AppConfig(**app, limits=dataclasses.replace(_LIMITS, **limits), telemetry=telemetry)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
@@ -286,6 +290,7 @@ def _parser() -> argparse.ArgumentParser:
         help="comma-separated extra names the browser may use for this server (Host header), e.g. chat.example.org",
     )
     telemetry_flags(parser)
+    proxy_flag(parser)
     sub = parser.add_subparsers(dest="command")
     export = sub.add_parser("export", help="write the ledger as JSON Lines to stdout (or, with --otlp, as traces)")
     export.add_argument("--conversation", help="only this conversation id")

@@ -3,13 +3,16 @@
 Guarantees: ``demo`` is the built-in demo endpoint on this server, reached through the front door with the access
 token as its key; only the servers of ``--mcp-config`` run (the bundled demo server only with the demo model and
 no config; none with ``--no-tools``); ``check_model`` refuses a model litellm cannot route, or one whose provider key
-is missing, with one line naming it (a ``ConfigError``).
+is missing, with one line naming it (a ``ConfigError``); it also refuses ``--api-base`` credentials
+(``user:password@``, sent as HTTP Basic auth: ``engine.url_credentials``) together with a key for an
+OpenAI-compatible provider, whose key goes in the same ``Authorization`` header.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from app.config import AppConfig, ConfigError
 from engine.provider import ProviderConfig
@@ -53,8 +56,29 @@ def check_model(config: AppConfig) -> None:
             "use a provider prefix such as 'openai/gpt-4o-mini'"
         ) from None
     if config.api_base:
+        _one_authorization(ll, config.model, config.api_base)
         return
     env = ll.validate_environment(model=config.model)
     missing = env.get("missing_keys") or []
     if missing:
         raise ConfigError(f"--model: {config.model} needs {', '.join(missing)} in the environment")
+
+
+def _one_authorization(ll: Any, model: str, api_base: str) -> None:
+    import os
+
+    from engine.light_route import COMPATIBLE
+    from engine.url_credentials import split_credentials
+
+    base, basic = split_credentials(api_base)
+    if basic is None:
+        return
+    _, provider, key, _ = ll.get_llm_provider(model, api_base=base)
+    if provider == "openai":
+        key = key or os.environ.get("OPENAI_API_KEY")
+    if provider in COMPATIBLE and key:
+        raise ConfigError(
+            f"--api-base: its user:password@ goes to the server as HTTP Basic auth in the Authorization header, where "
+            f"the {provider} API key set in the environment would go too; keep one (remove user:password@ from "
+            "--api-base, or unset the key)"
+        )

@@ -6,7 +6,8 @@ Guarantees: a second process on the same ``--data-dir`` or an unreachable databa
 app listens: no "on http://…" line is ever followed by the bind error); the line naming the address, the model
 and where the data lives ("Ledger Chat on …") is printed only once the port accepts connections
 (``announce_once_listening``), so whoever reads it can connect at once; no credential from ``--api-base`` or an
-error reaches a log line.
+error reaches a log line; uvicorn believes ``X-Forwarded-*`` headers only from the proxies named with
+``--forwarded-allow-ips`` (none by default: the client is the TCP peer).
 """
 
 from __future__ import annotations
@@ -104,5 +105,7 @@ def run(config: AppConfig) -> int:
         dark=None,  # follow the system until the reader picks a theme (remembered in the browser)
         language="en-US",
         tailwind=False,  # no in-browser compiler: ui/static/utilities.css holds the CSS it made (ui.style)
+        proxy_headers=bool(config.forwarded_allow_ips),  # uvicorn's default trusts X-Forwarded-For from 127.0.0.1
+        forwarded_allow_ips=list(config.forwarded_allow_ips),
     )
     return 0

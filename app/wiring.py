@@ -3,7 +3,8 @@
 Guarantees: the files service (``engine.files.Files``) keeps its bytes in the blob store beside the ledger
 (``app.stores.open_blobs``), with ``--max-attachment-mb``; ``--model-info`` (and the demo model's own entry) is
 registered with litellm right after its import, before the first turn. The front door (``ui.guard``: Host,
-Origin, token, security headers) sits before every route; the
+Origin, token, security headers) sits before every route, and NiceGUI's socket.io events act only for the client
+whose own socket sent them (``ui.socket_owner``); the
 engine starts with the app (before the first page is served): attempts a dead process left streaming are
 finalized (on PostgreSQL only those whose instance is gone, by a survivor: ``engine.cluster``); litellm's import
 (seconds) and the tool servers start in the background while pages are served already, and a turn waits for both
@@ -42,9 +43,11 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     from ui.context import PageContext
     from ui.guard import Guard
     from ui.pages import register_pages
+    from ui.socket_owner import bind_events_to_sockets
 
     policy = AccessPolicy.for_bind(config.host, config.port, token=token, allowed_hosts=config.allowed_hosts)
     app.add_middleware(Guard, policy=policy)
+    bind_events_to_sockets()  # a socket.io message acts only for the client whose socket sent it
     provider = provider_config(config, token=token)
     servers = tool_servers(config)
     context = PageContext(model_label="demo model (offline)" if config.is_demo else config.model, demo=config.is_demo)

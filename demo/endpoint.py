@@ -13,7 +13,8 @@ Guarantees:
 - A request body over ``MAX_BODY_BYTES`` gets 413 without being read into memory (a declared length is refused
   at once, a streamed one as soon as it passes the limit) and a body that is not a JSON object 400; ``records``
   keeps only the last ``max_records`` requests (their messages in OpenAI's shape, headers but the key, chunks
-  sent, when the client disconnected): memory stays bounded however long it runs.
+  sent, when the client disconnected; of a key header a SHA-256 of its value): memory stays
+  bounded however long it runs.
 - Importing this module changes nothing: the log filter that hides injected drops is installed by
   ``DemoModel()`` and ``serve_in_thread``.
 - ``HOSTILE``, ``Behavior`` and ``RequestRecord`` are importable from here too (the tests' scripted upstream).
@@ -22,6 +23,7 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import threading
 import time
@@ -46,6 +48,19 @@ SECRET_HEADERS = {"authorization", "x-api-key", "x-goog-api-key"}
 
 MAX_BODY_BYTES = 80_000_000  # a message's 50 MB of files, as base64 in JSON, fits
 MAX_RECORDS = 50
+
+
+def recorded_headers(request: Request) -> dict[str, str]:
+    """The request's headers but its credentials: of each key header only a SHA-256 of its value, and of
+    ``Authorization`` its scheme (a test can tell which credential arrived without any credential being kept)."""
+    headers = {k.lower(): v for k, v in request.headers.items() if k.lower() not in SECRET_HEADERS}
+    for name in SECRET_HEADERS:
+        value = request.headers.get(name)
+        if value:
+            headers[f"{name}-sha256"] = hashlib.sha256(value.encode()).hexdigest()
+    if "authorization" in request.headers:
+        headers["authorization-scheme"] = request.headers["authorization"].partition(" ")[0]
+    return headers
 
 
 class DemoModel:
@@ -110,7 +125,7 @@ class DemoModel:
                 messages=parsed.messages,
                 model=parsed.model,
                 received_at=time.monotonic(),
-                headers={k.lower(): v for k, v in request.headers.items() if k.lower() not in SECRET_HEADERS},
+                headers=recorded_headers(request),
                 tools=parsed.tools,
                 dialect=dialect.name,
                 raw=body,

@@ -38,14 +38,13 @@ import orjson
 from engine.end_markers import NO_END, cut_short
 from engine.offline import litellm
 from engine.openai_sse import SseEvents, StreamErrorEvent, generic_chunks
-from engine.provider import Delta, ProviderConfig, ToolPiece
+from engine.provider import COMPATIBLE, Delta, ProviderConfig, ToolPiece
+from engine.url_credentials import is_basic
 from ledger.events import Usage
 
 __all__ = ["COMPATIBLE", "PROVIDER", "ROUTE_VARIABLE", "LightStream", "open_light", "serves"]
 
 PROVIDER = "ledger_chat_openai"
-#: litellm providers whose chat completions stream OpenAI's SSE chunks unchanged.
-COMPATIBLE = frozenset({"openai", "hosted_vllm", "custom_openai"})
 #: ``litellm`` forces the plain route (litellm's stream wrapper) for every provider; anything else: automatic.
 ROUTE_VARIABLE = "LEDGER_CHAT_STREAM_ROUTE"
 _handler: Any = None
@@ -186,6 +185,8 @@ async def _stream(
         base = base or ll.api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
         base = base or "https://api.openai.com/v1"
         key = key or ll.api_key or ll.openai_key or os.environ.get("OPENAI_API_KEY")
+    if is_basic(headers):  # the URL's own credentials (engine.url_credentials) fill the Authorization header
+        key = None
     config: Any = ProviderConfigManager.get_provider_chat_config(model=name, provider=LlmProviders(provider))
     wanted = {k: v for k, v in params.items() if v is not None}
     mapped = config.map_openai_params(non_default_params=wanted, optional_params={}, model=name, drop_params=True)

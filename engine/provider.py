@@ -28,6 +28,7 @@ from engine.end_markers import NO_END, EndWatch, cut_short
 from engine.offline import imported, litellm
 from engine.preset_request import AppliedPreset
 from engine.redaction import redact_url
+from engine.url_credentials import split_credentials
 from ledger.events import Param, Usage
 
 
@@ -81,6 +82,8 @@ class ProviderConfig:
         return tuple(params)
 
 
+#: litellm providers whose chat completions stream OpenAI's SSE chunks unchanged (``engine.light_route``'s).
+COMPATIBLE = frozenset({"openai", "hosted_vllm", "custom_openai"})
 KEEP_CHUNKS_EVERY = 16
 
 
@@ -236,7 +239,11 @@ def request_kwargs(
         "timeout": config.http_timeout,
     }
     if config.api_base:
-        kwargs["api_base"] = config.api_base
+        kwargs["api_base"], basic = split_credentials(config.api_base)  # never user:password@ in the URL called
+        if basic is not None:
+            kwargs["extra_headers"] = {"Authorization": basic}
+            if not config.api_key and _bearer_provider(config):  # litellm's OpenAI client wants some key to start
+                kwargs["api_key"] = "basic-auth-from-api-base"  # never sent: the Basic header takes its place
     if config.api_key:
         kwargs["api_key"] = config.api_key
     if config.temperature is not None:
@@ -250,6 +257,14 @@ def request_kwargs(
     if tools:
         kwargs["tools"] = tools
     return kwargs
+
+
+def _bearer_provider(config: ProviderConfig) -> bool:
+    """Whether ``config``'s provider puts its key in ``Authorization`` (the OpenAI-compatible ones)."""
+    try:
+        return litellm().get_llm_provider(config.model, api_base=config.api_base)[1] in COMPATIBLE
+    except Exception:  # noqa: BLE001 - a model litellm cannot route fails later, in litellm's words
+        return False
 
 
 def takes_reasoning(model: str) -> bool:

@@ -109,6 +109,12 @@ def remember(attachment: Attachment) -> None:
         _ACCEPTED.popitem(last=False)
 
 
+def accepted_name(sha256: str) -> str | None:
+    """The name ``POST /files`` recorded for this file (the one a message will carry), if this process took it."""
+    found = _ACCEPTED.get(sha256)
+    return found.name if found is not None else None
+
+
 def accepted(sha256: str, name: str) -> Attachment | None:
     found = _ACCEPTED.get(sha256)
     if found is None or found.name == name:

@@ -1,11 +1,15 @@
 """The file routes: ``GET /files/{sha256}``, ``GET /files/{sha256}/thumb`` and ``POST /files`` (multipart).
 
 Guarantees (all behind ``ui.guard`` like the pages: Host, Origin, the token):
-- ``GET /files/{sha}`` serves the bytes inline only when they are a raster image (PNG, JPEG, GIF, WebP) or audio,
-  by their own signature (``sniff``), never by a name or a stored claim; everything else (SVG, HTML, PDF, text,
-  unknown) goes as ``application/octet-stream`` with ``Content-Disposition: attachment`` and the name from
-  ``?name=`` cleaned (``disposition``). Every file response carries ``X-Content-Type-Options: nosniff`` and a
-  CSP of its own that runs nothing (``FILE_CSP``: no script, sandboxed). An unknown or malformed hash is 404.
+- ``GET /files/{sha}`` serves the bytes inline only when they are a raster image (PNG, JPEG, GIF, WebP) or audio, by
+  their own signature (``sniff``), never by a name or a stored claim; everything else (SVG, HTML, PDF, text, unknown)
+  goes as ``application/octet-stream`` with ``Content-Disposition: attachment`` under the name the ledger holds for it
+  (``names``: ``ui.download_names``), or the one ``POST /files`` recorded, else ``file-<sha prefix>``, cleaned
+  (``disposition``); a query (``?name=``) chooses nothing. Every file response carries ``X-Content-Type-Options:
+  nosniff`` and a CSP of its own that runs nothing (``FILE_CSP``: no script, sandboxed). An unknown or malformed hash is
+  404.
+- ``GET /files/queue``: ``{"waiting": n}``, how many images wait to be decoded (``engine.files.decoding.GATE``:
+  two at a time); the page's chip of an image sent says so while it waits.
 - ``GET /files/{sha}/thumb``: the thumbnail (PNG or JPEG), 404 for an unknown hash or a file that has none.
 - ``POST /files``: refused before reading when the body is larger than a message may carry (413), then, before
   anything is stored, per file: over the per-file limit or too many files (413), named like an image but not one
@@ -29,9 +33,10 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import Message
 
 from engine.files import clean_name
+from engine.files.decoding import GATE
 from ledger.decide import InputRejected
 from ledger.values import Attachment
-from ui.attachments import RASTER, FilesService, over_count_limit, over_file_limit, remember, size_words
+from ui.attachments import RASTER, FilesService, accepted_name, over_count_limit, over_file_limit, remember, size_words
 
 SHA = re.compile(r"[0-9a-f]{64}")
 FILE_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox"
@@ -74,11 +79,18 @@ def refusal(status: int, sentence: str) -> JSONResponse:
     return JSONResponse({"error": sentence}, status_code=status)
 
 
-def register_file_routes(service: Callable[[], FilesService | None]) -> None:
-    """Add the three routes; ``service()`` returns the running engine's ``FilesService`` (None: not started)."""
+def register_file_routes(
+    service: Callable[[], FilesService | None], names: Callable[[str], str | None] = lambda _: None
+) -> None:
+    """Add the three routes; ``service()`` returns the running engine's ``FilesService`` (None: not started),
+    ``names(sha)`` the name the ledger holds for a file (None: none known)."""
+
+    @app.get("/files/queue")  # before /files/{sha256}, which would take "queue" for a hash
+    async def decode_queue() -> Response:
+        return JSONResponse({"waiting": GATE.waiting}, headers={"cache-control": "no-store"})
 
     @app.get("/files/{sha256}")
-    async def get_file(sha256: str, name: str | None = None) -> Response:
+    async def get_file(sha256: str) -> Response:
         files = service()
         if files is None or not SHA.fullmatch(sha256):
             return PlainTextResponse("No such file.", status_code=404)
@@ -92,7 +104,7 @@ def register_file_routes(service: Callable[[], FilesService | None]) -> None:
             "cache-control": "private, max-age=31536000, immutable",
         }
         if inline is None:
-            headers["content-disposition"] = disposition(name, sha256)
+            headers["content-disposition"] = disposition(names(sha256) or accepted_name(sha256), sha256)
         return Response(data, media_type=inline or "application/octet-stream", headers=headers)
 
     @app.get("/files/{sha256}/thumb")

@@ -1,13 +1,18 @@
 """The front door: every HTTP request and websocket passes here before NiceGUI sees it (a pure ASGI middleware).
 
 Guarantees (the rules themselves are ``ui.access``):
-- A Host that is not allowed gets 403, and so does any request or websocket handshake whose ``Origin`` is
-  another site: the app's own pages only make same-origin requests.
+- A Host that is not allowed (or not well-formed) gets 403, and so does any request or websocket handshake whose
+  ``Origin`` is not exactly this server (scheme, host and port), and every websocket handshake without an
+  ``Origin`` (every browser sends one; a script must say where it comes from too), in every mode.
+- The client address is the TCP peer's: uvicorn rewrites it from ``X-Forwarded-For`` only for proxies named with
+  ``--forwarded-allow-ips`` (``app.serve``; default none), so a made-up header changes nothing here.
 - With a token, every page, static file, websocket (NiceGUI's socket.io under ``/_nicegui_ws``, polling and
-  upgrade), download and export needs the cookie, ``Authorization: Bearer <token>`` or ``?token=<token>``; else
-  401, or 429 while the client address is rate-limited. A page opened with a good ``?token=`` sets the cookie
-  (HttpOnly, SameSite=Strict) and moves on to the same address without the token. Wrong tokens are logged with
-  the client address and path, never the token.
+  upgrade), download and export needs the cookie or ``Authorization: Bearer <token>``; ``?token=<token>`` counts
+  only on a page load (a GET or HEAD a browser navigates, ``Sec-Fetch-Mode: navigate`` or ``Accept: text/html``),
+  which sets the cookie (HttpOnly, SameSite=Strict) and moves on to the same address without the token. Without
+  a token: 401. A wrong token: 401, or 429 once its peer sent ``MAX_FAILURES`` wrong ones within the window;
+  the correct token is checked first and never refused by that limit. Wrong tokens are logged with the peer's
+  address and the path (the first ``MAX_FAILURES`` per window), never the token.
 - Every HTTP response (pages, static files, errors, refusals) carries ``SECURITY_HEADERS``; an error raised
   before a response started is answered 500 with them (and still raised, so it is logged). A served file
   (``ui.files_routes``) keeps its own stricter CSP (``default-src 'none'``, sandboxed): it runs nothing.
@@ -23,7 +28,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ui.access import AccessPolicy, FailedAttempts
+from ui.access import AccessPolicy, FailedAttempts, peer_key
 
 log = logging.getLogger("ledger_chat.access")
 
@@ -74,8 +79,11 @@ class Guard:
             await refuse(scope, send, 403, "This server does not answer to that host name.")
             return
         origin = headers.get("origin")
-        if origin is not None and not self.policy.origin_allowed(origin, host):
+        if origin is not None and not self.policy.origin_allowed(origin, host, scope.get("scheme", "http")):
             await refuse(scope, send, 403, "Requests from other sites are refused.")
+            return
+        if origin is None and scope["type"] == "websocket":
+            await refuse(scope, send, 403, "A websocket must say where it comes from (the Origin header).")
             return
         if self.policy.token is not None and not await self._token_ok(scope, headers, send):
             return
@@ -87,32 +95,35 @@ class Guard:
         if cookie is not None and self.policy.cookie_matches(cookie):
             return True
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-        from_query = next((v for k, v in query if k == "token"), None)
+        page_load = scope["type"] == "http" and _is_page_load(scope, headers)
+        from_query = next((v for k, v in query if k == "token"), None) if page_load else None
         scheme, _, value = headers.get("authorization", "").partition(" ")
-        presented = value.strip() if scheme.lower() in ("bearer", "token") and value.strip() else from_query
+        from_header = value.strip() if scheme.lower() in ("bearer", "token") and value.strip() else None
+        presented = from_header if from_header is not None else from_query
         if presented is None:
             await refuse(scope, send, 401, NEEDS_TOKEN)
             return False
+        if self.policy.token_matches(presented):  # first: the limit never refuses the right token
+            if from_header is None:
+                await self._sign_in(scope, send, query)
+                return False
+            return True
         client = (scope.get("client") or ("unknown",))[0]
-        wait = self.failures.blocked(client)
+        peer = peer_key(client)
+        wait = self.failures.blocked(peer)
         if wait:
             await refuse(scope, send, 429, f"Too many wrong tokens from this address; try again in {wait:.0f} s.")
             return False
-        if not self.policy.token_matches(presented):
-            count = self.failures.record(client)
-            log.warning(
-                "refused a wrong access token from %s for %s %s (%d in the last minute)",
-                client,
-                scope.get("method", "WEBSOCKET"),
-                scope.get("path", ""),
-                count,
-            )
-            await refuse(scope, send, 401, NEEDS_TOKEN)
-            return False
-        if presented == from_query and scope["type"] == "http" and _is_page_load(scope, headers):
-            await self._sign_in(scope, send, query)
-            return False
-        return True
+        count = self.failures.record(peer)
+        log.warning(
+            "refused a wrong access token from %s for %s %s (%d in the last minute)",
+            client,
+            scope.get("method", "WEBSOCKET"),
+            scope.get("path", ""),
+            count,
+        )
+        await refuse(scope, send, 401, NEEDS_TOKEN)
+        return False
 
     async def _sign_in(self, scope: Scope, send: Send, query: list[tuple[str, str]]) -> None:
         """Set the cookie and go on to the same address without the token (a same-site hop, so that a

@@ -19,6 +19,7 @@ from ledger.codec import to_jsonl
 from ui.attachments import files_of
 from ui.chat_page import ChatPage
 from ui.context import PageContext, install
+from ui.download_names import ledger_name
 from ui.files_routes import register_file_routes
 from ui.notices import notice
 from ui.presets_page import PresetsPage
@@ -31,7 +32,10 @@ def register_pages(context: PageContext) -> None:
     install(context)
     serve_static()
     app.timer(5.0, lambda: Client.prune_instances(client_age_threshold=UNCONNECTED_SECONDS))
-    register_file_routes(lambda: files_of(context.engine) if context.engine is not None else None)
+    register_file_routes(
+        lambda: files_of(context.engine) if context.engine is not None else None,
+        lambda sha: ledger_name(context.engine.state.conversations.values(), sha) if context.engine else None,
+    )
 
     @ui.page("/")
     def index(preset: str | None = None) -> None:  # ``?preset=ID``: a new chat with that agent preset

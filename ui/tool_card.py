@@ -11,13 +11,13 @@ card is updated only when its call changed. The card is one element: it also car
 ``data-status`` (the same values), and ``_controls`` is the one place its buttons are made (issue 22's approvals
 and questions go there).
 
-A result's parts (``ToolCallState.parts``) show below its text: an image as a thumbnail (``/files/{sha}/thumb``)
-in a link to the full size (``/files/{sha}``); audio as a player (``/files/{sha}``, nothing loaded before Play);
-an embedded text resource collapsed, titled with its URI and type; a binary resource (or bytes that were not the
-image they claimed to be) as a download chip (``/files/{sha}?name=…``); a resource link as a chip showing the
-URI as text, never a link, never fetched; structured content as pretty JSON, collapsed. Everything from the tool
-is text in labels (escaped): no HTML from a tool is ever rendered, and only the app's own ``/files/`` routes, by a
-hex sha256, are ever put in a ``src`` or ``href``.
+A result's parts (``ToolCallState.parts``) show below its text: an image as a thumbnail (``/files/{sha}/thumb``) in a
+link to the full size (``/files/{sha}``); audio as a player (``/files/{sha}``, nothing loaded before Play); an embedded
+text resource collapsed, titled with its URI and type; a binary resource (or bytes that were not the image they claimed
+to be) as a download chip (``/files/{sha}``, saved under the name the ledger holds: ``ui.download_names``); a resource
+link as a chip showing the URI as text, never a link, never fetched; structured content as pretty JSON, collapsed.
+Everything from the tool is text in labels (escaped): no HTML from a tool is ever rendered, and only the app's own
+``/files/`` routes, by a hex sha256, are ever put in a ``src`` or ``href``.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from __future__ import annotations
 import json
 import re
 from typing import Any, assert_never
-from urllib.parse import quote, urlsplit
 
 from nicegui import ui
 
 from ledger.state import ToolCallState
 from ledger.values import ToolPart
 from ui.approval_card import Decide, approval_answer, approval_controls
+from ui.download_names import tool_file_name
 from ui.format import duration, size, tool_state_words
 from ui.question_form import AnswerFn, show_questions
 from ui.tool_descriptions import Describe
@@ -194,8 +194,8 @@ def _resource(part: ToolPart) -> None:
         if part.sha256 is None or not SHA256.match(part.sha256):
             ui.label(f"{title}: not kept").classes("lc-meta")
             return
-        name = _file_name(part)
-        chip = ui.link(f"{name} · {size(part.size)}", f"/files/{part.sha256}?name={quote(name)}").classes("lc-chip")
+        name = tool_file_name(part)
+        chip = ui.link(f"{name} · {size(part.size)}", f"/files/{part.sha256}").classes("lc-chip")
         chip.props["download"] = name
         if part.name:
             ui.label(part.name).classes("lc-meta")
@@ -209,11 +209,6 @@ def _link(part: ToolPart) -> None:
         ui.label(part.uri or "").classes("lc-chip lc-mono break-words").tooltip("A link the tool gave: not opened")
         if part.name:
             ui.label(part.name).classes("lc-meta")
-
-
-def _file_name(part: ToolPart) -> str:
-    tail = urlsplit(part.uri).path.rsplit("/", 1)[-1] if part.uri else ""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", tail)[:80] or "file"
 
 
 def _wrapped_text(structured: str, content: str) -> bool:

@@ -6,10 +6,10 @@ version with a new answer (what followed the old version stays in its branch), C
 it was, and a refused edit keeps the box open with the
 text; versions are browsable with ‹ n/m › (``data-version``); the turn stats are those of the answer shown below
 it (the attempt the reader sees), not of a later retry.
-Files (``MessageState.attachments``, so a reload shows them again): a raster image as its thumbnail from the app's
-own ``/files/{sha}/thumb``, a link opening the full size in a new tab; every other file (SVG and HTML included:
-never rendered inline) as a chip that downloads (``/files/{sha}?name=…``, served as an attachment). Each carries
-``data-attachment``. The editor shows the message's files as chips: Remove takes one away, "Attach files" adds
+Files (``MessageState.attachments``, so a reload shows them again): a raster image as its thumbnail from the app's own
+``/files/{sha}/thumb``, a link opening the full size in a new tab; every other file (SVG and HTML included: never
+rendered inline) as a chip that downloads (``/files/{sha}``, served as an attachment under its recorded name). Each
+carries ``data-attachment``. The editor shows the message's files as chips: Remove takes one away, "Attach files" adds
 more; Save sends exactly those (the original's, unchanged, when none was touched).
 """
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import quote
 
 from nicegui import ui
 
@@ -70,7 +69,7 @@ def show_files(attachments: tuple[Attachment, ...]) -> None:
                 with ui.element("span").classes("lc-chip-text"):
                     ui.label(a.name).classes("lc-chip-name")
                     ui.label(describe(a)).classes("lc-meta lc-chip-kind")
-            link.props.update(href=f"/files/{a.sha256}?name={quote(a.name, safe='')}", download=a.name)
+            link.props.update(href=f"/files/{a.sha256}", download=a.name)  # the name: the ledger's (ui.download_names)
             link.props.update({"aria-label": f"Download {a.name}", "title": f"Download {a.name}"})
         link.props["data-attachment"] = a.sha256
 

@@ -6,10 +6,14 @@ Guarantees:
   applied to the pixels first, so the picture looks the same; an ICC colour profile is kept (colours, not
   people). Animated GIF and WebP keep every frame with its duration and loop. The returned bytes are what is
   stored, shown and sent to the model: the same bytes everywhere.
-- A file that Pillow cannot decode, or one over ``MAX_PIXELS`` (a decompression bomb), raises ``ImageProblem``
-  with a sentence; nothing is stored.
+- A file that Pillow cannot decode, one over ``MAX_PIXELS`` (a decompression bomb), or one whose decoded size
+  (pixels × bands × bytes per sample × frames, from its header: ``engine.files.decoding``) is over the budget,
+  raises ``ImageProblem`` with a sentence before anything is decoded; nothing is stored. ``precheck(data)`` is
+  that header check alone (cheap: the pixels are not read).
+- ``clean`` holds one decoded copy of a still image at a time (the orientation is applied only when EXIF asks).
 - ``thumbnail(data)`` is a PNG (when the image has transparency) or a JPEG of at most ``THUMB`` px on its longer
-  side; None when the bytes are not an image Pillow reads.
+  side; None when the bytes are not an image Pillow reads or are over the budget. A JPEG is decoded at a reduced
+  size (Pillow's draft mode). The callers run both through ``engine.files.decoding.GATE``.
 """
 
 from __future__ import annotations
@@ -20,7 +24,10 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps, ImageSequence
 
+from engine.files.decoding import DecodeCost, OverBudget, check
+
 THUMB = 320
+ORIENTATION = 0x0112  # the EXIF tag
 MAX_PIXELS = 64_000_000  # about 8000 x 8000
 FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WEBP"}
 
@@ -56,8 +63,7 @@ def clean(data: bytes, media_type: str) -> Cleaned:
         first.save(out, fmt, save_all=True, append_images=pictures[1:], **options)
         width, height = image.size
     else:
-        picture = ImageOps.exif_transpose(image) or image
-        picture = picture.copy()
+        picture = _upright(image)  # a copy only when EXIF asks for a rotation: one decoded copy at a time
         picture.info = {}
         if fmt == "JPEG" and picture.mode not in ("RGB", "L", "CMYK"):
             picture = picture.convert("RGB")
@@ -69,12 +75,11 @@ def clean(data: bytes, media_type: str) -> Cleaned:
 
 def thumbnail(data: bytes) -> bytes | None:
     try:
-        image = _open(data)
+        image = _open(data, load=False)
     except ImageProblem:
         return None
-    picture = ImageOps.exif_transpose(image) or image
-    picture = picture.copy()
-    picture.thumbnail((THUMB, THUMB))
+    image.thumbnail((THUMB, THUMB))  # loads it (a JPEG in draft mode: already reduced), then shrinks in place
+    picture = _upright(image)
     out = io.BytesIO()
     if picture.mode in ("RGBA", "LA", "P", "PA"):
         picture.convert("RGBA").save(out, "PNG")
@@ -83,7 +88,17 @@ def thumbnail(data: bytes) -> bytes | None:
     return out.getvalue()
 
 
-def _open(data: bytes) -> Image.Image:
+def precheck(data: bytes) -> None:
+    """Raise ``ImageProblem`` when the header says the image is too big to decode (its pixels are not read)."""
+    _open(data, load=False)
+
+
+def _upright(image: Image.Image) -> Image.Image:
+    orientation = image.getexif().get(ORIENTATION, 1)
+    return (ImageOps.exif_transpose(image) or image) if orientation not in (None, 1) else image
+
+
+def _open(data: bytes, *, load: bool = True) -> Image.Image:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -92,7 +107,12 @@ def _open(data: bytes) -> Image.Image:
                 raise ImageProblem(
                     f"The image is {image.width}×{image.height} pixels; the limit is {MAX_PIXELS:,} pixels."
                 )
-            image.load()
+            animated = image.format in ("GIF", "WEBP")
+            check(DecodeCost.of(image, data, getattr(image, "n_frames", 1) if animated else 1))
+            if load:
+                image.load()
+    except OverBudget as exc:
+        raise ImageProblem(str(exc)) from None
     except ImageProblem:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):

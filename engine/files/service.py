@@ -8,6 +8,9 @@ Guarantees:
   ledger records. Nothing is stored for a refused file.
 - ``check_message(attachments)`` refuses a message with more than ``max_files`` files, more than
   ``max_message_bytes`` together, or a file whose bytes are no longer stored, each with a sentence.
+- Raster images are decoded within the memory budget of ``engine.files.decoding``: an image whose header says it
+  is over it is refused (``InputRejected``, a sentence) before it waits or decodes; every decode (re-encoding,
+  thumbnails) runs through ``GATE``: at most two at once, the others waiting in order, memory given back after.
 - ``read(sha256)`` and ``thumbnail(sha256)`` are blocking and thread-safe (call them off the event loop);
   thumbnails are made once per blob and kept in a small in-memory cache (``THUMB_CACHE`` entries).
 """
@@ -22,7 +25,8 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from engine.files.images import ImageProblem, clean, thumbnail
+from engine.files.decoding import GATE
+from engine.files.images import ImageProblem, clean, precheck, thumbnail
 from engine.files.sniff import RASTER, sniff
 from ledger.decide import InputRejected
 from ledger.values import Attachment
@@ -71,7 +75,13 @@ class Files:
         self._lock = threading.Lock()
 
     async def accept(self, name: str, data: bytes) -> Attachment:
-        return await asyncio.to_thread(self.accept_now, name, data)
+        if sniff(name, data[:64]) not in RASTER:  # a raster image is known by its first bytes
+            return await asyncio.to_thread(self.accept_now, name, data)
+        try:
+            await asyncio.to_thread(precheck, data)  # over the budget: refused before it waits or decodes
+        except ImageProblem as exc:
+            raise InputRejected(f"{clean_name(name)}: {exc}") from None
+        return await GATE.run_async(self.accept_now, name, data)
 
     def accept_now(self, name: str, data: bytes) -> Attachment:
         """``accept`` on the calling thread (blocking)."""
@@ -87,7 +97,7 @@ class Files:
         width = height = None
         if media_type in RASTER:
             try:
-                cleaned = clean(data, media_type)
+                cleaned = GATE.run(clean, data, media_type)
             except ImageProblem as exc:
                 raise InputRejected(f"{name}: {exc}") from None
             data, width, height = cleaned.data, cleaned.width, cleaned.height
@@ -118,7 +128,7 @@ class Files:
                 self._thumbs.move_to_end(sha256)
                 return self._thumbs[sha256]
         data = self.read(sha256)
-        thumb = thumbnail(data) if data is not None else None
+        thumb = GATE.run(thumbnail, data) if data is not None else None
         if data is not None:
             with self._lock:
                 self._thumbs[sha256] = thumb

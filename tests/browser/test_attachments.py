@@ -23,6 +23,7 @@ from PIL import Image
 from playwright.sync_api import Dialog, Page, Route, expect
 
 from tests.support.app_process import AppProcess
+from tests.support.big_png import flat_png
 from tests.support.browser import Pages, last_answer, load
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until_playwright
@@ -276,3 +277,15 @@ def test_pages_open_with_the_limits_from_the_server(open_page: Pages, app: AppPr
     tray = page.locator(".lc-tray[data-lc-main-tray]")
     assert tray.get_attribute("data-max-file-bytes") == str(1024 * 1024)
     assert int(tray.get_attribute("data-max-files") or 0) >= 1
+
+
+def test_images_waiting_to_be_read_say_so_on_their_chips_and_all_arrive(page: Page) -> None:
+    scans = [
+        {"name": f"scan{n}.png", "mimeType": "image/png", "buffer": flat_png(4000 + n, 4000, channels=3, bits=16)}
+        for n in range(4)
+    ]  # 96 MB decoded each: two are read at a time, the others wait
+    page.locator("input.lc-file-input").first.set_input_files(scans)
+    expect(page.locator(".lc-chip-uploading", has_text="waiting:").first).to_be_visible(timeout=20_000)
+    for n in range(4):
+        expect(chip(page, f"scan{n}.png")).to_be_visible(timeout=60_000)
+    expect(page.locator(".lc-chip-uploading")).to_have_count(0)

@@ -59,7 +59,7 @@ async def test_stop_between_a_tools_result_and_the_next_model_call_sends_no_requ
     stops: list[asyncio.Task[bool]] = []
 
     def append_then_stop(event: AnyEvent) -> AnyEvent:
-        stored = append(event)
+        stored: AnyEvent = append(event)
         if isinstance(event, ToolResult) and not stops:  # the Stop is pressed the moment the result is in
             stops.append(asyncio.get_running_loop().create_task(engine.cancel(cid, "user")))
         return stored

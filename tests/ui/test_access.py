@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.config import ConfigError, load_config
-from ui.access import AccessPolicy, FailedAttempts, bare_host, new_token
+from ui.access import AccessPolicy, FailedAttempts, bare_host, new_token, parse_authority, peer_key
 
 
 @pytest.mark.parametrize(
@@ -67,8 +67,64 @@ def test_the_host_header_must_name_this_machine_or_an_allowed_name() -> None:
 def test_an_origin_is_allowed_only_when_it_is_this_server_as_the_browser_reached_it() -> None:
     policy = AccessPolicy.for_bind("127.0.0.1", 8080, token=None)
     assert policy.origin_allowed("http://127.0.0.1:8080", "127.0.0.1:8080")
-    for foreign in ("http://attacker.example", "http://127.0.0.1:3000", "null", "file://", "http://localhost:8080"):
+    assert policy.origin_allowed("http://127.0.0.1:8080", "127.0.0.1:8080", "ws"), "a websocket's scheme is ws"
+    assert policy.origin_allowed("https://chat.example.org", "chat.example.org:443", "https"), "the default port"
+    assert policy.origin_allowed("http://[::1]:8080", "[::1]:8080")
+    for foreign in (
+        "http://attacker.example",
+        "http://127.0.0.1:3000",
+        "null",
+        "file://",
+        "http://localhost:8080",
+        "http://127.0.0.1:8080/",  # an Origin never has a path, not even /
+        "https://127.0.0.1:8080",  # another scheme
+        "http://user@127.0.0.1:8080",
+        "http://127.0.0.1:8080x",
+        "http://127.0.0.1:08080x",
+        "HTTP://127.0.0.1:8080 ",
+    ):
         assert not policy.origin_allowed(foreign, "127.0.0.1:8080"), foreign
+    assert not policy.origin_allowed("http://127.0.0.1:8080", "127.0.0.1:8080", "https"), "reached over TLS"
+    assert not policy.origin_allowed("http://127.0.0.1", "127.0.0.1:8080"), "80 is not 8080"
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["[::1]evil", "localhost:evil", "[::1]:8080x", "localhost:80:80", "::1", "localhost/x", "a@localhost", "[::1"],
+)
+def test_a_host_header_that_is_not_exactly_name_and_port_is_refused(host: str) -> None:
+    policy = AccessPolicy.for_bind("127.0.0.1", 8080, token=None)
+    assert parse_authority(host) is None
+    assert not policy.host_allowed(host)
+    assert not AccessPolicy.for_bind("0.0.0.0", 8080, token="t", allowed_hosts=("*",)).host_allowed(host)
+
+
+def test_a_host_header_is_read_as_host_and_port() -> None:
+    assert parse_authority("LocalHost.:8080") == ("localhost", 8080)
+    assert parse_authority("[::1]") == ("::1", None)
+    assert parse_authority("10.0.0.5:65535") == ("10.0.0.5", 65535)
+    assert parse_authority("10.0.0.5:65536") is None
+
+
+def test_wrong_tokens_are_counted_per_machine_an_ipv6_slash_64_being_one() -> None:
+    assert peer_key("10.0.0.9") == "10.0.0.9" and peer_key("::1") == "::1"
+    assert peer_key("2001:db8:1:2:aaaa::1") == peer_key("2001:db8:1:2:bbbb::2") == "2001:db8:1:2::/64"
+    assert peer_key("::ffff:10.0.0.9") == "10.0.0.9"
+    attempts = FailedAttempts(limit=3, window=60)
+    for n in range(50):
+        attempts.record("10.0.0.9", now=n / 100)
+    assert len(attempts._recent("10.0.0.9", 1)) == 3, "a blocked peer's tries are not kept"
+
+
+def test_proxies_are_believed_only_when_named_and_must_be_addresses() -> None:
+    assert load_config([], {}).forwarded_allow_ips == ()
+    assert load_config(["--forwarded-allow-ips", "127.0.0.1, 10.0.0.0/8"], {}).forwarded_allow_ips == (
+        "127.0.0.1",
+        "10.0.0.0/8",
+    )
+    assert load_config([], {"LEDGERCHAT_FORWARDED_ALLOW_IPS": "::1"}).forwarded_allow_ips == ("::1",)
+    with pytest.raises(ConfigError, match="--forwarded-allow-ips: 'proxy.local' is not an IP address"):
+        load_config(["--forwarded-allow-ips", "proxy.local"], {})
 
 
 def test_tokens_and_cookies_are_compared_exactly_and_the_cookie_is_not_the_token() -> None:

@@ -10,6 +10,7 @@ import hashlib
 import io
 import socket
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -17,6 +18,8 @@ from PIL import Image
 
 from tests.support.app_process import AppProcess
 from tests.support.app_runner import AppRunner
+from tests.support.big_png import flat_png
+from tests.support.waiting import wait_until_blocking
 
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script><circle r="4"/></svg>'
 HTML = b"<!doctype html><html><body><script>alert(1)</script></body></html>"
@@ -71,7 +74,7 @@ def test_an_uploaded_png_is_served_inline_with_a_small_thumbnail_and_headers_tha
     ("name", "data"),
     [("drawing.svg", SVG), ("page.html", HTML), ("table.csv", b"a,b\n1,2\n"), ("notes.txt", b"hello\n")],
 )
-def test_svg_html_and_text_are_served_only_as_downloads_under_a_clean_name(
+def test_svg_html_and_text_are_served_only_as_downloads_under_their_recorded_name(
     http: httpx.Client, name: str, data: bytes
 ) -> None:
     answer = upload(http, (name, data))
@@ -82,7 +85,7 @@ def test_svg_html_and_text_are_served_only_as_downloads_under_a_clean_name(
     assert served.headers["content-type"] == "application/octet-stream"
     disposition = served.headers["content-disposition"]
     assert disposition.startswith('attachment; filename="') and "\r" not in disposition and "\n" not in disposition
-    assert disposition.split(";")[1] == f' filename="evil_{name}"', "the last path part, no quote inside"
+    assert disposition.split(";")[1] == f' filename="{name}"', "the name it was recorded under, not the query's"
     assert served.headers["x-content-type-options"] == "nosniff"
     assert http.get(f"/files/{sha}/thumb").status_code == 404, "no thumbnail for what is not a raster image"
 
@@ -106,6 +109,28 @@ def test_forged_uploads_are_refused_with_a_sentence(app: AppProcess, http: httpx
     assert not_multipart.status_code == 400 and "multipart" in not_multipart.json()["error"]
     empty = upload(http, ("empty.txt", b""))
     assert empty.status_code == 415 and "empty" in empty.json()["error"]
+
+
+def test_an_image_whose_decoded_size_is_over_the_budget_is_refused_with_a_sentence(http: httpx.Client) -> None:
+    huge = flat_png(7999, 7999, channels=4, bits=16)  # half a megabyte of file, 488 MB decoded
+    refused = upload(http, ("scan.png", huge))
+    assert refused.status_code == 415
+    assert refused.json()["error"].startswith("scan.png: The image is 7999×7999 pixels, 4 channel(s) at 16 bits")
+    assert "decoding it would take 488 MB" in refused.json()["error"]
+
+
+def test_images_sent_together_are_decoded_two_at_a_time_and_the_queue_says_how_many_wait(
+    app: AppProcess, http: httpx.Client
+) -> None:
+    images = [flat_png(4000 + n, 4000, channels=3, bits=16) for n in range(4)]  # 96 MB decoded each
+    assert http.get("/files/queue").json() == {"waiting": 0}
+    with ThreadPoolExecutor(4) as senders:
+        sent = [senders.submit(upload, http, (f"scan{n}.png", data)) for n, data in enumerate(images)]
+        wait_until_blocking(lambda: http.get("/files/queue").json()["waiting"] >= 1, what="an image waiting")
+        answers = [s.result() for s in sent]
+    assert [a.status_code for a in answers] == [200] * 4
+    assert sorted(a.json()[0]["width"] for a in answers) == [4000, 4001, 4002, 4003]
+    assert http.get("/files/queue").json() == {"waiting": 0}
 
 
 def test_a_body_larger_than_a_message_may_carry_is_refused_before_it_is_read(app: AppProcess) -> None:

@@ -36,7 +36,7 @@ def test_without_the_token_pages_export_and_websockets_are_refused_and_with_it_t
             refused = anonymous.get(route)
             assert refused.status_code == 401, route
             assert token not in refused.text and "Authorization: Bearer" in refused.text
-    assert handshake("127.0.0.1", token_app.port, SOCKET_IO + "websocket").status == 401
+    assert handshake("127.0.0.1", token_app.port, SOCKET_IO + "websocket", {"Origin": token_app.url}).status == 401
 
     with client(token_app) as browser:
         signed_in = browser.get(f"/chat/c1?token={token}", headers={"accept": "text/html"})
@@ -49,7 +49,9 @@ def test_without_the_token_pages_export_and_websockets_are_refused_and_with_it_t
         assert [json.loads(line)["kind"] for line in exported.text.splitlines()][:2] == ["created", "submitted"]
         assert browser.get(SOCKET_IO + "polling").text.startswith('0{"sid":')
         cookie_header = "; ".join(f"{k}={v}" for k, v in browser.cookies.items())
-    opened = handshake("127.0.0.1", token_app.port, SOCKET_IO + "websocket", {"Cookie": cookie_header})
+    opened = handshake(
+        "127.0.0.1", token_app.port, SOCKET_IO + "websocket", {"Cookie": cookie_header, "Origin": token_app.url}
+    )
     assert opened.status == 101 and opened.first_frame.startswith(b'0{"sid":')
     with client(token_app, headers={"authorization": f"Bearer {token}"}) as script:
         assert script.get("/export/c1").status_code == 200
@@ -100,14 +102,20 @@ def test_every_response_carries_the_security_headers(token_app: AppProcess, loop
     assert "img-src 'self' data:" in csp and "frame-ancestors 'none'" in csp and "connect-src 'self'" in csp
 
 
-def test_wrong_tokens_are_refused_rate_limited_per_address_and_logged_without_the_token(token_app: AppProcess) -> None:
+def test_wrong_tokens_are_refused_rate_limited_per_address_and_logged_without_the_token_and_the_right_one_still_works(
+    token_app: AppProcess,
+) -> None:
     other = httpx.HTTPTransport(local_address="127.0.0.2")  # its own address: 127.0.0.1 is not limited
     wrong = "not-the-token-" + "x" * 30
     with httpx.Client(base_url=token_app.url, transport=other, timeout=10) as attacker:
         codes = [attacker.get("/", headers={"authorization": f"Bearer {wrong}{n}"}).status_code for n in range(12)]
         assert codes == [401] * 10 + [429] * 2
-        limited = attacker.get(f"/?token={token_app.token}")
+        limited = attacker.get("/", headers={"authorization": f"Bearer {wrong}"})
         assert limited.status_code == 429 and "try again in" in limited.text
+        right = attacker.get("/", headers={"authorization": f"Bearer {token_app.token}"})
+        assert right.status_code == 200, "the limit never refuses the right token (a shared proxy's users)"
+        signed_in = attacker.get(f"/?token={token_app.token}", headers={"accept": "text/html"})
+        assert signed_in.status_code == 200 and "set-cookie" in signed_in.headers
     with client(token_app, headers={"authorization": f"Bearer {token_app.token}"}) as owner:
         assert owner.get("/").status_code == 200, "another address is not locked out"
     log = token_app.log.read_text()

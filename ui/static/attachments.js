@@ -3,6 +3,7 @@
 // dragging) are uploaded to POST /files with a progress bar and a cancel button each. The limits rendered into the
 // tray (data-max-*) are checked first; the server checks them again. Every step is told to the tray's server side
 // as an 'lcfiles' event ({kind: 'refused'|'start'|'done', ...}), which adds the chips and words the sentences.
+// Once an image's bytes are sent, its chip says whether it waits for others to be read first (GET /files/queue).
 // window.lcFiles.cancel(trayId) aborts a tray's uploads (Stop while uploading).
 (() => {
   let seq = 0;
@@ -42,7 +43,18 @@
     const xhr = new XMLHttpRequest();
     running.set(id, { xhr, tray, size: file.size });
     stop.addEventListener('click', () => xhr.abort());
+    let asking = null; // once an image is sent: how many wait to be read before it (GET /files/queue)
+    const queued = async () => {
+      try {
+        const q = await (await fetch('/files/queue', { cache: 'no-store' })).json();
+        label.textContent = q.waiting > 0 ? `${name} · waiting: ${q.waiting} image(s) to read first` : `${name} · reading`;
+      } catch (err) { /* the upload's own answer says what went wrong */ }
+    };
+    if ((file.type || '').startsWith('image/')) {
+      xhr.upload.addEventListener('load', () => { queued(); asking = setInterval(queued, 700); });
+    }
     const end = (detail) => {
+      clearInterval(asking);
       running.delete(id);
       chip.remove();
       tell(tray, { kind: 'done', id, name, ...detail });
