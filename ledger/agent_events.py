@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ledger.values import Event, StaleWhy, ToolPart, ToolStatus, Usage
+from ledger.values import Event, Flags, StaleWhy, ToolPart, ToolStatus, Usage
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -20,6 +20,7 @@ class StepStarted(Event):
     """A model call of an agent attempt begins (step 1 is the first request of every attempt)."""
 
     KIND: ClassVar[str] = "step_started"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=True, listed=False, late_phase=True)
     attempt_id: str
     step: int
 
@@ -29,6 +30,7 @@ class StepFinished(Event):
     """A step's stream ended on its own: with tool calls to run (``tool_calls``) or with the answer."""
 
     KIND: ClassVar[str] = "step_finished"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=False, listed=False, late_phase=True)
     attempt_id: str
     step: int
     finish_reason: str | None = None
@@ -40,6 +42,7 @@ class ToolCallStarted(Event):
     """The model began writing a tool call (its first streamed piece: id and name)."""
 
     KIND: ClassVar[str] = "tool_call_started"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=True, listed=False, late_phase=False)
     attempt_id: str
     step: int
     call_id: str
@@ -52,6 +55,7 @@ class ToolCalled(Event):
     """A tool call is complete (its step finished streaming): it will be answered by exactly one ``tool_result``."""
 
     KIND: ClassVar[str] = "tool_call"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=True, prompt=True, listed=False, late_phase=True)
     attempt_id: str
     step: int
     call_id: str
@@ -63,6 +67,7 @@ class ToolCalled(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolAwaitingApproval(Event):
     KIND: ClassVar[str] = "tool_awaiting_approval"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=True, listed=False, late_phase=True)
     attempt_id: str
     call_id: str
 
@@ -70,6 +75,7 @@ class ToolAwaitingApproval(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolDispatched(Event):
     KIND: ClassVar[str] = "tool_dispatched"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=True, prompt=True, listed=False, late_phase=True)
     attempt_id: str
     call_id: str
     server: str
@@ -78,6 +84,7 @@ class ToolDispatched(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolProgress(Event):
     KIND: ClassVar[str] = "tool_progress"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=False, listed=False, late_phase=False)
     attempt_id: str
     call_id: str
     progress: float
@@ -90,6 +97,7 @@ class ToolResult(Event):
     """The one result of a tool call: its full content (the model history may get a shortened copy)."""
 
     KIND: ClassVar[str] = "tool_result"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=True, prompt=True, listed=False, late_phase=True)
     attempt_id: str
     call_id: str
     status: ToolStatus
@@ -105,6 +113,7 @@ class StaleToolResult(Event):
     """A tool result that arrived for an attempt that had ended or been superseded: recorded, never shown."""
 
     KIND: ClassVar[str] = "stale_tool_result"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=False, listed=False, late_phase=False)
     attempt_id: str
     call_id: str
     why: StaleWhy

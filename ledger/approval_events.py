@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from ledger.values import Event
+from ledger.values import Event, Flags
 
 #: run without asking, ask every time, ask once per chat (then run in that chat), never run.
 ApprovalMode = Literal["run", "ask", "once", "never"]
@@ -49,6 +49,7 @@ class ApprovalAsked(Event):
     """A tool call waits for a person's Run or Skip."""
 
     KIND: ClassVar[str] = "approval_asked"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=True, listed=False, late_phase=True)
     attempt_id: str
     call_id: str
     server: str
@@ -63,6 +64,7 @@ class ApprovalGiven(Event):
     """The answer to a tool call's approval: who gave it, how far it reaches, for which version of the tool."""
 
     KIND: ClassVar[str] = "approval_given"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=True, listed=False, late_phase=True)
     attempt_id: str
     call_id: str
     server: str
@@ -78,6 +80,7 @@ class GrantRevoked(Event):
     """A person took back an "always allow": the next call of the tool asks again."""
 
     KIND: ClassVar[str] = "grant_revoked"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=False, prompt=True, listed=False, late_phase=False)
     server: str
     tool: str
     scope: ApprovalScope = "chat"

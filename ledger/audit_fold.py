@@ -12,34 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from ledger.approval_events import ApprovalAsked, ApprovalGiven
 from ledger.audit_values import AttemptAudit, Phase, PhaseKind, RequestAudit
 from ledger.ends import Phase as RunPhase
 from ledger.events import AnyEvent, Done, Failed, Persisted, RequestSent, Started, UpstreamClosed
+from ledger.kinds import LATE_PHASE_KINDS
 
 #: The timeline entry a late event shows as (kinds not listed are counted only: a piece of a call, progress).
-LATE_PHASES: dict[str, PhaseKind] = {
-    "started": "started",
-    "request_sent": "request_sent",
-    "cancel_requested": "cancel_requested",
-    "upstream_closed": "upstream_closed",
-    "cancelled": "cancelled",
-    "recovered": "recovered",
-    "done": "done",
-    "persisted": "persisted",
-    "step_started": "step_started",
-    "step_finished": "step_finished",
-    "tool_call": "tool_call",
-    "tool_awaiting_approval": "tool_awaiting_approval",
-    "approval_asked": "approval_asked",
-    "approval_given": "approval_given",
-    "tool_dispatched": "tool_dispatched",
-    "tool_result": "tool_result",
-    "question_asked": "question_asked",
-    "question_answered": "question_answered",
-}
+LATE_PHASES: dict[str, PhaseKind] = {kind: cast(PhaseKind, kind) for kind in LATE_PHASE_KINDS}
 
 
 @dataclass(slots=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ledger import kinds
 from ledger.events import (
     AnyEvent,
     Cancelled,
@@ -32,34 +33,7 @@ from ledger.state import TERMINAL_STATUSES, AttemptState, ConversationState
 
 Phase = Literal["none", "open", "ended", "persisted"]
 
-ATTEMPT_KINDS: frozenset[str] = frozenset(
-    {
-        "started",
-        "request_sent",
-        "chunk",
-        "stale_chunk",
-        "cancel_requested",
-        "upstream_closed",
-        "cancelled",
-        "failed",
-        "done",
-        "persisted",
-        "recovered",
-        "step_started",
-        "step_finished",
-        "tool_call_started",
-        "tool_call",
-        "tool_awaiting_approval",
-        "approval_asked",
-        "approval_given",
-        "tool_dispatched",
-        "tool_progress",
-        "tool_result",
-        "stale_tool_result",
-        "question_asked",
-        "question_answered",
-    }
-)
+ATTEMPT_KINDS: frozenset[str] = kinds.ATTEMPT_KINDS  # the kinds whose ``FLAGS`` say ``attempt``
 
 #: Kinds the stale rule already keeps from changing an ended attempt: counted as stale, never late.
 STALE_KINDS: frozenset[str] = frozenset({"chunk", "stale_chunk", "stale_tool_result"})

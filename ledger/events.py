@@ -21,6 +21,16 @@ from typing import ClassVar, Literal
 
 # ``X as X`` re-exports each name (PEP 484); the import sorter would split them into one statement each.
 # isort: off
+from ledger.conversation_events import (
+    Attached as Attached,
+    Branched as Branched,
+    Created as Created,
+    Deleted as Deleted,
+    Detached as Detached,
+    Renamed as Renamed,
+    Selected as Selected,
+    VersionSelected as VersionSelected,
+)
 from ledger.agent_events import (
     StaleToolResult as StaleToolResult,
     StepFinished as StepFinished,
@@ -46,6 +56,7 @@ from ledger.values import (
     CancelSource as CancelSource,
     ErrorType as ErrorType,
     Event as Event,
+    Flags as Flags,
     FinalStatus as FinalStatus,
     Param as Param,
     Purpose as Purpose,
@@ -62,25 +73,12 @@ from ledger.values import (
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Created(Event):
-    KIND: ClassVar[str] = "created"
-    title: str = ""
-    branched_from: str | None = None  # the conversation this one was branched from
-    branched_at: str | None = None  # the message of that conversation it was branched at
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Renamed(Event):
-    KIND: ClassVar[str] = "renamed"
-    title: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
 class Submitted(Event):
     """A user message. ``parent`` is the attempt (or user message) it follows, ``None`` at the root; an edit is a
     sibling of ``edit_of``. Ledgers written before messages had parents follow the shown path's last answer."""
 
     KIND: ClassVar[str] = "submitted"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=True, listed=True, late_phase=False)
     message_id: str
     turn: int
     text: str
@@ -93,6 +91,7 @@ class Submitted(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Started(Event):
     KIND: ClassVar[str] = "started"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=True, listed=True, late_phase=True)
     attempt_id: str
     message_id: str
     user_message_id: str
@@ -109,6 +108,7 @@ class Started(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RequestSent(Event):
     KIND: ClassVar[str] = "request_sent"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=False, listed=False, late_phase=True)
     attempt_id: str
     request_id: str
     model: str
@@ -119,6 +119,7 @@ class RequestSent(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Chunk(Event):
     KIND: ClassVar[str] = "chunk"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=False, listed=False, late_phase=False)
     attempt_id: str
     request_id: str
     chunk_seq: int
@@ -129,6 +130,7 @@ class Chunk(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class StaleChunk(Event):
     KIND: ClassVar[str] = "stale_chunk"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=False, listed=False, late_phase=False)
     attempt_id: str
     request_id: str
     chunk_seq: int
@@ -140,6 +142,7 @@ class StaleChunk(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CancelRequested(Event):
     KIND: ClassVar[str] = "cancel_requested"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=True, listed=False, late_phase=True)
     attempt_id: str
     source: CancelSource
     keep_partial: bool = True
@@ -150,6 +153,7 @@ class CancelRequested(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class UpstreamClosed(Event):
     KIND: ClassVar[str] = "upstream_closed"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=False, listed=False, late_phase=True)
     attempt_id: str
     request_id: str
     close_ms: float | None = None
@@ -158,6 +162,7 @@ class UpstreamClosed(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Cancelled(Event):
     KIND: ClassVar[str] = "cancelled"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=True, prompt=True, listed=False, late_phase=True)
     attempt_id: str
     source: CancelSource
     delivered_chars: int = 0
@@ -169,6 +174,7 @@ class Cancelled(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Failed(Event):
     KIND: ClassVar[str] = "failed"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=True, listed=False, late_phase=False)
     attempt_id: str
     request_id: str | None = None
     error_type: ErrorType
@@ -184,6 +190,7 @@ class Failed(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Retrying(Event):
     KIND: ClassVar[str] = "retrying"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=False, prompt=True, listed=False, late_phase=False)
     message_id: str
     previous_attempt_id: str
     attempt_id: str
@@ -195,6 +202,7 @@ class Retrying(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Done(Event):
     KIND: ClassVar[str] = "done"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=True, prompt=True, listed=False, late_phase=True)
     attempt_id: str
     request_id: str
     finish_reason: str | None = None
@@ -204,6 +212,7 @@ class Done(Event):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Persisted(Event):
     KIND: ClassVar[str] = "persisted"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=True, prompt=True, listed=True, late_phase=True)
     attempt_id: str
     message_id: str
     status: FinalStatus
@@ -212,51 +221,11 @@ class Persisted(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Selected(Event):
-    KIND: ClassVar[str] = "selected"
-    message_id: str
-    attempt_id: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class VersionSelected(Event):
-    """The user chose which version of a user message (an edit, or the original) the conversation follows."""
-
-    KIND: ClassVar[str] = "version_selected"
-    message_id: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Branched(Event):
-    """A new conversation was branched from this one at ``message_id``."""
-
-    KIND: ClassVar[str] = "branched"
-    message_id: str
-    new_conversation_id: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
 class Recovered(Event):
     KIND: ClassVar[str] = "recovered"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=True, prompt=True, listed=False, late_phase=True)
     attempt_id: str
     source: Literal["restart"] = "restart"
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Detached(Event):
-    KIND: ClassVar[str] = "detached"
-    attempt_id: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Attached(Event):
-    KIND: ClassVar[str] = "attached"
-    attempt_id: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Deleted(Event):
-    KIND: ClassVar[str] = "deleted"
 
 
 AnyEvent = (

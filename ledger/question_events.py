@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal, NamedTuple
 
-from ledger.values import Event
+from ledger.values import Event, Flags
 
 QuestionMode = Literal["form", "url"]
 QuestionAction = Literal["accept", "decline", "cancel"]
@@ -29,6 +29,7 @@ class QuestionAsked(Event):
     """A running tool call asks the person something (MCP elicitation); the call waits for the answer."""
 
     KIND: ClassVar[str] = "question_asked"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=True, listed=False, late_phase=True)
     attempt_id: str
     call_id: str
     question_id: str
@@ -43,6 +44,7 @@ class QuestionAnswered(Event):
     """The one answer to a question: accept (with content), decline or cancel; by the user, a stop or a restart."""
 
     KIND: ClassVar[str] = "question_answered"
+    FLAGS: ClassVar[Flags] = Flags(attempt=True, urgent=False, prompt=True, listed=False, late_phase=True)
     attempt_id: str
     call_id: str
     question_id: str

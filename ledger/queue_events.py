@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal, NamedTuple
 
-from ledger.values import Attachment, Event
+from ledger.values import Attachment, Event, Flags
 
 #: Why the queue waits for the person instead of sending its next message by itself: the answer it followed was
 #: stopped, failed, or the app stopped (a restart never sends a queued message without the person).
@@ -27,6 +27,7 @@ class MessageQueued(Event):
     """A message queued while an answer ran: sent as the next turn when that answer completes."""
 
     KIND: ClassVar[str] = "message_queued"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=False, prompt=False, listed=False, late_phase=False)
     queue_id: str
     text: str
     attachments: tuple[Attachment, ...] = ()  # its files, by content hash, as a submitted message records them
@@ -38,6 +39,7 @@ class QueuedEdited(Event):
     """A queued message's text was changed before it was sent."""
 
     KIND: ClassVar[str] = "queued_edited"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=False, prompt=False, listed=False, late_phase=False)
     queue_id: str
     text: str
 
@@ -47,6 +49,7 @@ class QueuedRemoved(Event):
     """A queued message was removed before it was sent: it is never sent."""
 
     KIND: ClassVar[str] = "queued_removed"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=False, prompt=False, listed=False, late_phase=False)
     queue_id: str
 
 

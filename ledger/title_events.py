@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ledger.values import Event
+from ledger.values import Event, Flags
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -22,6 +22,7 @@ class Titled(Event):
     """The model named the chat: ``title`` replaces ``replaces`` (the title it had when the title was asked for)."""
 
     KIND: ClassVar[str] = "titled"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=False, prompt=True, listed=True, late_phase=False)
     title: str
     replaces: str
     from_attempt: str  # the ``title`` attempt whose text it is

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
+from ledger.flags import Flags as Flags  # re-exported: every event module reads it from here
+
 CancelSource = Literal["user", "navigation", "disconnect", "delete", "timeout", "shutdown"]
 ErrorType = Literal[
     "rate_limit", "auth", "server", "timeout", "connection", "malformed_stream", "bad_request", "step_limit", "unknown"
@@ -125,9 +127,10 @@ class Param:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Event:
-    """Fields every event has."""
+    """Fields every event has; every kind declares ``KIND`` and its ``FLAGS``."""
 
     KIND: ClassVar[str] = ""
+    FLAGS: ClassVar[Flags]
     seq: int = 0
     ts: str = ""
     conversation_id: str

@@ -20,29 +20,13 @@ from __future__ import annotations
 from typing import Protocol
 
 from ledger.events import AnyEvent, Failed
+from ledger.kinds import URGENT_KINDS
 from ledger.summary import ConversationSummary
 from store.health import StoreHealth
 
 #: Events the store writes at once instead of within its flush interval: the end of an attempt, and changes a
 #: person would be upset to lose (a sent message, a new, renamed or deleted conversation, a chosen attempt).
-FLUSH_AT_ONCE_KINDS: frozenset[str] = frozenset(
-    {
-        "cancelled",
-        "done",
-        "persisted",
-        "deleted",
-        "recovered",
-        "submitted",
-        "created",
-        "renamed",
-        "selected",
-        "version_selected",
-        "branched",
-        "tool_call",
-        "tool_dispatched",
-        "tool_result",
-    }
-)
+FLUSH_AT_ONCE_KINDS: frozenset[str] = URGENT_KINDS  # the kinds whose ``FLAGS`` say ``urgent``
 
 
 def is_urgent(event: AnyEvent) -> bool:

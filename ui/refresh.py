@@ -19,37 +19,12 @@ from nicegui import context
 from nicegui.slot import Slot
 
 from ledger.events import AnyEvent
+from ledger.kinds import LISTED_KINDS, PROMPT_KINDS
 
 FLUSH_SECONDS = 0.1  # coalesce streaming updates to at most ~10 per second
 AUDIT_SECONDS = 0.5  # the audit panel folds the whole ledger: at most twice a second while streaming
-FLUSH_NOW = frozenset(
-    {
-        "submitted",
-        "started",
-        "cancel_requested",
-        "cancelled",
-        "failed",
-        "done",
-        "persisted",
-        "selected",
-        "recovered",
-        "retrying",
-        "deleted",
-        "step_started",
-        "tool_call_started",
-        "tool_call",
-        "tool_awaiting_approval",
-        "approval_asked",
-        "approval_given",
-        "grant_revoked",
-        "tool_dispatched",
-        "tool_result",
-        "question_asked",
-        "question_answered",
-        "titled",
-    }
-)
-LIST_KINDS = frozenset({"created", "renamed", "titled", "deleted", "submitted", "started", "persisted"})
+FLUSH_NOW = PROMPT_KINDS  # the kinds whose ``FLAGS`` say ``prompt``
+LIST_KINDS = LISTED_KINDS  # the kinds whose ``FLAGS`` say ``listed``
 
 
 class RefreshScheduler:

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from app.config import AppConfig, _parser, load_config
+from app.config import AppConfig, load_config
+from app.options import parser
 
 ROOT = Path(__file__).resolve().parents[2]
 NOT_OPTIONS = {"help"}  # argparse's own
@@ -25,7 +26,7 @@ NOT_OPTIONS = {"help"}  # argparse's own
 
 def run_options() -> list[argparse.Action]:
     """The ``run`` command's options, as its parser lists them (the sub-commands' own options aside)."""
-    return [a for a in _parser()._actions if a.option_strings and a.dest not in NOT_OPTIONS]
+    return [a for a in parser()._actions if a.option_strings and a.dest not in NOT_OPTIONS]
 
 
 def sample(name: str, tmp_path: Path) -> str:
@@ -56,6 +57,7 @@ def sample(name: str, tmp_path: Path) -> str:
         "tool_result_chars": "777",
         "token": "t" * 24,
         "allowed_hosts": "chat.example.org",
+        "forwarded_allow_ips": "127.0.0.1",
         "otlp_endpoint": "http://127.0.0.1:4318",
     }
     return values[name]

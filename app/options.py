@@ -1,0 +1,111 @@
+"""The command line: every option with its help, its type and its ``LEDGERCHAT_<NAME>`` variable, and the parser.
+
+Guarantees: ``APP_OPTIONS`` and ``LIMIT_OPTIONS`` are the one list of options that take a value (``app.config``
+reads each from the command line, else from its variable); ``parser`` adds each of them, the switches and the
+sub-commands (``export``, ``migrate``); an option not given stays unset (``argparse.SUPPRESS``), so a variable or
+the default applies.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from app.proxy_config import proxy_flag
+from app.telemetry_config import telemetry_flags
+from engine.settings import Limits
+
+__all__ = ["APP_OPTIONS", "GENERATE", "LIMIT_OPTIONS", "parser"]
+
+GENERATE = ""  # ``--token`` without a value: generate one at start-up
+_LIMITS = Limits()
+
+APP_OPTIONS: tuple[tuple[str, type, str], ...] = (
+    ("model", str, "any litellm model string (provider key from its usual env variable); 'demo' = offline demo"),
+    ("api_base", str, "base URL of an OpenAI-compatible endpoint (e.g. a local server)"),
+    ("data_dir", Path, "folder for the ledger files (default ./data)"),
+    (
+        "database_url",
+        str,
+        "keep the ledger in PostgreSQL, shared by several instances: postgresql://user:password@host/db "
+        "(default: TinyDB files in --data-dir)",
+    ),
+    ("host", str, "interface to bind (default 127.0.0.1)"),
+    ("port", int, "port (default 8080)"),
+    ("demo_chunk_delay", float, "seconds between demo-model chunks (default 0.033)"),
+    ("models", str, "more litellm model strings a chat may pick, comma-separated ('demo' = the demo model)"),
+    (
+        "mcp_config",
+        Path,
+        "JSON file of tool servers in the mcpServers shape (default: the demo tools, demo model only)",
+    ),
+    ("titles", str, "model: the model names each chat after its first answer; off: its first message (default model)"),
+    ("max_attachment_mb", float, "largest file a message may carry, in MB (default 20; 50 MB or one file per message)"),
+    (
+        "model_info",
+        Path,
+        "JSON file in litellm's model-map shape declaring what models take, e.g. "
+        '{"openai/my-model": {"supports_vision": true, "max_input_tokens": 32000}}',
+    ),
+)
+LIMIT_OPTIONS: tuple[tuple[str, type, str], ...] = (
+    ("leave_policy", str, f"what leaving a streaming chat does: continue or cancel (default {_LIMITS.leave_policy})"),
+    ("first_chunk_timeout", float, f"seconds to wait for the first chunk (default {_LIMITS.first_chunk_timeout:g})"),
+    ("idle_timeout", float, f"seconds to wait between chunks (default {_LIMITS.idle_timeout:g})"),
+    ("max_resends", int, f"automatic re-sends before the first chunk (default {_LIMITS.max_resends})"),
+    ("max_input_chars", int, f"longest message accepted (default {_LIMITS.max_input_chars})"),
+    ("max_steps", int, f"model calls in one agent turn before it stops (default {_LIMITS.max_steps})"),
+    (
+        "loop_guard",
+        int,
+        f"the same tool with the same arguments this many times in a row ends the turn (default {_LIMITS.loop_guard};"
+        " 0: off)",
+    ),
+    ("tool_grace", float, f"seconds a stopped tool call gets to return (default {_LIMITS.tool_grace:g})"),
+    ("tool_result_chars", int, f"longest tool result sent to the model (default {_LIMITS.tool_result_chars})"),
+)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: every option of ``APP_OPTIONS`` and ``LIMIT_OPTIONS`` (each also read from its
+    ``LEDGERCHAT_<NAME>`` variable by ``app.config.load_config``), the switches and the sub-commands."""
+    top = argparse.ArgumentParser(prog="main.py", description="Ledger Chat: a chat workbench with an event ledger.")
+    top.set_defaults(command="run")
+    _add_options(top)
+    top.add_argument("--show", action="store_true", help="open a browser tab on start")
+    top.add_argument("--no-tools", action="store_true", help="start no tool server (not even the demo's)")
+    top.add_argument(
+        "--token",
+        nargs="?",
+        const=GENERATE,
+        default=argparse.SUPPRESS,
+        help="require this access token (alone: generate one); always on for a non-loopback --host",
+    )
+    top.add_argument(
+        "--no-token", action="store_true", default=argparse.SUPPRESS, help="no token (loopback binds only)"
+    )
+    top.add_argument(
+        "--allowed-hosts",
+        default=argparse.SUPPRESS,
+        help="comma-separated extra names the browser may use for this server (Host header), e.g. chat.example.org",
+    )
+    telemetry_flags(top)
+    proxy_flag(top)
+    sub = top.add_subparsers(dest="command")
+    export = sub.add_parser("export", help="write the ledger as JSON Lines to stdout (or, with --otlp, as traces)")
+    export.add_argument("--conversation", help="only this conversation id")
+    export.add_argument(
+        "--with-files", action="store_true", help="write a zip (events.jsonl and files/<sha256>) with the files' bytes"
+    )
+    telemetry_flags(export, export=True)
+    _add_options(export, only=("data_dir", "database_url"))
+    migrate = sub.add_parser("migrate", help="copy a TinyDB data folder into PostgreSQL (safe to re-run, verified)")
+    migrate.add_argument("--from-data-dir", required=True, help="the data folder to copy")
+    _add_options(migrate, only=("database_url",))
+    return top
+
+
+def _add_options(parser: argparse.ArgumentParser, only: tuple[str, ...] | None = None) -> None:
+    for name, _, help_text in APP_OPTIONS + LIMIT_OPTIONS:
+        if only is None or name in only:
+            parser.add_argument(f"--{name.replace('_', '-')}", dest=name, default=argparse.SUPPRESS, help=help_text)

@@ -1,0 +1,77 @@
+"""The conversation's own events: made, renamed, deleted, and which version and attempt a reader follows.
+
+Guarantees: frozen values; each declares its ``KIND`` and ``FLAGS``; re-exported by ``ledger.events`` (import them
+from there). Ids and timestamps are never generated here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ledger.values import Event, Flags
+
+__all__ = ["Attached", "Branched", "Created", "Deleted", "Detached", "Renamed", "Selected", "VersionSelected"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Created(Event):
+    KIND: ClassVar[str] = "created"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=False, listed=True, late_phase=False)
+    title: str = ""
+    branched_from: str | None = None  # the conversation this one was branched from
+    branched_at: str | None = None  # the message of that conversation it was branched at
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Renamed(Event):
+    KIND: ClassVar[str] = "renamed"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=False, listed=True, late_phase=False)
+    title: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Selected(Event):
+    KIND: ClassVar[str] = "selected"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=True, listed=False, late_phase=False)
+    message_id: str
+    attempt_id: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class VersionSelected(Event):
+    """The user chose which version of a user message (an edit, or the original) the conversation follows."""
+
+    KIND: ClassVar[str] = "version_selected"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=False, listed=False, late_phase=False)
+    message_id: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Branched(Event):
+    """A new conversation was branched from this one at ``message_id``."""
+
+    KIND: ClassVar[str] = "branched"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=False, listed=False, late_phase=False)
+    message_id: str
+    new_conversation_id: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Detached(Event):
+    KIND: ClassVar[str] = "detached"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=False, prompt=False, listed=False, late_phase=False)
+    attempt_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Attached(Event):
+    KIND: ClassVar[str] = "attached"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=False, prompt=False, listed=False, late_phase=False)
+    attempt_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Deleted(Event):
+    KIND: ClassVar[str] = "deleted"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=True, listed=True, late_phase=False)
