@@ -191,6 +191,14 @@ class Writer:
         with self._cond:
             return self._appended - self._saved
 
+    def left(self) -> list[AnyEvent]:
+        """After ``stop``: the events that could not be written, per conversation in order (none while the thread
+        still runs: it may yet write them)."""
+        with self._cond:
+            if self._thread.is_alive():
+                return []
+            return [event for events in self._pending.values() for event in events]
+
     def saving_failed(self, error: BaseException) -> None:
         """Under the lock (or before the thread starts): a write failed; retry with backoff, and say so once."""
         key, reason = self._batches.describe(error)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from ledger.errors import ConversationDeletedError, DataDirInUseError, StoreError
@@ -46,6 +47,7 @@ from store.health import ProblemLog, describe_os_error
 from store.memory import Memory
 from store.tinydb.files import FolderFiles
 from store.tinydb.opening import read_index
+from store.tinydb.reserve import RESERVE_BYTES, Reserve, is_full, read_spill, spill, spill_path
 from store.writer import Batch, Batches, StoreStats, Writer, Written
 
 log = logging.getLogger("store.tinydb.store")
@@ -55,8 +57,15 @@ Index = tuple[dict[str, ConversationSummary], set[str]]
 class Store(Memory, Batches):
     """Persistent, append-only events per conversation. Open with ``Store.open(data_dir)``."""
 
-    def __init__(self, data_dir: str | Path, *, flush_interval: float = 0.25, read_only: bool = False) -> None:
+    def __init__(
+        self, data_dir: str | Path, *, flush_interval: float = 0.25, read_only: bool = False,
+        reserve_bytes: int = RESERVE_BYTES, spill_dir: Path | None = None,
+    ) -> None:  # fmt: skip
         self.data_dir = Path(data_dir)
+        self._reserve = Reserve(self.data_dir, reserve_bytes)
+        self.spill_path = spill_path(self.data_dir, spill_dir)
+        self._closing = False  # the batch being written is a shutdown's
+        self._last_error: BaseException | None = None  # of the last write (a full disk's events are spilled)
         self.read_only = read_only
         self.flush_interval = flush_interval
         self.stats = StoreStats()
@@ -69,15 +78,25 @@ class Store(Memory, Batches):
         super().__init__(lock, writer, backing=self._files)
 
     @classmethod
-    def open(cls, data_dir: str | Path, *, flush_interval: float = 0.25, read_only: bool = False) -> Store:
-        """Lock the folder and read its index; ``read_only`` takes no lock and changes nothing (export)."""
-        store = cls(data_dir, flush_interval=flush_interval, read_only=read_only)
+    def open(
+        cls, data_dir: str | Path, *, flush_interval: float = 0.25, read_only: bool = False,
+        reserve_bytes: int = RESERVE_BYTES, spill_dir: Path | None = None,
+    ) -> Store:  # fmt: skip
+        """Lock the folder and read its index; ``read_only`` takes no lock and changes nothing (export). A writable
+        store makes its reserve and takes back what the last shutdown spilled (``store.tinydb.reserve``)."""
+        store = cls(
+            data_dir, flush_interval=flush_interval, read_only=read_only, reserve_bytes=reserve_bytes,
+            spill_dir=spill_dir,
+        )  # fmt: skip
         store._files.writable = not read_only and store._take_folder()
         index = read_index(store.data_dir, writable=store._files.writable, report=store._log.report)
         store.restore(index.summaries, index.deleted)
         store._files.load(index.docs)
         if not read_only:
             store.writer.start()
+            if store._files.writable:
+                store._reserve.make()
+                store._take_spill()
         return store
 
     @property
@@ -109,11 +128,44 @@ class Store(Memory, Batches):
         if self.read_only:
             return 0
         unsaved = self.writer.stop(timeout)
+        left = self.writer.left() if unsaved and is_full(self._last_error) else []
+        if left:
+            try:
+                spill(self.spill_path, left)
+            except OSError as exc:
+                log.error("%d event(s) could not be spilled to %s either: %s", len(left), self.spill_path, exc)
+            else:
+                log.error(
+                    "%d event(s) could not be saved in %s (%s); written to %s, taken back at the next start",
+                    len(left), self.data_dir, self.health().saving_fails, self.spill_path,
+                )  # fmt: skip
+                unsaved -= len(left)
         if unsaved:
             reason = self.health().saving_fails or "the writer hung"
             log.error("%d event(s) could not be saved before closing: %s", unsaved, reason)
         self._files.release()
         return unsaved
+
+    def _take_spill(self) -> None:
+        """Append what the last shutdown spilled and this folder does not hold yet; remove the file once saved."""
+        events, problem = read_spill(self.spill_path)
+        if problem is not None:
+            self._log.report("spill", problem)
+        if not events:
+            return
+        taken = 0
+        for event in events:
+            cid = event.conversation_id
+            if self.is_deleted(cid):
+                continue
+            held = list(self.events(cid)) if self.summary(cid) is not None or self.is_loaded(cid) else []
+            if held and event.seq <= held[-1].seq:
+                continue  # saved before the spill after all
+            self.append(replace(event, seq=0))
+            taken += 1
+        if self.flush_sync():
+            self.spill_path.unlink(missing_ok=True)
+            log.warning("took back %d event(s) the last shutdown could not save here (%s)", taken, self.spill_path)
 
     def _take_folder(self) -> bool:
         """Create the folder and take its lock; False (saving reported as failing) if it cannot be written."""
@@ -130,6 +182,7 @@ class Store(Memory, Batches):
         return self._files.index_due
 
     def taken(self, batch: Batch, closing: bool) -> None:
+        self._closing = closing
         self._index = self.snapshot() if self._files.index_due or closing else None
         self._files.index_due = False
         self._closes_held = False
@@ -147,6 +200,17 @@ class Store(Memory, Batches):
             self._files.index_due = True  # again: after a failure, or to close what this batch ended
 
     def write(self, batch: Batch) -> Written:
+        """``write_once``; while closing, a write that failed for a full disk is tried once more in the space the
+        reserve gave back."""
+        saved, failed, first = self.write_once(batch)
+        if failed and self._closing and is_full(first) and self._reserve.release():
+            log.warning("the disk is full while closing: the reserve in %s is used to save what waits", self.data_dir)
+            more, failed, first = self.write_once(failed)
+            saved += more
+        self._last_error = first
+        return saved, failed, first
+
+    def write_once(self, batch: Batch) -> Written:
         """Write the index (when due), then each conversation's events: (events saved, events that failed per
         conversation, the first error). A failed index write fails the whole batch (retried as one)."""
         saved, failed, first = 0, {}, None

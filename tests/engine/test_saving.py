@@ -13,6 +13,7 @@ import pytest
 
 from engine.engine import InputRejected
 from ledger.events import Renamed
+from store.tinydb.reserve import RESERVE_NAME
 from store.tinydb.store import Store
 from tests.support.engine import EngineFactory
 from tests.support.folders import fill, read_only_folder, small_disk
@@ -103,3 +104,40 @@ async def test_send_is_refused_with_the_reason_while_saving_fails_and_accepted_o
         assert conv is not None and conv.title == "renamed while the disk is full"
         await engine.shutdown()
         assert engine.store.close() == 0
+
+
+def test_a_shutdown_with_a_full_disk_saves_what_waits_in_the_reserve(tmp_path: Path) -> None:
+    """Issue 42: a shutdown while the disk was full dropped what waited in memory (31 events of one answer)."""
+    with small_disk(tmp_path / "disk", 1024) as disk:
+        store = Store.open(disk, flush_interval=0.02, reserve_bytes=256 * 1024, spill_dir=tmp_path / "spill")
+        assert (disk / RESERVE_NAME).exists()
+        first = [store.append(e) for e in conversation_events("c1", answers=1, chunks=5)]
+        assert store.flush_sync()
+        fill(disk)
+        shown = [store.append(e) for e in conversation_events("c1", answers=1, chunks=200)[1:]]
+        assert not store.flush_sync(timeout=None) and store.health().unsaved == len(shown)
+        assert store.close() == 0, "everything the page showed is saved at shutdown"
+        assert not (disk / RESERVE_NAME).exists() and not store.spill_path.exists()
+        reopened = Store.open(disk, read_only=True)
+        assert list(reopened.events("c1")) == first + shown
+
+
+def test_when_even_the_reserve_is_not_enough_a_shutdown_spills_and_the_next_start_takes_it_back(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    spill_dir = tmp_path / "spill"
+    with small_disk(tmp_path / "disk", 512) as disk:
+        store = Store.open(disk, flush_interval=0.02, reserve_bytes=0, spill_dir=spill_dir)
+        first = [store.append(e) for e in conversation_events("c1", answers=1, chunks=5)]
+        assert store.flush_sync()
+        filler = fill(disk)
+        shown = [store.append(e) for e in conversation_events("c1", answers=1, chunks=200)[1:]]
+        assert not store.flush_sync(timeout=None)
+        assert store.close(timeout=1.0) == 0, "spilled: saved, though not in the data folder"
+        assert store.spill_path.exists() and any("taken back at the next start" in m for m in caplog.messages)
+        filler.unlink()
+        again = Store.open(disk, flush_interval=0.02, reserve_bytes=0, spill_dir=spill_dir)
+        assert list(again.events("c1")) == first + shown
+        assert not again.spill_path.exists(), "the spill file is removed once its events are saved"
+        assert again.close() == 0
+        assert list(Store.open(disk, read_only=True).events("c1")) == first + shown
