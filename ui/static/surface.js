@@ -3,7 +3,6 @@
 //   opened first on a narrow screen);
 // - Esc closes the audit panel while it lies over the chat (below 1400 px) before anything else hears the key;
 // - lcSurface.closeOnPhone(id): the server closes the chats drawer after a switch, only where it is an overlay;
-// - Send reads as disabled while the box is empty (the server says why if it is pressed anyway);
 // - lcSurface.reveal(text): the chat opened from a search shows the first message holding `text`, marked;
 (() => {
   const visible = (el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
@@ -48,28 +47,6 @@
     if (!drawer || !drawer.classList.contains('q-drawer--mobile')) return;
     try { getElement(id).hide(); } catch (e) { /* the page is being rebuilt */ }
   };
-
-  // Send reads as disabled (aria-disabled) while the box is empty and no file is attached: decided here, so it
-  // holds before the socket is live; a press anyway is explained by the server
-  const syncSend = () => {
-    const button = document.querySelector('[data-lc-send]');
-    const box = document.getElementById('lc-message-box');
-    if (!button || !box || button.disabled) return;  // disabled by the server (a send in flight): its own state
-    const label = button.querySelector('.block')?.textContent?.trim();
-    const empty = label === 'Send' && !box.value.trim() && !document.querySelector('.lc-footer .lc-chip');
-    if (empty !== (button.getAttribute('aria-disabled') === 'true')) {
-      if (empty) button.setAttribute('aria-disabled', 'true'); else button.removeAttribute('aria-disabled');
-    }
-  };
-  document.addEventListener('input', syncSend, true);
-  const watchFooter = () => {
-    const footer = document.querySelector('.lc-footer');
-    if (!footer) { setTimeout(watchFooter, 100); return; }
-    new MutationObserver(syncSend).observe(footer, { childList: true, subtree: true, characterData: true,
-      attributes: true, attributeFilter: ['aria-disabled', 'value'] });
-    syncSend();
-  };
-  watchFooter();
 
   window.lcSurface = { closeOnPhone, reveal, focusLatest, focusList };
 
