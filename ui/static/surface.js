@@ -4,6 +4,7 @@
 // - Esc closes the audit panel while it lies over the chat (below 1400 px) before anything else hears the key;
 // - lcSurface.closeOnPhone(id): the server closes the chats drawer after a switch, only where it is an overlay;
 // - lcSurface.reveal(text): the chat opened from a search shows the first message holding `text`, marked;
+// - lcSurface.chips(): on a phone, the header's model, preset and cost menu opens and closes;
 (() => {
   const visible = (el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
   const auditDrawer = () => document.querySelector('.lc-audit-drawer')?.closest('.q-drawer');
@@ -48,7 +49,21 @@
     try { getElement(id).hide(); } catch (e) { /* the page is being rebuilt */ }
   };
 
-  window.lcSurface = { closeOnPhone, reveal, focusLatest, focusList };
+  // the phone's header (ui/header.py): the model, the preset and the cost folded behind one button, opened by it,
+  // closed by it, by Esc and by a tap elsewhere (not in a picker's own list, which lies outside the menu)
+  const chipsOpen = () => !!document.querySelector('[data-lc-header-chips].lc-open');
+  const setChips = (open) => {
+    document.querySelector('[data-lc-header-chips]')?.classList.toggle('lc-open', open);
+    document.querySelector('.lc-header-more')?.setAttribute('aria-expanded', String(open));
+  };
+  const chips = () => setChips(!chipsOpen());
+  document.addEventListener('click', (event) => {
+    const t = event.target;
+    if (!chipsOpen() || !t.closest || t.closest('[data-lc-header-chips], .lc-header-more, .q-menu')) return;
+    setChips(false);
+  }, true);
+
+  window.lcSurface = { closeOnPhone, reveal, focusLatest, focusList, chips };
 
   document.addEventListener('click', (event) => {
     const link = event.target.closest && event.target.closest('a[data-lc-skip]');
@@ -57,6 +72,12 @@
     if (link.dataset.lcSkip === 'latest') focusLatest(); else focusList();
   });
   window.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape' && chipsOpen() && !document.querySelector('.q-menu')) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      setChips(false);
+      return;
+    }
     if (event.key !== 'Escape' || !auditOverlay()) return;
     event.preventDefault();
     event.stopImmediatePropagation();
