@@ -133,7 +133,8 @@ class DemoModel:
             return dialect.error(behavior.status, message, behavior.retry_after)
         prompt = last_user(asked)  # an agent preset's instructions shape the answer (demo.persona)
         text = behavior.text if behavior.text is not None else follow(asked, demo_answer(prompt), prompt)
-        if going_on is not None and not behavior.tool_calls:
+        own = going_on is not None and (behavior.text is None or text.startswith(going_on[1].rstrip()))
+        if going_on is not None and own and not behavior.tool_calls:  # the demo's answer goes on (a test's: as planned)
             text = rest(text, going_on[1])
         return StreamingResponse(
             tracked(record, dialect.frames(record, behavior, text, parsed), request.scope.get(TRANSPORT)),
