@@ -82,6 +82,7 @@ def test_the_first_send_shows_the_message_at_once_says_what_it_waits_for_and_a_s
     expect(pending).to_contain_text("the very first question", timeout=AT_ONCE_MS)
     expect(pending).to_contain_text("loading the model client")
     expect(page.get_by_text("Ask anything.")).to_be_hidden()
+    page.screenshot(path=f"/tmp/first_send_{screen}.png")  # the first-Send moment, for the closing note
     press(page, send_at, touch)  # the second press of a double click: nothing
     stop = page.get_by_role("button", name="Stop")
     expect(stop).to_be_visible(timeout=LOADED_MS)  # the answer streams: Send became Stop
