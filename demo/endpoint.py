@@ -38,6 +38,7 @@ from starlette.routing import Route
 from demo.agent import tool_move
 from demo.answers import demo_answer
 from demo.behavior import HOSTILE, Behavior, FaultTags, last_user
+from demo.continuation import continued, rest
 from demo.dialects import DIALECTS, Dialect
 from demo.persona import follow
 from demo.stream import RequestRecord, hide_injected_drops, tracked
@@ -133,7 +134,9 @@ class DemoModel:
             self.records.append(record)
             if self.max_records is not None and len(self.records) > self.max_records:
                 del self.records[: len(self.records) - self.max_records]
-            behavior = Behavior(status=400) if parsed.problem else self.choose(parsed.messages, parsed.tools)
+            going_on = continued(parsed.messages)  # Continue: the question's answer, from where it stopped
+            asked = going_on[0] if going_on is not None else parsed.messages
+            behavior = Behavior(status=400) if parsed.problem else self.choose(asked, parsed.tools)
         if parsed.problem:
             record.status = 400
             return dialect.error(400, parsed.problem, None)
@@ -143,8 +146,11 @@ class DemoModel:
             record.status = behavior.status
             message = dialect.too_long if behavior.too_long else behavior.message
             return dialect.error(behavior.status, message, behavior.retry_after)
-        prompt = last_user(parsed.messages)  # an agent preset's instructions shape the answer (demo.persona)
-        text = behavior.text if behavior.text is not None else follow(parsed.messages, demo_answer(prompt), prompt)
+        prompt = last_user(asked)  # an agent preset's instructions shape the answer (demo.persona)
+        text = behavior.text if behavior.text is not None else follow(asked, demo_answer(prompt), prompt)
+        own = going_on is not None and (behavior.text is None or text.startswith(going_on[1].rstrip()))
+        if going_on is not None and own and not behavior.tool_calls:  # the demo's answer goes on (a test's: as planned)
+            text = rest(text, going_on[1])
         return StreamingResponse(
             tracked(record, dialect.frames(record, behavior, text, parsed), request.scope.get(TRANSPORT)),
             media_type=dialect.media_type,

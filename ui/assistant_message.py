@@ -25,10 +25,10 @@ from typing import Any
 
 from nicegui import ui
 
-from ledger.continuation import continuable, shown_text
+from ledger.continuation import continuable, joined, shown_text
 from ledger.state import AttemptState, ConversationState, MessageState, ToolCallState
 from ui.approval_card import Decide
-from ui.continued_view import continue_button, join_marker, prefix_steps, reopened
+from ui.continued_view import carried, continue_button, join_marker, prefix_steps, reopened
 from ui.format import clock, error_title, metrics_line, model_label, stopped_text
 from ui.markdown_stream import MarkdownStream
 from ui.money import answer_cost
@@ -99,6 +99,7 @@ class AssistantMessageView:
         self._footer = ""
         self._conv: ConversationState | None = None
         self._prefix = ""  # a continuation: the last text of the answer it continues (``ui.continued_view``)
+        self._carried = ""  # and the paragraph of it shown with the continuation (a stop inside bold)
 
     def update(self, conv: ConversationState) -> None:
         self._conv = conv
@@ -113,7 +114,7 @@ class AssistantMessageView:
         last = len(self._steps) - 1  # an answer cut short (Stop, error) shows its last text closed, as it streamed
         for index, view in enumerate(self._steps):
             cut = index == last and attempt.status in ("interrupted", "failed")
-            text = attempt.step_text(index) if index else reopened(self._prefix, attempt.step_text(0))
+            text = attempt.step_text(index) if index else self._first(attempt.step_text(0))
             view.update(text, attempt.step_calls(index), attempt.is_live, cut)
         grew = self._show_reasoning(attempt.reasoning, attempt.is_live) | (len(attempt.text) != self._text_len)
         self._text_len = len(attempt.text)
@@ -151,11 +152,20 @@ class AssistantMessageView:
         """A continuation (``ui.continued_view``): the answer it continues above its own steps, the join marked."""
         before = prefix_steps(conv, attempt)
         self._prefix = before[-1][0] if before else ""
+        self._carried, shown = "", list(before)
+        if before and not before[-1][1]:  # the prefix ends with text: a paragraph the stop cut goes on below
+            above, self._carried = carried(self._prefix)
+            shown[-1:] = [(above, [])] if above else []
         with self.body:
-            for text, calls in before:
+            for text, calls in shown:
                 StepView(self.actions.decide, self.actions.answer, self.actions.describe).update(text, calls, False)
             if before:
-                join_marker()
+                join_marker(within=bool(self._carried))
+
+    def _first(self, text: str) -> str:
+        """The continuation's first text as shown: inside a code block the prefix left open, or with the paragraph
+        the stop cut (``ui.continued_view``)."""
+        return joined(self._carried, text) if self._carried else reopened(self._prefix, text)
 
     def _render_status(self, message: MessageState, attempt: AttemptState) -> None:
         total = len(message.attempt_ids)

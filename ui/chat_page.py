@@ -31,6 +31,7 @@ from ui.header import build_header, model_of
 from ui.health_banner import HealthBanner
 from ui.message_actions import MessageActions
 from ui.notices import not_recorded, notice
+from ui.pending import PendingMessage
 from ui.preset_picker import PresetBar, preset_instructions, preset_model, preset_of
 from ui.queued import QueuedPanel
 from ui.refresh import RefreshScheduler
@@ -99,6 +100,7 @@ class ChatPage:
             )
             edit_files = EditFiles(self.files, self.engine, lambda: self.cid, lambda: self.model, lambda: self.preset)
             self.transcript = Transcript(actions.actions(), demo=self.context.demo, files=edit_files)
+            self.pending = PendingMessage(empty=self.transcript.empty, settled=lambda: self.refresh.flush_in_slot())
             self.queued = QueuedPanel(self.engine, lambda: self.cid)  # messages sent after the answer (ui.queued)
         with ui.footer().classes("lc-footer"):
             told = lambda: preset_instructions(self.engine, self.preset)  # noqa: E731 - the meter counts them too
@@ -109,6 +111,7 @@ class ChatPage:
                 streaming=lambda: self.cid is not None and self.engine.is_streaming(self.cid),
                 max_chars=self.engine.settings.limits.max_input_chars,
                 files=self.files,
+                pending=self.pending,
             )
             self.queued.add_queue_button(self.composer)
             if self.cid is not None and self.cid in self.context.drafts:

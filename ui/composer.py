@@ -1,11 +1,17 @@
 """The message box and its Send/Stop button.
 
 Guarantees: Enter sends (never stops), Shift+Enter adds a line, Esc stops; the button reads Send, or Stop while
-the shown answer streams; after a send it is disabled for ``STOP_GUARD_SECONDS`` so that a double click on Send
-can never stop what it just sent; an empty Send says why (the button reads as disabled while the box is empty,
-``static/surface.js``); Enter and the button carry the box's text, so a Send made before the page's socket is
-live is carried out once it is, with the text typed; a message over the limit, or one the engine rejects,
-stays in the box with a clear notice; a second send while one is being submitted is ignored.
+the shown answer streams. A press meant for Send never stops the answer it started: while a Send is being recorded
+the button is busy (a second press does nothing); Stop is disabled for ``STOP_GUARD_SECONDS`` after the Send was
+recorded, and in the browser a press on Stop is ignored until it has shown that long (``static/composer.js``).
+The message shows at once in a pending bubble (``ui.pending``) that says what the Send waits for, until the ledger
+has it. An empty Send says why (the button reads as disabled while the box is empty, ``static/composer.js``).
+Enter and the button carry the box's text and the number of sends recorded when they were pressed: a press made
+on a view older than the last recorded send is ignored (never a second send of the same message), and a Send made
+before the page's socket is live is held in the browser until the box's own queued updates have gone out, then
+carried out once, with the text typed: the box is empty afterwards and stays empty.
+A message over the limit, or one the engine rejects, stays in the box with a clear notice; a second send while one
+is being submitted is ignored.
 A Send is never lost: the text stays in the box (box and button disabled) until ``submit`` says it was recorded,
 and is cleared only then; a refusal, or an error ``submit`` did not foresee, leaves it there with a notice.
 Files (``ui.attachments``): the draft's chips are sent with the text and cleared only when the send was recorded
@@ -26,15 +32,19 @@ from nicegui.events import GenericEventArguments
 from ledger.values import Attachment
 from ui.attachments import AttachmentTray, FilesService
 from ui.notices import notice
+from ui.pending import PendingMessage
 
 log = logging.getLogger("ledger_chat.ui")
 NOT_SENT = "Your message could not be sent ({}). It is still in the box: send it again."
 WAITING = "Waiting for the upload…"
 UPLOAD_STOPPED = "Not sent: an upload did not finish. Your message and its files are still here; send it again."
 EMPTY = "Nothing to send: type a message (or attach a file) first."
-TYPED = "(e) => emit(document.getElementById('lc-message-box')?.value ?? null)"  # what the box holds, sent along
-STOP_GUARD_SECONDS = 0.3  # Stop stays disabled this long after Send: a double click never stops
-ECHO_SECONDS = 30.0  # how late the box's own text may still arrive after its Send (5 s was too short under load)
+# a press sends the box's text and the sends it had seen recorded (static/composer.js; without it: the text alone)
+PRESS = (
+    "(e) => window.lcComposer ? window.lcComposer.press(emit, e)"
+    " : emit({text: document.getElementById('lc-message-box')?.value ?? null})"
+)
+STOP_GUARD_SECONDS = 1.5  # Stop is not armed this long: a second press on the old view (seen: 0.8 s) never stops
 
 
 class Composer:
@@ -46,13 +56,16 @@ class Composer:
         streaming: Callable[[], bool],
         max_chars: int,
         files: FilesService | None = None,
+        pending: PendingMessage | None = None,
     ) -> None:
-        """``submit(text, attachments)`` returns None when sent, else the reason it was refused."""
+        """``submit(text, attachments)`` returns None when sent, else the reason it was refused; ``pending`` shows
+        the message meanwhile."""
         self.submit, self.stop, self.streaming, self.max_chars = submit, stop, streaming, max_chars
+        self.pending = pending
         self.sending = False
         self.waiting = False  # Send was pressed while an upload ran: it sends once the uploads arrived
         self.stop_guard_until = 0.0
-        self.sent: tuple[str, float] | None = None  # the text last sent, and when: its late echo is not a draft
+        self.sends = 0  # sends recorded from this box: a press made before the last of them is not a new send
         self.tray: AttachmentTray | None = None
         with ui.column().classes("w-full max-w-3xl mx-auto gap-0 lc-tray-scope"):
             if files is not None:
@@ -71,11 +84,11 @@ class Composer:
             )
             # the key carries the text: before the page's socket is live, the box's text and the key are queued
             # separately, and the key must never find a box the server still sees empty
-            self.input.on("keydown.enter.exact.prevent", self._typed_send, js_handler=TYPED)
+            self.input.on("keydown.enter.exact.prevent", self._typed_send, js_handler=PRESS)
             self.input.on("keydown.esc", self.escape)
-            self.input.on("update:model-value", self._late_echo, [None])  # the browser's updates only
             self.button = ui.button("Send", icon="send").props("no-caps data-lc-send").mark("send")
-            self.button.on("click", self._typed_send_or_stop, js_handler=TYPED)
+            self.button.props(f"data-lc-sends=0 data-lc-guard-ms={int(STOP_GUARD_SECONDS * 1000)}")
+            self.button.on("click", self._typed_send_or_stop, js_handler=PRESS)
             self.button.tooltip("Enter sends · Shift+Enter adds a line · Esc stops")
 
     @property
@@ -139,31 +152,24 @@ class Composer:
         else:
             notice(UPLOAD_STOPPED, "warning", multi_line=True)
 
-    def _take_typed(self, e: GenericEventArguments) -> None:
-        if isinstance(e.args, str) and not (self.sending or self.waiting) and e.args != self.input.value:
-            self.input.value = e.args
-
-    def _late_echo(self, e: GenericEventArguments) -> None:
-        """Before the socket is live the box's keystrokes and the Send are queued apart and may arrive in either
-        order: the box's text arriving just after its own Send was recorded is that Send's echo, not a new draft.
-        The browser may send that text more than once (each echo is cleared); any other text is a new draft, and
-        from then on nothing is taken for an echo."""
-        value = e.args[0] if isinstance(e.args, list) and e.args else e.args
-        if self.sent is None or not value:
-            return
-        text, at = self.sent
-        if value == text and time.monotonic() - at < ECHO_SECONDS:
-            self.input.value = ""
-        else:
-            self.sent = None
+    def _take_typed(self, e: GenericEventArguments) -> bool:
+        """The press's text into the box; False for a press made on a view older than the last recorded send (the
+        browser had not shown that send's result yet: the press was meant for what is sent already)."""
+        said = e.args if isinstance(e.args, dict) else {}
+        seen, text = said.get("sends"), said.get("text")
+        if isinstance(seen, int) and seen >= 0 and seen != self.sends:
+            return False
+        if isinstance(text, str) and not (self.sending or self.waiting) and text != self.input.value:
+            self.input.value = text
+        return True
 
     async def _typed_send(self, e: GenericEventArguments) -> None:
-        self._take_typed(e)
-        await self.send()
+        if self._take_typed(e):
+            await self.send()
 
     async def _typed_send_or_stop(self, e: GenericEventArguments) -> None:
-        self._take_typed(e)
-        await self.send_or_stop()
+        if self._take_typed(e):
+            await self.send_or_stop()
 
     async def send(self) -> None:
         text = self.input.value or ""
@@ -187,6 +193,9 @@ class Composer:
         self.sending, queued = True, self.streaming()  # while an answer runs, a Send queues (the button reads Stop)
         self.input.disable()  # the text stays here, unchangeable, until the submit is recorded
         self.button.disable()  # until STOP_GUARD_SECONDS after the submit: a double click never reaches Stop
+        self.button.props("loading")
+        if self.pending is not None and not queued:  # a queued message shows in the queue at once
+            self.pending.show(text, attachments)
         try:
             try:
                 refused = await self.submit(text, attachments)
@@ -194,9 +203,11 @@ class Composer:
                 log.exception("a Send failed")
                 refused = NOT_SENT.format(exc or type(exc).__name__)
             self.input.enable()
+            self.button.props(remove="loading")
             if refused is None:
                 self.input.value = ""
-                self.sent = (text, time.monotonic())
+                self.sends += 1
+                self.button.props(f"data-lc-sends={self.sends}")
                 if self.tray is not None:
                     self.tray.clear()
                 if queued:  # the answer was running already: a Stop right after is meant, never a double click
@@ -209,3 +220,5 @@ class Composer:
                 notice(refused, "warning", multi_line=True)
         finally:
             self.sending = False
+            if self.pending is not None:
+                self.pending.hide()

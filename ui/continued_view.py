@@ -9,6 +9,10 @@ Guarantees:
   accessible name ("Continued after a stop"); made only where there is a prefix.
 - ``reopened``: a continuation that goes on inside a code block the prefix left open is shown inside that block
   (its fence line repeated above its first step): the stored text is never changed, only how it is shown.
+- ``carried``: a prefix stopped inside bold, strikethrough or a code span (its last paragraph opens one and does
+  not close it) has that last paragraph shown with the continuation, as one markdown text (live and finished): the
+  continuation's closing ``**`` closes it, no literal ``**`` shows; the join marker then stands above that
+  paragraph and says so. Outside a code block only; nothing is carried otherwise.
 - ``continue_button``: the action row's Continue (accessible name "Continue this answer"), only where the ledger
   says the answer may be continued (``ledger.continuation.continuable``: cut short, latest, nothing streaming).
 """
@@ -23,6 +27,7 @@ from ledger.continuation import continuable, joined, links
 from ledger.state import AttemptState, ConversationState, ToolCallState
 
 JOIN_NAME = "Continued after a stop: the text after this line continues the answer"
+JOIN_WITHIN = "Continued after a stop: the paragraph after this line was stopped and continued"
 CONTINUE_TITLE = "Go on from where the answer stopped: a new attempt that continues this text"
 
 
@@ -67,12 +72,28 @@ def reopened(prefix: str, text: str) -> str:
     return f"{fence}\n{text}" if fence is not None and text else text
 
 
-def join_marker() -> None:
-    """The thin "continued" line at the join (in the current container)."""
+OPENERS = ("**", "__", "~~", "`")  # inline runs a markdown paragraph opens and closes with the same marker
+
+
+def carried(prefix: str) -> tuple[str, str]:
+    """(the prefix shown above the join, its last paragraph shown with the continuation: "" when none is)."""
+    if open_fence(prefix) is not None:
+        return prefix, ""
+    cut = prefix.rfind("\n\n")
+    last = prefix[cut + 2 :] if cut >= 0 else prefix
+    if not any(last.count(marker) % 2 for marker in OPENERS):
+        return prefix, ""
+    return (prefix[:cut] if cut >= 0 else ""), last
+
+
+def join_marker(within: bool = False) -> None:
+    """The thin "continued" line at the join (in the current container); ``within``: above the paragraph the stop
+    cut (``carried``)."""
+    name = JOIN_WITHIN if within else JOIN_NAME
     with (
         ui.element("div")
         .classes("lc-continued")
-        .props(f'role="note" aria-label="{JOIN_NAME}" title="The answer was stopped here and then continued"')
+        .props(f'role="note" aria-label="{name}" title="The answer was stopped and then continued"')
         .mark("continued-marker")
     ):
         ui.label("continued").props('aria-hidden="true"')

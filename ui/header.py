@@ -3,6 +3,10 @@
 Guarantees: every control has an accessible name and stays white on the dark header; the theme button is handled
 in the browser (``window.lcTheme``: follow the system until chosen, then remember); picking a model only changes
 what the page asks for next (``on_model``); ``model_of`` is the model a chat answered with last, if still offered.
+On a phone (below 700 px, ``static/surface.css``) the chat's title takes the header's room (up to two lines, never
+cut to "Ne…"): the model, the agent preset, the presets link and the chat's cost (``data-lc-header-chips``) fold
+into a menu behind the "Model, preset and cost" button, opened and closed in the browser (``lcSurface.chips``:
+the button, Esc, a tap elsewhere); they are the same controls as on a desktop, where they stay in the header.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from nicegui.events import ValueChangeEventArguments
 
 from ledger.state import ConversationState
 from ui.format import model_label
+
+CHIPS = "Model, preset and cost"  # the phone's menu of what the header shows beside the title on a desktop
 
 
 def build_header(
@@ -32,20 +38,24 @@ def build_header(
         chats = ui.button(icon="menu", on_click=toggle_chats)
         chats.props('flat round dense color=white aria-label="Chats" data-lc-chats-toggle')
         ui.label("Ledger Chat").classes("text-lg font-medium gt-xs")
-        if len(models) > 1:
+        with ui.element("div").classes("lc-header-chips").props("data-lc-header-chips"):
+            if len(models) > 1:
 
-            def changed(e: ValueChangeEventArguments[str]) -> None:
-                if e.value in models:
-                    on_model(e.value)
+                def changed(e: ValueChangeEventArguments[str]) -> None:
+                    if e.value in models:
+                        on_model(e.value)
 
-            picker = ui.select({m: model_label(m) for m in models}, value=model, on_change=changed)
-            picker.props('dense dark borderless options-dense aria-label="Model for the next answer"')
-            picker.classes("lc-model-picker").mark("model-picker")
-        else:
-            ui.label(badge).classes("lc-model-badge").mark("model-label")
-        if extra is not None:  # the agent preset picker and the chat's cost (``ui.preset_picker``)
-            extra()
+                picker = ui.select({m: model_label(m) for m in models}, value=model, on_change=changed)
+                picker.props('dense dark borderless options-dense aria-label="Model for the next answer"')
+                picker.classes("lc-model-picker").mark("model-picker")
+            else:
+                ui.label(badge).classes("lc-model-badge").mark("model-label")
+            if extra is not None:  # the agent preset picker and the chat's cost (``ui.preset_picker``)
+                extra()
         heading = ui.label("New chat").classes("lc-chat-title").props("role=heading aria-level=1").mark("chat-title")
+        chips = ui.button(icon="more_vert").classes("lc-header-more").mark("header-chips")
+        chips.props(f'flat round dense color=white aria-label="{CHIPS}" aria-expanded=false aria-haspopup=true')
+        chips.on("click", js_handler="() => window.lcSurface && window.lcSurface.chips()")
         with ui.button().props('flat round dense color=white aria-label="Switch between light and dark"') as theme:
             ui.icon("dark_mode").classes("lc-when-light")
             ui.icon("light_mode").classes("lc-when-dark")

@@ -48,7 +48,7 @@ class PresetBar:
         ui.button(icon="tune", on_click=lambda: ui.navigate.to("/presets")).props(
             'flat round dense color=white aria-label="Agent presets"'
         ).mark("manage-presets")
-        self.cost = ui.label("").classes("lc-model-badge").mark("chat-cost")
+        self.cost = ui.label("").classes("lc-model-badge lc-chat-cost").mark("chat-cost")
         self.cost.set_visibility(False)
         self._cost_text = ""
 

@@ -80,7 +80,7 @@ class RefreshScheduler:
         except RuntimeError:  # no loop (called from a thread of a test): render now
             if self._pending is not None:
                 self._pending.cancel()
-            self._flush_in_slot()
+            self.flush_in_slot()
             return
         now = time.monotonic()
         due = max(now, self.flushed_at + spacing)
@@ -89,9 +89,12 @@ class RefreshScheduler:
                 return
             self._pending.cancel()
         self._due = due
-        self._pending = loop.call_later(due - now, self._flush_in_slot)
+        self._pending = loop.call_later(due - now, self.flush_in_slot)
 
-    def _flush_in_slot(self) -> None:
+    def flush_in_slot(self) -> None:
+        """``flush`` in the page's slot (what a render makes goes where the page put its parts), from anywhere."""
+        if self._pending is not None:
+            self._pending.cancel()  # (a no-op when it is the render asked for that calls this)
         self._pending = None
         if self.closed:
             return

@@ -1,7 +1,8 @@
 """The page's look and its browser-side behaviour, served as the app's own static files.
 
-Guarantees: ``utilities.css``, ``ledger.css``, ``ledger.js`` and ``attachments.js`` (in ``ui/static``) are served
-from the app itself under ``/lc-static`` with a version in the URL (nothing is loaded from another host);
+Guarantees: ``utilities.css``, ``ledger.css``, ``ledger.js``, ``attachments.js`` and ``composer.js`` (in
+``ui/static``) are served from the app itself under ``/lc-static`` with a version in the URL (nothing is loaded
+from another host);
 ``add_style`` adds them to a page with the Pygments styles for code, the skip link to the message box, the "Jump to
 latest" button, the screen-reader announcement region and the drop zone shown while files are dragged over the
 page. What each script does is listed at its top. ``utilities.css`` is the CSS
@@ -41,5 +42,6 @@ def add_style() -> None:
     ui.add_head_html(f'<link rel="stylesheet" href="{ROUTE}/ledger.css?v={version}">')
     ui.add_head_html(f'<script src="{ROUTE}/ledger.js?v={version}" defer></script>')
     ui.add_head_html(f'<script src="{ROUTE}/attachments.js?v={version}" defer></script>')
+    ui.add_head_html(f'<script src="{ROUTE}/composer.js?v={version}" defer></script>')
     ui.add_css(code_css())
     ui.add_body_html(BODY)

@@ -41,11 +41,21 @@ class AppProcess:
     """``python main.py`` on a free port, against a given upstream, with its own data dir."""
 
     def __init__(
-        self, data_dir: Path, api_base: str | None, *extra: str, module: str | None = None, host: str | None = None
+        self,
+        data_dir: Path,
+        api_base: str | None,
+        *extra: str,
+        module: str | None = None,
+        host: str | None = None,
+        cold: bool = False,
+        env: dict[str, str] | None = None,
     ) -> None:
         """``api_base=None`` runs the built-in demo model; ``host`` is passed as ``--host`` (``url`` reaches it
-        on loopback: 127.0.0.1 for 0.0.0.0, [::1] for ::1)."""
-        self.data_dir, self.api_base, self.module = data_dir, api_base, module
+        on loopback: 127.0.0.1 for 0.0.0.0, [::1] for ::1); ``cold`` starts it as a person does (never a fork of
+        the warm process: litellm is imported at its start-up, as on a fresh clone); ``env`` is added to its
+        environment."""
+        self.data_dir, self.api_base, self.module, self.cold = data_dir, api_base, module, cold
+        self.env = env or {}
         self.extra = (*extra, "--host", host) if host else extra
         self.port = free_port()
         local = {None: "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(
@@ -60,6 +70,7 @@ class AppProcess:
         the model client is loaded: a test then never races litellm's import for the CPU)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NICEGUI_", "LEDGERCHAT_"))}
         env.update(OPENAI_API_KEY=FAKE_KEY, PYTHONPATH=str(ROOT))
+        env.update(self.env)
         if self.module:
             cmd = [sys.executable, "-m", self.module, str(self.port), str(self.api_base)]
         else:
@@ -75,7 +86,7 @@ class AppProcess:
                 *(() if "--titles" in self.extra else ("--titles", "off")),  # a test asks for model titles
                 *self.extra,
             ]
-        forked = None if self.module else start_app(cmd[2:], env, ROOT, self.log)  # a fork of a warm process
+        forked = None if self.module or self.cold else start_app(cmd[2:], env, ROOT, self.log)  # a warm fork
         self.proc = forked or subprocess.Popen(
             cmd, cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT
         )

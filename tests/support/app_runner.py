@@ -25,11 +25,19 @@ class AppRunner:
         self.running: list[AppProcess] = []
 
     def made(
-        self, *options: str, data: Path | None = None, demo_model: bool = False, host: str | None = None
+        self,
+        *options: str,
+        data: Path | None = None,
+        demo_model: bool = False,
+        host: str | None = None,
+        cold: bool = False,
+        env: dict[str, str] | None = None,
     ) -> AppProcess:
-        """An app process not started yet, remembered so that ``stop_all`` stops it."""
+        """An app process not started yet (``cold``, ``env``: see ``AppProcess``), remembered so that ``stop_all``
+        stops it."""
         where = data if data is not None else self.folder("app") / "data"
-        process = AppProcess(where, None if demo_model else self.upstream_url, *options, host=host)
+        upstream = None if demo_model else self.upstream_url
+        process = AppProcess(where, upstream, *options, host=host, cold=cold, env=env)
         self.running.append(process)
         return process
 

@@ -3,8 +3,8 @@
 //   opened first on a narrow screen);
 // - Esc closes the audit panel while it lies over the chat (below 1400 px) before anything else hears the key;
 // - lcSurface.closeOnPhone(id): the server closes the chats drawer after a switch, only where it is an overlay;
-// - Send reads as disabled while the box is empty (the server says why if it is pressed anyway);
 // - lcSurface.reveal(text): the chat opened from a search shows the first message holding `text`, marked;
+// - lcSurface.chips(): on a phone, the header's model, preset and cost menu opens and closes;
 (() => {
   const visible = (el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
   const auditDrawer = () => document.querySelector('.lc-audit-drawer')?.closest('.q-drawer');
@@ -49,29 +49,21 @@
     try { getElement(id).hide(); } catch (e) { /* the page is being rebuilt */ }
   };
 
-  // Send reads as disabled (aria-disabled) while the box is empty and no file is attached: decided here, so it
-  // holds before the socket is live; a press anyway is explained by the server
-  const syncSend = () => {
-    const button = document.querySelector('[data-lc-send]');
-    const box = document.getElementById('lc-message-box');
-    if (!button || !box || button.disabled) return;  // disabled by the server (a send in flight): its own state
-    const label = button.querySelector('.block')?.textContent?.trim();
-    const empty = label === 'Send' && !box.value.trim() && !document.querySelector('.lc-footer .lc-chip');
-    if (empty !== (button.getAttribute('aria-disabled') === 'true')) {
-      if (empty) button.setAttribute('aria-disabled', 'true'); else button.removeAttribute('aria-disabled');
-    }
+  // the phone's header (ui/header.py): the model, the preset and the cost folded behind one button, opened by it,
+  // closed by it, by Esc and by a tap elsewhere (not in a picker's own list, which lies outside the menu)
+  const chipsOpen = () => !!document.querySelector('[data-lc-header-chips].lc-open');
+  const setChips = (open) => {
+    document.querySelector('[data-lc-header-chips]')?.classList.toggle('lc-open', open);
+    document.querySelector('.lc-header-more')?.setAttribute('aria-expanded', String(open));
   };
-  document.addEventListener('input', syncSend, true);
-  const watchFooter = () => {
-    const footer = document.querySelector('.lc-footer');
-    if (!footer) { setTimeout(watchFooter, 100); return; }
-    new MutationObserver(syncSend).observe(footer, { childList: true, subtree: true, characterData: true,
-      attributes: true, attributeFilter: ['aria-disabled', 'value'] });
-    syncSend();
-  };
-  watchFooter();
+  const chips = () => setChips(!chipsOpen());
+  document.addEventListener('click', (event) => {
+    const t = event.target;
+    if (!chipsOpen() || !t.closest || t.closest('[data-lc-header-chips], .lc-header-more, .q-menu')) return;
+    setChips(false);
+  }, true);
 
-  window.lcSurface = { closeOnPhone, reveal, focusLatest, focusList };
+  window.lcSurface = { closeOnPhone, reveal, focusLatest, focusList, chips };
 
   document.addEventListener('click', (event) => {
     const link = event.target.closest && event.target.closest('a[data-lc-skip]');
@@ -80,6 +72,12 @@
     if (link.dataset.lcSkip === 'latest') focusLatest(); else focusList();
   });
   window.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape' && chipsOpen() && !document.querySelector('.q-menu')) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      setChips(false);
+      return;
+    }
     if (event.key !== 'Escape' || !auditOverlay()) return;
     event.preventDefault();
     event.stopImmediatePropagation();
