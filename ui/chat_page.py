@@ -18,14 +18,13 @@ from nicegui.events import GenericEventArguments, KeyEventArguments, ValueChange
 
 from engine.engine import InputRejected
 from ledger.errors import StoreError
-from ledger.state import ConversationState
 from ledger.values import Attachment
+from ui.announcer import EndAnnouncer
 from ui.attachments import files_of
 from ui.audit_panel import AuditPanel
 from ui.composer import Composer
 from ui.context import PageContext
 from ui.context_meter import ContextMeter
-from ui.format import announcement
 from ui.grants_panel import GrantsPanel
 from ui.header import build_header, model_of
 from ui.health_banner import HealthBanner
@@ -54,7 +53,6 @@ class ChatPage:
         self.shown_attempt: str | None = None
         self.model = model_of(self.engine.conversation(cid) if cid else None, self.engine.settings.models)
         self.title = "Ledger Chat"
-        self.live_was: str | None = None
         self.switches = 0  # in-place switches asked for; only the latest one is carried out
         self.drafts: dict[str, str] = {}  # "" = the new chat; per chat, the message box text while switched away
         self.draft_files: dict[str, tuple[Attachment, ...]] = {}  # and the files attached to it
@@ -86,7 +84,7 @@ class ChatPage:
             self.audit = AuditPanel(self.engine)
             self.audit.cid = self.cid
         self.right.on_value_change(self._audit_toggled)
-        self.announcer = ui.label("").classes("lc-sr-only").props("role=status aria-live=polite").mark("announcer")
+        self.announcer = EndAnnouncer()
         with ui.column().classes("lc-main w-full max-w-3xl mx-auto gap-3 px-3 pb-4"):
             HealthBanner(self.engine, self.context.health)
             actions = MessageActions(
@@ -145,7 +143,7 @@ class ChatPage:
         self.composer.show_streaming(self.shown_attempt is not None)
         self.meter.show(conv)
         if conv is not None:
-            self._announce(conv)
+            self.announcer.update(conv)
             self._set_title(f"{conv.title or 'New conversation'} · Ledger Chat")
 
     async def switch_to(self, cid: str | None, *, push: bool = True) -> None:
@@ -174,7 +172,8 @@ class ChatPage:
         self.drafts[self.cid or ""] = self.composer.input.value or ""
         self.draft_files[self.cid or ""] = self.composer.attachments
         self.cid = self.audit.cid = cid
-        self.shown_attempt = self.live_was = None
+        self.shown_attempt = None
+        self.announcer.forget()
         self.transcript.reset()
         self.composer.enable()
         self.composer.input.value = self.drafts.pop(cid or "", "")
@@ -259,19 +258,6 @@ class ChatPage:
         self.meter.model_changed()
         if self.picker is not None:
             self.picker.value = self.model
-
-    def _announce(self, conv: ConversationState) -> None:
-        """Tell a screen reader once when an answer ends (never per token)."""
-        live = conv.live_attempt()
-        if live is not None:
-            self.live_was = live.attempt_id
-            return
-        if self.live_was is None:
-            return
-        ended = conv.attempts.get(self.live_was)
-        self.live_was = None
-        if ended is not None:
-            self.announcer.set_text(announcement(ended))
 
     def _set_title(self, title: str) -> None:
         if title != self.title:
