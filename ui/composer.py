@@ -44,7 +44,10 @@ PRESS = (
     "(e) => window.lcComposer ? window.lcComposer.press(emit, e)"
     " : emit({text: document.getElementById('lc-message-box')?.value ?? null})"
 )
-STOP_GUARD_SECONDS = 1.5  # Stop is not armed this long: a second press on the old view (seen: 0.8 s) never stops
+#: Stop is not armed this long after it shows: the second press of a double click, or a finger still on Send, never
+#: stops the answer. Short, because Stop right after sending (release scenario 1) is a promise too; the message now
+#: shows at once (``ui.pending``), so the reason for the issue's second press 0.8 s later is gone.
+STOP_GUARD_SECONDS = 0.6
 
 
 class Composer:

@@ -30,7 +30,7 @@ def test_continue_across_bold_renders_one_markdown_text_live_and_finished(
     live = page.wait_for_function(LIVE).json_value()  # the first moment the bold shows closed
     assert live["status"] == "streaming", "the continuation ended before the live check: no test"
     assert "**" not in live["text"], live["text"]
-    expect(answer).to_have_attribute("data-status", "complete")
+    expect(answer).to_have_attribute("data-status", "complete", timeout=30_000)  # 40 words 0.1 s apart, busy
     body = answer.locator(".lc-body")
     expect(body.locator("strong")).to_have_text("bold words")
     assert "**" not in body.inner_text()

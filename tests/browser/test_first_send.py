@@ -19,7 +19,7 @@ from tests.support.upstream import Behavior, ScriptedUpstream
 SCREENS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844, "touch": True}}
 AT_ONCE_MS = 1500  # "at once" on a busy machine: the model client's import takes 4-7 s and more meanwhile
 LOADED_MS = 60_000  # the model client loads (10 s longer here) and the demo answers, on a busy machine
-SECOND_PRESS_MS = 800  # the second press came 0.8 s later, on what had become Stop
+SECOND_PRESS_MS = 400  # a double press on what had become Stop (the guard is 0.6 s: ui.composer.STOP_GUARD_SECONDS)
 SLOW_CLIENT = Path(__file__).parents[1] / "support" / "slow_client"  # litellm's import 10 s longer, as when busy
 ROOT = Path(__file__).parents[2]
 
@@ -86,7 +86,7 @@ def test_the_first_send_shows_the_message_at_once_says_what_it_waits_for_and_a_s
     press(page, send_at, touch)  # the second press of a double click: nothing
     stop = page.get_by_role("button", name="Stop")
     expect(stop).to_be_visible(timeout=LOADED_MS)  # the answer streams: Send became Stop
-    page.wait_for_function("() => window.lcPresses.length === 2")  # at once and 0.8 s later, both on Stop
+    page.wait_for_function("() => window.lcPresses.length === 2")  # at once and 0.4 s later, both on Stop
     expect(last_answer(page)).to_have_attribute("data-status", "complete", timeout=LOADED_MS)  # never stopped
     assert page.evaluate("window.lcPresses") == ["Stop", "Stop"]
     expect(page.locator(".lc-user")).to_have_count(1)
