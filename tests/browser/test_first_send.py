@@ -18,9 +18,9 @@ from tests.support.upstream import Behavior, ScriptedUpstream
 
 SCREENS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844, "touch": True}}
 AT_ONCE_MS = 1500  # "at once" on a busy machine: the model client's import takes 4-7 s and more meanwhile
-LOADED_MS = 60_000  # the model client loads (10 s longer here) and the demo answers, on a busy machine
+LOADED_MS = 60_000  # the model client loads (4 s longer here) and the demo answers, on a busy machine
 SECOND_PRESS_MS = 400  # a double press on what had become Stop (the guard is 0.6 s: ui.composer.STOP_GUARD_SECONDS)
-SLOW_CLIENT = Path(__file__).parents[1] / "support" / "slow_client"  # litellm's import 10 s longer, as when busy
+SLOW_CLIENT = Path(__file__).parents[1] / "support" / "slow_client"  # litellm's import 4 s longer, as when busy
 ROOT = Path(__file__).parents[2]
 
 
@@ -58,9 +58,9 @@ def press(page: Page, at: tuple[float, float], touch: bool) -> None:
 @pytest.fixture
 def cold_app(run_app: AppRunner) -> Iterator[AppProcess]:
     """The app started as on a fresh clone of a busy machine: it serves pages while litellm is being imported."""
-    slow = {"PYTHONPATH": f"{SLOW_CLIENT}:{ROOT}", "LC_TEST_LITELLM_DELAY": "10"}
+    slow = {"PYTHONPATH": f"{SLOW_CLIENT}:{ROOT}", "LC_TEST_LITELLM_DELAY": "4"}
     # the tour's demo model: a real model's start-up checks it with litellm before serving the first page
-    process = run_app.made("--demo-chunk-delay", "0.1", cold=True, env=slow, demo_model=True)
+    process = run_app.made("--demo-chunk-delay", "0.03", cold=True, env=slow, demo_model=True)
     try:
         yield process.start(120, loaded=False)
     finally:
@@ -100,7 +100,7 @@ def test_the_first_send_shows_the_message_at_once_says_what_it_waits_for_and_a_s
 
 @pytest.fixture
 def slower(app: AppProcess) -> Iterator[LatencyProxy]:
-    proxy = LatencyProxy(app.port, delay=1.0)
+    proxy = LatencyProxy(app.port, delay=0.4)
     yield proxy
     proxy.close()
 
@@ -121,7 +121,7 @@ def test_a_second_enter_pressed_before_the_first_ones_result_reached_the_page_se
     box.press("Enter")
     expect(page.locator(".lc-assistant").first).to_contain_text("only one answer", timeout=30_000)
     expect(box).to_have_value("", timeout=10_000)
-    page.wait_for_timeout(3000)  # a named window: nothing more arrives (the link takes 2 s both ways)
+    page.wait_for_timeout(1600)  # a named window: nothing more arrives (the link takes 0.8 s both ways)
     assert len(upstream.records) == 1, "the second Enter sent the message again"
     expect(page.locator(".lc-user")).to_have_count(1)
     expect(box).to_have_value("")
