@@ -7,6 +7,8 @@ import select
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ledger.events import Chunk
@@ -14,16 +16,18 @@ from tests.support.engine import EngineFactory, current_attempt
 from tests.support.upstream import Behavior, ScriptedUpstream
 
 ROOT = Path(__file__).resolve().parents[2]
+STORY = " ".join(f"word{n}" for n in range(400))
 
 
-async def test_a_process_killed_mid_stream_comes_back_interrupted_with_its_persisted_prefix(
-    engines: EngineFactory, upstream: ScriptedUpstream, tmp_path: Path
-) -> None:
-    data = tmp_path / "crash"
-    story = " ".join(f"word{n}" for n in range(400))
-    upstream.plan(Behavior(text=story, chunk_delay=0.01))
+@contextmanager
+def streaming_child(
+    module: str, data: Path, upstream: ScriptedUpstream
+) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
+    """``tests.support.<module>`` streaming an answer into ``data`` (the conversation and message it said); the
+    child is killed on the way out if it still runs."""
+    upstream.plan(Behavior(text=STORY, chunk_delay=0.01))
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.crash_child", str(data), upstream.base_url],
+        [sys.executable, "-m", f"tests.support.{module}", str(data), upstream.base_url],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -35,11 +39,19 @@ async def test_a_process_killed_mid_stream_comes_back_interrupted_with_its_persi
         line = child.stdout.readline() if ready else "(no answer within 60 s)"
         assert line.startswith("STREAMING"), f"child did not stream: {line!r}"
         _, cid, message_id = line.split()
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=10)
+        yield child, cid, message_id
     finally:
         if child.poll() is None:
             child.kill()
+
+
+async def test_a_process_killed_mid_stream_comes_back_interrupted_with_its_persisted_prefix(
+    engines: EngineFactory, upstream: ScriptedUpstream, tmp_path: Path
+) -> None:
+    data = tmp_path / "crash"
+    with streaming_child("crash_child", data, upstream) as (child, cid, message_id):
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
 
     engine = engines(data)
     stored_chunks = [e for e in engine.store.events(cid) if isinstance(e, Chunk)]
@@ -49,7 +61,7 @@ async def test_a_process_killed_mid_stream_comes_back_interrupted_with_its_persi
     attempt = current_attempt(engine, cid, message_id)
     assert recovered == [attempt.attempt_id]
     assert attempt.status == "interrupted" and attempt.cancel_source == "restart"
-    assert attempt.text == "".join(c.text for c in stored_chunks) and story.startswith(attempt.text)
+    assert attempt.text == "".join(c.text for c in stored_chunks) and STORY.startswith(attempt.text)
     kinds = [e.KIND for e in engine.store.events(cid)][-2:]
     assert kinds == ["recovered", "persisted"]
     assert engine.recover() == [], "recovery must happen once"
@@ -62,25 +74,8 @@ async def test_a_process_killed_between_a_stops_index_write_and_its_events_comes
     restart: the index said the attempt had ended, the conversation's file did not hold the end, and start-up
     recovery reads only the conversations the index marks open."""
     data = tmp_path / "torn"
-    story = " ".join(f"word{n}" for n in range(400))
-    upstream.plan(Behavior(text=story, chunk_delay=0.01))
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.crash_between_writes", str(data), upstream.base_url],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    try:
-        assert child.stdout is not None
-        ready, _, _ = select.select([child.stdout], [], [], 60)
-        line = child.stdout.readline() if ready else "(no answer within 60 s)"
-        assert line.startswith("STREAMING"), f"child did not stream: {line!r}"
-        _, cid, message_id = line.split()
+    with streaming_child("crash_between_writes", data, upstream) as (child, cid, message_id):
         assert child.wait(timeout=30) == 137, "the child died between the two writes"
-    finally:
-        if child.poll() is None:
-            child.kill()
 
     engine = engines(data)
     recovered = engine.recover()  # as at start-up: before anything opens the conversation
