@@ -66,6 +66,19 @@ def test_regenerating_a_middle_answer_makes_a_branch_and_both_branches_can_be_br
     expect(page.locator(".lc-assistant")).to_have_count(2)
 
 
+def settled_words(page: Page) -> list[str]:
+    """The last answer's words once two looks 300 ms apart agree (a condition wait, at most 10 s)."""
+    words: list[list[str]] = [visible_words(page)]
+
+    def same_again() -> bool:
+        page.wait_for_timeout(300)  # the poll interval of the condition
+        words.append(visible_words(page))
+        return words[-1] == words[-2]
+
+    wait_until_blocking(same_again, timeout=10, what="the stopped answer's words to settle")
+    return words[-1]
+
+
 def test_branching_from_a_stopped_answer_opens_a_new_chat_that_continues_from_what_was_seen(
     page: Page, upstream: ScriptedUpstream
 ) -> None:
@@ -75,7 +88,7 @@ def test_branching_from_a_stopped_answer_opens_a_new_chat_that_continues_from_wh
     wait_words(page, 6)
     page.get_by_role("button", name="Stop").click()
     expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
-    seen = visible_words(page)
+    seen = settled_words(page)  # the status may reach the page a moment before the tail's last words
     last_answer(page).get_by_role("button", name="Branch").click()
     page.wait_for_url(lambda url: "/chat/" in url and source not in url)
     expect(page.locator("[data-testid=branched-from], .lc-meta").filter(has_text="Branched from").first).to_be_visible()
