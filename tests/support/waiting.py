@@ -34,7 +34,14 @@ async def wait_until(condition: Callable[[], T], timeout: float = 10.0, what: st
         await asyncio.sleep(POLL)  # the poll interval of a condition wait, not a synchronization sleep
 
 
-def wait_until_blocking(condition: Callable[[], T], timeout: float = 10.0, what: str = "condition") -> T:
+def wait_until_blocking(
+    condition: Callable[[], T],
+    timeout: float = 10.0,
+    what: str = "condition",
+    pause: Callable[[], object] | None = None,
+) -> T:
+    """Return the condition's first truthy value, polling every ``POLL * 4`` s (``pause``: the caller's own way to
+    wait that long); fail after ``timeout`` seconds naming ``what``."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
@@ -42,20 +49,16 @@ def wait_until_blocking(condition: Callable[[], T], timeout: float = 10.0, what:
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} not met within {timeout} s")
-        time.sleep(POLL * 4)  # the poll interval of a condition wait, not a synchronization sleep
+        if pause is None:
+            time.sleep(POLL * 4)  # the poll interval of a condition wait, not a synchronization sleep
+        else:
+            pause()
 
 
 def wait_until_playwright(page: Page, condition: Callable[[], T], timeout: float = 10.0, what: str = "condition") -> T:
     """``wait_until_blocking`` for a condition set by Playwright's callbacks: they run only while Playwright is
     called, so the poll is Playwright's own wait."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not met within {timeout} s")
-        page.wait_for_timeout(POLL * 4 * 1000)  # the poll interval of a condition wait, not a synchronization sleep
+    return wait_until_blocking(condition, timeout, what, pause=lambda: page.wait_for_timeout(POLL * 4 * 1000))
 
 
 async def nothing_more_for(seconds: float) -> None:
