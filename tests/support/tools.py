@@ -61,3 +61,17 @@ def server_record(record: Path) -> list[dict[str, Any]]:
     if not record.exists():
         return []
     return [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
+
+
+def demo_tools_app_env(monkeypatch: Any, tmp_path: Path, upstream: Any, key: str, **server: Any) -> None:
+    """The environment of an app the ``user`` fixture starts: the scripted upstream's model and the demo tool
+    server as its one server (``server``: more of that server's config, such as ``protocol`` or ``env``)."""
+    config = tmp_path / "tools.json"
+    entry = {"command": sys.executable, "args": ["-m", "demo.tools_server"], "cwd": str(ROOT), **server}
+    config.write_text(json.dumps({"mcpServers": {"demo": entry}}))
+    monkeypatch.setenv("LEDGERCHAT_MODEL", "openai/test-model")
+    monkeypatch.setenv("LEDGERCHAT_API_BASE", upstream.base_url)
+    monkeypatch.setenv("LEDGERCHAT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("LEDGERCHAT_MCP_CONFIG", str(config))
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("LEDGERCHAT_ALLOWED_HOSTS", "test")  # the simulated user's requests name host "test"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from nicegui.testing.user_interaction import UserInteraction
 from ledger.approval_events import ApprovalGiven, GrantRevoked
 from ledger.events import ToolResult
 from tests.support.page import elements, engine, send
-from tests.support.tools import ROOT
+from tests.support.tools import demo_tools_app_env
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
 from ui.chat_page import PAINTED
@@ -28,21 +27,8 @@ pytest_plugins = ["nicegui.testing.user_plugin"]
 @pytest.fixture
 def app_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, upstream: ScriptedUpstream) -> ScriptedUpstream:
     """The app's settings, set before the ``user`` fixture starts it: the demo tool server as its one server."""
-    config = tmp_path / "tools.json"
     # 2025-11-25: the revision whose tools can declare ``execution.taskSupport`` (the withheld-tool test needs it)
-    server = {
-        "command": sys.executable,
-        "args": ["-m", "demo.tools_server"],
-        "cwd": str(ROOT),
-        "protocol": "2025-11-25",
-    }
-    config.write_text(json.dumps({"mcpServers": {"demo": server}}))
-    monkeypatch.setenv("LEDGERCHAT_MODEL", "openai/test-model")
-    monkeypatch.setenv("LEDGERCHAT_API_BASE", upstream.base_url)
-    monkeypatch.setenv("LEDGERCHAT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("LEDGERCHAT_MCP_CONFIG", str(config))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-tool-card-0123456789")
-    monkeypatch.setenv("LEDGERCHAT_ALLOWED_HOSTS", "test")
+    demo_tools_app_env(monkeypatch, tmp_path, upstream, "sk-test-tool-card-0123456789", protocol="2025-11-25")
     return upstream
 
 

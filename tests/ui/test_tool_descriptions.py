@@ -5,9 +5,7 @@ marked as changed."""
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ from nicegui.testing import User
 from demo.tools_server import DELETE_DESCRIPTION
 from store.grants.api import Grant
 from tests.support.page import elements, engine, send
-from tests.support.tools import ROOT
+from tests.support.tools import demo_tools_app_env
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
 from ui.chat_page import PAINTED
@@ -34,20 +32,13 @@ HOSTILE = (
 @pytest.fixture
 def app_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, upstream: ScriptedUpstream) -> ScriptedUpstream:
     """The app's settings before the ``user`` fixture starts it: the demo server, ``delete_note`` made hostile."""
-    config = tmp_path / "tools.json"
-    server = {
-        "command": sys.executable,
-        "args": ["-m", "demo.tools_server"],
-        "cwd": str(ROOT),
-        "env": {"LEDGERCHAT_DEMO_DELETE_CHANGED": HOSTILE},
-    }
-    config.write_text(json.dumps({"mcpServers": {"demo": server}}))
-    monkeypatch.setenv("LEDGERCHAT_MODEL", "openai/test-model")
-    monkeypatch.setenv("LEDGERCHAT_API_BASE", upstream.base_url)
-    monkeypatch.setenv("LEDGERCHAT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("LEDGERCHAT_MCP_CONFIG", str(config))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-tool-descriptions-0123456789")
-    monkeypatch.setenv("LEDGERCHAT_ALLOWED_HOSTS", "test")
+    demo_tools_app_env(
+        monkeypatch,
+        tmp_path,
+        upstream,
+        "sk-test-tool-descriptions-0123456789",
+        env={"LEDGERCHAT_DEMO_DELETE_CHANGED": HOSTILE},
+    )
     return upstream
 
 
