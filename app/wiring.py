@@ -6,7 +6,8 @@ registered with litellm right after its import, before the first turn. The front
 Origin, token, security headers) sits before every route, and NiceGUI's socket.io events act only for the client
 whose own socket sent them (``ui.socket_owner``); the
 engine starts with the app (before the first page is served): attempts a dead process left streaming are
-finalized (on PostgreSQL only those whose instance is gone, by a survivor: ``engine.cluster``); litellm's import
+finalized (on PostgreSQL only those whose instance is gone, by a survivor: ``app.cluster``, made before the
+engine as its ``Peers``); litellm's import
 (seconds) and the tool servers start in the background while pages are served already, and a turn waits for both
 before its own timeouts start. Shutdown cancels every stream with source ``shutdown`` before NiceGUI cancels
 background tasks, then flushes and closes the store.
@@ -31,11 +32,12 @@ READY_LINE = "Ledger Chat: the model client is loaded"
 def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None:
     from nicegui import Client, app, background_tasks
 
+    from app.cluster import Cluster
     from app.stores import close_blobs, open_blobs, open_grants, open_presets
-    from engine.cluster import Cluster
-    from engine.engine import Engine
+    from engine.assembly import build_engine
     from engine.files import Files, models
     from engine.offline import rehearse, start_import
+    from engine.peers import ALONE
     from engine.settings import EngineSettings
     from engine.tokens import warm_up
     from engine.tools.hub import ToolHub
@@ -85,20 +87,18 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
             others=tuple(provider_config(config, model, token) for model in config.models),
             files=files,
             presets=presets,
-            titles=config.titles == "model",  # (engine.titling)
+            titles=config.titles == "model",  # (engine.policies.titles)
         )
-        engine = Engine(store, settings, hub)
+        if config.database_url is not None:  # several instances may share the database: follow them, own
+            from store.postgres.store import PgStore  # attempts, finalize dead owners' ones
+
+            assert isinstance(store, PgStore)
+            clusters.append(Cluster(store, config.database_url))
+        engine = build_engine(store, settings, hub, peers=clusters[-1] if clusters else ALONE)
         from app.telemetry import start_telemetry
 
         start_telemetry(config.telemetry, engine)  # --otlp-endpoint: follows every event, flushed at shutdown
-        if config.database_url is None:
-            recovered = engine.recover()
-        else:  # several instances may share the database: follow them, own attempts, finalize dead owners' ones
-            from store.postgres.store import PgStore
-
-            assert isinstance(store, PgStore)
-            clusters.append(Cluster(engine, store, config.database_url))
-            recovered = await clusters[-1].start()
+        recovered = await clusters[-1].start(engine) if clusters else engine.recover()
         if recovered:
             log.warning("finalized %d answer(s) interrupted by the last shutdown", len(recovered))
         context.engine = engine

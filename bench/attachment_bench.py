@@ -28,6 +28,7 @@ from pathlib import Path
 from PIL import Image
 
 from demo.endpoint import serve_in_thread
+from engine.assembly import build_engine
 from engine.engine import Engine
 from engine.files import FileLimits, Files, models
 from engine.offline import litellm
@@ -89,7 +90,7 @@ async def main() -> None:
             limits=Limits(first_chunk_timeout=30, idle_timeout=30),
             files=Files(FolderBlobs(Path(tmp) / "data" / "blobs"), FileLimits.from_mb(20)),
         )
-        engine = Engine(store, settings)
+        engine = build_engine(store, settings)
         data = noise_png()
         t = time.perf_counter()
         attachment = await engine.files.accept("noise.png", data)

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable
 
 from bench import result
 from demo.endpoint import serve_in_thread
+from engine.assembly import build_engine
 from engine.engine import Engine
 from engine.light_route import ROUTE_VARIABLE
 from engine.offline import litellm
@@ -154,7 +155,7 @@ async def main() -> None:
     base, stop = serve_in_thread(upstream)
     litellm()
     with tempfile.TemporaryDirectory() as tmp:
-        engine = Engine(Store.open(tmp), make_settings(base))
+        engine = build_engine(Store.open(tmp), make_settings(base))
         await plain_rate(base, upstream)  # warm up imports and connections
         await light_rate(base, upstream)
         first = len(upstream.records)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from bench import result
 from bench.make_chats import chats_dir, long_ids
-from engine.engine import Engine
+from engine.assembly import build_engine
 from engine.offline import litellm
 from ledger.reducer import replay
 from store.tinydb.store import Store
@@ -155,7 +155,7 @@ async def many_chats() -> None:
     started = time.perf_counter()
     store = Store.open(folder)
     opened = time.perf_counter() - started
-    engine = Engine(store, make_settings("http://127.0.0.1:9/v1"))
+    engine = build_engine(store, make_settings("http://127.0.0.1:9/v1"))
     engine.recover()
     summaries = engine.summaries()
     ready = time.perf_counter() - started

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from bench import result
 from demo.endpoint import serve_in_thread
+from engine.assembly import build_engine
 from engine.engine import Engine
 from engine.offline import litellm
 from engine.telemetry.live import LiveTelemetry
@@ -75,7 +76,7 @@ async def main(chunks: int) -> None:
     live_receiver, frozen = OtlpReceiver(), OtlpReceiver(hang=True)
     with tempfile.TemporaryDirectory() as tmp:
         engines = {
-            name: Engine(Store.open(Path(tmp) / name), make_settings(base)) for name in ("none", "live", "frozen")
+            name: build_engine(Store.open(Path(tmp) / name), make_settings(base)) for name in ("none", "live", "frozen")
         }
         exporters = {
             "live": LiveTelemetry(engines["live"], endpoint(live_receiver.url)),

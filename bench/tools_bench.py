@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from bench import result
+from engine.assembly import build_engine
 from engine.engine import Engine
 from store.tinydb.store import Store
 from tests.support.engine import make_settings
@@ -68,7 +69,7 @@ async def main() -> None:
     for upstream in serve(chunk_delay=0.0):
         with tempfile.TemporaryDirectory() as tmp:
             hub, record = await demo_hub(Path(tmp))
-            engine = Engine(Store.open(Path(tmp) / "data"), make_settings(upstream.base_url), hub)
+            engine = build_engine(Store.open(Path(tmp) / "data"), make_settings(upstream.base_url), hub)
             await cpu_per_turn(engine, upstream, True)  # warm up imports, tokenizer, connections
             delays = await stop_to_handler(engine, upstream, record)
             plain = statistics.median([await cpu_per_turn(engine, upstream, False) for _ in range(3)])

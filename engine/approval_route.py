@@ -32,7 +32,7 @@ Reply = tuple[str, Action, dict[str, Any] | None]  # (question id, accept | decl
 def route_answer(
     worker: AttemptWorker | None,
     peers: Peers,
-    spawn: Callable[[Coroutine[Any, Any, None], str], None],
+    spawn: Callable[[Coroutine[Any, Any, None], str], object],
     cid: str,
     answer: tuple[str, bool, ApprovalScope],
 ) -> None:
@@ -50,7 +50,7 @@ def route_answer(
 def route_reply(
     run: AttemptRun | None,
     peers: Peers,
-    spawn: Callable[[Coroutine[Any, Any, None], str], None],
+    spawn: Callable[[Coroutine[Any, Any, None], str], object],
     cid: str,
     reply: Reply,
     conv: ConversationState | None,

@@ -38,6 +38,7 @@ from ledger.events import (
     Block,
     CancelSource,
     Chunk,
+    Purpose,
     StaleBlock,
     StaleChunk,
     StaleToolResult,
@@ -110,7 +111,7 @@ class AttemptRun:
     messages: list[dict[str, Any]]
     context_ids: tuple[str, ...]
     provider: ProviderConfig
-    purpose: str = "answer"  # "compaction": no tools are offered (``ledger.compaction``)
+    purpose: Purpose = "answer"  # "compaction": no tools are offered (``ledger.compaction``)
     append: Append = field(repr=False)
     view: View = field(repr=False)
     time_out: TimeOut = field(repr=False)

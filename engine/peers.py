@@ -11,18 +11,20 @@ Guarantees:
 - Before an attempt's ``started`` (and its user message) is appended, the engine ``claim``s the attempt: a claim
   that fails raises ``InputRejected`` with a sentence saying why, and nothing is appended, so the attempt never
   runs without an owner. ``ALONE`` always grants it. ``unclaim`` gives back a claim whose attempt did not start.
-- ``Local`` is everything ``engine.cluster`` uses of the engine: methods only (no state, no settings), each named
-  for what the cluster needs. ``engine.engine.Engine`` is one.
+- ``Local`` is everything the cluster (``app.cluster``) uses of the engine: its read side and methods named for
+  what the cluster needs (no settings). ``engine.engine.Engine`` is one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Coroutine
+import asyncio
+from collections.abc import Collection, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from engine.read_side import ReadSide
 from ledger.decide import InputRejected as InputRejected
-from ledger.events import AnyEvent, ApprovalScope, CancelSource
+from ledger.events import ApprovalScope, CancelSource
 from ledger.state import ConversationState
 
 
@@ -87,18 +89,12 @@ ALONE = Alone()
 
 
 class Local(Protocol):
-    """This instance's engine, as the other instances see it (through ``engine.cluster``)."""
+    """This instance's engine, as the other instances see it (through ``app.cluster``)."""
 
-    def join(self, peers: Peers) -> None:
-        """From now on the engine asks ``peers`` (instead of ``ALONE``)."""
-
-    def subscribe(self, listener: Callable[[AnyEvent], None]) -> Callable[[], None]: ...
-
-    def absorb(self, events: list[AnyEvent]) -> None:
-        """Fold events another instance stored (never appended again)."""
-
-    def loaded(self) -> list[str]:
-        """The conversations held in memory."""
+    @property
+    def read(self) -> ReadSide:
+        """Its read side: ``subscribe``, ``absorb`` (events another instance stored, never appended again),
+        ``loaded``, ``flush``."""
 
     def conversation(self, cid: str) -> ConversationState | None: ...
 
@@ -130,7 +126,5 @@ class Local(Protocol):
     def recover(self, only: Collection[str] | None = None) -> list[str]:
         """End, as interrupted, the live attempts of these conversations (their owner is gone)."""
 
-    async def flush(self) -> bool: ...
-
-    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         """Start background work the way the app does."""

@@ -74,7 +74,7 @@ class EngineSettings:
     others: tuple[ProviderConfig, ...] = ()
     files: Files = field(default_factory=Files, repr=False)
     presets: PresetStore = field(default_factory=MemoryPresets, repr=False)  # where agent presets are kept
-    titles: bool = False  # the model names each chat after its first answer (``engine.titling``; CLI: --titles)
+    titles: bool = False  # the model names each chat after its first answer (``engine.policies.titles``; CLI: --titles)
 
     def __post_init__(self) -> None:
         if not self.provider.model.strip():

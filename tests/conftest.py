@@ -17,7 +17,9 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-os.environ.setdefault("LEDGERCHAT_TITLES", "off")  # no chat is named by the model unless a test asks (engine.titling)
+os.environ.setdefault(
+    "LEDGERCHAT_TITLES", "off"
+)  # no chat is named by the model unless a test asks (engine.policies.titles)
 
 from playwright.sync_api import Browser  # noqa: E402
 

@@ -10,7 +10,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from engine.engine import Engine
+from engine.assembly import build_engine
 from engine.files import Files
 from engine.settings import EngineSettings
 from ledger.codec import to_jsonl
@@ -62,7 +62,7 @@ async def test_download_all_chats_holds_the_bytes_of_every_file_the_chats_name(t
     folder_with_files(tmp_path)
     store = Store.open(tmp_path)
     base = make_settings("http://127.0.0.1:9/v1")
-    engine = Engine(store, EngineSettings(provider=base.provider, files=Files(FolderBlobs(tmp_path / "blobs"))))
+    engine = build_engine(store, EngineSettings(provider=base.provider, files=Files(FolderBlobs(tmp_path / "blobs"))))
     try:
         zipped = zipfile.ZipFile(io.BytesIO(archive(engine)))
         names = set(zipped.namelist())

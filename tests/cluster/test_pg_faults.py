@@ -21,7 +21,7 @@ import psycopg
 import pytest
 from playwright.sync_api import Page, expect
 
-from engine.cluster import LEASE
+from app.cluster import LEASE
 from tests.support.app_process import AppProcess
 from tests.support.app_runner import AppRunner
 from tests.support.browser import Pages, conversation_id, last_answer, send, visible_words, wait_words

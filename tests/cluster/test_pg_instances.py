@@ -1,4 +1,4 @@
-"""Two engines on one PostgreSQL database in one process, each with its own store and ``engine.cluster``: what
+"""Two engines on one PostgreSQL database in one process, each with its own store and ``app.cluster``: what
 one runs, the other folds live and in seq order; cancels from the other reach the owner, and a late one never
 touches a newer attempt."""
 
@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from engine.cluster import Cluster
+from app.cluster import Cluster
+from engine.assembly import build_engine
 from engine.engine import Engine, InputRejected
 from engine.tools.hub import ToolHub
 from ledger.approval_events import ApprovalGiven
@@ -32,9 +33,9 @@ async def instances(database_url: str, upstream: ScriptedUpstream) -> AsyncItera
 
     async def make(tools: ToolHub | None = None, **limits: Any) -> Instance:
         store = PgStore.open(database_url, flush_interval=0.05)
-        engine = Engine(store, make_settings(upstream.base_url, **limits), tools)
-        cluster = Cluster(engine, store, database_url)
-        await cluster.start()
+        cluster = Cluster(store, database_url)
+        engine = build_engine(store, make_settings(upstream.base_url, **limits), tools, peers=cluster)
+        await cluster.start(engine)
         made.append((engine, cluster))
         return engine, cluster
 

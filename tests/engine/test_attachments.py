@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from engine.assembly import build_engine
 from engine.engine import Engine, InputRejected
 from engine.files import FileLimits, Files, models
 from engine.offline import litellm
@@ -81,7 +82,7 @@ async def engine(tmp_path: Path, upstream: ScriptedUpstream) -> AsyncIterator[En
         limits=Limits(first_chunk_timeout=5.0, idle_timeout=2.0, resend_backoff=0.05),
         files=Files(FolderBlobs(tmp_path / "data" / "blobs"), FileLimits.from_mb(1)),
     )
-    engine = Engine(store, settings)
+    engine = build_engine(store, settings)
     yield engine
     await engine.shutdown()
     store.close()
@@ -320,7 +321,9 @@ async def test_litellm_carries_the_same_image_bytes_in_anthropic_s_and_gemini_s_
     store = Store.open(tmp_path / "data", flush_interval=0.05)
     files = Files(FolderBlobs(tmp_path / "data" / "blobs"))
     limits = Limits(first_chunk_timeout=5.0, idle_timeout=2.0, resend_backoff=0.05)
-    engine = Engine(store, EngineSettings(provider=provider(dialect, upstream, TEST_KEY), limits=limits, files=files))
+    engine = build_engine(
+        store, EngineSettings(provider=provider(dialect, upstream, TEST_KEY), limits=limits, files=files)
+    )
     try:
         image = await engine.files.accept("holiday.jpg", photo_with_gps())
         cid = engine.create_conversation()

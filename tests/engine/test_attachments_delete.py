@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.assembly import build_engine
 from engine.engine import Engine
 from engine.files import Files
 from engine.settings import EngineSettings
@@ -23,21 +24,21 @@ async def engine(request: pytest.FixtureRequest, tmp_path: Path, upstream: Scrip
     base = make_settings(upstream.base_url)
     if request.param == "tinydb":
         store = Store.open(tmp_path / "data", flush_interval=0.05)
-        engine = Engine(store, _with(base, Files(FolderBlobs(tmp_path / "data" / "blobs"))))
+        engine = build_engine(store, _with(base, Files(FolderBlobs(tmp_path / "data" / "blobs"))))
         yield engine
         await engine.shutdown()
         store.close()
         return
-    from engine.cluster import Cluster
+    from app.cluster import Cluster
     from store.blobs.postgres import PgBlobs
     from store.postgres.store import PgStore
 
     url = request.getfixturevalue("database_url")
     pg = PgStore.open(url, flush_interval=0.05)
     blobs = PgBlobs.open(url, instance=pg.instance)
-    engine = Engine(pg, _with(base, Files(blobs)))
-    cluster = Cluster(engine, pg, url)
-    await cluster.start()
+    cluster = Cluster(pg, url)
+    engine = build_engine(pg, _with(base, Files(blobs)), peers=cluster)
+    await cluster.start(engine)
     yield engine
     await engine.shutdown()
     await cluster.close()

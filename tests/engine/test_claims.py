@@ -22,26 +22,27 @@ class Refusing(Alone):
 
     def __init__(self) -> None:
         self.asked: list[str] = []
+        self.refusing = True  # until the other instance (or the database) lets go
 
     async def claim(self, cid: str, attempt_id: str) -> None:
         self.asked.append(attempt_id)
-        raise InputRejected("The answer could not be started: this instance could not become its owner.")
+        if self.refusing:
+            raise InputRejected("The answer could not be started: this instance could not become its owner.")
 
 
 async def test_a_refused_claim_starts_nothing_appends_nothing_and_calls_no_model(
     engines: EngineFactory, upstream: ScriptedUpstream
 ) -> None:
-    engine = engines()
-    cid = engine.create_conversation()
     peers = Refusing()
-    engine.join(peers)
+    engine = engines(peers=peers)
+    cid = engine.create_conversation()
     with pytest.raises(InputRejected, match="could not become its owner"):
         await engine.submit(cid, "hello")
     assert [e.KIND for e in engine.events(cid)] == ["created"]
     assert len(peers.asked) == 1 and not engine.streaming_here()
     await nothing_more_for(0.3)
     assert not upstream.records, "nothing goes to the model without an owner claim"
-    engine.join(Alone())  # the claim works again: the same text is sent and answered
+    peers.refusing = False  # the claim works again: the same text is sent and answered
     upstream.plan(Behavior(text="fine"))
     _, answer = await engine.submit(cid, "hello")
     await wait_until(lambda: current_attempt(engine, cid, answer).status == "complete")

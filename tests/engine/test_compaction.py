@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from demo.agent import history_problem
+from engine.assembly import build_engine
 from engine.engine import Engine
 from engine.files import models
 from engine.provider import ProviderConfig
@@ -32,7 +33,7 @@ def small_window(engines: EngineFactory, upstream: ScriptedUpstream, tools: Tool
     """An engine whose model has a 600-token input window (its ledger checked like the suite's others)."""
     store = Store.open(engines.tmp_path / "small", flush_interval=0.05)
     config = ProviderConfig(model=SMALL, api_base=upstream.base_url, api_key=TEST_KEY)
-    engine = Engine(store, make_settings(upstream.base_url, config), tools)
+    engine = build_engine(store, make_settings(upstream.base_url, config), tools)
     seen: list = []
     engines.engines.append(engine)
     engines.seen.append(seen)

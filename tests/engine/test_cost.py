@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from app.config import load_model_info
+from engine.assembly import build_engine
 from engine.cost import attempt_cost, chat_cost, has_price, turn_cost
 from engine.engine import Engine
 from engine.files import models
@@ -37,7 +38,7 @@ async def engine_for(tmp_path: Path, upstream: ScriptedUpstream) -> AsyncIterato
 
     def make(model: str) -> Engine:
         config = ProviderConfig(model=model, api_base=upstream.base_url, api_key=TEST_KEY)
-        engine = Engine(Store.open(tmp_path / f"data{len(made)}", flush_interval=0.05), make_settings("", config))
+        engine = build_engine(Store.open(tmp_path / f"data{len(made)}", flush_interval=0.05), make_settings("", config))
         seen: list = []
         engine.subscribe(seen.append)
         made.append((engine, seen))

@@ -10,14 +10,14 @@ import os
 import sys
 from typing import Any
 
-from engine.engine import Engine
+from engine.assembly import build_engine
 from store.tinydb.store import Store
 from tests.support.engine import current_attempt, make_settings
 
 
 async def main(data_dir: str, base_url: str) -> None:
     store = Store.open(data_dir, flush_interval=0.05)
-    engine = Engine(store, make_settings(base_url))
+    engine = build_engine(store, make_settings(base_url))
     cid = engine.create_conversation()
     _, message_id = await engine.submit(cid, "tell me a long story")
     while current_attempt(engine, cid, message_id).chunks_rendered < 20:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from engine.engine import Engine
+from engine.assembly import build_engine
 from store.tinydb.store import Store
 from tests.support.engine import current_attempt, make_settings
 
 
 async def main(data_dir: str, base_url: str) -> None:
-    engine = Engine(Store.open(data_dir, flush_interval=0.05), make_settings(base_url))
+    engine = build_engine(Store.open(data_dir, flush_interval=0.05), make_settings(base_url))
     cid = engine.create_conversation()
     _, message_id = await engine.submit(cid, "tell me a long story")
     while True:

@@ -10,7 +10,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from engine.assembly import Order, build_engine
 from engine.engine import Engine
+from engine.peers import ALONE, Peers
 from engine.provider import ProviderConfig
 from engine.settings import EngineSettings, Limits
 from engine.tools.hub import ToolHub
@@ -26,7 +28,7 @@ TEST_KEY = "sk-test-not-a-real-key-123456"
 
 def make_settings(base_url: str, provider: ProviderConfig | None = None, **limits: Any) -> EngineSettings:
     """Settings for a test engine: short timeouts, ``limits`` as given, and ``titles=True`` when the test asks
-    the model to name chats (``engine.titling``; off otherwise, so a planned behaviour answers one request)."""
+    the model to name chats (``engine.policies.titles``; off otherwise, so a planned behaviour answers one request)."""
     provider = provider or ProviderConfig(model="openai/test-model", api_base=base_url, api_key=TEST_KEY)
     values: dict[str, Any] = dict(first_chunk_timeout=5.0, idle_timeout=2.0, max_resends=2, resend_backoff=0.05)
     titles = bool(limits.pop("titles", False))  # off unless a test asks
@@ -48,10 +50,15 @@ class EngineFactory:
         self.engines: list[Engine] = []
         self.seen: list[list[AnyEvent]] = []
 
-    def __call__(self, data_dir: Path | None = None, tools: ToolHub | None = None, **limits: Any) -> Engine:
+    def __call__(
+        self, data_dir: Path | None = None, tools: ToolHub | None = None, *, peers: Peers = ALONE,
+        order: Order | None = None, **limits: Any,
+    ) -> Engine:  # fmt: skip
+        """An engine (``peers``: the other instances it asks; ``order``: its after-end reactions rearranged)."""
         store = Store.open(data_dir or self.tmp_path / "data", flush_interval=0.05)
         config = provider(self.dialect, self.upstream, TEST_KEY)
-        engine = Engine(store, make_settings(self.upstream.base_url, config, **limits), tools)
+        settings = make_settings(self.upstream.base_url, config, **limits)
+        engine = build_engine(store, settings, tools, peers=peers, order=order)
         self.engines.append(engine)
         seen: list[AnyEvent] = []
         self.seen.append(seen)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 
 from engine.peers import Local
 from ledger.decide import InputRejected
@@ -37,15 +38,17 @@ NOT_CLAIMED = (
 
 
 class Claims:
-    def __init__(self, engine: Local, store: PgStore) -> None:
-        self.engine, self.store = engine, store
-        self.owners: AttemptOwners | None = None  # set by ``engine.cluster`` (it is made with ``lost``)
-        self.loop: asyncio.AbstractEventLoop | None = None
+    def __init__(self, store: PgStore, owners: AttemptOwners, local: Callable[[], Local]) -> None:
+        self.store, self.owners, self._local = store, owners, local
+        self.loop: asyncio.AbstractEventLoop | None = None  # the cluster's, from its ``start`` on
         self.owned: dict[str, str] = {}  # attempt id -> conversation id, claimed here and not yet ended
         self.epochs: dict[str, int] = {}  # attempt id -> its fencing epoch, when the database issues one
 
+    @property
+    def engine(self) -> Local:
+        return self._local()
+
     async def claim(self, cid: str, attempt_id: str) -> None:
-        assert self.owners is not None, "the cluster made its owners"
         try:
             claimed: object = await asyncio.to_thread(self.owners.claim, attempt_id, cid)
         except StoreError as exc:
@@ -70,7 +73,7 @@ class Claims:
 
     async def _release(self, attempt_id: str, *, durable: bool = True) -> None:
         self.forget(attempt_id)
-        if self.owners is not None and (not durable or await self.engine.flush()):  # the end is durable
+        if not durable or await self.engine.read.flush():  # the end is durable
             with contextlib.suppress(StoreError):
                 await asyncio.to_thread(self.owners.release, [attempt_id])
 

@@ -5,8 +5,9 @@ attempts finalized by a survivor.
 Guarantees:
 - Events another instance commits (``PgStore.follow``, on the store's listener thread) go through a thread-safe
   queue to the event loop (``call_soon_threadsafe``) and are folded by the engine's ``absorb``, in seq order,
-  never appended again: pages here show another instance's stream live. The cluster sees the engine only through
-  ``engine.peers.Local`` and is its ``Peers`` (it joins at ``start``).
+  never appended again: pages here show another instance's stream live. The cluster is made before the engine
+  and is its ``Peers`` (``engine.assembly.build_engine(peers=...)``); it sees the engine only through
+  ``engine.peers.Local``, handed to ``start``; nothing is asked of it before.
 - Every attempt is claimed (``claim``, ``store.postgres.owners``) before its first event is appended: a refused
   claim, or a database that cannot be reached, raises ``InputRejected`` and the attempt is not started (so no
   attempt runs without an owner). Claims are renewed every lease/3 s by a thread and released once the attempt's
@@ -17,10 +18,9 @@ Guarantees:
   is not asked: its attempt is finalized here at once. ``writable`` (before a Send, Retry or delete) waits up to
   ``WRITABLE_WITHIN`` s for another instance to finish writing the conversation. A leave-policy cancel is sent
   once and not waited for: the owner decides.
-- A request from another instance runs this engine's one cancel path (``cancel``, ``requested_by`` naming
-  the requester); a leave-policy request is ignored while this instance still has viewers of the conversation.
-  ``answer`` sends a person's Run/Skip for a call waiting on the owner the same way; the owner applies the first
-  answer it gets (``Engine.decide_tool``), a late one is dropped.
+- A request from another instance is served by ``app.peer_requests`` (the one cancel path, Run/Skip, a tool's
+  question's answer); ``answer`` sends a person's Run/Skip for a call waiting on the owner the same way; the
+  owner applies the first answer it gets (``Engine.decide_tool``), a late one is dropped.
 - ``sweep`` (at start, then every ``SWEEP_EVERY`` s) waits for proof: only an attempt live in the ledger whose
   owner row is in ``owners.expired()`` (its lease passed by the DATABASE's clock; a missing row is never proof)
   is finalized here, after ``take_over`` gave it a new epoch (the old owner's later writes are refused by the
@@ -37,11 +37,11 @@ import contextlib
 import logging
 import queue
 from collections.abc import Callable
-from typing import Any, get_args
+from typing import Any
 
-from engine.claims import Claims
+from app.claims import Claims
+from app.peer_requests import LEAVING, serve
 from engine.peers import LiveElsewhere, Local
-from ledger.decide import InputRejected
 from ledger.errors import ConversationBusyError, ConversationDeletedError, StoreError
 from ledger.events import AnyEvent, ApprovalScope, CancelSource, Persisted
 from store.health import ProblemLog
@@ -53,23 +53,20 @@ log = logging.getLogger("ledger_chat.cluster")
 LEASE = 5.0  # seconds an attempt's owner may go without renewing before a survivor finalizes the attempt
 SWEEP_EVERY = 1.0
 WRITABLE_WITHIN = 3.0  # seconds to wait for another instance to finish writing a conversation
-LEAVING: tuple[str, ...] = ("navigation", "disconnect")
-SCOPES: tuple[ApprovalScope, ...] = get_args(ApprovalScope)
 
 
 class Cluster:
     """This instance's side of several instances on one database (``main.py`` starts it with ``--database-url``)."""
 
-    def __init__(self, engine: Local, store: PgStore, url: str, *, lease: float = LEASE) -> None:
-        self.engine, self.store = engine, store
-        self.me = store.instance
-        self.claims = Claims(engine, store)
-        self.owners = self.claims.owners = AttemptOwners(
-            url, self.me, lease=lease, on_request=self._requested, problems=ProblemLog(log), on_lost=self.claims.lost
+    def __init__(self, store: PgStore, url: str, *, lease: float = LEASE) -> None:
+        self.store, self.me = store, store.instance
+        self._local: Local | None = None  # the engine, from ``start`` on
+        self.owners = AttemptOwners(
+            url, self.me, lease=lease, on_request=self._requested, problems=ProblemLog(log), on_lost=self._lost
         )
+        self.claims = Claims(store, self.owners, lambda: self.engine)
         store.on_refused = self.claims.refused  # the database refused an attempt's writes: its epoch is old
         self._inbox: queue.SimpleQueue[list[AnyEvent]] = queue.SimpleQueue()
-        self.claim, self.unclaim = self.claims.claim, self.claims.unclaim
         self._absorbing = False
         self._changed = asyncio.Event()
         self._answering = asyncio.Lock()  # approvals passed to owners, one at a time, in the order given here
@@ -77,17 +74,23 @@ class Cluster:
         self._sweeper: asyncio.Task[None] | None = None
         self._stops: list[Callable[[], None]] = []
 
-    async def start(self) -> list[str]:
-        """Follow the other instances, take requests, and finalize what dead owners left; returns those ids."""
-        self._loop = self.claims.loop = asyncio.get_running_loop()
-        self.engine.join(self)
-        self._stops = [self.store.follow(self._followed), self.engine.subscribe(self._seen)]
-        for cid in self.engine.loaded():  # committed between opening a loaded conversation and following
+    @property
+    def engine(self) -> Local:
+        assert self._local is not None, "the cluster was started with its engine"
+        return self._local
+
+    async def start(self, engine: Local) -> list[str]:
+        """With ``engine`` (made with this cluster as its ``Peers``): follow the other instances, take requests,
+        and finalize what dead owners left; returns those ids."""
+        self._local, self._loop = engine, asyncio.get_running_loop()
+        self.claims.loop = self._loop
+        self._stops = [self.store.follow(self._followed), engine.read.subscribe(self._seen)]
+        for cid in engine.read.loaded():  # committed between opening a loaded conversation and following
             self._inbox.put(list(self.store.events(cid)))
         self._drain()
         await asyncio.to_thread(self.owners.start)
         recovered = await self.sweep()
-        self._sweeper = asyncio.ensure_future(self._sweep_forever())
+        self._sweeper = engine.spawn(self._sweep_forever(), "sweep for stopped instances")
         return recovered
 
     async def close(self) -> None:
@@ -101,6 +104,12 @@ class Cluster:
         await asyncio.to_thread(self.owners.close)
 
     # --- what this engine asks of the other instances (engine.peers.Peers) ------------------------------------
+
+    async def claim(self, cid: str, attempt_id: str) -> None:
+        await self.claims.claim(cid, attempt_id)
+
+    def unclaim(self, attempt_id: str) -> None:
+        self.claims.unclaim(attempt_id)
 
     def streaming(self, cid: str) -> LiveElsewhere | None:
         conv = self.engine.conversation(cid)
@@ -186,39 +195,14 @@ class Cluster:
 
     # --- requests other instances send to this one -------------------------------------------------------------
 
+    def _lost(self, attempt_id: str) -> None:
+        """On the ownership thread: this instance's claim on the attempt is gone (``Claims.lost``)."""
+        self.claims.lost(attempt_id)
+
     def _requested(self, request: Request) -> None:
         """On the ownership thread."""
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._serve, request)
-
-    def _serve(self, request: Request) -> None:
-        cid, source = str(request.get("cid")), str(request.get("source"))
-        if request.get("kind") == "approval" and self.engine.is_running_here(cid):
-            scope: ApprovalScope = next((s for s in SCOPES if s == request.get("scope")), "once")
-            with contextlib.suppress(InputRejected):  # answered here meanwhile: the first answer stands
-                self.engine.decide_tool(cid, str(request.get("call")), request.get("run") is True, scope)
-            return
-        if request.get("kind") == "question" and self.engine.is_running_here(cid):
-            with contextlib.suppress(InputRejected, ValueError):  # answered here meanwhile, or values now refused
-                qid, action = str(request.get("question")), str(request.get("action"))
-                self.engine.answer_question(cid, qid, action, request.get("content"))
-            return
-        if source not in get_args(CancelSource) or not self.engine.is_running_here(cid):
-            return
-        if source in LEAVING and self.engine.viewer_count(cid):
-            return  # someone still watches it here: only the last viewer leaving counts
-
-        async def cancel() -> None:
-            await self.engine.cancel(
-                cid,
-                source,  # type: ignore[arg-type]  # checked against CancelSource above
-                keep_partial=bool(request.get("keep", True)),
-                turn=int(request.get("turn", -1)),
-                attempt_id=str(request.get("attempt")),
-                requested_by=str(request.get("from")),
-            )
-
-        self.engine.spawn(cancel(), f"cancel requested by {request.get('from')}")
+            self._loop.call_soon_threadsafe(serve, self.engine, request)
 
     # --- following: other instances' events, and this engine's own --------------------------------------------
 
@@ -232,7 +216,7 @@ class Cluster:
         self._absorbing = True
         try:
             while True:
-                self.engine.absorb(self._inbox.get_nowait())
+                self.engine.read.absorb(self._inbox.get_nowait())
         except queue.Empty:
             pass
         finally:
@@ -277,7 +261,7 @@ class Cluster:
                 self.store.unhold(attempt_id)
         if recovered:
             log.warning("finalized %d answer(s) whose instance stopped: %s", len(recovered), ", ".join(recovered))
-            if await self.engine.flush():
+            if await self.engine.read.flush():
                 await asyncio.to_thread(self.owners.release, recovered)
         return recovered
 

@@ -1,0 +1,52 @@
+"""What another instance may ask of this one (``app.cluster`` hands each request here, on the loop).
+
+Guarantees: a person's Run/Skip or answer to a tool's question reaches this engine only while the attempt runs
+here; the first answer stands (a later one, or values now refused, is dropped). A cancel runs this engine's one
+cancel path (``Engine.cancel``, ``requested_by`` naming the requester) for that attempt and turn only; a
+leave-policy cancel (``navigation``, ``disconnect``) is ignored while this instance still has viewers of the
+conversation. Anything else (an unknown source, an attempt not running here) is ignored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import get_args
+
+from engine.peers import Local
+from ledger.decide import InputRejected
+from ledger.events import ApprovalScope, CancelSource
+from store.postgres.owners import Request
+
+LEAVING: tuple[str, ...] = ("navigation", "disconnect")
+SCOPES: tuple[ApprovalScope, ...] = get_args(ApprovalScope)
+
+
+def serve(engine: Local, request: Request) -> None:
+    """On the loop: run one request another instance sent (see the module's guarantees)."""
+    cid, source = str(request.get("cid")), str(request.get("source"))
+    if request.get("kind") == "approval" and engine.is_running_here(cid):
+        scope: ApprovalScope = next((s for s in SCOPES if s == request.get("scope")), "once")
+        with contextlib.suppress(InputRejected):  # answered here meanwhile: the first answer stands
+            engine.decide_tool(cid, str(request.get("call")), request.get("run") is True, scope)
+        return
+    if request.get("kind") == "question" and engine.is_running_here(cid):
+        with contextlib.suppress(InputRejected, ValueError):  # answered here meanwhile, or values now refused
+            qid, action = str(request.get("question")), str(request.get("action"))
+            engine.answer_question(cid, qid, action, request.get("content"))
+        return
+    if source not in get_args(CancelSource) or not engine.is_running_here(cid):
+        return
+    if source in LEAVING and engine.viewer_count(cid):
+        return  # someone still watches it here: only the last viewer leaving counts
+
+    async def cancel() -> None:
+        await engine.cancel(
+            cid,
+            source,  # type: ignore[arg-type]  # checked against CancelSource above
+            keep_partial=bool(request.get("keep", True)),
+            turn=int(request.get("turn", -1)),
+            attempt_id=str(request.get("attempt")),
+            requested_by=str(request.get("from")),
+        )
+
+    engine.spawn(cancel(), f"cancel requested by {request.get('from')}")
