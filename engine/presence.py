@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from engine.attempts import Attempts
+from engine.policies.presence import drop, drop_when_saved
 from ledger.events import Attached, CancelSource, Detached
 
 
@@ -70,18 +71,3 @@ class Presence:
         rt = self.door.runtimes.get(cid)
         if rt is None or (not rt.viewers and rt.active is None):
             self.door.settings.spawn(drop_when_saved(self.door, cid), f"drop {cid}")
-
-
-def drop(door: Attempts, cid: str) -> bool:
-    if not door.runtimes.idle(cid) or not door.read.forget(cid):
-        return False
-    door.runtimes.pop(cid)
-    return True
-
-
-async def drop_when_saved(door: Attempts, cid: str) -> None:
-    """``drop`` the conversation, once what was appended to it is on disk."""
-    if drop(door, cid) or door.runtimes.active(cid) is not None or door.elsewhere(cid) is not None:
-        return
-    if await door.read.flush() and not door.runtimes.viewer_count(cid):
-        drop(door, cid)
