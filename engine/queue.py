@@ -6,9 +6,9 @@ Guarantees:
   ``edit`` and ``remove`` act on a message still queued, under the same lock; a refused one raises
   ``InputRejected`` with a sentence.
 - A queued message is sent (``engine.policies.queue.send_queued``) as a turn of its own, started the way
-  ``Engine.send`` starts one (the model's files admitted, saving checked, through the door's ``begin``: claimed
-  before its first event, a compaction first when it must), with a ``submitted`` that carries its queue id, appended under the
-  conversation's lock after ``ledger.queue.send_queued`` found it still queued: so it is sent once, whoever asks
+  ``Engine.send`` starts one (the model's files admitted, saving checked, through the door's ``begin``: claimed before
+  its first event, a compaction first when it must), with a ``submitted`` that carries its queue id, appended under
+  the conversation's lock after ``ledger.queue.send_queued`` found it still queued: so it is sent once, whoever asks
   (two tabs pressing Send now, the automatic send racing a Send now). What sends one by itself after an answer
   completed is the ``SendQueued`` policy.
 """
@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from engine.attempts import Attempts
 from engine.files.admit import Attached, admit
-from engine.policies.queue import Ids, existing, provider_of, require_saving, send_queued
+from engine.policies.queue import Ids as Ids
+from engine.policies.queue import existing, provider_of, require_saving, send_queued
 from engine.stamps import new_id
 from engine.text import valid_text
 from ledger import decide, queue

@@ -1,10 +1,10 @@
 """``SendQueued``: after an answer that completed, the first queued message is sent by itself.
 
 Guarantees: once an attempt ended here (not lost), when ``ledger.queue.next_queued`` names a message (the attempt
-completed, nothing runs, the queue is not paused), it is sent on a task of its own (``send_queued``, decided
-again under the lock, so it is sent once; a person's Send now goes the same way); a refusal or a store that
-cannot save leaves it queued (the page shows it waiting, with Send now). After an answer that was stopped or failed the reducer pauses the queue.
-Nothing is sent by itself after a restart: only an attempt that ended in this process sends.
+completed, nothing runs, the queue is not paused), it is sent on a task of its own (``send_queued``, decided again
+under the lock, so it is sent once; a person's Send now goes the same way); a refusal or a store that cannot save
+leaves it queued (the page shows it waiting, with Send now). After an answer that was stopped or failed the reducer
+pauses the queue. Nothing is sent by itself after a restart: only an attempt that ended in this process sends.
 """
 
 from __future__ import annotations
