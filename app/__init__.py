@@ -5,3 +5,22 @@ memory policy (``app.memory``). ``main.py`` only hands the command line to ``app
 
 Arrows: ``app`` imports every layer (``ui``, ``engine``, ``store``, ``ledger``, ``demo``); nothing imports ``app``.
 """
+
+__all__ = [
+    "claims",
+    "cli",
+    "cluster",
+    "commands",
+    "config",
+    "memory",
+    "options",
+    "peer_requests",
+    "probes",
+    "providers",
+    "proxy_config",
+    "serve",
+    "stores",
+    "telemetry",
+    "telemetry_config",
+    "wiring",
+]

@@ -23,7 +23,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 
-from engine.peers import Local
+from engine.attempts import Local
 from ledger.decide import InputRejected
 from ledger.errors import StoreError
 from store.postgres.owners import AttemptOwners

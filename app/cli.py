@@ -14,7 +14,7 @@ from app.commands import export, migrate
 from app.config import ConfigError, load_config
 from app.providers import check_model, tool_servers
 from app.serve import run
-from engine.tools.config import ToolConfigError
+from engine.tools import ToolConfigError
 
 
 def main(argv: list[str] | None = None) -> int:

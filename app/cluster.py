@@ -6,8 +6,8 @@ Guarantees:
 - Events another instance commits (``PgStore.follow``, on the store's listener thread) go through a thread-safe
   queue to the event loop (``call_soon_threadsafe``) and are folded by the engine's ``absorb``, in seq order,
   never appended again: pages here show another instance's stream live. The cluster is made before the engine
-  and is its ``Peers`` (``engine.assembly.build_engine(peers=...)``); it sees the engine only through
-  ``engine.peers.Local``, handed to ``start``; nothing is asked of it before.
+  and is its ``Peers`` (``engine.commands.assembly.build_engine(peers=...)``); it sees the engine only through
+  ``engine.attempts.peers.Local``, handed to ``start``; nothing is asked of it before.
 - Every attempt is claimed (``claim``, ``store.postgres.owners``) before its first event is appended: a refused
   claim, or a database that cannot be reached, raises ``InputRejected`` and the attempt is not started (so no
   attempt runs without an owner). Claims are renewed every lease/3 s by a thread and released once the attempt's
@@ -25,7 +25,7 @@ Guarantees:
   owner row is in ``owners.expired()`` (its lease passed by the DATABASE's clock; a missing row is never proof)
   is finalized here, after ``take_over`` gave it a new epoch (the old owner's later writes are refused by the
   database), taking the conversation's write lease over and catching up: ``recovered`` (source restart) at its
-  persisted prefix, a tool call that was running answered ``unknown`` (``engine.worker.recover``). An attempt
+  persisted prefix, a tool call that was running answered ``unknown`` (``engine.turns.worker.recover``). An attempt
   that turns out to have ended meanwhile is left alone. So a dead owner's attempts end within lease +
   ``SWEEP_EVERY`` s + one write, on one survivor (``take_over`` decides which).
 """
@@ -41,7 +41,7 @@ from typing import Any
 
 from app.claims import Claims
 from app.peer_requests import LEAVING, serve
-from engine.peers import LiveElsewhere, Local
+from engine.attempts import LiveElsewhere, Local
 from ledger.errors import ConversationBusyError, ConversationDeletedError, StoreError
 from ledger.events import AnyEvent, ApprovalScope, CancelSource, Persisted
 from store.health import ProblemLog

@@ -62,7 +62,7 @@ def export(config: AppConfig) -> int:
 def _zip_with_files(config: AppConfig, store: EventStore, events: list[AnyEvent], out: BinaryIO) -> None:
     """A zip on ``out``: ``events.jsonl`` (the export above) and ``files/<sha256>``, the bytes of every file the
     events name (one each; a file no longer stored is named on stderr and left out)."""
-    from engine.files.collect import named_by
+    from engine.files import named_by
     from ledger.codec import to_jsonl
 
     blobs = open_blobs(config, store, read_only=True)

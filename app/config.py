@@ -4,7 +4,7 @@ Guarantees: ``load_config(argv, environ)`` returns a validated ``AppConfig`` or 
 line naming the bad value; every option of the ``run`` command is also read from ``LEDGERCHAT_<NAME>`` (its long
 name upper-cased, dashes as underscores; a switch such as ``--no-tools`` is on for ``1`` or ``true``);
 command-line options win over environment variables; the engine's limits and their
-defaults are ``engine.settings.Limits`` (written once, read here); API keys are read from the provider's usual
+defaults are ``engine.turns.settings.Limits`` (written once, read here); API keys are read from the provider's usual
 environment variables by litellm and never stored here.
 
 Access: a loopback bind (the default) needs no token unless ``--token`` (or ``LEDGERCHAT_TOKEN``) asks for one;
@@ -31,7 +31,7 @@ from app.options import APP_OPTIONS, LIMIT_OPTIONS, parser
 from app.proxy_config import trusted_proxies
 from app.telemetry_config import TelemetryConfig, telemetry_config
 from engine.files import FileLimits
-from engine.settings import Limits
+from engine.turns import Limits
 
 DEMO_MODEL = "demo"
 MIN_TOKEN_CHARS = 16

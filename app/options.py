@@ -13,7 +13,7 @@ from pathlib import Path
 
 from app.proxy_config import proxy_flag
 from app.telemetry_config import telemetry_flags
-from engine.settings import Limits
+from engine.turns import Limits
 
 __all__ = ["APP_OPTIONS", "GENERATE", "LIMIT_OPTIONS", "parser"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from typing import get_args
 
-from engine.peers import Local
+from engine.attempts import Local
 from ledger.decide import InputRejected
 from ledger.events import ApprovalScope, CancelSource
 from store.postgres.owners import Request

@@ -4,7 +4,7 @@ Guarantees: ``demo`` is the built-in demo endpoint on this server, reached throu
 token as its key; only the servers of ``--mcp-config`` run (the bundled demo server only with the demo model and
 no config; none with ``--no-tools``); ``check_model`` refuses a model litellm cannot route, or one whose provider key
 is missing, with one line naming it (a ``ConfigError``); it also refuses ``--api-base`` credentials
-(``user:password@``, sent as HTTP Basic auth: ``engine.url_credentials``) together with a key for an
+(``user:password@``, sent as HTTP Basic auth: ``engine.provider.url_credentials``) together with a key for an
 OpenAI-compatible provider, whose key goes in the same ``Authorization`` header.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from app.config import AppConfig, ConfigError
 from engine.provider import ProviderConfig
-from engine.tools.config import ServerConfig, load_tool_config
+from engine.tools import ServerConfig, load_tool_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,8 +67,7 @@ def check_model(config: AppConfig) -> None:
 def _one_authorization(ll: Any, model: str, api_base: str) -> None:
     import os
 
-    from engine.light_route import COMPATIBLE
-    from engine.url_credentials import split_credentials
+    from engine.provider import COMPATIBLE, split_credentials
 
     base, basic = split_credentials(api_base)
     if basic is None:

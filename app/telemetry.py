@@ -17,12 +17,12 @@ from app.telemetry_config import TelemetryConfig
 
 if TYPE_CHECKING:
     from app.config import AppConfig
-    from engine.engine import Engine
-    from engine.telemetry.live import LiveTelemetry
+    from engine.commands import Engine
+    from engine.telemetry import LiveTelemetry
 
 
 def _endpoint(config: TelemetryConfig, **more: Any) -> Any:
-    from engine.telemetry.otlp import Endpoint
+    from engine.telemetry import Endpoint
 
     assert config.traces_url is not None
     return Endpoint(
@@ -40,7 +40,7 @@ def start_telemetry(telemetry: TelemetryConfig, engine: Engine) -> LiveTelemetry
         return None
     from nicegui import app
 
-    from engine.telemetry.live import LiveTelemetry
+    from engine.telemetry import LiveTelemetry
 
     live = LiveTelemetry(engine, _endpoint(telemetry))
     app.on_shutdown(live.close)
@@ -50,7 +50,7 @@ def start_telemetry(telemetry: TelemetryConfig, engine: Engine) -> LiveTelemetry
 def backfill(config: AppConfig) -> int:
     """``main.py export --otlp URL [--conversation ID]``: the stored attempts as spans, sent now."""
     from app.commands import stored_for_reading
-    from engine.telemetry.otlp import send
+    from engine.telemetry import send
     from ledger.trace import traces
 
     store = stored_for_reading(config)

@@ -34,13 +34,13 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
 
     from app.cluster import Cluster
     from app.stores import close_blobs, open_blobs, open_grants, open_presets
-    from engine.assembly import build_engine
+    from engine.attempts import ALONE
+    from engine.commands import build_engine
     from engine.files import Files, models
     from engine.offline import rehearse, start_import
-    from engine.peers import ALONE
-    from engine.settings import EngineSettings
-    from engine.tokens import warm_up
-    from engine.tools.hub import ToolHub
+    from engine.provider import warm_up
+    from engine.tools import ToolHub
+    from engine.turns import EngineSettings
     from ui.access import AccessPolicy
     from ui.context import PageContext
     from ui.guard import Guard
@@ -54,7 +54,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     servers = tool_servers(config)
     context = PageContext(model_label="demo model (offline)" if config.is_demo else config.model, demo=config.is_demo)
     if config.is_demo or "demo" in config.models:
-        from demo.endpoint import DemoModel
+        from demo.server import DemoModel
 
         app.mount("/demo", DemoModel(chunk_delay=config.demo_chunk_delay, transient_faults=True).app)
     clusters: list[Cluster] = []

@@ -27,13 +27,13 @@ from pathlib import Path
 
 from PIL import Image
 
-from demo.endpoint import serve_in_thread
-from engine.assembly import build_engine
-from engine.engine import Engine
+from demo.server.endpoint import serve_in_thread
+from engine.commands.assembly import build_engine
+from engine.commands.engine import Engine
 from engine.files import FileLimits, Files, models
 from engine.offline import litellm
-from engine.provider import ProviderConfig
-from engine.settings import EngineSettings, Limits
+from engine.provider.calls import ProviderConfig
+from engine.turns.settings import EngineSettings, Limits
 from store.blobs.folder import FolderBlobs
 from store.tinydb.store import Store
 from tests.support.upstream import Behavior, ScriptedUpstream

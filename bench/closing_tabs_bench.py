@@ -20,7 +20,7 @@ from pathlib import Path
 
 from playwright.sync_api import expect, sync_playwright
 
-from demo.endpoint import serve_in_thread
+from demo.server.endpoint import serve_in_thread
 from tests.support.app_process import CHROMIUM_ARGS, AppProcess
 from tests.support.upstream import Behavior, ScriptedUpstream
 

@@ -25,13 +25,13 @@ import time
 from collections.abc import Awaitable, Callable
 
 from bench import result
-from demo.endpoint import serve_in_thread
-from engine.assembly import build_engine
-from engine.engine import Engine
-from engine.light_route import ROUTE_VARIABLE
+from demo.server.endpoint import serve_in_thread
+from engine.commands.assembly import build_engine
+from engine.commands.engine import Engine
 from engine.offline import litellm
-from engine.provider import ProviderConfig
-from engine.routes import open_stream
+from engine.provider.calls import ProviderConfig
+from engine.provider.light_route import ROUTE_VARIABLE
+from engine.provider.routes import open_stream
 from store.tinydb.store import Store
 from tests.support.engine import make_settings
 from tests.support.upstream import Behavior, ScriptedUpstream

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from bench import result
 from bench.make_chats import chats_dir, long_ids
-from engine.assembly import build_engine
+from engine.commands.assembly import build_engine
 from engine.offline import litellm
 from ledger.reducer import replay
 from store.tinydb.store import Store

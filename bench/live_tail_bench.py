@@ -28,7 +28,7 @@ from pathlib import Path
 import tests.support.app_process as app_process
 from bench.stream_bench import CHAT, LAST, Run, Timed, bare, code_block, measure, one_paragraph
 from bench.ws_bench import answer_text
-from demo.endpoint import serve_in_thread
+from demo.server.endpoint import serve_in_thread
 from tests.support.app_process import ROOT, AppProcess
 from tests.support.upstream import Behavior, ScriptedUpstream
 

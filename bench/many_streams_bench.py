@@ -49,7 +49,7 @@ from playwright.sync_api import Error as PlaywrightError
 from starlette.responses import JSONResponse
 
 from bench.stream_bench import cpu_seconds
-from demo.endpoint import serve_in_thread
+from demo.server.endpoint import serve_in_thread
 from tests.support.app_process import CHROMIUM_ARGS, FAKE_KEY, READY_LINE, ROOT, free_port
 from tests.support.upstream import Behavior, ScriptedUpstream
 

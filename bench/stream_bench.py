@@ -43,8 +43,8 @@ from playwright.sync_api import Page, sync_playwright
 
 from bench import result
 from bench.chainlit_rival import Rival, RivalRun
-from demo.endpoint import serve_in_thread
-from engine.light_route import ROUTE_VARIABLE
+from demo.server.endpoint import serve_in_thread
+from engine.provider.light_route import ROUTE_VARIABLE
 from tests.support.app_process import CHROMIUM_ARGS, ROOT, AppProcess
 from tests.support.upstream import Behavior, ScriptedUpstream
 
@@ -213,8 +213,8 @@ def bare_loop(api_base: str, kind: str) -> None:
         return parts
 
     async def route() -> list[str]:
-        from engine.provider import ProviderConfig
-        from engine.routes import open_stream
+        from engine.provider.calls import ProviderConfig
+        from engine.provider.routes import open_stream
 
         config = ProviderConfig(model="openai/test-model", api_base=api_base, api_key="sk-bench")
         stream = await open_stream(config, messages)

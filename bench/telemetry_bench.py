@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 from bench import result
-from demo.endpoint import serve_in_thread
-from engine.assembly import build_engine
-from engine.engine import Engine
+from demo.server.endpoint import serve_in_thread
+from engine.commands.assembly import build_engine
+from engine.commands.engine import Engine
 from engine.offline import litellm
 from engine.telemetry.live import LiveTelemetry
 from engine.telemetry.otlp import Endpoint

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from bench import result
-from engine.assembly import build_engine
-from engine.engine import Engine
+from engine.commands.assembly import build_engine
+from engine.commands.engine import Engine
 from store.tinydb.store import Store
 from tests.support.engine import make_settings
 from tests.support.tools import demo_hub, server_record

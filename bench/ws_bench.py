@@ -17,7 +17,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from bench import result
-from demo.endpoint import serve_in_thread
+from demo.server.endpoint import serve_in_thread
 from tests.support.app_process import CHROMIUM_ARGS, AppProcess
 from tests.support.upstream import Behavior, ScriptedUpstream
 

@@ -1,4 +1,53 @@
-"""Ledger Chat's domain and storage: events, the pure reducer, projections and the TinyDB store.
+"""Ledger Chat's domain: frozen events that carry their own flags, the pure reducer and the decisions, and every
+projection of the ledger (the conversation tree, history, listing, search, audit, traces, titles, compaction).
 
-This package imports neither NiceGUI nor litellm (docs/architecture.md).
+Guarantees: pure: it imports nothing above it (no store, engine, ui, app), no I/O, no clock, no threads, no
+NiceGUI, litellm or httpx (tests/app/test_architecture.py); ``__all__`` names its modules.
 """
+
+__all__ = [
+    "agent_events",
+    "approval_events",
+    "audit",
+    "audit_fold",
+    "audit_values",
+    "codec",
+    "compaction",
+    "continuation",
+    "continuation_history",
+    "conversation_events",
+    "decide",
+    "ends",
+    "errors",
+    "events",
+    "flags",
+    "history",
+    "kinds",
+    "listing",
+    "pieces",
+    "presets",
+    "question_events",
+    "queue",
+    "queue_events",
+    "reduce_agent",
+    "reduce_approval",
+    "reduce_messages",
+    "reduce_stream",
+    "reducer",
+    "search",
+    "side_starts",
+    "stale",
+    "state",
+    "summary",
+    "title_events",
+    "titles",
+    "trace",
+    "trace_fold",
+    "trace_spans",
+    "trace_values",
+    "trace_waits",
+    "tree",
+    "updates",
+    "values",
+    "waterfall",
+]

@@ -1,7 +1,7 @@
 """Continue: an answer that was cut short (stopped, left, timed out, or ended by the length limit) is continued by
 a new attempt of the same assistant message (docs/ledger.md, "Continue").
 
-Guarantees (pure; the engine appends, ``engine.continuing``):
+Guarantees (pure; the engine appends, ``engine.commands.continuing``):
 - ``links(conv, attempt)``: the attempts that make one answer, oldest first, ending with ``attempt``: each
   continuation's ``started.continues`` followed back within its own message (a missing id, an attempt of another
   message or one already seen ends the chain, so a damaged ledger never loops).

@@ -1,6 +1,7 @@
 """The history a request of an attempt starts from, a continuation's included (docs/ledger.md, "Continue").
 
-Guarantees (pure; the engine says whether the model takes an assistant prefill, ``engine.provider.takes_prefill``):
+Guarantees (pure; the engine says whether the model takes an assistant prefill,
+``engine.provider.calls.takes_prefill``):
 - For an attempt that continues none, exactly ``ledger.history.model_history`` before its message.
 - For a continuation: that history, then the answer it continues (``ledger.history.answer_entries`` of the attempt
   in ``continues``: its tool steps whole, every call with its one tool message, and its text, the prefix once), so
@@ -8,7 +9,7 @@ Guarantees (pure; the engine says whether the model takes an assistant prefill, 
   message, for the model to continue (without its trailing whitespace, which providers refuse there); otherwise
   one user message follows it (``CONTINUE_INSTRUCTION``) asking the model to go on where it stopped. A prefix that
   ends with tool results is sent as it is: the model goes on from them.
-- A continuation's later steps (tool calls) add its own entries after this, as any attempt's do (``engine.turn``).
+- A continuation's later steps (tool calls) add its own entries after this, as any attempt's do (``engine.turns.turn``).
 
 The first request of a continuation of "Half an ans" (asked "tell me"), in OpenAI's shape::
 

@@ -3,8 +3,8 @@
 Guarantees:
 - Pure: a decision reads the conversation's state and its arguments only; ids are passed in, no clock is read
   and nothing is appended here. The caller appends exactly the events returned, in order.
-- A refused command raises ``InputRejected`` with one sentence the user can act on, and no event is returned;
-  each rule is written here once (the engine uses these, ``engine.engine``), so it is tested without a provider.
+- A refused command raises ``InputRejected`` with one sentence the user can act on, and no event is returned; each
+  rule is written here once (the engine uses these, ``engine.commands.engine``), so it is tested without a provider.
 - Send and Retry return the ``started`` of the new attempt with the event that asks for it (``submitted`` or
   ``retrying``); both are refused while an answer streams (the caller says whether one does: here or elsewhere).
 """

@@ -6,7 +6,7 @@ Guarantees:
   on ``started``); a deletion is a last version with ``deleted`` set, so every older version stays readable.
 - ``problems`` says, in sentences a person can act on, what is wrong with a preset before it is saved (an empty
   name, out-of-range parameters, an approval mode that does not exist); what needs the running app (is the model
-  offered, does the tool exist) is checked by ``engine.presets``.
+  offered, does the tool exist) is checked by ``engine.commands.presets``.
 - ``to_dict``/``from_dict`` are the one plain-dict form (the TinyDB file, the PostgreSQL rows, the export):
   ``from_dict(to_dict(p)) == p``; an unknown key or a wrong type raises ``ValueError`` naming it.
 - ``approvals`` has exactly the shape of the approval configuration (``{"*": "ask", "read_file": "run"}``, modes

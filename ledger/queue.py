@@ -8,9 +8,9 @@ Guarantees:
   wait: stopped, failed, or ended by a restart. A paused queue sends nothing by itself; Send now (a submitted with
   a queue id) resumes it, so does a Retry (the retried answer is what the queue waits for), and it is no longer
   paused once it is empty. Deleting the chat drops the queue (the reducer's ``deleted``).
-- Decisions read the state and their arguments only (ids are passed in) and raise ``InputRejected`` with a sentence
-  a person can act on. ``send_queued`` refuses a message that is not queued any more (sent or removed) before
-  anything else: run under the conversation's lock by the engine (``engine.queue``), it is why a queued message is
+- Decisions read the state and their arguments only (ids are passed in) and raise ``InputRejected`` with a sentence a
+  person can act on. ``send_queued`` refuses a message that is not queued any more (sent or removed) before anything
+  else: run under the conversation's lock by the engine (``engine.commands.queue``), it is why a queued message is
   never sent twice, whoever asks (two tabs, the automatic send racing a Send now).
 - ``next_queued`` is the automatic send: the first queued message, only after an answer that completed, with
   nothing running and the queue not paused.

@@ -25,7 +25,7 @@ from typing import Any
 from nicegui import ui
 from nicegui.events import GenericEventArguments
 
-from engine.engine import Engine
+from engine.commands import Engine
 from engine.files import FileLimits, Files, clean_name
 from ledger.values import Attachment
 from ui.notices import notice

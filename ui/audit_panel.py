@@ -15,7 +15,7 @@ import asyncio
 
 from nicegui import background_tasks, ui
 
-from engine.engine import Engine
+from engine.commands import Engine
 from ledger.audit import AttemptAudit, PhaseKind, audit
 from ledger.codec import to_jsonl
 from ledger.events import AnyEvent

@@ -16,7 +16,7 @@ from __future__ import annotations
 from nicegui import background_tasks, ui
 from nicegui.events import GenericEventArguments, KeyEventArguments, ValueChangeEventArguments
 
-from engine.engine import InputRejected
+from engine.commands import InputRejected
 from ledger.errors import StoreError
 from ledger.values import Attachment
 from ui.announcer import EndAnnouncer

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.engine import Engine
-from engine.tools.hub import ServerHealth
+from engine.commands import Engine
+from engine.tools import ServerHealth
 from store.health import StoreHealth
 from ui.health_banner import shown
 from ui.watch import Watch

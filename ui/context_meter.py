@@ -1,7 +1,7 @@
 """The context meter near the message box: how much of the model's input window the next request takes, and
 the Compact button.
 
-Guarantees: it reads the engine's meter (``engine.compacting``: litellm's count of the history as it would be
+Guarantees: it reads the engine's meter (``engine.commands.compacting``: litellm's count of the history as it would be
 sent, files included, against the window litellm or ``--model-info`` gives) when the chat, the model picked or the
 ledger changed and nothing streams (after each answer, after a switch of model or chat), never per chunk; a reading
 that a newer one overtook is dropped. It shows "used / window tokens (n%)", marked as a warning from 80% and
@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 from nicegui import background_tasks, ui
 
-from engine.context import Meter
-from engine.engine import Engine, InputRejected
+from engine.commands import Engine, InputRejected
+from engine.provider import Meter
 from ledger.state import ConversationState
 from ui.notices import notice
 

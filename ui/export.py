@@ -5,7 +5,7 @@ how it ended, tool calls with their arguments and results (long results cut, wit
 the archive holds, per conversation, its JSON Lines ledger (the public format of docs/ledger.md) and its Markdown,
 and once each the bytes of every file those ledgers name, as ``files/<sha256>`` (a file that is gone is left out:
 the ledger still names it); ``presets.json`` (every version of every agent preset: what attempts were told) and
-``costs.json`` (each attempt priced, summed per chat and in all: ``engine.cost``). The Markdown names each
+``costs.json`` (each attempt priced, summed per chat and in all: ``engine.provider.cost``). The Markdown names each
 attached file and where its bytes are in the archive.
 Both are made from the engine's state and ledger, in memory, and never include a key or token. The archive
 covers every conversation, loaded or not (those not loaded are read one at a time and not kept);
@@ -20,9 +20,9 @@ import json
 import zipfile
 from collections.abc import Iterable
 
-from engine.cost import CostReport
-from engine.engine import Engine
-from engine.files.collect import referenced_by
+from engine.commands import Engine
+from engine.files import referenced_by
+from engine.provider import CostReport
 from ledger.codec import to_jsonl
 from ledger.presets import dumps
 from ledger.state import ConversationState

@@ -32,8 +32,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import Message
 
-from engine.files import clean_name
-from engine.files.decoding import GATE
+from engine.files import GATE, clean_name
 from ledger.decide import InputRejected
 from ledger.values import Attachment
 from ui.attachments import RASTER, FilesService, accepted_name, over_count_limit, over_file_limit, remember, size_words

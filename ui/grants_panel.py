@@ -1,10 +1,10 @@
 """The "always allow" grants in the Tools panel: this chat's and every server's, each with a Revoke button.
 
-Guarantees: a projection of ``engine.grants`` (chat grants folded from the conversation's ledger, server grants read
-from the grant store off the event loop); re-read when the chat shown or its approvals changed, and after a
-revoke; each row carries ``data-grant`` (``chat`` | ``server``) and ``data-tool``, and its button's accessible name
-says what it revokes; a revoked tool asks again at its next call. Nothing is shown when there is no grant. Each
-list read is also given to ``on_grants`` (the Tools panel marks a tool whose description changed since its grant).
+Guarantees: a projection of ``engine.commands.grants`` (chat grants folded from the conversation's ledger, server
+grants read from the grant store off the event loop); re-read when the chat shown or its approvals changed, and after
+a revoke; each row carries ``data-grant`` (``chat`` | ``server``) and ``data-tool``, and its button's accessible name
+says what it revokes; a revoked tool asks again at its next call. Nothing is shown when there is no grant. Each list
+read is also given to ``on_grants`` (the Tools panel marks a tool whose description changed since its grant).
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from collections.abc import Callable
 
 from nicegui import background_tasks, ui
 
-from engine.engine import Engine
-from engine.grants import GrantView, chat_grants, revoke, server_grants
+from engine.commands import Engine, GrantView, chat_grants, revoke, server_grants
 from ledger.errors import StoreError
 from ledger.state import ConversationState
 from ui.notices import notice

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from nicegui import ui
 
-from engine.engine import Engine
+from engine.commands import Engine
 from store.health import StoreHealth
 from ui.watch import Watch
 

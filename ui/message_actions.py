@@ -14,8 +14,8 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from engine.engine import Engine, InputRejected
-from engine.tools.hub import ToolDescribed
+from engine.commands import Engine, InputRejected
+from engine.tools import ToolDescribed
 from ledger.events import ApprovalScope
 from ui.notices import notice
 from ui.question_form import answer_question

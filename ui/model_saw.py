@@ -1,6 +1,6 @@
 """The audit panel's "What the model saw": every request of an attempt with the exact messages it sent.
 
-Guarantees: built from the ledger (``engine.request_view``) in a worker thread only when its expansion is first
+Guarantees: built from the ledger (``engine.provider.request_view``) in a worker thread only when its expansion is first
 opened (the timeline costs nothing more); each request shows its step, parameters (never a secret) and the
 agent preset version, then its messages in order: role, text as sent (shown as text, never rendered; a very
 long one is cut on the page with a note, the export has it whole), files and binary tool parts as references
@@ -13,8 +13,8 @@ import asyncio
 
 from nicegui import background_tasks, ui
 
-from engine.engine import Engine
-from engine.request_view import SentRequest, requests_seen
+from engine.commands import Engine
+from engine.provider import SentRequest, requests_seen
 from ui.format import model_label
 
 SHOWN_CHARS = 4_000

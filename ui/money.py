@@ -1,4 +1,4 @@
-"""Costs in words: an attempt's, a turn's and a chat's, from ``engine.cost`` (the page never prices anything).
+"""Costs in words: an attempt's, a turn's and a chat's, from ``engine.provider.cost`` (the page never prices anything).
 
 Guarantees: an amount is US dollars with enough digits to tell small answers apart (``$0.00042``); ``~`` marks an
 amount made from locally counted tokens (the provider reported none, as for every stopped answer); an unknown
@@ -8,7 +8,7 @@ shown while litellm's map is not loaded yet.
 
 from __future__ import annotations
 
-from engine.cost import Cost, attempt_cost, chat_cost, turn_cost
+from engine.provider import Cost, attempt_cost, chat_cost, turn_cost
 from ledger.state import AttemptState, ConversationState
 
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from nicegui import ui
 from nicegui.events import ValueChangeEventArguments
 
-from engine.cost import chat_cost
-from engine.engine import Engine
+from engine.commands import Engine
+from engine.provider import chat_cost
 from ledger.presets import DEFAULT_ID
 from ledger.state import ConversationState
 from ui.money import chat_words, title_of

@@ -1,8 +1,8 @@
 """The agent presets page (``/presets``): list, create, edit, duplicate, delete; every version readable.
 
 Guarantees:
-- Every change goes through the engine (``engine.presets``): saving stores a new version, duplicating a new preset,
-  deleting a last version marked deleted; older versions stay listed and readable (read-only).
+- Every change goes through the engine (``engine.commands.presets``): saving stores a new version, duplicating a new
+  preset, deleting a last version marked deleted; older versions stay listed and readable (read-only).
 - A refused save shows every problem, one sentence each, in an alert next to the form, and keeps what was typed.
 - Every control has an accessible name; the page links back to the chats (``/``) and a chat's header links here.
 - Approval overrides are typed as JSON in the approval configuration's shape (``{"*": "ask", "read_file": "run"}``).
@@ -15,7 +15,7 @@ from typing import Any
 
 from nicegui import ui
 
-from engine.engine import Engine, InputRejected
+from engine.commands import Engine, InputRejected
 from ledger.errors import StoreError
 from ledger.presets import DEFAULT_ID, REASONING_EFFORTS, Preset
 from ui.format import model_label

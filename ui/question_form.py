@@ -25,8 +25,8 @@ from urllib.parse import urlsplit
 
 from nicegui import ui
 
-from engine.engine import Engine, InputRejected
-from engine.tools.asking import Field, check_answer, fields
+from engine.commands import Engine, InputRejected
+from engine.tools import Field, check_answer, fields
 from ledger.question_events import QuestionState
 from ledger.state import ToolCallState
 from ui.notices import notice

@@ -6,7 +6,7 @@ Guarantees:
   instance shows the same queue; it is rebuilt only when the queue, its pause or whether an answer runs changed.
 - Each queued message shows its text (as plain text) and its files, and the buttons "Edit queued",
   "Remove from queue" and, while no answer runs, "Send now" (a paused queue, after Stop, a failure or a
-  restart: the status line says which). Every action goes through the engine (``engine.queue``); a refusal (the
+  restart: the status line says which). Every action goes through the engine (``engine.commands.queue``); a refusal (the
   message was sent or removed meanwhile, in another tab) is a notice and loses nothing typed.
 - An edit open while the queue changes elsewhere keeps its draft; it closes only when its message was sent or
   removed meanwhile (the answer before it completed, another tab): then a changed draft is put in an empty message
@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 
 from nicegui import ui
 
-from engine.engine import Engine, InputRejected
+from engine.commands import Engine, InputRejected
 from ledger.errors import StoreError
 from ledger.queue_events import QueuedItem
 from ledger.state import ConversationState

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 
 from nicegui import ui
 
-from engine.engine import Engine
+from engine.commands import Engine
 from ledger.search import Hit
 from ui.surface import reveal
 

@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime
 
 from nicegui import ui
 
-from engine.engine import Engine, InputRejected
+from engine.commands import Engine, InputRejected
 from ui.chat_list import ChatList, ChatRow
 from ui.export import archive_async
 from ui.format import day_group, more_chats

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable
 
 from nicegui import ui
 
-from engine.grants import GrantView
-from engine.tools.hub import ToolDescribed
+from engine.commands import GrantView
+from engine.tools import ToolDescribed
 
 Describe = Callable[[str, str], ToolDescribed | None]  # (server, tool) -> its description now
 CHANGED = "changed since you allowed it"

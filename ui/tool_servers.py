@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from nicegui import ui
 
-from engine.engine import Engine
-from engine.grants import GrantView
-from engine.tools.hub import ServerHealth
+from engine.commands import Engine, GrantView
+from engine.tools import ServerHealth
 from ui.approval_words import MODE_WORDS
 from ui.tool_descriptions import changed_tools, description_box
 from ui.watch import Watch

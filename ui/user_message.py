@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from nicegui import ui
 
-from engine.engine import Engine, InputRejected
+from engine.commands import Engine, InputRejected
 from ledger.events import TurnMetrics
 from ledger.state import ConversationState, MessageState
 from ledger.tree import versions

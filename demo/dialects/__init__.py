@@ -9,11 +9,10 @@ from __future__ import annotations
 from demo.dialects import anthropic, gemini, ollama, openai
 from demo.dialects.base import Dialect, Parsed
 
-__all__ = ["DIALECTS", "Dialect", "Parsed"]
-
 DIALECTS: dict[str, Dialect] = {
     "openai": openai.DIALECT,
     "anthropic": anthropic.DIALECT,
     "gemini": gemini.DIALECT,
     "ollama": ollama.DIALECT,
 }
+__all__ = ["DIALECTS", "Dialect", "Parsed"]

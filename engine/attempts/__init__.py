@@ -7,6 +7,22 @@ front door.
 
 from __future__ import annotations
 
+from engine.attempts.compaction_plan import Planner
 from engine.attempts.door import Attempts, Ended, Follows, Next, Policy
+from engine.attempts.peers import ALONE, LiveElsewhere, Local, Peers
+from engine.attempts.runtimes import Runtime, Runtimes
 
-__all__ = ["Attempts", "Ended", "Follows", "Next", "Policy"]
+__all__ = [
+    "ALONE",
+    "Attempts",
+    "Ended",
+    "Follows",
+    "LiveElsewhere",
+    "Local",
+    "Next",
+    "Peers",
+    "Planner",
+    "Policy",
+    "Runtime",
+    "Runtimes",
+]

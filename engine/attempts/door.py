@@ -8,7 +8,7 @@ Guarantees:
   ``started`` and spawns its ``AttemptWorker``, which becomes the runtime's active attempt. When appending or
   spawning fails, the claim is given back and the error goes to the caller.
 - ``begin`` is how an answer starts (Send, Edit, Retry, a queued message): a compaction first when its request
-  would not fit the model's window (``engine.compaction_plan``), the answer then started by the
+  would not fit the model's window (``engine.attempts.compaction_plan``), the answer then started by the
   ``AfterCompaction`` policy once the compaction completed; ``compaction`` starts one and names what follows it.
 - ``ended`` is the only code told of an end (``Workplace.ended``, under the conversation's lock, once per
   attempt, a lost one included): it clears the runtime's active attempt, then runs the after-end reactions,
@@ -27,15 +27,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from engine.compaction_plan import Planner
-from engine.peers import LiveElsewhere, Peers
+from engine.attempts.compaction_plan import Planner
+from engine.attempts.peers import LiveElsewhere, Peers
+from engine.attempts.runtimes import Runtime, Runtimes
 from engine.provider import ProviderConfig
-from engine.read_side import ReadSide
-from engine.runtimes import Runtime, Runtimes
-from engine.settings import EngineSettings
+from engine.read import ReadSide
 from engine.stamps import new_id
-from engine.tools.hub import ToolHub
-from engine.worker import AttemptWorker, Workplace
+from engine.tools import ToolHub
+from engine.turns import AttemptWorker, EngineSettings, Workplace
 from ledger import decide
 from ledger.events import AnyEvent, CancelSource, Purpose, Retrying, Started, Submitted
 from ledger.side_starts import compaction_started

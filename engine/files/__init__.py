@@ -5,6 +5,28 @@ Guarantees: see ``engine.files.service`` (``Files``, ``FileLimits``), ``engine.f
 ``engine.files.images``; importing the package imports Pillow but neither litellm nor a store back end.
 """
 
+from __future__ import annotations
+
+from engine.files import models
+from engine.files.admit import Attached, admit, kept
+from engine.files.collect import named_by, referenced_by, unreferenced
+from engine.files.content import Read, messages_async
+from engine.files.decoding import GATE
 from engine.files.service import FileLimits, Files, clean_name, megabytes
 
-__all__ = ["FileLimits", "Files", "clean_name", "megabytes"]
+__all__ = [
+    "Attached",
+    "FileLimits",
+    "Files",
+    "GATE",
+    "Read",
+    "admit",
+    "clean_name",
+    "kept",
+    "megabytes",
+    "messages_async",
+    "models",
+    "named_by",
+    "referenced_by",
+    "unreferenced",
+]

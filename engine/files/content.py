@@ -25,7 +25,7 @@ from engine.files.models import takes_pdf
 from engine.files.pdf import pdf_text
 from engine.files.service import megabytes
 from engine.files.sniff import PDF, RASTER, as_text, is_text
-from engine.tools.result_parts import history_messages
+from engine.tools import history_messages
 from ledger.history import HistoryEntry
 from ledger.values import Attachment
 

@@ -11,11 +11,9 @@ memory.
 from __future__ import annotations
 
 from engine.policies.compaction import AfterCompaction
-from engine.policies.presence import DropUnwatched
-from engine.policies.queue import SendQueued
+from engine.policies.presence import DropUnwatched, drop, drop_when_saved
+from engine.policies.queue import Ids, SendQueued, existing, provider_of, require_saving, send_queued
 from engine.policies.titles import Titles
-
-__all__ = ["AfterCompaction", "DropUnwatched", "SendQueued", "Titles", "Declared", "declared"]
 
 Declared = tuple[AfterCompaction, SendQueued, Titles, DropUnwatched]
 
@@ -23,3 +21,20 @@ Declared = tuple[AfterCompaction, SendQueued, Titles, DropUnwatched]
 def declared() -> Declared:
     """A new set of the reactions, in the order they run."""
     return AfterCompaction(), SendQueued(), Titles(), DropUnwatched()
+
+
+__all__ = [
+    "AfterCompaction",
+    "Declared",
+    "DropUnwatched",
+    "Ids",
+    "SendQueued",
+    "Titles",
+    "declared",
+    "drop",
+    "drop_when_saved",
+    "existing",
+    "provider_of",
+    "require_saving",
+    "send_queued",
+]

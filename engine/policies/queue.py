@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from engine.attempts import Attempts, Ended
-from engine.files.admit import admit
+from engine.files import admit
 from engine.provider import ProviderConfig
 from engine.stamps import new_id
 from ledger import decide, queue

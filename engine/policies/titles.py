@@ -24,9 +24,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from engine.attempts import Attempts, Ended
-from engine.peers import LiveElsewhere
-from engine.runtimes import Runtime
+from engine.attempts import Attempts, Ended, LiveElsewhere, Runtime
 from engine.stamps import new_id
 from ledger.errors import LedgerError
 from ledger.side_starts import title_started

@@ -26,7 +26,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from engine.engine import Engine
+from engine.commands import Engine
 from engine.telemetry.otlp import SCOPE, Endpoint, metric_exporter, readable, resource, span_exporter
 from ledger.events import AnyEvent, Persisted
 from ledger.trace import Traces, traces

@@ -1,3 +1,47 @@
 """Tools: the configured MCP servers (``config``), one connection to each (``mcp_server``), the hub that starts,
 watches and restarts them (``hub``), and the running of one step's tool calls with what a Stop does to them
-(``runs``)."""
+(``runs``).
+"""
+
+from __future__ import annotations
+
+from engine.tools.approval import Answer, Grants
+from engine.tools.asking import (
+    Action,
+    Field,
+    PendingQuestion,
+    Question,
+    QuestionAnswer,
+    check_answer,
+    content_json,
+    fields,
+)
+from engine.tools.config import ServerConfig, ToolConfigError, load_tool_config
+from engine.tools.elicitation import Ask
+from engine.tools.hub import ResolvedTool, ServerHealth, ToolDescribed, ToolHub
+from engine.tools.mcp_server import CallOutcome, ToolServerError
+from engine.tools.result_parts import history_messages
+
+__all__ = [
+    "Action",
+    "Answer",
+    "Ask",
+    "CallOutcome",
+    "Field",
+    "Grants",
+    "PendingQuestion",
+    "Question",
+    "QuestionAnswer",
+    "ResolvedTool",
+    "ServerConfig",
+    "ServerHealth",
+    "ToolConfigError",
+    "ToolDescribed",
+    "ToolHub",
+    "ToolServerError",
+    "check_answer",
+    "content_json",
+    "fields",
+    "history_messages",
+    "load_tool_config",
+]

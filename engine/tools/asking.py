@@ -1,8 +1,8 @@
 """What a tool's question is (MCP elicitation) and what makes an answer valid, independent of the SDK.
 
 Guarantees:
-- ``Question`` is what a server asked (form: a JSON schema of flat, typed fields; url: a link), ``Answer`` is what
-  goes back (``accept`` with content for a form, ``decline``, ``cancel``), ``PendingQuestion`` is a question a
+- ``Question`` is what a server asked (form: a JSON schema of flat, typed fields; url: a link), ``QuestionAnswer`` is
+  what goes back (``accept`` with content for a form, ``decline``, ``cancel``), ``PendingQuestion`` is a question a
   running attempt waits on (its future is resolved once: the first answer wins).
 - ``fields`` reads the form's fields in the schema's order: string, number, integer, boolean and single-choice
   enums (``enum`` with optional ``enumNames``, or ``oneOf`` of ``const``/``title``); the title (else the key) is
@@ -37,7 +37,7 @@ class Question:
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
+class QuestionAnswer:
     action: Action
     content: dict[str, Any] | None = None
     by: Literal["user", "stop", "restart"] = "user"
@@ -47,7 +47,7 @@ class Answer:
 class PendingQuestion:
     call_id: str
     question: Question
-    future: asyncio.Future[Answer]
+    future: asyncio.Future[QuestionAnswer]
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,10 +24,10 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
-from engine.tools.asking import Answer, Question
+from engine.tools.asking import Question, QuestionAnswer
 
 T = TypeVar("T")
-Ask = Callable[[Question], Awaitable[Answer]]
+Ask = Callable[[Question], Awaitable[QuestionAnswer]]
 MAX_ROUNDS = 10
 DECLINED_SAMPLING = (
     "The tool asked this client to sample a model (MCP sampling) or list its roots; Ledger Chat offers neither "
@@ -122,7 +122,7 @@ class Elicitations:
         return types.ElicitResult(action=answer.action, content=answer.content)
 
 
-async def ask_person(ask: Ask, deadline: Deadline, question: Question) -> Answer:
+async def ask_person(ask: Ask, deadline: Deadline, question: Question) -> QuestionAnswer:
     deadline.pause()
     try:
         return await ask(question)

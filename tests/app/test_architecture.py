@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("ledger", "store", "engine", "ui", "app", "demo")
+from tests.support.house import PACKAGES, ROOT, find_cycle, imports, modules, project_edges
+
 #: The rooms a module's size is checked in, the most lines a module there may have, and the generated files that
 #: are excepted by name (the utility CSS is compiled by ``tests/support/utilities_css.py``).
 SIZED = ("ledger", "store", "engine", "ui", "app", "demo")
@@ -48,7 +48,7 @@ FORBIDDEN = {
         "shutil",
     },
     "store": {"engine", "ui", "app", "demo", "main", "nicegui", "litellm", "httpx", "mcp"},
-    "engine": {"ui", "app", "demo", "main", "nicegui", "tinydb", "psycopg", "psycopg_pool"},
+    "engine": {"ui", "app", "demo", "main", "nicegui", *BACK_ENDS},  # the cluster on PostgreSQL is wired in app/
     "ui": {"app", "demo", "main", "litellm", "mcp", *BACK_ENDS},
     "app": {"main"},
     "demo": {"ledger", "store", "engine", "ui", "app", "main"},
@@ -58,59 +58,6 @@ SIDE_BY_SIDE = {
     "store.tinydb": {"store.postgres", "psycopg", "psycopg_pool"},
     "store.postgres": {"store.tinydb", "tinydb"},
 }
-
-
-def modules() -> dict[str, Path]:
-    found = {"main": ROOT / "main.py"}
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-            found[name.removesuffix(".__init__")] = path
-    return found
-
-
-def imports(path: Path) -> list[tuple[str, tuple[str, ...]]]:
-    """(module imported, names taken from it) for every import statement in the file, wherever it is."""
-    found: list[tuple[str, tuple[str, ...]]] = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found += [(alias.name, ()) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append((node.module, tuple(alias.name for alias in node.names)))
-    return found
-
-
-def project_edges() -> dict[str, set[str]]:
-    mods = modules()
-    edges: dict[str, set[str]] = {name: set() for name in mods}
-    for name, path in mods.items():
-        for target, names in imports(path):
-            for candidate in (target, *(f"{target}.{n}" for n in names)):
-                if candidate in mods and candidate != name:
-                    edges[name].add(candidate)
-    return edges
-
-
-def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(edges[node]):
-            if state.get(nxt) == 1:
-                return stack[stack.index(nxt) :] + [nxt]
-            if nxt not in state and (cycle := visit(nxt)):
-                return cycle
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(edges):
-        if node not in state and (cycle := visit(node)):
-            return cycle
-    return None
 
 
 def broken_rules(mods: dict[str, Path]) -> list[str]:
@@ -152,10 +99,11 @@ def test_the_layer_rules_catch_a_forbidden_import_anywhere_in_a_module(tmp_path:
         "ledger.bad": "def f():\n    import threading\n",
         "ledger.bad2": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from store.api import EventStore\n",
         "ledger.bad3": "from pathlib import Path\n",
-        "store.bad": "from engine.engine import Engine\n",
+        "store.bad": "from engine.commands.engine import Engine\n",
         "store.tinydb.bad": "from store.postgres.store import PgStore\n",
         "store.postgres.bad": "import tinydb\n",
         "engine.bad": "from nicegui import ui\n",
+        "engine.bad2": "from store.postgres.store import PgStore\n",
         "ui.bad": "from store.tinydb.store import Store\n",
     }
     mods = {}
@@ -183,10 +131,10 @@ def test_no_two_project_modules_import_each_other_even_through_others() -> None:
 
 
 def test_the_cycle_check_sees_imports_under_type_checking(tmp_path: Path) -> None:
-    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from engine.engine import Engine\n"
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from engine.commands.engine import Engine\n"
     path = tmp_path / "m.py"
     path.write_text(source)
-    assert ("engine.engine", ("Engine",)) in imports(path)
+    assert ("engine.commands.engine", ("Engine",)) in imports(path)
     assert find_cycle({"a": {"b"}, "b": {"a"}}) == ["a", "b", "a"]
 
 

@@ -10,9 +10,9 @@ import sys
 import zipfile
 from pathlib import Path
 
-from engine.assembly import build_engine
+from engine.commands.assembly import build_engine
 from engine.files import Files
-from engine.settings import EngineSettings
+from engine.turns.settings import EngineSettings
 from ledger.codec import to_jsonl
 from ledger.events import Created, Submitted
 from store.blobs import sha256_of

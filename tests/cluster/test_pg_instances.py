@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from app.cluster import Cluster
-from engine.assembly import build_engine
-from engine.engine import Engine, InputRejected
+from engine.commands.assembly import build_engine
+from engine.commands.engine import Engine, InputRejected
 from engine.tools.hub import ToolHub
 from ledger.approval_events import ApprovalGiven
 from ledger.events import QuestionAnswered, ToolResult

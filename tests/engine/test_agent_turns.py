@@ -17,7 +17,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from engine.engine import Engine
+from engine.commands.engine import Engine
 from engine.tools.config import ServerConfig
 from engine.tools.hub import ToolHub
 from ledger.audit import audit
@@ -344,8 +344,8 @@ async def test_a_provider_that_reuses_a_call_id_in_the_next_step_still_gets_each
 
 
 def test_parallel_calls_sent_at_one_index_are_told_apart_by_their_ids() -> None:
-    from engine.attempt import AttemptRun
-    from engine.provider import ProviderConfig, ToolPiece
+    from engine.provider.calls import ProviderConfig, ToolPiece
+    from engine.turns.attempt import AttemptRun
     from ledger.events import Created, Started, Submitted
     from ledger.reducer import reduce
     from ledger.state import EMPTY_STATE

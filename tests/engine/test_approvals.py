@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.engine import Engine, InputRejected
-from engine.grants import GrantView, chat_grants, revoke, server_grants
+from engine.commands.engine import Engine, InputRejected
+from engine.commands.grants import GrantView, chat_grants, revoke, server_grants
 from engine.tools.config import ServerConfig
 from engine.tools.hub import ToolHub
 from ledger.approval_events import ApprovalAsked, ApprovalGiven

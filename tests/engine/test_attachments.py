@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from engine.assembly import build_engine
-from engine.engine import Engine, InputRejected
+from engine.commands.assembly import build_engine
+from engine.commands.engine import Engine, InputRejected
 from engine.files import FileLimits, Files, models
 from engine.offline import litellm
-from engine.provider import ProviderConfig
-from engine.settings import EngineSettings, Limits
+from engine.provider.calls import ProviderConfig
+from engine.turns.settings import EngineSettings, Limits
 from store.blobs.folder import FolderBlobs
 from store.tinydb.store import Store
 from tests.support.engine import TEST_KEY

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.assembly import build_engine
-from engine.engine import Engine
+from engine.commands.assembly import build_engine
+from engine.commands.engine import Engine
 from engine.files import Files
-from engine.settings import EngineSettings
+from engine.turns.settings import EngineSettings
 from store.blobs.folder import FolderBlobs
 from store.tinydb.store import Store
 from tests.support.engine import make_settings

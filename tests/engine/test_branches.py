@@ -3,7 +3,7 @@ ledger files: what the next request sends is the shown branch, with what the use
 
 from __future__ import annotations
 
-from engine.engine import Engine
+from engine.commands.engine import Engine
 from ledger.reducer import replay
 from ledger.tree import selected_path
 from tests.support.engine import EngineFactory, current_attempt

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.engine import Engine
-from engine.tools import questions
+from engine.commands.engine import Engine
+from engine.turns import questions
 from engine.tools.config import ServerConfig
 from engine.tools.hub import ToolHub
 from ledger.events import QuestionAsked, ToolResult
@@ -108,7 +108,7 @@ async def test_a_question_over_streamable_http_is_asked_and_its_answer_reaches_t
     asked = await wait_until(lambda: [e for e in engine.events(cid) if isinstance(e, QuestionAsked)], 20, "a question")
     assert asked[0].revision == rev
     run = engine.active_run(cid)
-    assert run is not None and questions.answer(run, asked[0].question_id, "decline")
+    assert run is not None and questions.answer_question(run, asked[0].question_id, "decline")
     await wait_until(lambda: not engine.is_streaming(cid), 20, "the turn to end")
     (result,) = [e for e in engine.events(cid) if isinstance(e, ToolResult)]
     assert result.content == "No order placed: the person chose decline."

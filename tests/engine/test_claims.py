@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.engine import Engine, InputRejected
+from engine.attempts.peers import Alone
+from engine.commands.engine import Engine, InputRejected
 from engine.offline import ready
-from engine.peers import Alone
 from tests.support.engine import EngineFactory, current_attempt
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for, wait_until

@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from demo.agent import history_problem
-from engine.assembly import build_engine
-from engine.engine import Engine
+from engine.commands.assembly import build_engine
+from engine.commands.engine import Engine
 from engine.files import models
-from engine.provider import ProviderConfig
-from engine.tokens import count_messages
+from engine.provider.calls import ProviderConfig
+from engine.provider.tokens import count_messages
 from engine.tools.hub import ToolHub
 from ledger.compaction import SUMMARY_PREFIX, SUMMARY_REQUEST
 from ledger.events import CancelRequested, Deleted, Started, UpstreamClosed

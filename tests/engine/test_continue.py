@@ -1,12 +1,13 @@
-"""Continue (``engine.continuing``) against the scripted upstream through litellm: what the provider receives, the
+"""Continue (``engine.commands.continuing``) against the scripted upstream through litellm: what the provider
+receives, the
 one answer the ledger's state makes of a prefix and its continuation, Stop and Retry on a continuation, refusals."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.engine import Engine, InputRejected
-from engine.request_view import requests_seen
+from engine.commands.engine import Engine, InputRejected
+from engine.provider.request_view import requests_seen
 from ledger.audit import audit
 from ledger.continuation import COMPLETE, joined, shown_text
 from ledger.continuation_history import CONTINUE_INSTRUCTION
@@ -48,7 +49,8 @@ def the_answer(engine: Engine, cid: str, message_id: str) -> str:
 
 
 def what_the_audit_says_was_sent(engine: Engine, cid: str, message_id: str) -> list[tuple[str, str]]:
-    """The messages of the selected attempt's request, as the audit panel rebuilds them (``engine.request_view``)."""
+    """The messages of the selected attempt's request, as the audit panel rebuilds them
+    (``engine.provider.request_view``)."""
     attempt = current_attempt(engine, cid, message_id).attempt_id
     (request,) = requests_seen(engine.events(cid), attempt, lambda _p, _v: None, 20_000)
     return [(m.role, m.text) for m in request.messages]

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from app.config import load_model_info
-from engine.assembly import build_engine
-from engine.cost import attempt_cost, chat_cost, has_price, turn_cost
-from engine.engine import Engine
+from engine.commands.assembly import build_engine
+from engine.commands.engine import Engine
 from engine.files import models
 from engine.offline import litellm
-from engine.provider import ProviderConfig
+from engine.provider.calls import ProviderConfig
+from engine.provider.cost import attempt_cost, chat_cost, has_price, turn_cost
 from ledger.state import ConversationState
 from store.tinydb.store import Store
 from tests.support.engine import TEST_KEY, current_attempt, make_settings, one_end_each

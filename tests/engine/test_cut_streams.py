@@ -15,7 +15,7 @@ import socket
 
 import pytest
 
-from engine.light_route import ROUTE_VARIABLE
+from engine.provider.light_route import ROUTE_VARIABLE
 from tests.support.dialects import DIALECTS
 from tests.support.engine import EngineFactory, current_attempt, finished, follow_up_is_accepted
 from tests.support.upstream import Behavior, ScriptedUpstream

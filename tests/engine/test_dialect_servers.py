@@ -10,7 +10,7 @@ import pytest
 
 from demo.dialects import anthropic, gemini, ollama
 from engine.offline import litellm
-from engine.provider import Delta, ToolPiece, open_stream
+from engine.provider.calls import Delta, ToolPiece, open_stream
 from tests.support.dialects import DIALECTS, provider
 from tests.support.engine import TEST_KEY
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream

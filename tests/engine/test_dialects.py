@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from engine.engine import Engine
+from engine.commands.engine import Engine
 from engine.tools.hub import ToolHub
 from ledger.events import ToolCalled, ToolResult
 from tests.support.dialects import DIALECTS

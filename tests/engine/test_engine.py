@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.engine import Engine, InputRejected
+from engine.commands.engine import Engine, InputRejected
 from ledger.audit import audit
 from ledger.codec import to_dict
 from ledger.events import Chunk, Deleted

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from engine.failures import classify
-from engine.light_route import PROVIDER, ROUTE_VARIABLE, LightStream, serves
 from engine.offline import litellm
-from engine.provider import ProviderConfig, ProviderStream
-from engine.routes import open_stream
+from engine.provider.calls import ProviderConfig, ProviderStream
+from engine.provider.failures import classify
+from engine.provider.light_route import PROVIDER, ROUTE_VARIABLE, LightStream, serves
+from engine.provider.routes import open_stream
 from tests.support.engine import TEST_KEY
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until

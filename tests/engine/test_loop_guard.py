@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.loop_guard import LoopGuard
+from engine.turns.loop_guard import LoopGuard
 from ledger.audit import audit
 from ledger.codec import to_jsonl
 from ledger.events import ToolResult

@@ -1,5 +1,5 @@
 """Many streams at once, each with a backlog of buffered chunks (the loop kept busy, as on a busy machine): the
-loop's share for reading (``engine.loop_share``) changes when chunks are read, never what is recorded, and a Stop
+loop's share for reading (``engine.turns.loop_share``) changes when chunks are read, never what is recorded, and a Stop
 is decided in the caller's own step (``AttemptWorker.cancel``), whatever the streams have waiting."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from engine.engine import Engine
+from engine.commands.engine import Engine
 from ledger.events import Chunk, StaleChunk
 from tests.support.engine import EngineFactory, current_attempt
 from tests.support.upstream import Behavior, ScriptedUpstream

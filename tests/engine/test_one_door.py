@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from engine.attempts import Attempts, Ended, Policy
-from engine.engine import Engine
-from engine.peers import Alone
+from engine.attempts.peers import Alone
+from engine.commands.engine import Engine
 from engine.policies import Declared
 from ledger.events import AnyEvent, Persisted, Retrying, Started, Submitted
 from ledger.title_events import Titled

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from engine.attempt import AttemptRun
-from engine.engine import Engine
-from engine.failures import StreamStalled
+from engine.commands.engine import Engine
 from engine.offline import ready
-from engine.provider import ProviderConfig
-from engine.settings import Limits
-from engine.streaming import Watchdog
-from engine.worker import AttemptWorker
+from engine.provider.calls import ProviderConfig
+from engine.provider.failures import StreamStalled
+from engine.turns.attempt import AttemptRun
+from engine.turns.settings import Limits
+from engine.turns.streaming import Watchdog
+from engine.turns.worker import AttemptWorker
 from ledger.events import Cancelled, CancelRequested, Done, Failed, Persisted, StaleChunk, Started
 from tests.support.engine import EngineFactory, current_attempt, one_end_each
 from tests.support.upstream import Behavior, ScriptedUpstream
@@ -183,15 +183,17 @@ def test_only_the_attempt_owner_ends_an_attempt_and_records_a_cancel() -> None:
         for where, call in calls(path):
             name = called(call)
             retried = any(k.arg == "will_retry" and getattr(k.value, "value", False) for k in call.keywords)
-            if name in ENDS and not retried and module != "engine/branching.py":  # branching: copies for a new chat
+            if (
+                name in ENDS and not retried and module != "engine/commands/branching.py"
+            ):  # branching: copies for a new chat
                 ends.append((module, where.split(".")[0]))
             cancels += [(module, where)] if name == "CancelRequested" else []
             finalizes += [(module, where)] if name == "finalize" else []
             ending += [(module, where)] if name == "_end" else []
-    assert set(ends) == {("engine/worker.py", "finalize"), ("engine/worker.py", "recover")}
-    assert finalizes == [("engine/worker.py", "AttemptWorker._end")]
+    assert set(ends) == {("engine/turns/worker.py", "finalize"), ("engine/turns/worker.py", "recover")}
+    assert finalizes == [("engine/turns/worker.py", "AttemptWorker._end")]
     assert sorted(ending) == [
-        ("engine/worker.py", "AttemptWorker._cancel"),
-        ("engine/worker.py", "AttemptWorker._life"),
+        ("engine/turns/worker.py", "AttemptWorker._cancel"),
+        ("engine/turns/worker.py", "AttemptWorker._life"),
     ]
-    assert cancels == [("engine/worker.py", "AttemptWorker._decided")]
+    assert cancels == [("engine/turns/worker.py", "AttemptWorker._decided")]

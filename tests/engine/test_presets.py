@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.engine import Engine
-from engine.request_view import requests_seen
+from engine.commands.engine import Engine
+from engine.provider.request_view import requests_seen
 from ledger.codec import to_jsonl
 from ledger.decide import InputRejected
 from ledger.events import Started

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from engine.engine import Engine
+from engine.commands.engine import Engine
 from ledger.events import Failed
 from tests.support.dialects import DIALECTS, OVERLOADED
 from tests.support.engine import EngineFactory, current_attempt, finished

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.engine import Engine
-from engine.tools import questions
+from engine.commands.engine import Engine
+from engine.turns import questions
 from engine.tools.asking import fields
-from engine.worker import recover
+from engine.turns.worker import recover
 from ledger.audit import audit
 from ledger.codec import dumps_line
 from ledger.events import AnyEvent, QuestionAnswered, QuestionAsked, ToolResult
@@ -68,10 +68,10 @@ async def test_a_form_question_shows_its_typed_fields_refuses_an_invalid_value_a
     run = engine.active_run(cid)
     assert run is not None
     with pytest.raises(ValueError, match="Quantity: must be at most 10"):
-        questions.answer(run, question.question_id, "accept", {**ORDER, "quantity": "11"})
+        questions.answer_question(run, question.question_id, "accept", {**ORDER, "quantity": "11"})
     assert of(engine, cid, QuestionAnswered) == [] and server_record(record) == []  # invalid is never sent
-    assert questions.answer(run, question.question_id, "accept", ORDER)
-    assert not questions.answer(run, question.question_id, "decline")  # the first answer wins
+    assert questions.answer_question(run, question.question_id, "accept", ORDER)
+    assert not questions.answer_question(run, question.question_id, "decline")  # the first answer wins
     await finished(engine, cid)
     (result,) = of(engine, cid, ToolResult)
     assert (result.status, result.content) == ("ok", "Order placed: 2 x mug (M) for Ada, gift wrapped.")
@@ -92,7 +92,7 @@ async def test_decline_and_cancel_reach_the_tool_as_such(
     cid = engine.create_conversation()
     question = await asked(engine, cid, upstream, tmp_path, rev)
     run = engine.active_run(cid)
-    assert run is not None and questions.answer(run, question.question_id, action, {"name": "ignored"})
+    assert run is not None and questions.answer_question(run, question.question_id, action, {"name": "ignored"})
     await finished(engine, cid)
     (result,) = of(engine, cid, ToolResult)
     assert result.content == f"No order placed: the person chose {action}."
@@ -150,7 +150,7 @@ async def test_a_question_answered_after_longer_than_the_tools_timeout_still_com
     waited_from = time.monotonic()
     await wait_until(lambda: time.monotonic() - waited_from > 1.6, 5, "longer than the 1 s deadline")
     run = engine.active_run(cid)
-    assert run is not None and questions.answer(run, question.question_id, "accept", ORDER)
+    assert run is not None and questions.answer_question(run, question.question_id, "accept", ORDER)
     await finished(engine, cid)
     (result,) = of(engine, cid, ToolResult)
     assert (result.status, result.content) == ("ok", "Order placed: 2 x mug (M) for Ada, gift wrapped.")

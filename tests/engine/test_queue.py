@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from engine.engine import Engine, InputRejected
+from engine.commands.engine import Engine, InputRejected
 from ledger.events import Submitted
 from tests.support.engine import EngineFactory, current_attempt
 from tests.support.upstream import Behavior, ScriptedUpstream

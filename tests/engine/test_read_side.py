@@ -21,7 +21,7 @@ def test_only_the_read_side_assigns_the_engines_state() -> None:
             for target in targets if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) else ():
                 if isinstance(target, ast.Attribute) and target.attr in ("state", "_state"):
                     assigned.add(path.relative_to(ROOT).as_posix())
-    assert assigned == {"engine/read_side.py"}
+    assert assigned == {"engine/read/side.py"}
 
 
 async def test_after_a_stop_a_retry_and_a_rename_the_state_is_the_replay_of_the_stored_events(

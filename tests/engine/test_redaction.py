@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from engine.provider import ProviderConfig
+from engine.provider.calls import ProviderConfig
 from engine.redaction import RedactingFormatter, redact, redact_url
 
 SECRET_BASE = "http://alice:pa55word@llm.internal:8000/v1?key=K3Y-VALUE&api_key=AK-VALUE&token=TK-VALUE&version=2"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import random
 
-from engine.engine import Engine
+from engine.commands.engine import Engine
 from ledger.decide import STILL_STREAMING, InputRejected
 from tests.support.engine import EngineFactory, current_attempt, finished, follow_up_is_accepted
 from tests.support.upstream import Behavior, ScriptedUpstream

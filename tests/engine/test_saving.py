@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.engine import InputRejected
+from engine.commands.engine import InputRejected
 from ledger.events import Renamed
 from store.tinydb.reserve import RESERVE_NAME
 from store.tinydb.store import Store

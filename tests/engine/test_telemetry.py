@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from engine.engine import Engine
+from engine.commands.engine import Engine
 from engine.telemetry.live import LiveTelemetry
 from engine.telemetry.otlp import Endpoint
-from engine.tools import questions
+from engine.turns import questions
 from ledger.events import Chunk, QuestionAnswered, QuestionAsked, RequestSent, Started, UpstreamClosed
 from ledger.trace_values import span_id, trace_id, ts_ns
 from store.tinydb.store import Store
@@ -238,7 +238,7 @@ async def test_a_tool_s_question_is_a_wait_span_from_asked_to_answered_with_its_
     await engine.submit(cid, "order a mug #order")
     found = await wait_until(lambda: [e for e in engine.events(cid) if isinstance(e, QuestionAsked)], 20, "a question")
     run = engine.active_run(cid)
-    assert run is not None and questions.answer(
+    assert run is not None and questions.answer_question(
         run, found[0].question_id, "accept", {"name": "Ada Secretname", "quantity": "2", "size": "M"}
     )
     await answered(engine, cid, live)

@@ -4,7 +4,7 @@ a rename, before or during it, wins; a branch keeps its title."""
 
 from __future__ import annotations
 
-from engine.engine import Engine
+from engine.commands.engine import Engine
 from ledger.events import AnyEvent, CancelRequested, Deleted, Started
 from ledger.history import model_history
 from ledger.title_events import Titled

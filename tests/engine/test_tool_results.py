@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from engine.engine import Engine
+from engine.commands.engine import Engine
 from engine.offline import litellm
 from engine.tools.hub import ToolHub
 from engine.tools.result_parts import history_messages, tool_followups, tool_messages

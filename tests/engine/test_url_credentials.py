@@ -12,12 +12,12 @@ import pytest
 
 from app.config import ConfigError, load_config
 from app.providers import check_model
-from engine.failures import classify
-from engine.light_route import ROUTE_VARIABLE
-from engine.provider import ProviderConfig
+from engine.provider.calls import ProviderConfig
+from engine.provider.failures import classify
+from engine.provider.light_route import ROUTE_VARIABLE
+from engine.provider.routes import open_stream
+from engine.provider.url_credentials import split_credentials
 from engine.redaction import redact
-from engine.routes import open_stream
-from engine.url_credentials import split_credentials
 from tests.support.dialects import MODELS, api_base
 from tests.support.engine import TEST_KEY
 from tests.support.upstream import Behavior, ScriptedUpstream

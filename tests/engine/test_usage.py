@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from engine.engine import Engine
+from engine.commands.engine import Engine
 from ledger.audit import audit
 from ledger.events import Cancelled, Failed, Persisted, StepFinished, Usage
 from tests.support.dialects import DIALECTS

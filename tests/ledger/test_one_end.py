@@ -161,7 +161,7 @@ def sweeper_batch(log: list[AnyEvent], k: int) -> list[AnyEvent]:
         if call.answered or call.phase == "streaming":
             continue  # answered, or half-written: never run, nothing invented
         running = call.phase == "running"
-        if call.phase == "waiting":  # what a restart or sweep says of a wait it ends (``engine.worker``)
+        if call.phase == "waiting":  # what a restart or sweep says of a wait it ends (``engine.turns.worker``)
             batch.append(
                 ApprovalGiven(**ids, call_id=call.call_id, server="s", tool="t", decision="skip", by="restart")
             )

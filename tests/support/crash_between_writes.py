@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any
 
-from engine.assembly import build_engine
+from engine.commands.assembly import build_engine
 from store.tinydb.store import Store
 from tests.support.engine import current_attempt, make_settings
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from engine.assembly import build_engine
+from engine.commands.assembly import build_engine
 from store.tinydb.store import Store
 from tests.support.engine import current_attempt, make_settings
 

@@ -8,7 +8,7 @@ HTTP path to the local server: nothing is mocked.
 
 from __future__ import annotations
 
-from engine.provider import ProviderConfig
+from engine.provider.calls import ProviderConfig
 from tests.support.upstream import ScriptedUpstream
 
 DIALECTS = ("openai", "anthropic", "gemini", "ollama")

@@ -10,12 +10,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from engine.assembly import Order, build_engine
-from engine.engine import Engine
-from engine.peers import ALONE, Peers
-from engine.provider import ProviderConfig
-from engine.settings import EngineSettings, Limits
+from engine.attempts.peers import ALONE, Peers
+from engine.commands.assembly import Order, build_engine
+from engine.commands.engine import Engine
+from engine.provider.calls import ProviderConfig
 from engine.tools.hub import ToolHub
+from engine.turns.settings import EngineSettings, Limits
 from ledger.events import AnyEvent
 from ledger.state import AttemptState
 from store.tinydb.store import Store

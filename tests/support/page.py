@@ -9,7 +9,7 @@ from nicegui import ui
 from nicegui.testing import User
 from nicegui.testing.user_interaction import UserInteraction
 
-from engine.engine import Engine
+from engine.commands.engine import Engine
 from tests.support.waiting import wait_until
 from ui.chat_list import ChatList
 from ui.context import current

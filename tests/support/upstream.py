@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from demo.agent import PlannedCall
-from demo.endpoint import HOSTILE, Behavior, DemoModel, RequestRecord, serve_in_thread
+from demo.server.endpoint import HOSTILE, Behavior, DemoModel, RequestRecord, serve_in_thread
 
 __all__ = ["HOSTILE", "Behavior", "PlannedCall", "RequestRecord", "ScriptedUpstream", "serve"]
 

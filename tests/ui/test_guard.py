@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from demo.endpoint import MAX_BODY_BYTES
+from demo.server.endpoint import MAX_BODY_BYTES
 from tests.support.app_process import ROOT, AppProcess
 from tests.support.app_runner import AppRunner
 from tests.support.websocket_probe import handshake

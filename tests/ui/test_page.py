@@ -11,7 +11,7 @@ import pytest
 from nicegui import ui
 from nicegui.testing import User
 
-from engine.light_route import ROUTE_VARIABLE
+from engine.provider.light_route import ROUTE_VARIABLE
 from tests.support.folders import fill, small_disk
 from tests.support.page import (
     answer_html,
