@@ -1,81 +1,83 @@
-"""The audit's working records while one conversation's events are folded (``ledger.audit``), and how a late event
-of an attempt shows in its timeline.
+"""The audit's timeline of one attempt: each moment of its timeline (``ledger.timeline``) as a ``Phase``.
 
-Guarantees: a record holds the events that said its values and counters of its chunks; ``freeze`` builds each
-frozen value once, from the timeline and those events. What the timeline records (cancel source, end, errors,
-retries, tool calls, stale results) is read from its phases that were applied: a late phase (``Phase.late``, an
-event after the attempt's end, ``ledger.ends``) is shown in the timeline and counted in ``late_events``, and never
-wins: the first end and the first ``persisted`` stand. Durations derived from timestamps are never negative.
+Guarantees: one ``Phase`` per moment that says something to a person, never per chunk: the first rendered chunk is
+``first_chunk`` (after its request was sent) and the chunks are one ``chunks`` phase, put before the cancel or the
+end that stopped them; a late moment (``Phase.late``, an event after the attempt's end, ``ledger.ends``) shows as
+a late phase of its kind (``LATE_PHASES``; the others are counted only) and is never applied. A tool's name is the
+one its ``tool_call`` gave before. Every kind is named (``assert_never``). Durations derived from timestamps are
+never negative.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, assert_never, cast
 
-from ledger.approval_events import ApprovalAsked, ApprovalGiven
-from ledger.audit_values import AttemptAudit, Phase, PhaseKind, RequestAudit
-from ledger.ends import Phase as RunPhase
-from ledger.events import AnyEvent, Done, Failed, Persisted, RequestSent, Started, UpstreamClosed
+from ledger.approval_events import ApprovalAsked, ApprovalGiven, GrantRevoked
+from ledger.audit_values import Phase, PhaseKind
+from ledger.events import (
+    AnyEvent,
+    Attached,
+    Branched,
+    Cancelled,
+    CancelRequested,
+    Chunk,
+    Created,
+    Deleted,
+    Detached,
+    Done,
+    Failed,
+    Persisted,
+    QuestionAnswered,
+    QuestionAsked,
+    Recovered,
+    Renamed,
+    RequestSent,
+    Retrying,
+    Selected,
+    StaleChunk,
+    StaleToolResult,
+    Started,
+    StepFinished,
+    StepStarted,
+    Submitted,
+    ToolAwaitingApproval,
+    ToolCalled,
+    ToolCallStarted,
+    ToolDispatched,
+    ToolProgress,
+    ToolResult,
+    UpstreamClosed,
+    Usage,
+    VersionSelected,
+)
 from ledger.kinds import LATE_PHASE_KINDS
+from ledger.queue_events import MessageQueued, QueuedEdited, QueuedRemoved
+from ledger.timeline import AttemptTimeline
+from ledger.title_events import Titled
 
 #: The timeline entry a late event shows as (kinds not listed are counted only: a piece of a call, progress).
 LATE_PHASES: dict[str, PhaseKind] = {kind: cast(PhaseKind, kind) for kind in LATE_PHASE_KINDS}
 
 
 @dataclass(slots=True)
-class RequestFold:
-    """A request while the events are folded: the events that said its values, and its chunks counted."""
+class Phases:
+    """The phases of one attempt while its moments are mapped, and the tools' names said so far."""
 
-    sent: RequestSent
-    first_chunk_ts: str | None = None
-    chunk_count: int = 0
-    last_chunk_seq: int | None = None
-    closed: UpstreamClosed | None = None
-    failed: Failed | None = None
-    done: Done | None = None
-
-    def freeze(self) -> RequestAudit:
-        failed = self.failed
-        return RequestAudit(
-            request_id=self.sent.request_id,
-            model=self.sent.model,
-            sent_ts=self.sent.ts,
-            first_chunk_ms=ms_between(self.sent.ts, self.first_chunk_ts),
-            chunk_count=self.chunk_count,
-            last_chunk_seq=self.last_chunk_seq,
-            closed_ms=self.closed.close_ms if self.closed else None,
-            error_type=failed.error_type if failed else None,
-            error_summary=failed.summary if failed else None,
-            http_status=failed.http_status if failed else None,
-            finish_reason=self.done.finish_reason if self.done else None,
-        )
-
-
-@dataclass(slots=True)
-class AttemptFold:
-    """An attempt while the events are folded: its timeline so far, the events that said what the timeline does not
-    show, and what every chunk changes, counted."""
-
-    started: Started
-    number: int
+    timeline: AttemptTimeline
     phases: list[Phase] = field(default_factory=list)
-    requests: list[RequestFold] = field(default_factory=list)
-    chunk_count: int = 0
-    last_chunk_seq: int | None = None
-    stale_why: dict[str, int] = field(default_factory=dict)
-    steps: int = 0
     names: dict[str, str] = field(default_factory=dict)
-    done: Done | None = None
-    persisted: Persisted | None = None
-    phase: RunPhase = "open"
-    closing: bool = False
-    late_events: int = 0
+
+    def add(self, kind: PhaseKind, ts: str, **values: Any) -> None:
+        self.phases.append(Phase(kind=kind, ts=ts, **values))
+
+    def chunks(self) -> None:
+        t = self.timeline  # no chunk is rendered after a cancel or the end: its counts are the final ones
+        if t.chunk_count and not any(p.kind == "chunks" for p in self.phases):
+            self.add("chunks", self.phases[-1].ts, count=t.chunk_count, last_seq=t.last_chunk_seq)
 
     def late(self, event: AnyEvent) -> None:
-        """An event after the attempt's end: shown as late in the timeline, counted, never folded."""
-        self.late_events += 1
         kind: PhaseKind | None = LATE_PHASES.get(event.KIND)
         if isinstance(event, Failed):
             kind = "request_failed" if event.will_retry else "failed"
@@ -83,75 +85,114 @@ class AttemptFold:
             status, call_id = getattr(event, "status", None), getattr(event, "call_id", None)
             self.add(kind, event.ts, late=True, status=status, call_id=call_id, name=self.names.get(call_id or ""))
 
-    def add(self, kind: PhaseKind, ts: str, **values: Any) -> None:
-        self.phases.append(Phase(kind=kind, ts=ts, **values))
 
-    def chunks_phase(self) -> None:
-        if self.chunk_count and not any(p.kind == "chunks" for p in self.phases):
-            self.add("chunks", self.phases[-1].ts, count=self.chunk_count, last_seq=self.last_chunk_seq)
+def phases(timeline: AttemptTimeline, number: int, parent: int | None) -> tuple[Phase, ...]:
+    """The attempt's phases; ``number``: which attempt of its message it is; ``parent``: the number of the attempt
+    it continues (Continue)."""
+    p, s = Phases(timeline), timeline.started
+    if timeline.submitted is not None and s.trigger == "submit":
+        p.add("submitted", timeline.submitted.ts)
+    source = f"continues attempt {parent}" if parent is not None else s.trigger  # Continue: which it goes on from
+    p.add("started", s.ts, number=number, source=source, model=s.model)
+    for moment in timeline.moments:
+        if moment.late:
+            p.late(moment.event)
+        else:
+            _phase(p, moment.event)
+    return tuple(p.phases)
 
-    def freeze(self) -> AttemptAudit:
-        cancel_source = close_ms = error_type = error_summary = ended_ts = None
-        retries = tool_calls = stale_tool_results = 0
-        for p in self.phases:  # what the timeline records is read from it (its applied phases)
-            if p.late:
-                continue
-            match p.kind:
-                case "cancel_requested":
-                    cancel_source = p.source
-                case "cancelled" | "recovered":
-                    cancel_source, ended_ts = p.source, p.ts
-                case "failed":
-                    error_type, error_summary, ended_ts = p.error_type, p.summary, p.ts
-                case "done":
-                    ended_ts = p.ts
-                case "persisted":
-                    ended_ts = ended_ts or p.ts
-                case "upstream_closed":
-                    close_ms = p.ms
-                case "retrying":
-                    retries += p.source == "auto"
-                case "tool_call":
-                    tool_calls += 1
-                case "stale_tool_result":
-                    stale_tool_results += 1
-        requests = tuple(r.freeze() for r in self.requests)
-        first = next((r.first_chunk_ms for r in requests if r.first_chunk_ms is not None), None)
-        metrics = self.persisted.metrics if self.persisted else None
-        if metrics is not None and metrics.wait_ms is not None:
-            first = metrics.wait_ms  # measured by the engine on a monotonic clock: immune to clock steps
-        s, done = self.started, self.done
-        return AttemptAudit(
-            attempt_id=s.attempt_id,
-            message_id=s.message_id,
-            number=self.number,
-            model=s.model,
-            trigger=s.trigger,
-            started_ts=s.ts,
-            turn=s.turn,
-            purpose=s.purpose,
-            requests=requests,
-            chunk_count=self.chunk_count,
-            last_chunk_seq=self.last_chunk_seq,
-            stale_chunks=sum(self.stale_why.values()),
-            stale_why=tuple(sorted(self.stale_why.items())),
-            cancel_source=cancel_source,
-            upstream_close_ms=close_ms,
-            error_type=error_type,
-            error_summary=error_summary,
-            retries=retries,
-            finish_reason=done.finish_reason if done else None,
-            usage=done.usage if done else None,
-            status=self.persisted.status if self.persisted else "streaming",
-            metrics=metrics,
-            first_chunk_ms=first,
-            duration_ms=ms_between(s.ts, ended_ts),
-            steps=self.steps,
-            tool_calls=tool_calls,
-            stale_tool_results=stale_tool_results,
-            late_events=self.late_events,
-            phases=tuple(self.phases),
-        )
+
+def _phase(p: Phases, event: AnyEvent) -> None:  # noqa: C901 - one case per kind
+    match event:
+        case RequestSent():
+            p.add("request_sent", event.ts, model=event.model)
+        case Chunk():  # the first rendered one
+            sent = next((r.sent for r in p.timeline.requests if r.request_id == event.request_id), None)
+            p.add("first_chunk", event.ts, ms=ms_between(sent.ts if sent else p.timeline.started.ts, event.ts))
+        case CancelRequested():
+            p.chunks()
+            p.add("cancel_requested", event.ts, source=event.source)
+        case UpstreamClosed():
+            p.add("upstream_closed", event.ts, ms=event.close_ms)
+        case Cancelled():
+            p.add("cancelled", event.ts, count=event.delivered_chars, source=event.source, usage=event.usage)
+        case Recovered():
+            p.chunks()
+            p.add("recovered", event.ts, source="restart")
+        case Failed():
+            if not event.will_retry:
+                p.chunks()
+            kind: PhaseKind = "request_failed" if event.will_retry else "failed"
+            usage, status = event.usage, event.http_status
+            p.add(kind, event.ts, error_type=event.error_type, http_status=status, summary=event.summary, usage=usage)
+        case Retrying():
+            p.add("retrying", event.ts, source=event.why)
+        case Done():
+            p.chunks()
+            p.add("done", event.ts, finish_reason=event.finish_reason or "stop", usage=event.usage)
+        case Persisted():
+            p.add("persisted", event.ts, status=event.status, usage=persisted_usage(event))
+        case StepStarted():
+            if event.step > 1:
+                p.add("step_started", event.ts, step=event.step)
+        case StepFinished():
+            p.add("step_finished", event.ts, step=event.step, finish_reason=event.finish_reason, usage=event.usage)
+        case ToolCalled():
+            p.names[event.call_id] = event.name
+            p.add("tool_call", event.ts, step=event.step, name=event.name, call_id=event.call_id)
+        case ToolAwaitingApproval():
+            p.add("tool_awaiting_approval", event.ts, name=p.names.get(event.call_id), call_id=event.call_id)
+        case ApprovalAsked() | ApprovalGiven():
+            approval_phase(p, event)
+        case ToolDispatched():
+            name = p.names.get(event.call_id)
+            p.add("tool_dispatched", event.ts, name=name, call_id=event.call_id, model=event.server)
+        case ToolResult():
+            name, ms, size = p.names.get(event.call_id), event.duration_ms, event.size
+            p.add("tool_result", event.ts, name=name, call_id=event.call_id, status=event.status, ms=ms, count=size)
+        case QuestionAsked():
+            name, cid = p.names.get(event.call_id), event.call_id
+            p.add("question_asked", event.ts, name=name, call_id=cid, source=event.mode, summary=event.message)
+        case QuestionAnswered():
+            name, cid = p.names.get(event.call_id), event.call_id
+            p.add("question_answered", event.ts, name=name, call_id=cid, status=event.action, source=event.by)
+        case StaleToolResult():
+            p.add("stale_tool_result", event.ts, call_id=event.call_id, source=event.why)
+        case Submitted() | Started() | StaleChunk():
+            pass  # they make the attempt (the timeline), or are counted only (stale chunks)
+        case ToolCallStarted() | ToolProgress():
+            pass  # the timeline shows a call once it is complete, and its result, not every piece in between
+        case Created() | Renamed() | Selected() | VersionSelected() | Branched() | Detached() | Attached() | Deleted():
+            pass  # about the conversation, not an attempt
+        case MessageQueued() | QueuedEdited() | QueuedRemoved():
+            pass  # the queue (``ledger.queue``): a message reaches an attempt when its ``submitted`` sends it
+        case GrantRevoked() | Titled():
+            pass  # about the conversation (its grants, its title), not an attempt
+        case _:
+            assert_never(event)
+
+
+def persisted_usage(event: Persisted) -> Usage | None:
+    """The tokens of the turn's metrics, each side marked estimated on its own (``partial``: the output side)."""
+    m = event.metrics
+    usage = Usage(
+        input_tokens=m.input_tokens,
+        output_tokens=m.output_tokens,
+        estimated=m.input_is_estimated,
+        partial=m.output_is_estimated,
+    )
+    return usage if m.input_tokens or m.output_tokens else None
+
+
+def approval_phase(p: Phases, event: ApprovalAsked | ApprovalGiven) -> None:
+    """The timeline entry of an approval asked (mode as ``status``, why as ``source``) or given (decision as
+    ``status``, who as ``source``, ``scope``), each with the tool's grant hash."""
+    name, cid, grant = p.names.get(event.call_id), event.call_id, event.grant_hash
+    if isinstance(event, ApprovalAsked):
+        p.add("approval_asked", event.ts, name=name, call_id=cid, grant=grant, status=event.mode, source=event.why)
+        return
+    status, source, scope = event.decision, event.by, event.scope
+    p.add("approval_given", event.ts, name=name, call_id=cid, grant=grant, status=status, source=source, scope=scope)
 
 
 def ms_between(start: str | None, end: str | None) -> float | None:
@@ -162,14 +203,3 @@ def ms_between(start: str | None, end: str | None) -> float | None:
         return max(0.0, (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() * 1000)
     except ValueError:
         return None
-
-
-def approval_phase(a: AttemptFold, event: ApprovalAsked | ApprovalGiven) -> None:
-    """The timeline entry of an approval asked (mode as ``status``, why as ``source``) or given (decision as
-    ``status``, who as ``source``, ``scope``), each with the tool's grant hash."""
-    name, cid, grant = a.names.get(event.call_id), event.call_id, event.grant_hash
-    if isinstance(event, ApprovalAsked):
-        a.add("approval_asked", event.ts, name=name, call_id=cid, grant=grant, status=event.mode, source=event.why)
-        return
-    status, source, scope = event.decision, event.by, event.scope
-    a.add("approval_given", event.ts, name=name, call_id=cid, grant=grant, status=status, source=source, scope=scope)
