@@ -13,6 +13,9 @@ Guarantees:
   made again: the attempt's final value reuses it, so live and back-filled spans are the same by construction.
 - A cancel is an error status with ``error.type`` ``cancelled``, finish reason ``cancelled`` and the source in
   ``ledger.cancel_source``; a failure is an error with the ledger's ``error_type``; never a success.
+- What the spans count and when the attempt ended are its timeline's, by the stale rule (``ledger.stale``) and the
+  one-end rule (``ledger.ends``): an event after the attempt's end changes no span; the trace is made when its
+  first ``persisted`` lands, and what comes after it is never folded.
 - Message content (the question, the answer, tool arguments and results) only when ``content`` is True; a
   request's parameters are never secrets (``request_sent``). Key redaction of content is the exporter's.
 """
