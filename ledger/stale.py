@@ -4,12 +4,15 @@ Guarantees: pure (no clock, no I/O). A chunk is rendered only when its attempt e
 its message, is still streaming (not closing, not closed) and the chunk comes after the last rendered one. The
 reducer applies it to every recorded chunk; the engine's chunk gate applies it before recording, so a chunk the
 gate renders is rendered again by any replay. ``tool_result_stale_reason`` is the same rule for tool results.
+``run_stale_reason`` is the part of the rule an attempt's own run decides (streaming, closing, closed, order):
+``stale_reason`` asks it once the attempt exists and is current, and the per-attempt timeline (``ledger.timeline``)
+asks it for every chunk it folds.
 """
 
 from __future__ import annotations
 
 from ledger.events import StaleWhy
-from ledger.state import ConversationState
+from ledger.state import LIVE_STATUSES, ConversationState
 
 
 def stale_reason(conv: ConversationState, attempt_id: str, chunk_seq: int | None = None) -> StaleWhy | None:
@@ -20,9 +23,16 @@ def stale_reason(conv: ConversationState, attempt_id: str, chunk_seq: int | None
     message = conv.messages.get(attempt.message_id)
     if message is None or message.current_attempt_id != attempt_id:
         return "superseded"
-    if attempt.status != "streaming":
-        return "closing" if attempt.is_live else "closed"
-    if chunk_seq is not None and attempt.last_chunk_seq is not None and chunk_seq <= attempt.last_chunk_seq:
+    return run_stale_reason(attempt.status, attempt.last_chunk_seq, chunk_seq)
+
+
+def run_stale_reason(status: str, last_chunk_seq: int | None = None, chunk_seq: int | None = None) -> StaleWhy | None:
+    """``None`` when a chunk numbered ``chunk_seq`` is rendered by an attempt in ``status`` that rendered up to
+    ``last_chunk_seq``; else why it is stale: ``closing`` once a cancel was asked (still live), ``closed`` once it
+    ended, ``out_of_order`` at or below the last rendered one (not judged when either number is ``None``)."""
+    if status != "streaming":
+        return "closing" if status in LIVE_STATUSES else "closed"
+    if chunk_seq is not None and last_chunk_seq is not None and chunk_seq <= last_chunk_seq:
         return "out_of_order"
     return None
 

@@ -1,8 +1,8 @@
-"""The spans of one attempt's trace, made of its fold (``ledger.trace_fold``): the root, a request, a tool call.
+"""The spans of one attempt's trace, made of its timeline (``ledger.timeline``): the root, a request, a tool call.
 
 Guarantees: pure; the names and attributes follow the OpenTelemetry GenAI conventions (``gen_ai.*``, ``error.type``,
 ``server.*``, MCP's ``mcp.method.name``) and the ledger's own are under ``ledger.``; every span lies inside its
-root (times clamped to it); content attributes only when the fold was asked for content.
+root (times clamped to it); content attributes only when the timeline kept content.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from urllib.parse import urlsplit
 
-from ledger.trace_fold import AttemptFold, RequestFold, ToolFold
+from ledger.timeline import AttemptTimeline, RequestTimeline, ToolTimeline
 from ledger.trace_values import Attrs, AttrValue, SpanEvent, SpanValue, span_id, ts_ns
 from ledger.trace_waits import question_spans
 
@@ -57,57 +57,58 @@ def span_status(kind: str | None, error_type: str | None, source: str | None) ->
     return "unset", None, ()
 
 
-def root_span(fold: AttemptFold, tid: int, root: int, start: int, end: int, common: Attrs) -> SpanValue:
-    status, message, error = span_status(fold.end_kind, fold.error_type, fold.cancel_source)
+def root_span(timeline: AttemptTimeline, tid: int, root: int, start: int, end: int, common: Attrs) -> SpanValue:
+    status, message, error = span_status(timeline.end_kind, timeline.error_type, timeline.cancel_source)
+    persisted = timeline.persisted
     attrs: list[tuple[str, AttrValue]] = [
         ("gen_ai.operation.name", "invoke_agent"),
         ("gen_ai.agent.name", AGENT_NAME),
         *common,
         *error,
-        ("ledger.message_id", fold.started.message_id),
-        ("ledger.turn", fold.started.turn),
-        ("ledger.trigger", fold.started.trigger),
-        ("ledger.status", fold.status or "unknown"),
-        ("ledger.chunks", fold.chunks),
-        ("ledger.stale_chunks", fold.stale),
-        ("ledger.requests", len(fold.requests)),
-        ("ledger.tool_calls", len(fold.tools)),
+        ("ledger.message_id", timeline.started.message_id),
+        ("ledger.turn", timeline.started.turn),
+        ("ledger.trigger", timeline.started.trigger),
+        ("ledger.status", persisted.status if persisted else "unknown"),
+        ("ledger.chunks", timeline.chunk_count),
+        ("ledger.stale_chunks", timeline.stale_chunks),
+        ("ledger.requests", len(timeline.requests)),
+        ("ledger.tool_calls", len(timeline.tools)),
     ]
-    if fold.end_kind in CANCEL_ENDS:
+    if timeline.end_kind in CANCEL_ENDS:
         attrs += [
             ("gen_ai.response.finish_reasons", ("cancelled",)),
-            ("ledger.cancel_source", fold.cancel_source or ""),
+            ("ledger.cancel_source", timeline.cancel_source or ""),
         ]
-    elif fold.finish_reason:
-        attrs.append(("gen_ai.response.finish_reasons", (fold.finish_reason,)))
-    if fold.requested_by:
-        attrs.append(("ledger.cancel_requested_by", fold.requested_by))
-    if fold.stale_results:
-        attrs.append(("ledger.stale_tool_results", fold.stale_results))
-    closes = [r.close_ms for r in fold.requests.values() if r.close_ms is not None]
+    elif timeline.done is not None and timeline.done.finish_reason:
+        attrs.append(("gen_ai.response.finish_reasons", (timeline.done.finish_reason,)))
+    if timeline.requested_by:
+        attrs.append(("ledger.cancel_requested_by", timeline.requested_by))
+    if timeline.stale_results:
+        attrs.append(("ledger.stale_tool_results", timeline.stale_results))
+    closes = [r.closed.close_ms for r in timeline.requests if r.closed is not None and r.closed.close_ms is not None]
     if closes:
         attrs.append(("ledger.cancel_to_upstream_closed_ms", max(closes)))
-    first = next(iter(fold.requests.values()), None)
-    if first is not None and (ttfc := ms_between(first.sent, first.first_chunk)) is not None:
+    first = next(iter(timeline.requests), None)
+    if first is not None and (ttfc := ms_between(first.sent.ts, first.first_arrival_ts)) is not None:
         attrs.append(("ledger.time_to_first_chunk_ms", ttfc))
-    if (m := fold.metrics) is not None:
+    if persisted is not None and (m := persisted.metrics) is not None:
         attrs += [
             ("gen_ai.usage.input_tokens", m.input_tokens),
             ("gen_ai.usage.output_tokens", m.output_tokens),
             ("ledger.usage.input_estimated", m.input_is_estimated),
             ("ledger.usage.output_estimated", m.output_is_estimated),
         ]
-    if fold.content:
-        if fold.question is not None:
-            attrs.append(("gen_ai.input.messages", messages("user", fold.question)))
-        attrs.append(("gen_ai.output.messages", messages("assistant", fold.text)))
+    if timeline.content:
+        if timeline.submitted is not None:
+            attrs.append(("gen_ai.input.messages", messages("user", timeline.submitted.text)))
+        attrs.append(("gen_ai.output.messages", messages("assistant", persisted.text if persisted else "")))
     events: tuple[SpanEvent, ...] = ()
-    if fold.cancel_at is not None and (at := ts_ns(fold.cancel_at)) is not None:
+    if timeline.cancel is not None and (at := ts_ns(timeline.cancel.ts)) is not None:
         events = (
             SpanEvent(
                 name="ledger.cancel_requested",
                 at_ns=at,
-                attributes=(("ledger.cancel_source", fold.cancel_source or ""),),
+                attributes=(("ledger.cancel_source", timeline.cancel_source or ""),),
             ),
         )
     return SpanValue(
@@ -125,24 +126,27 @@ def root_span(fold: AttemptFold, tid: int, root: int, start: int, end: int, comm
     )
 
 
-def chat_span(fold: AttemptFold, req: RequestFold, tid: int, root: int, lo: int, hi: int, common: Attrs) -> SpanValue:
-    start = clamp(ts_ns(req.sent), lo, hi)
-    end = max(start, clamp(ts_ns(req.end), lo, hi) if req.end else hi)
+def chat_span(
+    timeline: AttemptTimeline, req: RequestTimeline, tid: int, root: int, lo: int, hi: int, common: Attrs
+) -> SpanValue:
+    start = clamp(ts_ns(req.sent.ts), lo, hi)
+    end = max(start, clamp(ts_ns(req.end_ts), lo, hi) if req.end_ts else hi)
+    model = req.sent.model
     status, message, error = span_status(
-        req.ended_by if req.ended_by in CANCEL_ENDS else None, req.error_type, fold.cancel_source
+        req.ended_by if req.ended_by in CANCEL_ENDS else None, req.error_type, timeline.cancel_source
     )
     attrs: list[tuple[str, AttrValue]] = [
         ("gen_ai.operation.name", "chat"),
-        ("gen_ai.provider.name", provider_name(req.model)),
-        ("gen_ai.request.model", model_name(req.model)),
+        ("gen_ai.provider.name", provider_name(model)),
+        ("gen_ai.request.model", model_name(model)),
         *common[2:],
         *error,
         ("ledger.request_id", req.request_id),
         ("ledger.step", req.step),
-        ("ledger.chunks", req.chunks),
+        ("ledger.chunks", req.chunk_count),
         ("ledger.stale_chunks", req.stale),
     ]
-    for param in req.params:
+    for param in req.sent.params:
         if param.name == "api_base" and isinstance(param.value, str):
             parts = urlsplit(param.value)
             if parts.hostname:
@@ -154,7 +158,7 @@ def chat_span(fold: AttemptFold, req: RequestFold, tid: int, root: int, lo: int,
     if req.ended_by in CANCEL_ENDS:
         attrs += [
             ("gen_ai.response.finish_reasons", ("cancelled",)),
-            ("ledger.cancel_source", fold.cancel_source or ""),
+            ("ledger.cancel_source", timeline.cancel_source or ""),
         ]
     elif req.finish_reason:
         attrs.append(("gen_ai.response.finish_reasons", (req.finish_reason,)))
@@ -162,10 +166,10 @@ def chat_span(fold: AttemptFold, req: RequestFold, tid: int, root: int, lo: int,
         attrs.append(("http.response.status_code", req.http_status))
     if req.error_type is not None:
         attrs.append(("ledger.will_retry", req.will_retry))
-    if (ttfc := ms_between(req.sent, req.first_chunk)) is not None:
+    if (ttfc := ms_between(req.sent.ts, req.first_arrival_ts)) is not None:
         attrs.append(("ledger.time_to_first_chunk_ms", ttfc))
-    if req.close_ms is not None:
-        attrs.append(("ledger.cancel_to_upstream_closed_ms", req.close_ms))
+    if req.closed is not None and req.closed.close_ms is not None:
+        attrs.append(("ledger.cancel_to_upstream_closed_ms", req.closed.close_ms))
     if (u := req.usage) is not None:
         attrs += [
             ("gen_ai.usage.input_tokens", u.input_tokens),
@@ -176,15 +180,15 @@ def chat_span(fold: AttemptFold, req: RequestFold, tid: int, root: int, lo: int,
             ("ledger.usage.estimated", u.estimated),
             ("ledger.usage.partial", u.partial),
         ]
-    if fold.content:
-        attrs.append(("gen_ai.output.messages", messages("assistant", "".join(req.text))))
-    first = ts_ns(req.first_chunk)
+    if timeline.content:
+        attrs.append(("gen_ai.output.messages", messages("assistant", req.text)))
+    first = ts_ns(req.first_arrival_ts)
     events = (SpanEvent(name="ledger.first_chunk", at_ns=clamp(first, start, end)),) if first is not None else ()
     return SpanValue(
         trace_id=tid,
         span_id=span_id("chat", req.request_id),
         parent_id=root,
-        name=f"chat {model_name(req.model)}",
+        name=f"chat {model_name(model)}",
         kind="client",
         start_ns=start,
         end_ns=end,
@@ -196,10 +200,10 @@ def chat_span(fold: AttemptFold, req: RequestFold, tid: int, root: int, lo: int,
 
 
 def tool_spans(
-    fold: AttemptFold, tool: ToolFold, tid: int, root: int, lo: int, hi: int, common: Attrs
+    timeline: AttemptTimeline, tool: ToolTimeline, tid: int, root: int, lo: int, hi: int, common: Attrs
 ) -> list[SpanValue]:
-    spans = []
-    base = (*common[2:], ("gen_ai.tool.name", tool.name), ("gen_ai.tool.call.id", tool.call_id))
+    spans, called = [], tool.called
+    base = (*common[2:], ("gen_ai.tool.name", called.name), ("gen_ai.tool.call.id", called.call_id))
     result_at = clamp(ts_ns(tool.result_at), lo, hi) if tool.result_at else hi
     if tool.awaiting_at is not None:
         w_start = clamp(ts_ns(tool.awaiting_at), lo, hi)
@@ -208,24 +212,24 @@ def tool_spans(
         spans.append(
             SpanValue(
                 trace_id=tid,
-                span_id=span_id("wait", tool.call_id),
+                span_id=span_id("wait", called.call_id),
                 parent_id=root,
-                name=f"await_approval {tool.name}",
+                name=f"await_approval {called.name}",
                 kind="internal",
                 start_ns=w_start,
                 end_ns=w_end,
                 attributes=(*base, ("ledger.wait", "approval"), ("ledger.wait.outcome", outcome)),
             )
         )
-    spans += question_spans(tool.questions, base, tid, root, lo, hi, result_at, tool.name)
-    start = clamp(ts_ns(tool.dispatched_at or tool.called_at), lo, hi)
+    spans += question_spans(tool.questions, base, tid, root, lo, hi, result_at, called.name)
+    start = clamp(ts_ns(tool.dispatched_at or called.ts), lo, hi)
     ok = tool.status in ("ok", None) and tool.result_at is not None
     attrs: list[tuple[str, AttrValue]] = [
         ("gen_ai.operation.name", "execute_tool"),
         *base,
         ("gen_ai.tool.type", "extension"),
         ("mcp.method.name", "tools/call"),
-        ("ledger.step", tool.step),
+        ("ledger.step", called.step),
         ("ledger.tool.status", tool.status or "unknown"),
         ("ledger.tool.result_size", tool.size),
     ]
@@ -235,14 +239,14 @@ def tool_spans(
         attrs.append(("ledger.tool.duration_ms", tool.duration_ms))
     if not ok:
         attrs.append(("error.type", "tool_error" if tool.status == "error" else tool.status or "unknown"))
-    if fold.content:
-        attrs += [("gen_ai.tool.call.arguments", tool.arguments), ("gen_ai.tool.call.result", tool.content or "")]
+    if timeline.content:
+        attrs += [("gen_ai.tool.call.arguments", called.arguments), ("gen_ai.tool.call.result", tool.content or "")]
     spans.append(
         SpanValue(
             trace_id=tid,
-            span_id=span_id("tool", tool.call_id),
+            span_id=span_id("tool", called.call_id),
             parent_id=root,
-            name=f"execute_tool {tool.name}",
+            name=f"execute_tool {called.name}",
             kind="internal",
             start_ns=start,
             end_ns=max(start, result_at),

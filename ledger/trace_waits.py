@@ -11,28 +11,14 @@ typed only when content was asked for.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ledger.timeline_values import QuestionTimeline
 from ledger.trace_values import Attrs, AttrValue, SpanValue, span_id, ts_ns
 
 METHODS = {"2025-11-25": "elicitation/create"}  # newer revisions carry the question in the call's own result
 
 
-@dataclass(slots=True)
-class QuestionFold:
-    question_id: str
-    mode: str
-    revision: str
-    asked_at: str
-    message: str | None = None
-    answered_at: str | None = None
-    action: str | None = None
-    by: str | None = None
-    content: str | None = None
-
-
 def question_spans(
-    questions: list[QuestionFold], base: Attrs, tid: int, root: int, lo: int, hi: int, until: int, tool: str
+    questions: tuple[QuestionTimeline, ...], base: Attrs, tid: int, root: int, lo: int, hi: int, until: int, tool: str
 ) -> list[SpanValue]:
     """``until``: when the call ended (a question never answered waits until then)."""
     spans = []

@@ -1,4 +1,5 @@
-"""The waterfall of each attempt and the replay of what the user saw, folded from one conversation's events.
+"""The waterfall of each attempt and the replay of what the user saw: each attempt's timeline (``ledger.timeline``,
+with its arrivals) timed in milliseconds, its bars the trace's spans (``ledger.trace``).
 
 Guarantees:
 - Pure and typed; every figure is read or derived from the events (their ``ts``, in milliseconds after the
@@ -10,17 +11,19 @@ Guarantees:
   stale marks; only ``text`` (the rendered answer, as the user saw it) grows with the answer.
 - The replay: ``frames`` say how many chunks (tokens) and characters of ``text`` were on the screen at each moment;
   ``tokens_at_stop`` counts the chunks rendered before the ``cancel_requested``, ``tokens_kept`` is the
-  ``cancelled`` event's ``chunk_count``: by the stale rule they are equal.
+  ``cancelled`` event's ``chunk_count``: by the stale rule they are equal (the timeline's: ``ledger.stale``).
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
 from typing import Literal
 
-from ledger.events import AnyEvent, Cancelled, CancelRequested, Chunk, StaleChunk, Started, UpstreamClosed
+from ledger.events import AnyEvent, Cancelled, UpstreamClosed
+from ledger.timeline import AttemptTimeline, timelines
 from ledger.trace import traces
 from ledger.trace_values import SpanValue, ts_ns
 
@@ -68,62 +71,63 @@ class Waterfall:
     status: str
 
 
-@dataclass(slots=True)
-class _Arrivals:
-    started: Started
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Arrivals:
+    """An attempt's timeline in milliseconds after its ``started``: the chunks, the Stop, the close."""
+
+    timeline: AttemptTimeline
     t0: int
-    times: list[float] = field(default_factory=list)  # rendered chunks, ms
-    chars: list[int] = field(default_factory=list)  # cumulative characters of text after each
-    pieces: list[str] = field(default_factory=list)
-    stale: list[float] = field(default_factory=list)
-    cancel_ms: float | None = None
-    closed_ms: float | None = None
-    source: str | None = None
-    at_stop: int | None = None
-    kept: int | None = None
+    times: tuple[float, ...]  # rendered chunks
+    chars: tuple[int, ...]  # characters of text on the screen after each
+    stale: tuple[float, ...]  # stale chunks (the stale rule's, ``ledger.stale``)
+    cancel_ms: float | None
+    closed_ms: float | None  # the last upstream close after the Stop
+    source: str | None  # the cancel's source (the ``cancelled`` event's, when it came)
+    kept: int | None  # the ``cancelled`` event's chunk count
 
 
 def waterfalls(events: Iterable[AnyEvent], idle_timeout: float) -> list[Waterfall]:
     """One ``Waterfall`` per ended attempt of a conversation's events (seq order), in the order they started."""
     events = list(events)
-    folds: dict[str, _Arrivals] = {}
-    for event in events:
-        if type(event) is Chunk:
-            if (a := folds.get(event.attempt_id)) is not None and a.kept is None:
-                a.times.append(_ms(a.t0, event.ts))
-                if event.block == "text":
-                    a.pieces.append(event.text)
-                a.chars.append((a.chars[-1] if a.chars else 0) + (len(event.text) if event.block == "text" else 0))
-        elif isinstance(event, Started):
-            folds[event.attempt_id] = _Arrivals(event, ts_ns(event.ts) or 0)
-        elif (a := folds.get(getattr(event, "attempt_id", "") or "")) is not None:
-            _other(a, event)
-    found = []
+    found, by_id = [], {t.started.attempt_id: t for t in timelines(events, arrivals=True)}
     for value in traces(events):
-        if (a := folds.get(value.attempt_id)) is not None:
-            found.append(_waterfall(a, value.spans, idle_timeout))
+        if (t := by_id.get(value.attempt_id)) is not None:
+            found.append(_waterfall(arrivals(t), value.spans, idle_timeout))
     return found
 
 
-def _other(a: _Arrivals, event: AnyEvent) -> None:
-    if isinstance(event, StaleChunk):
-        a.stale.append(_ms(a.t0, event.ts))
-    elif isinstance(event, CancelRequested) and a.cancel_ms is None:
-        a.cancel_ms, a.source, a.at_stop = _ms(a.t0, event.ts), event.source, len(a.times)
-    elif isinstance(event, UpstreamClosed) and a.cancel_ms is not None:
-        a.closed_ms = _ms(a.t0, event.ts)
-    elif isinstance(event, Cancelled) and a.kept is None:
-        a.kept, a.source = event.chunk_count, event.source
+def arrivals(t: AttemptTimeline) -> Arrivals:
+    """The timeline's moments and arrivals, timed after its ``started``."""
+    t0 = ts_ns(t.started.ts) or 0
+    chars = list(accumulate(len(c.text) if c.block == "text" else 0 for c in t.rendered))
+    cancel, stopped, closed, cancelled = t.cancel, False, None, None
+    for moment in (m for m in t.moments if not m.late):
+        stopped = stopped or moment.event is cancel
+        if isinstance(moment.event, UpstreamClosed) and stopped:
+            closed = moment.event
+        elif isinstance(moment.event, Cancelled):
+            cancelled = moment.event
+    return Arrivals(
+        timeline=t,
+        t0=t0,
+        times=tuple(_ms(t0, c.ts) for c in t.rendered),
+        chars=tuple(chars),
+        stale=tuple(_ms(t0, ts) for ts in t.stale_at),
+        cancel_ms=None if cancel is None else _ms(t0, cancel.ts),
+        closed_ms=None if closed is None else _ms(t0, closed.ts),
+        source=cancelled.source if cancelled else cancel.source if cancel else None,
+        kept=cancelled.chunk_count if cancelled else None,
+    )
 
 
-def _waterfall(a: _Arrivals, spans: tuple[SpanValue, ...], idle_timeout: float) -> Waterfall:
+def _waterfall(a: Arrivals, spans: tuple[SpanValue, ...], idle_timeout: float) -> Waterfall:
     root = spans[0]
     duration = max(1.0, (root.end_ns - a.t0) / 1e6, *(a.times[-1:] or [0.0]), *(a.stale[-1:] or [0.0]))
     rows = [_row(span, a.t0) for span in spans[1:]]
     bin_ms, rendered, stale = _bins(a.times, a.stale, duration)
     return Waterfall(
-        attempt_id=a.started.attempt_id,
-        message_id=a.started.message_id,
+        attempt_id=a.timeline.started.attempt_id,
+        message_id=a.timeline.started.message_id,
         duration_ms=duration,
         rows=tuple(rows[:MAX_ROWS]),
         hidden_rows=max(0, len(rows) - MAX_ROWS),
@@ -136,8 +140,8 @@ def _waterfall(a: _Arrivals, spans: tuple[SpanValue, ...], idle_timeout: float) 
         closed_ms=a.closed_ms,
         cancel_source=a.source,
         frames=_frames(a),
-        text="".join(a.pieces),
-        tokens_at_stop=a.at_stop,
+        text="".join(c.text for c in a.timeline.rendered if c.block == "text"),
+        tokens_at_stop=a.timeline.chunks_at_cancel,
         tokens_kept=a.kept,
         status=str(root.attribute("ledger.status") or ""),
     )
@@ -162,7 +166,9 @@ def _row(span: SpanValue, t0: int) -> Row:
     )
 
 
-def _bins(times: list[float], stale: list[float], duration: float) -> tuple[float, tuple[int, ...], tuple[int, ...]]:
+def _bins(
+    times: Sequence[float], stale: Sequence[float], duration: float
+) -> tuple[float, tuple[int, ...], tuple[int, ...]]:
     count = max(1, min(MAX_BINS, (len(times) + len(stale) + 4) // 5))  # about five arrivals a bin
     width = duration / count
     rendered, late = [0] * count, [0] * count
@@ -185,14 +191,14 @@ def _gaps(
     return tuple(sorted(longest))
 
 
-def _frames(a: _Arrivals) -> tuple[Frame, ...]:
+def _frames(a: Arrivals) -> tuple[Frame, ...]:
     n = len(a.times)
     if n == 0:
         return (Frame(at_ms=0.0, tokens=0, chars=0),)
     step = max(1, -(-n // MAX_FRAMES))
     picks = set(range(step - 1, n, step)) | {0, n - 1}
-    if a.at_stop:
-        picks.add(a.at_stop - 1)
+    if a.timeline.chunks_at_cancel:
+        picks.add(a.timeline.chunks_at_cancel - 1)
     frames = [Frame(at_ms=0.0, tokens=0, chars=0)]
     frames += [Frame(at_ms=a.times[i], tokens=i + 1, chars=a.chars[i]) for i in sorted(picks)]
     return tuple(frames)

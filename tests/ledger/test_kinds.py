@@ -9,7 +9,7 @@ from typing import ClassVar
 import pytest
 
 from ledger import ends
-from ledger.audit_fold import LATE_PHASES
+from ledger.audit_phases import LATE_PHASES
 from ledger.events import EVENT_CLASSES, Event, Flags
 from ledger.kinds import flagged
 from store.api import FLUSH_AT_ONCE_KINDS
