@@ -27,12 +27,12 @@ from nicegui.events import GenericEventArguments
 
 from engine.commands import Engine
 from engine.files import FileLimits, Files, clean_name
+from engine.files.sniff import RASTER
 from ledger.values import Attachment
 from ui.notices import notice
 
 log = logging.getLogger("ledger_chat.ui")
 LONG_PASTE_CHARS = 5_000  # a longer paste is offered as a text file
-RASTER = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 KINDS = {
     "image/png": "PNG image",
     "image/jpeg": "JPEG image",

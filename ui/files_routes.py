@@ -2,7 +2,8 @@
 
 Guarantees (all behind ``ui.guard`` like the pages: Host, Origin, the token):
 - ``GET /files/{sha}`` serves the bytes inline only when they are a raster image (PNG, JPEG, GIF, WebP) or audio, by
-  their own signature (``sniff``), never by a name or a stored claim; everything else (SVG, HTML, PDF, text, unknown)
+  their own signature (``inline_type``: ``engine.files.sniff.signature``, the app's one table of magic bytes), never
+  by a name or a stored claim; everything else (SVG, HTML, PDF, text, unknown)
   goes as ``application/octet-stream`` with ``Content-Disposition: attachment`` under the name the ledger holds for it
   (``names``: ``ui.download_names``), or the one ``POST /files`` recorded, else ``file-<sha prefix>``, cleaned
   (``disposition``); a query (``?name=``) chooses nothing. Every file response carries ``X-Content-Type-Options:
@@ -33,38 +34,22 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import Message
 
 from engine.files import GATE, clean_name
+from engine.files.sniff import AUDIO, RASTER, signature
 from ledger.decide import InputRejected
 from ledger.values import Attachment
-from ui.attachments import RASTER, FilesService, accepted_name, over_count_limit, over_file_limit, remember, size_words
+from ui.attachments import FilesService, accepted_name, over_count_limit, over_file_limit, remember, size_words
 
 SHA = re.compile(r"[0-9a-f]{64}")
 FILE_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox"
 OVERHEAD = 64 * 1024  # multipart boundaries and headers on top of the files themselves
 IMAGE_NAMES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
-SIGNATURES: tuple[tuple[bytes, int, str], ...] = (
-    (b"\x89PNG\r\n\x1a\n", 0, "image/png"),
-    (b"\xff\xd8\xff", 0, "image/jpeg"),
-    (b"GIF87a", 0, "image/gif"),
-    (b"GIF89a", 0, "image/gif"),
-    (b"OggS", 0, "audio/ogg"),
-    (b"fLaC", 0, "audio/flac"),
-    (b"ID3", 0, "audio/mpeg"),
-    (b"ftypM4A", 4, "audio/mp4"),
-)
+INLINE = RASTER | AUDIO  # served inline, by the bytes' own signature; everything else as a download
 
 
-def sniff(data: bytes) -> str | None:
-    """The media type to serve inline, read from the bytes' signature; None for everything else."""
-    for magic, at, media_type in SIGNATURES:
-        if data[at : at + len(magic)] == magic:
-            return media_type
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    if data[:4] == b"RIFF" and data[8:12] == b"WAVE":
-        return "audio/wav"
-    if len(data) > 1 and data[0] == 0xFF and data[1] & 0xE0 == 0xE0:
-        return "audio/mpeg"
-    return None
+def inline_type(data: bytes) -> str | None:
+    """The media type to serve inline, read from the bytes' signature (``engine.files.sniff``); None for the rest."""
+    media_type = signature(data)
+    return media_type if media_type in INLINE else None
 
 
 def disposition(name: str | None, sha256: str) -> str:
@@ -96,7 +81,7 @@ def register_file_routes(
         data = await asyncio.to_thread(files.read, sha256)
         if data is None:
             return PlainTextResponse("No such file.", status_code=404)
-        inline = sniff(data)
+        inline = inline_type(data)
         headers = {
             "x-content-type-options": "nosniff",
             "content-security-policy": FILE_CSP,
@@ -112,7 +97,7 @@ def register_file_routes(
         if files is None or not SHA.fullmatch(sha256):
             return PlainTextResponse("No such file.", status_code=404)
         data = await asyncio.to_thread(files.thumbnail, sha256)
-        media_type = sniff(data) if data is not None else None
+        media_type = inline_type(data) if data is not None else None
         if data is None or media_type not in ("image/png", "image/jpeg"):
             return PlainTextResponse("No thumbnail for that file.", status_code=404)
         headers = {
@@ -170,7 +155,7 @@ async def _accept_all(parts: list[UploadFile], files: FilesService) -> Response:
         data = await part.read()
         if len(data) > files.limits.max_file_bytes:
             return refusal(413, over_file_limit(name, len(data), files.limits))
-        if name.lower().endswith(IMAGE_NAMES) and sniff(data) not in RASTER:
+        if name.lower().endswith(IMAGE_NAMES) and signature(data) not in RASTER:
             return refusal(
                 415,
                 f"{name} is named like an image, but its content is not a PNG, JPEG, GIF or WebP image. It was not "

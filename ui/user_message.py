@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from nicegui import ui
 
 from engine.commands import Engine, InputRejected
+from engine.files.sniff import RASTER
 from ledger.events import TurnMetrics
 from ledger.state import ConversationState, MessageState
 from ledger.tree import versions
 from ledger.values import Attachment
-from ui.attachments import RASTER, AttachmentTray, FilesService, describe
+from ui.attachments import AttachmentTray, FilesService, describe
 from ui.format import clock, user_line
 from ui.notices import notice
 from ui.widgets import Actions, Switcher, TimeLabel

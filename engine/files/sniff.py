@@ -1,14 +1,17 @@
 """What a file is, read from its bytes (never from its name, except to tell one text type from another).
 
 Guarantees:
-- ``sniff(name, data)`` returns a media type: ``image/png``, ``image/jpeg``, ``image/gif``, ``image/webp``,
-  ``application/pdf`` and WAV, Ogg, FLAC and MP3 audio by their magic bytes; SVG (``image/svg+xml``) and HTML
-  (``text/html``) by their first markup, recognised so they are stored and downloaded as such and never
+- ``SIGNATURES`` is the one table of magic bytes in the app; ``signature(data)`` names the media type the bytes'
+  own signature says (PNG, JPEG, GIF and WebP images, PDF, WAV, Ogg, FLAC, MP3 and M4A audio), else None. The
+  file routes serve bytes inline by it alone (``ui.files_routes``).
+- ``sniff(name, data)`` returns the media type a file is stored as: the image, PDF and audio types by their
+  signature (M4A aside: it is stored as ``application/octet-stream``, as it always was); SVG (``image/svg+xml``)
+  and HTML (``text/html``) by their first markup, recognised so they are stored and downloaded as such and never
   rendered; any other UTF-8 text without NUL bytes is text (``text/csv``, ``application/json``,
   ``text/markdown`` by the name's suffix, else ``text/plain``); anything else ``application/octet-stream``. A
   ``.png`` name on text bytes is text.
-- ``RASTER`` are the types Pillow re-encodes and a page may show inline; ``is_text`` says which types are sent to
-  a model as their text.
+- ``RASTER`` are the types Pillow re-encodes and a page may show inline, ``AUDIO`` the audio types a page may
+  play; ``is_text`` says which types are sent to a model as their text.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 RASTER = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+AUDIO = frozenset({"audio/wav", "audio/ogg", "audio/flac", "audio/mpeg", "audio/mp4"})
 PDF = "application/pdf"
 OCTET = "application/octet-stream"
+M4A = "audio/mp4"
 TEXT_BY_SUFFIX = {
     ".csv": "text/csv",
     ".tsv": "text/tab-separated-values",
@@ -26,23 +31,40 @@ TEXT_BY_SUFFIX = {
     ".markdown": "text/markdown",
 }
 TEXT_TYPES = frozenset({"image/svg+xml", "text/html", "application/json", *TEXT_BY_SUFFIX.values()})
+#: The media types known by their bytes, in the order they are tried: each with the magic bytes it needs and the
+#: offset they stand at. A PDF (after leading blanks) and an MP3 frame (a bit pattern) are tried in ``signature``.
+SIGNATURES: tuple[tuple[str, tuple[tuple[int, bytes], ...]], ...] = (
+    ("image/png", ((0, b"\x89PNG\r\n\x1a\n"),)),
+    ("image/jpeg", ((0, b"\xff\xd8\xff"),)),
+    ("image/gif", ((0, b"GIF87a"),)),
+    ("image/gif", ((0, b"GIF89a"),)),
+    ("image/webp", ((0, b"RIFF"), (8, b"WEBP"))),
+    ("audio/wav", ((0, b"RIFF"), (8, b"WAVE"))),
+    ("audio/ogg", ((0, b"OggS"),)),
+    ("audio/flac", ((0, b"fLaC"),)),
+    ("audio/mpeg", ((0, b"ID3"),)),
+)
 _SNIFF_BYTES = 4096
 
 
-def sniff(name: str, data: bytes) -> str:
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    if data.lstrip(b"\x00\t\n\r ")[:5] == b"%PDF-" or data[:1024].find(b"%PDF-") == 0:
+def signature(data: bytes) -> str | None:
+    """The media type the bytes' own signature names (see ``SIGNATURES``), else None."""
+    for media_type, marks in SIGNATURES:
+        if all(data[at : at + len(magic)] == magic for at, magic in marks):
+            return media_type
+    if data.lstrip(b"\x00\t\n\r ")[:5] == b"%PDF-":
         return PDF
-    audio = _audio(data)
-    if audio is not None:
-        return audio
+    if len(data) > 1 and data[0] == 0xFF and data[1] & 0xE0 == 0xE0:  # an MP3 frame without an ID3 tag
+        return "audio/mpeg"
+    if data[4:11] == b"ftypM4A":
+        return M4A
+    return None
+
+
+def sniff(name: str, data: bytes) -> str:
+    signed = signature(data)
+    if signed is not None and signed != M4A:
+        return signed
     text = as_text(data)
     if text is None:
         return OCTET
@@ -52,18 +74,6 @@ def sniff(name: str, data: bytes) -> str:
     if head.startswith(("<!doctype html", "<html")) or ("<html" in head and "<body" in head):
         return "text/html"
     return TEXT_BY_SUFFIX.get(PurePosixPath(name.lower()).suffix, "text/plain")
-
-
-def _audio(data: bytes) -> str | None:
-    if data[:4] == b"RIFF" and data[8:12] == b"WAVE":
-        return "audio/wav"
-    if data.startswith(b"OggS"):
-        return "audio/ogg"
-    if data.startswith(b"fLaC"):
-        return "audio/flac"
-    if data.startswith(b"ID3") or (len(data) > 1 and data[0] == 0xFF and data[1] & 0xE0 == 0xE0):
-        return "audio/mpeg"
-    return None
 
 
 def as_text(data: bytes) -> str | None:

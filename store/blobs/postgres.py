@@ -6,42 +6,27 @@ Guarantees (beyond ``store.blobs.api.BlobStore``):
   together store one row; ``get`` checks the bytes against their name (a row that does not match reads as
   missing, with a warning); a blob over ``MAX_BYTES`` (what one ``bytea`` row holds comfortably) raises
   ``BlobTooLarge``.
-- Its own small pool of connections (``store.postgres.pool``), so a large blob never waits behind, or holds up,
-  the event writer; a connection that broke is retried once (``once_more``). A database that cannot be reached
-  raises ``StoreError`` with a readable reason (no password).
+- Opened, pooled and mapped like every side store (``store.postgres.side``): its own small pool of connections, so
+  a large blob never waits behind, or holds up, the event writer; a connection that broke is retried once. A
+  database that cannot be reached raises ``StoreError`` with a readable reason (no password).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
-from typing import TypeVar, cast
+from collections.abc import Iterable
+from typing import cast
 
-import psycopg
-
-from ledger.errors import StoreError
 from store.blobs.api import BlobTooLarge, sha256_of
 from store.blobs.folder import is_sha256
-from store.postgres.pool import Conn, Pool, make_pool, once_more
-from store.postgres.schema import describe_db_error, migrate
+from store.postgres.side import SideStore
 
 log = logging.getLogger("ledger_chat.blobs")
 MAX_BYTES = 256 * 1024 * 1024
-T = TypeVar("T")
 
 
-class PgBlobs:
-    def __init__(self, pool: Pool) -> None:
-        self._pool = pool
-
-    @classmethod
-    def open(cls, url: str, *, instance: str, read_only: bool = False) -> PgBlobs:
-        if not read_only:
-            migrate(url)
-        return cls(make_pool(url, "blobs", max_size=2, instance=instance))
-
-    def close(self) -> None:
-        self._pool.close()
+class PgBlobs(SideStore):
+    POOL, POOL_SIZE = "blobs", 2
 
     def put(self, data: bytes, media_type: str = "application/octet-stream") -> str:
         if len(data) > MAX_BYTES:
@@ -80,9 +65,3 @@ class PgBlobs:
             return 0
         cursor = self._run(lambda conn: conn.execute("DELETE FROM blobs WHERE sha256 = ANY(%s)", (names,)))
         return int(cursor.rowcount)
-
-    def _run(self, work: Callable[[Conn], T]) -> T:
-        try:
-            return once_more(self._pool, work)
-        except psycopg.Error as exc:
-            raise StoreError(describe_db_error(exc)[1]) from None

@@ -1,37 +1,19 @@
 """Server grants in the PostgreSQL ``approval_grants`` table (``store/postgres/migrations/0005_approval_grants.sql``):
 every instance on one database reads the same grants, at every call (no cache).
 
-Guarantees (beyond ``store.grants.api.GrantStore``): ``grant`` is one upsert, ``revoke`` one delete; its own small
-pool (``store.postgres.pool``); a database that cannot be reached raises ``StoreError`` with a readable reason.
+Guarantees (beyond ``store.grants.api.GrantStore``): ``grant`` is one upsert, ``revoke`` one delete; opened, pooled
+and mapped like every side store (``store.postgres.side``): its own small pool; a database that cannot be reached
+raises ``StoreError`` with a readable reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
-
-import psycopg
-
-from ledger.errors import StoreError
 from store.grants.api import Grant
-from store.postgres.pool import Conn, Pool, make_pool, once_more
-from store.postgres.schema import describe_db_error, migrate
-
-T = TypeVar("T")
+from store.postgres.side import SideStore
 
 
-class PgGrants:
-    def __init__(self, pool: Pool) -> None:
-        self._pool = pool
-
-    @classmethod
-    def open(cls, url: str, *, instance: str, read_only: bool = False) -> PgGrants:
-        if not read_only:
-            migrate(url)
-        return cls(make_pool(url, "grants", max_size=1, instance=instance))
-
-    def close(self) -> None:
-        self._pool.close()
+class PgGrants(SideStore):
+    POOL, POOL_SIZE = "grants", 1
 
     def grants(self) -> dict[str, Grant]:
         rows = self._run(lambda c: c.execute("SELECT key, grant_hash, granted_ts FROM approval_grants").fetchall())
@@ -49,9 +31,3 @@ class PgGrants:
     def revoke(self, key: str) -> bool:
         cursor = self._run(lambda c: c.execute("DELETE FROM approval_grants WHERE key = %s", (key,)))
         return bool(cursor.rowcount)
-
-    def _run(self, work: Callable[[Conn], T]) -> T:
-        try:
-            return once_more(self._pool, work)
-        except psycopg.Error as exc:
-            raise StoreError(describe_db_error(exc)[1]) from None

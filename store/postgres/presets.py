@@ -2,9 +2,9 @@
 instance on one database sees the same presets and versions.
 
 Guarantees (beyond ``store.presets.PresetStore``): ``add`` is one ``INSERT``; a version another instance saved
-first is refused by the primary key and raises ``VersionTaken``. Its own small pool (``store.postgres.pool``), a
-broken connection retried once for reads; a database that cannot be reached raises ``StoreError`` with a readable
-reason (no password).
+first is refused by the primary key and raises ``VersionTaken``. Opened, pooled and mapped like every side store
+(``store.postgres.side``): its own small pool, a broken connection retried once for reads (never for ``add``); a
+database that cannot be reached raises ``StoreError`` with a readable reason (no password).
 
 Reads never wait for the database: every page render reads the presets (the picker), on the event loop, and a
 database that is down or slow must not stall the pages. ``open`` reads the table once; after that ``versions``
@@ -18,22 +18,24 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import Any, cast
+from typing import Any, Self, cast
 
 import psycopg
 
 from ledger.errors import StoreError
 from ledger.presets import Preset, from_dict, to_dict
-from store.postgres.pool import Pool, make_pool, once_more
-from store.postgres.schema import describe_db_error, migrate
+from store.postgres.pool import Pool
+from store.postgres.side import SideStore, store_error
 from store.presets import VersionTaken
 
 REFRESH = 1.0  # seconds a read copy is answered from memory before it is read again, off the caller's thread
 
 
-class PgPresets:
+class PgPresets(SideStore):
+    POOL, POOL_SIZE = "presets", 2
+
     def __init__(self, pool: Pool) -> None:
-        self._pool = pool
+        super().__init__(pool)
         self._lock = threading.Lock()
         self._copy: list[Preset] | None = None
         self._read_at = 0.0
@@ -41,15 +43,10 @@ class PgPresets:
         self._added: list[Preset] = []  # saved here: kept in the copy even by a read that began before the save
 
     @classmethod
-    def open(cls, url: str, *, instance: str, read_only: bool = False) -> PgPresets:
-        if not read_only:
-            migrate(url)
-        store = cls(make_pool(url, "presets", max_size=2, instance=instance))
+    def open(cls, url: str, *, instance: str, read_only: bool = False) -> Self:
+        store = super().open(url, instance=instance, read_only=read_only)
         store._read()
         return store
-
-    def close(self) -> None:
-        self._pool.close()
 
     def versions(self) -> list[Preset]:
         """Every version, from the copy in memory (see the module); the database only when there is no copy."""
@@ -62,10 +59,7 @@ class PgPresets:
 
     def _read(self) -> list[Preset]:
         query = "SELECT doc FROM presets ORDER BY preset_id, version"
-        try:
-            rows = once_more(self._pool, lambda conn: conn.execute(query).fetchall())
-        except psycopg.Error as exc:
-            raise StoreError(describe_db_error(exc)[1]) from None
+        rows = self._run(lambda conn: conn.execute(query).fetchall())
         read = [from_dict(_doc(row[0])) for row in rows]
         with self._lock:
             known = {(p.preset_id, p.version) for p in read}
@@ -93,7 +87,7 @@ class PgPresets:
         except psycopg.errors.UniqueViolation:
             raise VersionTaken(f"version {preset.version} of preset {preset.preset_id} exists already") from None
         except psycopg.Error as exc:
-            raise StoreError(describe_db_error(exc)[1]) from None
+            raise store_error(exc) from None
         with self._lock:  # this instance's own save shows at once, in the table's order
             self._added.append(preset)
             if self._copy is not None:

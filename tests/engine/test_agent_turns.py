@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,10 +22,11 @@ from engine.tools.hub import ToolHub
 from ledger.audit import audit
 from ledger.codec import from_dict, to_dict
 from ledger.ends import UNKNOWN_OUTCOME
-from ledger.events import ToolResult
 from ledger.reducer import replay
 from tests.support.app_process import free_port
 from tests.support.engine import EngineFactory, current_attempt, finished, follow_up_is_accepted
+from tests.support.ports import port_open
+from tests.support.tool_turns import call_ids, results, tool_messages
 from tests.support.tools import ROOT, demo_hub, demo_server_config, server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
@@ -34,18 +34,6 @@ from tests.support.waiting import wait_until
 
 def kinds(engine: Engine, cid: str) -> list[str]:
     return [e.KIND for e in engine.events(cid)]
-
-
-def results(engine: Engine, cid: str) -> dict[str, ToolResult]:
-    return {e.call_id: e for e in engine.events(cid) if isinstance(e, ToolResult)}
-
-
-def tool_messages(messages: list[dict]) -> list[str]:
-    return [m["tool_call_id"] for m in messages if m["role"] == "tool"]
-
-
-def call_ids(messages: list[dict]) -> list[str]:
-    return [c["id"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
 
 
 async def test_stop_while_a_tool_call_is_half_written_keeps_the_text_and_runs_nothing(
@@ -316,11 +304,6 @@ async def test_a_streamable_http_tool_server_works_like_a_stdio_one(tmp_path: Pa
     finally:
         process.kill()
         process.wait(timeout=10)
-
-
-def port_open(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 async def test_a_provider_that_reuses_a_call_id_in_the_next_step_still_gets_each_call_answered_once(

@@ -20,9 +20,10 @@ from engine.commands.grants import GrantView, chat_grants, revoke, server_grants
 from engine.tools.config import ServerConfig
 from engine.tools.hub import ToolHub
 from ledger.approval_events import ApprovalAsked, ApprovalGiven
-from tests.engine.test_agent_turns import port_open, results, tool_messages
 from tests.support.app_process import free_port
 from tests.support.engine import EngineFactory, current_attempt, finished, follow_up_is_accepted
+from tests.support.ports import port_open
+from tests.support.tool_turns import results, tool_messages
 from tests.support.tools import ROOT, demo_hub, server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import nothing_more_for, wait_until

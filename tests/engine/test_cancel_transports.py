@@ -20,9 +20,9 @@ from engine.turns import questions
 from engine.tools.config import ServerConfig
 from engine.tools.hub import ToolHub
 from ledger.events import QuestionAsked, ToolResult
-from tests.engine.test_agent_turns import port_open
 from tests.support.app_process import free_port
 from tests.support.engine import EngineFactory
+from tests.support.ports import port_open
 from tests.support.tools import ROOT, demo_server_config, server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until

@@ -20,6 +20,7 @@ from ledger.events import ToolResult
 from ledger.history import model_history
 from tests.support.dialects import MODELS, api_base
 from tests.support.engine import TEST_KEY, EngineFactory, current_attempt
+from tests.support.tool_turns import results
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
 
@@ -34,10 +35,6 @@ async def tool_turn(engine: Engine, upstream: ScriptedUpstream, *calls: PlannedC
     await wait_until(lambda: not engine.is_streaming(cid), 20, "the turn to end")
     assert current_attempt(engine, cid, message_id).status == "complete"
     return cid
-
-
-def results(engine: Engine, cid: str) -> dict[str, ToolResult]:
-    return {e.call_id: e for e in engine.events(cid) if isinstance(e, ToolResult)}
 
 
 async def send_through_litellm(upstream: ScriptedUpstream, dialect: str, model: str, messages: list[dict]) -> dict:

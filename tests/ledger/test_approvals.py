@@ -1,4 +1,4 @@
-"""Approvals in random sessions (``tests.ledger.test_reducer.build_events`` makes approval_asked, approval_given and
+"""Approvals in random sessions (``tests.support.random_sessions.build_events`` makes approval_asked, approval_given and
 grant_revoked among every other kind): the first answer of a call stands, a chat grant is only ever what a person's
 "always allow in this chat" made and no revocation took back, and a waiting call is visible as waiting."""
 
@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from ledger.approval_events import ApprovalAsked, ApprovalGiven, GrantRevoked
 from ledger.reduce_approval import grant_key
 from ledger.reducer import replay
-from tests.ledger.test_reducer import CONV, build_events, states_along, steps
+from tests.support.random_sessions import CONV, build_events, states_along
+from tests.support.session_steps import steps
 from ui.tool_card import card_status
 
 

@@ -51,8 +51,9 @@ from ledger.history import as_messages, model_history
 from ledger.reducer import reduce, replay
 from ledger.state import EMPTY_STATE, TERMINAL_STATUSES, ConversationState
 from ledger.summary import summarize, summary_of
-from tests.ledger.test_reducer import CONV, build_events, steps
 from tests.support.ledger_builders import ts
+from tests.support.random_sessions import CONV, build_events
+from tests.support.session_steps import steps
 from ui.audit_words import audit_counters, phase_detail, phase_label
 from ui.format import tool_state_words
 from ui.tool_card import ICONS, card_status

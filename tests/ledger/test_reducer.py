@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import get_args
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -16,123 +15,26 @@ from ledger.continuation import links, shown_text
 from ledger.events import (
     EVENT_CLASSES,
     AnyEvent,
-    ApprovalAsked,
-    ApprovalGiven,
-    Attached,
-    Branched,
-    Cancelled,
-    CancelRequested,
     Chunk,
     Created,
     Deleted,
-    Detached,
-    Done,
-    ErrorType,
     Event,
-    Failed,
-    GrantRevoked,
-    Persisted,
-    QuestionAnswered,
-    QuestionAsked,
-    Recovered,
     Renamed,
-    RequestSent,
-    Retrying,
-    Selected,
     StaleChunk,
-    StaleToolResult,
-    Started,
-    StepFinished,
-    StepStarted,
-    Submitted,
-    ToolAwaitingApproval,
-    ToolCalled,
-    ToolCallStarted,
-    ToolDispatched,
-    ToolProgress,
     ToolResult,
-    TurnMetrics,
-    UpstreamClosed,
-    Usage,
-    VersionSelected,
 )
 from ledger.history import as_messages, model_history
 from ledger.question_events import QuestionState
-from ledger.reducer import reduce, replay
-from ledger.state import EMPTY_STATE, TERMINAL_STATUSES, State
+from ledger.reducer import replay
+from ledger.state import TERMINAL_STATUSES, State
 from ledger.summary import summarize, summary_of
-from ledger.title_events import Titled
 from ledger.tree import selected_path
-from tests.support.queue_steps import QUEUE_STEPS, queue_event
+from tests.support.random_sessions import CONV, build_events, states_along
+from tests.support.session_steps import STEPS, steps
 
-CONV = "c1"
 MARK = re.compile(r"<(a\d+):(\d+):\d+>")
 MARK_TEXT = re.compile(r"<a\d+:\d+:\d+>")
 
-# One step of a random session, by name: what happens next, with small ids so that steps collide often.
-STEPS = {
-    "submit": st.tuples(st.just("submit"), st.integers(0, 2)),
-    "retry": st.tuples(st.just("retry"), st.integers(0, 2)),
-    "chunk": st.tuples(st.just("chunk"), st.integers(0, 7)),
-    "late_chunk": st.tuples(st.just("late_chunk"), st.integers(0, 7)),
-    "stale": st.tuples(st.just("stale"), st.integers(0, 7)),
-    "cancel": st.tuples(
-        st.just("cancel"), st.integers(0, 7), st.sampled_from(["user", "navigation", "delete", "shutdown"])
-    ),
-    "cancelled": st.tuples(st.just("cancelled"), st.integers(0, 7)),
-    "fail": st.tuples(st.just("fail"), st.integers(0, 7), st.booleans()),
-    "done": st.tuples(st.just("done"), st.integers(0, 7)),
-    "persist": st.tuples(st.just("persist"), st.integers(0, 7)),
-    "recover": st.tuples(st.just("recover"), st.integers(0, 7)),
-    "select": st.tuples(st.just("select"), st.integers(0, 2), st.integers(0, 7)),
-    "next_step": st.tuples(st.just("next_step"), st.integers(0, 7)),
-    "call_started": st.tuples(st.just("call_started"), st.integers(0, 7), st.integers(0, 2)),
-    "call_complete": st.tuples(st.just("call_complete"), st.integers(0, 7), st.integers(0, 2)),
-    "dispatch": st.tuples(st.just("dispatch"), st.integers(0, 7), st.integers(0, 2)),
-    "tool_result": st.tuples(
-        st.just("tool_result"),
-        st.integers(0, 7),
-        st.integers(0, 2),
-        st.sampled_from(["ok", "error", "cancelled", "not_run", "declined", "unknown"]),
-    ),
-    "stale_result": st.tuples(st.just("stale_result"), st.integers(0, 7), st.integers(0, 2)),
-    "edit": st.tuples(st.just("edit"), st.integers(0, 7)),
-    "select_version": st.tuples(st.just("select_version"), st.integers(0, 7)),
-    "upstream_closed": st.tuples(st.just("upstream_closed"), st.integers(0, 7)),
-    "step_finished": st.tuples(st.just("step_finished"), st.integers(0, 7)),
-    "awaiting_approval": st.tuples(st.just("awaiting_approval"), st.integers(0, 7), st.integers(0, 2)),
-    "progress": st.tuples(st.just("progress"), st.integers(0, 7), st.integers(0, 2)),
-    "approval_asked": st.tuples(
-        st.just("approval_asked"), st.integers(0, 7), st.integers(0, 2), st.sampled_from(["ask", "once"])
-    ),
-    "approval_given": st.tuples(
-        st.just("approval_given"),
-        st.integers(0, 7),
-        st.integers(0, 2),
-        st.sampled_from(["run", "skip"]),
-        st.sampled_from(["once", "chat", "server"]),
-        st.sampled_from(["user", "grant", "stop"]),
-    ),
-    "grant_revoked": st.tuples(st.just("grant_revoked"), st.integers(0, 2)),
-    "detach": st.tuples(st.just("detach"), st.integers(0, 7)),
-    "attach": st.tuples(st.just("attach"), st.integers(0, 7)),
-    "branch": st.tuples(st.just("branch"), st.integers(0, 7)),
-    "question": st.tuples(st.just("question"), st.integers(0, 7), st.integers(0, 2), st.integers(0, 1)),
-    "answer": st.tuples(
-        st.just("answer"),
-        st.integers(0, 7),
-        st.integers(0, 2),
-        st.integers(0, 1),
-        st.sampled_from(["accept", "decline", "cancel"]),
-        st.sampled_from(["user", "stop", "restart"]),
-    ),
-    **QUEUE_STEPS,
-    "compact": st.tuples(st.just("compact"), st.integers(0, 7), st.booleans()),
-    "title": st.tuples(st.just("title"), st.integers(0, 7)),  # a chat's title made by the model (ledger.titles)
-    "titled": st.tuples(st.just("titled"), st.integers(0, 7), st.booleans()),
-    "continue": st.tuples(st.just("continue"), st.integers(0, 7)),
-}
-steps = st.one_of(*STEPS.values())
 #: The kinds no step of a random session makes, each with the property that covers it instead: a new kind goes
 #: into ``STEPS`` (and ``build_events``) or here, or ``test_every_kind_is_made_by_a_random_step_or_listed_as_not``
 #: fails.
@@ -141,221 +43,6 @@ NOT_IN_SESSIONS: dict[type[Event], str] = {
     Renamed: "test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conversation inserts it",
     Deleted: "test_nothing_changes_a_deleted_conversation (in a session it would leave most properties nothing)",
 }
-#: every error type the ledger knows (the loop guard's ``tool_loop`` among them): a failure of any kind reduces alike
-ERROR_TYPES = [value for part in get_args(ErrorType) for value in (get_args(part) or (part,))]
-
-
-def build_events(plan: list[tuple]) -> list[AnyEvent]:
-    """Turn a random plan into events the way an appender would: ids and seqs stamped outside the reducer."""
-    events: list[AnyEvent] = []
-    attempts: list[tuple[str, str]] = []  # (attempt_id, message_id)
-    chunk_seq: dict[str, int] = {}
-    steps_of: dict[str, int] = {}
-    users: list[str] = []
-    turn = 0
-
-    def add(event: AnyEvent) -> None:
-        events.append(event)
-
-    for step in plan:
-        kind = step[0]
-        seq = len(events) + 1
-        ts = f"2026-11-30T08:00:{seq % 60:02d}.000+00:00"
-        base = {"seq": seq, "ts": ts, "conversation_id": CONV}
-        if kind in QUEUE_STEPS and kind != "send_queued":
-            add(queue_event(step, base))
-            continue
-        if kind in ("submit", "edit", "send_queued"):
-            edit_of = users[step[1] % len(users)] if kind == "edit" and users else None
-            if kind == "edit" and edit_of is None:
-                continue
-            turn += 1
-            user, msg, att = f"u{turn}", f"m{turn}", f"a{len(attempts)}"
-            users.append(user)
-            queue_id = f"q{step[1]}" if kind == "send_queued" else None
-            add(Submitted(**base, message_id=user, turn=turn, text=f"q {turn}", edit_of=edit_of, queue_id=queue_id))
-            add(
-                Started(
-                    **base | {"seq": seq + 1},
-                    attempt_id=att,
-                    message_id=msg,
-                    user_message_id=user,
-                    turn=turn,
-                    model="x",
-                )
-            )
-            add(RequestSent(**base | {"seq": seq + 2}, attempt_id=att, request_id=f"r{att}", model="x"))
-            attempts.append((att, msg))
-            continue
-        if not attempts:
-            continue
-        att, msg = attempts[step[1] % len(attempts)]
-        if kind == "compact":  # a compaction reaching an attempt (or its user message), running like any attempt
-            new, side = f"a{len(attempts)}", f"k{len(attempts)}"
-            through = att if step[2] else users[-1]
-            add(Started(**base, attempt_id=new, message_id=side, user_message_id="", turn=turn, model="x",
-                        purpose="compaction", through=through))  # fmt: skip
-            attempts.append((new, side))
-        elif kind == "title":  # a title after an answer: a side attempt like a compaction's, its request its own
-            new, side = f"a{len(attempts)}", f"t{len(attempts)}"
-            add(Started(**base, attempt_id=new, message_id=side, user_message_id="", turn=turn, model="x",
-                        purpose="title", through=att))  # fmt: skip
-            attempts.append((new, side))
-        elif kind == "titled":  # replacing the first message's title, or one it no longer has (a rename won)
-            add(Titled(**base, title=f"T{seq}", replaces="q 1" if step[2] else "T0", from_attempt=att))
-        elif kind == "retry":
-            new = f"a{len(attempts)}"
-            add(Retrying(**base, message_id=msg, previous_attempt_id=att, attempt_id=new))
-            add(
-                Started(
-                    **base | {"seq": seq + 1},
-                    attempt_id=new,
-                    message_id=msg,
-                    user_message_id="?",
-                    turn=turn,
-                    model="x",
-                    trigger="retry",
-                    purpose={"k": "compaction", "t": "title"}.get(msg[0], "answer"),  # a side one is retried as one
-                    preset_id=f"preset{len(attempts) % 2}",  # Retry with another preset
-                    preset_version=1 + len(attempts) % 3,
-                )
-            )
-            attempts.append((new, msg))
-        elif kind == "continue":  # Continue: a new attempt of the same answer, going on from ``att`` (any state)
-            if msg.startswith(("k", "t")):  # side messages (compaction, title) are never continued
-                continue
-            new = f"a{len(attempts)}"
-            add(Started(**base, attempt_id=new, message_id=msg, user_message_id="?", turn=turn, model="x",
-                        trigger="continue", continues=att))  # fmt: skip
-            attempts.append((new, msg))
-        elif kind in ("chunk", "late_chunk"):
-            n = chunk_seq.get(att, 0) if kind == "chunk" else max(chunk_seq.get(att, 0) - 1, 0)
-            chunk_seq[att] = max(chunk_seq.get(att, 0), n + 1)
-            add(Chunk(**base, attempt_id=att, request_id=f"r{att}", chunk_seq=n, text=f"<{att}:{n}:{seq}>"))
-        elif kind == "stale":
-            add(StaleChunk(**base, attempt_id=att, request_id=f"r{att}", chunk_seq=99, why="closed"))
-        elif kind == "cancel":
-            add(
-                CancelRequested(
-                    **base,
-                    attempt_id=att,
-                    source=step[2],
-                    keep_partial=step[2] != "delete",
-                    requested_by="host:2:b" if seq % 2 else None,  # another instance's Stop reduces the same
-                )
-            )
-        elif kind == "cancelled":
-            usage = Usage(input_tokens=seq, cached_tokens=seq // 2, partial=True) if seq % 2 else None
-            add(Cancelled(**base, attempt_id=att, source="user", usage=usage))
-        elif kind == "fail":
-            add(
-                Failed(
-                    **base,
-                    attempt_id=att,
-                    request_id=f"r{att}",
-                    error_type=ERROR_TYPES[seq % len(ERROR_TYPES)],
-                    http_status=529 if seq % 2 else None,
-                    summary="boom",
-                    will_retry=step[2],
-                    retry_after=0.5 if seq % 3 else None,
-                    body='{"type":"error"}' if seq % 2 else None,
-                    usage=Usage(input_tokens=seq, partial=True) if seq % 3 else None,
-                )
-            )
-        elif kind == "done":
-            add(Done(**base, attempt_id=att, request_id=f"r{att}"))
-        elif kind == "persist":
-            metrics = TurnMetrics(input_tokens=seq, input_estimated=seq % 2 == 0, output_estimated=seq % 3 == 0)
-            add(Persisted(**base, attempt_id=att, message_id=msg, status="complete", text="", metrics=metrics))
-        elif kind == "recover":
-            add(Recovered(**base, attempt_id=att))
-        elif kind == "select":
-            add(Selected(**base, message_id=f"m{step[1] + 1}", attempt_id=f"a{step[2]}"))
-        elif kind == "select_version":
-            add(VersionSelected(**base, message_id=users[step[1] % len(users)]))
-        elif kind == "next_step":
-            steps_of[att] = steps_of.get(att, 1) + 1
-            add(StepStarted(**base, attempt_id=att, step=steps_of[att]))
-        elif kind in ("call_started", "call_complete"):
-            call_id, number = f"{att}-s{steps_of.get(att, 1)}-c{step[2]}", steps_of.get(att, 1)
-            if kind == "call_started":
-                add(ToolCallStarted(**base, attempt_id=att, step=number, call_id=call_id, name="t", index=step[2]))
-            else:
-                add(ToolCalled(**base, attempt_id=att, step=number, call_id=call_id, name="t", arguments="{}"))
-        elif kind == "dispatch":
-            add(ToolDispatched(**base, attempt_id=att, call_id=_call(att, steps_of, step[2]), server="s"))
-        elif kind == "tool_result":
-            call_id = _call(att, steps_of, step[2])
-            add(ToolResult(**base, attempt_id=att, call_id=call_id, status=step[3], content=f"<r:{call_id}:{seq}>"))
-        elif kind == "stale_result":
-            add(StaleToolResult(**base, attempt_id=att, call_id=_call(att, steps_of, step[2]), why="closed"))
-        elif kind == "upstream_closed":
-            add(UpstreamClosed(**base, attempt_id=att, request_id=f"r{att}", close_ms=1.5))
-        elif kind == "step_finished":
-            number = steps_of.get(att, 1)
-            usage = Usage(input_tokens=seq, output_tokens=2, reasoning_tokens=1, cached_tokens=1, cache_write_tokens=1)
-            add(StepFinished(**base, attempt_id=att, step=number, finish_reason="tool_calls", usage=usage))
-        elif kind == "awaiting_approval":
-            add(ToolAwaitingApproval(**base, attempt_id=att, call_id=_call(att, steps_of, step[2])))
-        elif kind == "approval_asked":
-            call_id, why = _call(att, steps_of, step[2]), "destructive"
-            add(ApprovalAsked(**base, attempt_id=att, call_id=call_id, server="s", tool="t", mode=step[3], why=why,
-                              grant_hash=f"h{step[2]}"))  # fmt: skip
-        elif kind == "approval_given":
-            call_id, (decision, scope, by) = _call(att, steps_of, step[2]), step[3:]
-            add(ApprovalGiven(**base, attempt_id=att, call_id=call_id, server="s", tool=f"t{step[2]}",
-                              decision=decision, scope=scope, by=by, grant_hash=f"h{seq % 2}"))  # fmt: skip
-        elif kind == "grant_revoked":
-            add(GrantRevoked(**base, server="s", tool=f"t{step[1]}", scope="chat", grant_hash="h0"))
-        elif kind == "progress":
-            add(ToolProgress(**base, attempt_id=att, call_id=_call(att, steps_of, step[2]), progress=1, total=2))
-        elif kind == "detach":
-            add(Detached(**base, attempt_id=att))
-        elif kind == "attach":
-            add(Attached(**base, attempt_id=att))
-        elif kind == "branch":
-            add(Branched(**base, message_id=msg, new_conversation_id=f"c{seq}"))
-        elif kind == "question":
-            call_id = _call(att, steps_of, step[2])
-            qid, mode = f"{call_id}-q{step[3]}", "form" if step[3] == 0 else "url"
-            add(
-                QuestionAsked(
-                    **base,
-                    attempt_id=att,
-                    call_id=call_id,
-                    question_id=qid,
-                    mode=mode,
-                    message="?",
-                    requested="{}" if mode == "form" else "https://example.test/x",
-                    revision="2026-07-28",
-                )
-            )
-        elif kind == "answer":
-            call_id = _call(att, steps_of, step[2])
-            content = '{"n": 1}' if step[4] == "accept" else None
-            add(
-                QuestionAnswered(
-                    **base,
-                    attempt_id=att,
-                    call_id=call_id,
-                    question_id=f"{call_id}-q{step[3]}",
-                    action=step[4],
-                    content=content,
-                    by=step[5],
-                )
-            )
-    return events
-
-
-def _call(att: str, steps_of: dict[str, int], n: int) -> str:
-    return f"{att}-s{steps_of.get(att, 1)}-c{n}"
-
-
-def states_along(events: list[AnyEvent]) -> list[State]:
-    states = [EMPTY_STATE]
-    for event in events:
-        states.append(reduce(states[-1], event))
-    return states
 
 
 @settings(max_examples=300, deadline=None)

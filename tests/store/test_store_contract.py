@@ -1,7 +1,10 @@
 """The store contract (``store.api``), one suite run against every store: TinyDB files and PostgreSQL.
 
-Each test runs twice (``stores`` is parametrized), on real files in a temp dir and on a fresh database of a real
-PostgreSQL server; what it asserts is what the ledger proves after reopening, never a store's insides.
+Each test runs for both (``stores`` is parametrized), on real files in a temp dir and on a fresh database of a real
+PostgreSQL server; what it asserts is what the ledger proves after reopening, never a store's insides. Some run in
+more than one shape as well: at the suite's short flush interval and at the stores' own (``FLUSHES``), with a
+hundred conversations of two hundred chunks, odd text alone and around an answer. What only one store does is in
+``test_store.py`` (TinyDB's files) and ``test_pg_store.py`` (instances on one database).
 """
 
 from __future__ import annotations
@@ -18,37 +21,52 @@ from tests.support.app_process import ROOT
 from tests.support.ledger_builders import conversation_events
 from tests.support.stores import StoreMaker, fill
 
+#: How often a store writes what was appended: the suite's short interval, and the stores' own (250 ms), after which
+#: ``close`` has to write most of a conversation itself.
+FLUSHES = pytest.mark.parametrize("flush_interval", [0.05, 0.25], ids=["flush-50ms", "flush-250ms"])
 
-def test_appended_events_get_consecutive_seqs_and_come_back_identical_after_reopening(stores: StoreMaker) -> None:
-    store = stores.open()
+
+@FLUSHES
+def test_appended_events_get_consecutive_seqs_and_come_back_identical_after_reopening(
+    stores: StoreMaker, flush_interval: float
+) -> None:
+    store = stores.open(flush_interval=flush_interval)
     written = fill(store, conversation_events("c1", answers=3, chunks=20))
     assert [e.seq for e in written] == list(range(1, len(written) + 1))
     assert list(store.events("c1")) == written, "readable at once, before it is durable"
     assert store.close() == 0
-    reopened = stores.open()
+    reopened = stores.open(flush_interval=flush_interval)
     assert list(reopened.events("c1")) == written
     assert reopened.problems == [] and reopened.health().ok
 
 
-def test_seqs_go_on_after_a_reopen(stores: StoreMaker) -> None:
-    store = stores.open()
+@FLUSHES
+def test_seqs_go_on_after_a_reopen(stores: StoreMaker, flush_interval: float) -> None:
+    store = stores.open(flush_interval=flush_interval)
     fill(store, conversation_events("c1", answers=1, chunks=3))
     store.close()
-    store = stores.open()
+    store = stores.open(flush_interval=flush_interval)
     event = store.append(Renamed(conversation_id="c1", ts="x", title="new"))
     assert event.seq == len(store.events("c1")) == 10
 
 
-def test_a_reopened_store_replays_to_the_same_state_for_many_conversations(stores: StoreMaker) -> None:
+@pytest.mark.parametrize(
+    ("count", "answers", "chunks"), [(30, 2, 15), (100, 1, 200)], ids=["30-chats", "100-chats-of-200-chunks"]
+)
+def test_a_reopened_store_replays_to_the_same_state_for_many_conversations(
+    stores: StoreMaker, count: int, answers: int, chunks: int
+) -> None:
     store = stores.open()
-    written = []
-    for n in range(30):
-        written += fill(store, conversation_events(f"c{n:02d}", answers=2, chunks=15))
+    written = {}
+    for n in range(count):
+        written[f"c{n:03d}"] = fill(store, conversation_events(f"c{n:03d}", answers=answers, chunks=chunks))
     before = replay(store.all_events())
     store.close()
     reopened = stores.open()
-    assert sorted(reopened.conversation_ids()) == [f"c{n:02d}" for n in range(30)]
-    assert replay(reopened.all_events()) == before == replay(written)
+    assert sorted(reopened.conversation_ids()) == sorted(written)
+    assert all(list(reopened.events(cid)) == events for cid, events in written.items())
+    assert replay(reopened.all_events()) == before == replay(e for events in written.values() for e in events)
+    assert all(before.conversations[cid].attempts["a1"].text for cid in written), "every answer kept its text"
 
 
 def test_events_are_durable_after_flush_without_any_event_that_ends_an_answer(stores: StoreMaker) -> None:
@@ -75,10 +93,15 @@ def test_a_deleted_conversation_refuses_writes_and_stays_deleted_after_reopening
     assert reopened.all_events() == keep
 
 
-def test_text_no_database_column_can_hold_is_stored_and_read_back_exactly(stores: StoreMaker) -> None:
+@pytest.mark.parametrize("around_an_answer", [False, True], ids=["alone", "around-an-answer"])
+def test_text_no_database_column_can_hold_is_stored_and_read_back_exactly(
+    stores: StoreMaker, around_an_answer: bool
+) -> None:
     store = stores.open()
+    answer = conversation_events("c1", answers=1, chunks=3)[1:] if around_an_answer else []  # a whole answer
     odd = [
         Created(conversation_id="c1", ts="2026-01-01T00:00:00.000Z", title="nul \x00 inside"),
+        *answer,
         Renamed(conversation_id="c1", ts="", title="half an emoji \ud83d and more"),
         Renamed(conversation_id="c1", ts="\ud800", title='quotes " \\ and \u2028 line'),
     ]

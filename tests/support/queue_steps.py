@@ -1,4 +1,4 @@
-"""The message queue's steps in the reducer's random sessions (``tests/ledger/test_reducer.py``): queueing,
+"""The message queue's steps in the reducer's random sessions (``tests.support.session_steps``): queueing,
 editing and removing a message; sending one is a ``submit`` step carrying a queue id (``send_queued``)."""
 
 from __future__ import annotations

@@ -4,25 +4,18 @@ plus ranges of its own text give back its rendered HTML (what the browser rebuil
 from __future__ import annotations
 
 import re
-from html import escape, unescape
+from html import unescape
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.markdown_parts import rebuilt
 from ui.safe_markdown import BlockSplitter, html_parts, render, split_blocks
 
 LINES = st.sampled_from(
     ["", " ", "text", "**bold** and `code`", "- item", "  continued", "```", "```python", "~~~", "x = 1 < 2 & 3",
      "\tindented", "# Title", "| a | b |", "😀 astral", "&amp; entity"]
 )  # fmt: skip
-
-
-def rebuilt(source: str, parts: list[str | list[int]]) -> str:
-    """What the browser does with the parts (markdown_stream.js): markup as is, ranges escaped."""
-    units = source.encode("utf-16-le")  # ranges count UTF-16 units, as JavaScript does
-    return "".join(
-        p if isinstance(p, str) else escape(units[2 * p[0] : 2 * p[1]].decode("utf-16-le"), quote=False) for p in parts
-    )
 
 
 def nodes(html: str) -> list[str]:

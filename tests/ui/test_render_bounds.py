@@ -191,7 +191,7 @@ def test_the_cache_drops_the_least_recently_used_past_its_byte_limit() -> None:
 def test_a_block_or_tail_whose_render_raises_past_the_guard_still_shows_as_written(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from tests.ui.test_markdown_stream import rebuilt
+    from tests.support.markdown_parts import rebuilt
     from ui import markdown_stream, tail_render
 
     def boom(*args: object) -> str:

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
+from tests.support.markdown_parts import rebuilt
 from tests.support.xss import CORPUS, DANGEROUS_TAGS, Findings
-from tests.ui.test_markdown_stream import rebuilt
 from ui.math_markdown import MATH_TAGS
 from ui.safe_markdown import html_parts
 from ui.tail_render import DIGITS, Tail, kept, packed, render_tail
