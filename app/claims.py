@@ -26,8 +26,7 @@ from collections.abc import Callable
 from engine.attempts import Local
 from ledger.decide import InputRejected
 from ledger.errors import StoreError
-from store.postgres.owners import AttemptOwners
-from store.postgres.store import PgStore
+from store.postgres import AttemptOwners, PgStore
 
 log = logging.getLogger("ledger_chat.cluster")
 CATCH_UP_WITHIN = 10.0  # seconds to wait until the other instance's end of a lost attempt is read here

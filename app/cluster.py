@@ -45,9 +45,7 @@ from engine.attempts import LiveElsewhere, Local
 from ledger.errors import ConversationBusyError, ConversationDeletedError, StoreError
 from ledger.events import AnyEvent, ApprovalScope, CancelSource, Persisted
 from store.health import ProblemLog
-from store.postgres.leases import is_dead
-from store.postgres.owners import AttemptOwners, Request
-from store.postgres.store import PgStore
+from store.postgres import AttemptOwners, PgStore, Request, is_dead
 
 log = logging.getLogger("ledger_chat.cluster")
 LEASE = 5.0  # seconds an attempt's owner may go without renewing before a survivor finalizes the attempt

@@ -83,8 +83,8 @@ def _zip_with_files(config: AppConfig, store: EventStore, events: list[AnyEvent]
 def migrate(config: AppConfig) -> int:
     """Copy a TinyDB data folder into PostgreSQL, then check counts and replay; 1 on any conflict or mismatch."""
     from ledger.errors import DatabaseUnavailableError
-    from store.copying import copy_folder
-    from store.postgres.schema import redact_dsn
+    from store.migrate import copy_folder
+    from store.postgres import redact_dsn
 
     source, url = config.from_data_dir, config.database_url
     assert source is not None and url is not None, "checked by load_config"

@@ -15,7 +15,7 @@ from typing import get_args
 from engine.attempts import Local
 from ledger.decide import InputRejected
 from ledger.events import ApprovalScope, CancelSource
-from store.postgres.owners import Request
+from store.postgres import Request
 
 LEAVING: tuple[str, ...] = ("navigation", "disconnect")
 SCOPES: tuple[ApprovalScope, ...] = get_args(ApprovalScope)

@@ -10,16 +10,16 @@ from __future__ import annotations
 from app.config import AppConfig
 from store.api import EventStore
 from store.blobs import BlobStore
-from store.grants.api import GrantStore
+from store.grants import GrantStore
 from store.presets import PresetStore
 
 
 def open_store(config: AppConfig, *, read_only: bool = False) -> EventStore:
     if config.database_url:
-        from store.postgres.store import PgStore
+        from store.postgres import PgStore
 
         return PgStore.open(config.database_url, read_only=read_only)
-    from store.tinydb.store import Store
+    from store.tinydb import Store
 
     return Store.open(config.data_dir, read_only=read_only)
 
@@ -27,12 +27,12 @@ def open_store(config: AppConfig, *, read_only: bool = False) -> EventStore:
 def open_blobs(config: AppConfig, store: EventStore, *, read_only: bool = False) -> BlobStore:
     """The blob store that goes with ``store`` (opened by ``open_store``); close it with ``close_blobs``."""
     if config.database_url:
-        from store.blobs.postgres import PgBlobs
-        from store.postgres.store import PgStore
+        from store.blobs import PgBlobs
+        from store.postgres import PgStore
 
         instance = store.instance if isinstance(store, PgStore) else "export"
         return PgBlobs.open(config.database_url, instance=instance, read_only=read_only)
-    from store.blobs.folder import FolderBlobs
+    from store.blobs import FolderBlobs
 
     return FolderBlobs(config.data_dir / "blobs", read_only=read_only)
 
@@ -40,8 +40,7 @@ def open_blobs(config: AppConfig, store: EventStore, *, read_only: bool = False)
 def open_presets(config: AppConfig, store: EventStore, *, read_only: bool = False) -> PresetStore:
     """Where the agent presets are kept beside ``store``: the ``presets`` table, else ``<data-dir>/presets.json``."""
     if config.database_url:
-        from store.postgres.presets import PgPresets
-        from store.postgres.store import PgStore
+        from store.postgres import PgPresets, PgStore
 
         instance = store.instance if isinstance(store, PgStore) else "export"
         return PgPresets.open(config.database_url, instance=instance, read_only=read_only)
@@ -59,11 +58,11 @@ def close_blobs(blobs: BlobStore | GrantStore | PresetStore) -> None:
 def open_grants(config: AppConfig, store: EventStore) -> GrantStore:
     """The server grants that go with ``store``; close them with ``close_blobs`` (the same optional ``close``)."""
     if config.database_url:
-        from store.grants.postgres import PgGrants
-        from store.postgres.store import PgStore
+        from store.grants import PgGrants
+        from store.postgres import PgStore
 
         instance = store.instance if isinstance(store, PgStore) else "export"
         return PgGrants.open(config.database_url, instance=instance)
-    from store.grants.file import FileGrants
+    from store.grants import FileGrants
 
     return FileGrants(config.data_dir / "approval_grants.json")

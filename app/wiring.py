@@ -90,7 +90,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
             titles=config.titles == "model",  # (engine.policies.titles)
         )
         if config.database_url is not None:  # several instances may share the database: follow them, own
-            from store.postgres.store import PgStore  # attempts, finalize dead owners' ones
+            from store.postgres import PgStore
 
             assert isinstance(store, PgStore)
             clusters.append(Cluster(store, config.database_url))

@@ -9,11 +9,11 @@ Guarantees: a back end returns what was appended, in seq order, and says when sa
 __all__ = [
     "api",
     "blobs",
-    "copying",
     "event_log",
     "grants",
     "health",
     "memory",
+    "migrate",
     "postgres",
     "presets",
     "tinydb",

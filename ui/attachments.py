@@ -26,8 +26,7 @@ from nicegui import ui
 from nicegui.events import GenericEventArguments
 
 from engine.commands import Engine
-from engine.files import FileLimits, Files, clean_name
-from engine.files.sniff import RASTER
+from engine.files import RASTER, FileLimits, Files, clean_name
 from ledger.values import Attachment
 from ui.notices import notice
 

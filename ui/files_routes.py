@@ -33,8 +33,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import Message
 
-from engine.files import GATE, clean_name
-from engine.files.sniff import AUDIO, RASTER, signature
+from engine.files import AUDIO, GATE, RASTER, clean_name, signature
 from ledger.decide import InputRejected
 from ledger.values import Attachment
 from ui.attachments import FilesService, accepted_name, over_count_limit, over_file_limit, remember, size_words

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from nicegui import ui
 
 from engine.commands import Engine, InputRejected
-from engine.files.sniff import RASTER
+from engine.files import RASTER
 from ledger.events import TurnMetrics
 from ledger.state import ConversationState, MessageState
 from ledger.tree import versions

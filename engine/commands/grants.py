@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from engine.commands.engine import Engine
 from ledger.approval_events import ApprovalScope, GrantRevoked
-from store.grants.api import Grant
+from store.grants import Grant
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,12 +13,15 @@ from engine.files.collect import named_by, referenced_by, unreferenced
 from engine.files.content import Read, messages_async
 from engine.files.decoding import GATE
 from engine.files.service import FileLimits, Files, clean_name, megabytes
+from engine.files.sniff import AUDIO, RASTER, signature
 
 __all__ = [
+    "AUDIO",
     "Attached",
     "FileLimits",
     "Files",
     "GATE",
+    "RASTER",
     "Read",
     "admit",
     "clean_name",
@@ -28,5 +31,6 @@ __all__ = [
     "models",
     "named_by",
     "referenced_by",
+    "signature",
     "unreferenced",
 ]

@@ -42,7 +42,7 @@ from engine.tools.mcp_server import (
 )
 from ledger.approval_events import ApprovalMode
 from store.blobs import BlobStore, MemoryBlobs
-from store.grants.api import GrantStore, MemoryGrants
+from store.grants import GrantStore, MemoryGrants
 
 log = logging.getLogger("ledger_chat.tools")
 NO_GRANT = Grants(current="")

@@ -33,7 +33,7 @@ from ledger.approval_events import (
 )
 from ledger.errors import StoreError
 from ledger.reduce_approval import grant_key
-from store.grants.api import Grant
+from store.grants import Grant
 
 log = logging.getLogger("ledger_chat.tools")
 

@@ -8,7 +8,11 @@ Guarantees (every back end, see ``store.blobs.api.BlobStore``):
 - ``delete`` removes the blobs named and says how many it removed; nothing else is touched.
 """
 
-from store.blobs.api import BlobStore, BlobTooLarge, sha256_of
-from store.blobs.memory import MemoryBlobs
+from __future__ import annotations
 
-__all__ = ["BlobStore", "BlobTooLarge", "MemoryBlobs", "sha256_of"]
+from store.blobs.api import BlobStore, BlobTooLarge, sha256_of
+from store.blobs.folder import FolderBlobs
+from store.blobs.memory import MemoryBlobs
+from store.blobs.postgres import PgBlobs
+
+__all__ = ["BlobStore", "BlobTooLarge", "FolderBlobs", "MemoryBlobs", "PgBlobs", "sha256_of"]

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from store.blobs.api import sha256_of
-from store.tinydb.storage import fsync_dir
+from store.tinydb import fsync_dir
 
 log = logging.getLogger("ledger_chat.blobs")
 HEX = re.compile(r"[0-9a-f]{64}")

@@ -19,7 +19,7 @@ from typing import cast
 
 from store.blobs.api import BlobTooLarge, sha256_of
 from store.blobs.folder import is_sha256
-from store.postgres.side import SideStore
+from store.postgres import SideStore
 
 log = logging.getLogger("ledger_chat.blobs")
 MAX_BYTES = 256 * 1024 * 1024

@@ -9,7 +9,7 @@ raises ``StoreError`` with a readable reason.
 from __future__ import annotations
 
 from store.grants.api import Grant
-from store.postgres.side import SideStore
+from store.postgres import SideStore
 
 
 class PgGrants(SideStore):

@@ -19,8 +19,8 @@ from typing import Literal
 
 import psycopg
 
+import store.postgres.leases as pg_leases
 from ledger.events import AnyEvent, Created, Deleted, Renamed
-from store.postgres import leases as pg_leases
 from store.postgres.follow import CHANNEL
 from store.postgres.pool import Conn
 from store.postgres.rows import SELECT, column_text, copy_rows

@@ -1,7 +1,7 @@
 """Agent presets in the PostgreSQL ``presets`` table (``store/postgres/migrations/0006_presets.sql``): every
 instance on one database sees the same presets and versions.
 
-Guarantees (beyond ``store.presets.PresetStore``): ``add`` is one ``INSERT``; a version another instance saved
+Guarantees (beyond ``store.presets.stores.PresetStore``): ``add`` is one ``INSERT``; a version another instance saved
 first is refused by the primary key and raises ``VersionTaken``. Opened, pooled and mapped like every side store
 (``store.postgres.side``): its own small pool, a broken connection retried once for reads (never for ``add``); a
 database that cannot be reached raises ``StoreError`` with a readable reason (no password).

@@ -38,12 +38,12 @@ from dataclasses import replace
 
 import psycopg
 
+import store.postgres.leases as pg_leases
 from ledger.ends import ATTEMPT_KINDS
 from ledger.errors import ConversationDeletedError, StoreError
 from ledger.events import AnyEvent
 from store.health import ProblemLog, Reach, StoreHealth
 from store.memory import Memory
-from store.postgres import leases as pg_leases
 from store.postgres.batch import Refused, catch_up, lost_message, refusal_message, write_parts
 from store.postgres.follow import CHANNEL, Follower, Followers, listen
 from store.postgres.pool import Conn, Pool, make_pool, once_more

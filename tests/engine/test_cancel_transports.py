@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from engine.commands.engine import Engine
-from engine.turns import questions
 from engine.tools.config import ServerConfig
 from engine.tools.hub import ToolHub
+from engine.turns import questions
 from ledger.events import QuestionAsked, ToolResult
 from tests.support.app_process import free_port
 from tests.support.engine import EngineFactory

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from engine.commands.engine import Engine
-from engine.turns import questions
 from engine.tools.asking import fields
+from engine.turns import questions
 from engine.turns.worker import recover
 from ledger.audit import audit
 from ledger.codec import dumps_line

@@ -12,7 +12,7 @@ import pytest
 from ledger.errors import StoreError
 from ledger.presets import Preset
 from store.postgres.presets import PgPresets
-from store.presets import FilePresets, MemoryPresets, PresetStore, VersionTaken
+from store.presets.stores import FilePresets, MemoryPresets, PresetStore, VersionTaken
 
 Opener = Callable[[], PresetStore]
 

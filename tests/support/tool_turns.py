@@ -8,7 +8,7 @@ carry, in order; ``tool_messages(messages)`` the call ids of the tool messages (
 
 from __future__ import annotations
 
-from engine.engine import Engine
+from engine.commands import Engine
 from ledger.events import ToolResult
 
 

@@ -20,7 +20,7 @@ from typing import Protocol
 
 from ledger.errors import StoreError
 from ledger.presets import Preset, dumps, from_dict
-from store.tinydb.storage import fsync_dir
+from store.tinydb import fsync_dir
 
 
 class VersionTaken(Exception):

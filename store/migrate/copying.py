@@ -22,10 +22,8 @@ import psycopg
 
 from ledger.events import AnyEvent, Created, Renamed
 from ledger.reducer import replay
-from store.postgres.rows import column_text, copy_rows
-from store.postgres.schema import connect, migrate
-from store.postgres.store import PgStore
-from store.tinydb.opening import read_folder
+from store.postgres import PgStore, column_text, connect, copy_rows, migrate
+from store.tinydb import read_folder
 
 CHUNK = 200
 COPIED_BY = "migrate"
