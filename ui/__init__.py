@@ -2,8 +2,9 @@
 the web front door (Host/Origin/token checks, security headers, file routes, exports). Words and units are made
 here.
 
-Guarantees: untrusted model, tool and file content is rendered safely and loads nothing remote; a page reads and
-acts only through the engine's face (``engine.commands``); ``__all__`` names its modules.
+Guarantees: untrusted model, tool and file content is rendered safely and loads nothing remote; a page acts only
+through the engine (``engine.commands``) and reads the engine's other faces only for values and pure helpers
+(``engine.provider``, ``engine.files``, ``engine.tools``); ``__all__`` names its modules.
 """
 
 __all__ = [
