@@ -8,10 +8,9 @@ watches the conversation, nothing runs in it and nobody holds its lock (then it 
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 
-from engine.turns import AttemptWorker
+from engine.turns import AttemptWorker, ChatLock
 
 
 @dataclass(slots=True)
@@ -19,7 +18,7 @@ class Runtime:
     """Per conversation: the lock that serializes cancel/finalize, the running attempt, the viewers."""
 
     conversation_id: str
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    lock: ChatLock = field(default_factory=ChatLock)
     active: AttemptWorker | None = None
     viewers: set[str] = field(default_factory=set)
 

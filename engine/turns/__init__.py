@@ -10,8 +10,18 @@ Guarantees: every event of a run carries its ids and goes through the narrow ``a
 from __future__ import annotations
 
 from engine.turns.attempt import AttemptRun
+from engine.turns.lock import ChatLock
 from engine.turns.questions import answer_question
 from engine.turns.settings import EngineSettings, Limits
 from engine.turns.worker import AttemptWorker, Workplace, recover
 
-__all__ = ["AttemptRun", "AttemptWorker", "EngineSettings", "Limits", "Workplace", "answer_question", "recover"]
+__all__ = [
+    "AttemptRun",
+    "AttemptWorker",
+    "ChatLock",
+    "EngineSettings",
+    "Limits",
+    "Workplace",
+    "answer_question",
+    "recover",
+]

@@ -3,8 +3,10 @@ calls), how tasks start, and the files service (``engine.files.Files``: the blob
 
 Guarantees: ``Limits`` holds the one set of defaults (the command line reads them from here) and validates
 itself when built, raising ``ValueError`` whose message starts with the option's name; ``spawn`` is the single
-way the engine starts background work (the app passes NiceGUI's ``background_tasks.create``; tests and the CLI
-use plain asyncio).
+way the engine and the cluster start background work that outlives its caller (the app passes NiceGUI's
+``background_tasks.create``; tests and the CLI use plain asyncio). A task an object owns, keeps and cancels
+itself (a tool server's session, the hub's restarts, a tool call's deadline, one step's tool calls) is that
+object's and never outlives it.
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ from engine.provider import Failure, ProviderConfig, StreamStalled, classify
 from engine.stamps import attempt_ids
 from engine.tools import Answer, ToolHub
 from engine.turns.attempt import Append, AttemptRun, Broken, Completed, View
+from engine.turns.lock import ChatLock
 from engine.turns.metrics import final_status, recovered_metrics, turn_metrics
 from engine.turns.open_calls import answer_open_calls
 from engine.turns.settings import EngineSettings
@@ -68,8 +69,18 @@ def always() -> bool:
     return True
 
 
-#: What a cancel asks: source, keep_partial, turn, attempt_id, requested_by, failure, still.
-Ask = tuple[CancelSource, bool, int | None, str | None, str | None, Failure | None, Callable[[], bool]]
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """What one cancel asks: its source, whether the prefix is kept, the turn and attempt it is meant for (None:
+    whichever runs), the instance that asked, the failure it ends with (a timeout) and whether it still holds."""
+
+    source: CancelSource
+    keep_partial: bool
+    turn: int | None
+    attempt_id: str | None
+    requested_by: str | None
+    failure: Failure | None
+    still: Callable[[], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +100,7 @@ class AttemptWorker:
         provider: ProviderConfig,
         history: tuple[HistoryEntry, ...],
         view: View,
-        lock: asyncio.Lock,
+        lock: ChatLock,
         place: Workplace,
     ) -> None:
         self.lock, self.place = lock, place
@@ -112,7 +123,7 @@ class AttemptWorker:
 
     @classmethod
     def start(
-        cls, started: Started, provider: ProviderConfig, view: View, lock: asyncio.Lock, place: Workplace
+        cls, started: Started, provider: ProviderConfig, view: View, lock: ChatLock, place: Workplace
     ) -> AttemptWorker:
         """Record ``started`` and spawn the attempt's task (called under the conversation's lock)."""
         place.append(started)
@@ -165,8 +176,8 @@ class AttemptWorker:
         """The one cancel entry (see the module's guarantees); True when this call cancelled the attempt. With the
         lock free it is decided in the caller's own step (a free lock is taken without suspending): however busy the
         loop, ``cancel_requested`` and the task's cancel wait for no other turn of it."""
-        ask: Ask = (source, keep_partial, turn, attempt_id, requested_by, failure, still)
-        if self.lock.locked() or getattr(self.lock, "_waiters", None):  # acquire would wait: in a task of its own
+        ask = Ask(source, keep_partial, turn, attempt_id, requested_by, failure, still)
+        if self.lock.busy:  # acquire would wait (held, or others wait for it): in a task of its own
             return await asyncio.shield(self._cancel(ask, waited=True))
         await self.lock.acquire()  # returns at once (asyncio.Lock's own test), never suspends here
         return self._decided(ask) and await asyncio.shield(self._cancel(ask))
@@ -189,13 +200,15 @@ class AttemptWorker:
     def _decided(self, ask: Ask) -> bool:
         """Holding the lock: order the cancel, record ``cancel_requested`` and cancel the task (whose ``finally``
         closes the stream before the end is written); unless it is not this call's to order (lock released then)."""
-        run, (source, keep, turn, attempt_id, by, failure, still) = self.run, ask
+        run = self.run
         try:
-            if run.settled or not still() or turn not in (None, run.turn) or attempt_id not in (None, run.attempt_id):
+            mine = ask.turn in (None, run.turn) and ask.attempt_id in (None, run.attempt_id)
+            if run.settled or not ask.still() or not mine:
                 self.lock.release()
                 return False  # ended, or meant for another turn or attempt (a Stop never stops a newer retry)
-            run.order_cancel(source, keep, failure)
-            run.append(CancelRequested(**run.ids, source=source, keep_partial=keep, turn=run.turn, requested_by=by))
+            run.order_cancel(ask.source, ask.keep_partial, ask.failure)
+            run.append(CancelRequested(**run.ids, source=ask.source, keep_partial=ask.keep_partial, turn=run.turn,
+                                       requested_by=ask.requested_by))  # fmt: skip
         except BaseException:
             self.lock.release()
             raise

@@ -1,0 +1,33 @@
+"""``ChatLock``: the conversation's lock (cancel and finalize are serialized by it), one that says when taking it
+would wait.
+
+Guarantees: it is an ``asyncio.Lock`` (first come, first served); ``busy`` is true while it is held or anyone waits
+for it, which is exactly when ``acquire`` would suspend: so the one cancel entry (``AttemptWorker.cancel``) decides
+in its caller's own step when the lock is free, and otherwise waits in a task of its own. No private attribute of
+asyncio is read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+
+class ChatLock(asyncio.Lock):
+    def __init__(self) -> None:
+        super().__init__()
+        self._waiting = 0
+
+    async def acquire(self) -> Literal[True]:
+        if not self.busy:  # asyncio's own fast path: taken without suspending
+            return await super().acquire()
+        self._waiting += 1
+        try:
+            return await super().acquire()
+        finally:
+            self._waiting -= 1
+
+    @property
+    def busy(self) -> bool:
+        """Held, or waited for: ``acquire`` would suspend."""
+        return self.locked() or self._waiting > 0
