@@ -40,7 +40,7 @@ from engine.provider import Failure, ProviderConfig, StreamStalled, classify
 from engine.stamps import attempt_ids
 from engine.tools import Answer, ToolHub
 from engine.turns.attempt import Append, AttemptRun, Broken, Completed, View
-from engine.turns.lock import ChatLock
+from engine.turns.lock import Ask, ChatLock, always
 from engine.turns.metrics import final_status, recovered_metrics, turn_metrics
 from engine.turns.open_calls import answer_open_calls
 from engine.turns.settings import EngineSettings
@@ -63,24 +63,6 @@ from ledger.history import HistoryEntry, as_messages
 from ledger.state import State
 
 log = logging.getLogger("ledger_chat.engine")
-
-
-def always() -> bool:
-    return True
-
-
-@dataclass(frozen=True, slots=True)
-class Ask:
-    """What one cancel asks: its source, whether the prefix is kept, the turn and attempt it is meant for (None:
-    whichever runs), the instance that asked, the failure it ends with (a timeout) and whether it still holds."""
-
-    source: CancelSource
-    keep_partial: bool
-    turn: int | None
-    attempt_id: str | None
-    requested_by: str | None
-    failure: Failure | None
-    still: Callable[[], bool]
 
 
 @dataclass(frozen=True, slots=True)
