@@ -51,7 +51,7 @@ def backfill(config: AppConfig) -> int:
     """``main.py export --otlp URL [--conversation ID]``: the stored attempts as spans, sent now."""
     from app.commands import stored_for_reading
     from engine.telemetry import send
-    from ledger.trace import traces
+    from ledger.folds import traces
 
     store = stored_for_reading(config)
     if store is None:

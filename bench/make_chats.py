@@ -23,7 +23,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ledger.events import AnyEvent, Created
+from ledger.events.core import AnyEvent, Created
 from store.tinydb.store import Store
 from tests.support.ledger_builders import Pace, stamp, turn_events
 

@@ -46,7 +46,7 @@ import psycopg
 from playwright.sync_api import Page, expect, sync_playwright
 
 from bench import result
-from ledger.events import AnyEvent
+from ledger.events.core import AnyEvent
 from store.api import EventStore
 from store.health import ProblemLog
 from store.postgres.owners import AttemptOwners

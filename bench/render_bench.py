@@ -5,8 +5,8 @@ markdown-it in the same run (issue 42 item 1; not a test).
 
 Times are CPU seconds of the rendering thread (``time.thread_time``: other processes on a shared machine do not
 count), in ms per 1,000 characters. This tree's ``render_fresh`` (a finished block, no cache) and ``render_tail``
-(the growing tail) are timed in this process, the best of ``--repeat``; the base's ``ui.safe_markdown._render``
-(default: the parent of the commit that added ``ui/markdown_engine.py``, the markdown2 renderer) is loaded from
+(the growing tail) are timed in this process, the best of ``--repeat``; the base's ``ui.markdown.safe._render``
+(default: the parent of the commit that added ``ui/markdown/engine.py``, the markdown2 renderer) is loaded from
 ``git show`` into a temporary package and timed in a forked child killed after ``--old-timeout`` seconds (shown
 ``> N s``; an exception is shown by name: ``RecursionError`` is what made a chat answer 500). Flat columns for
 this tree mean cost linear in the text.
@@ -25,8 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.ui.test_render_bounds import FAMILIES
-from ui.safe_markdown import render_fresh
-from ui.tail_render import render_tail
+from ui.markdown.safe import render_fresh
+from ui.markdown.tail import render_tail
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD_MODULES = ("safe_markdown", "math_markdown", "closing", "tail_render")
@@ -38,7 +38,7 @@ SHOWN = (
 
 def default_base() -> str:
     added = subprocess.run(
-        ["git", "log", "--diff-filter=A", "--format=%H", "--", "ui/markdown_engine.py"],
+        ["git", "log", "--diff-filter=A", "--format=%H", "--", "ui/markdown/engine.py"],
         cwd=ROOT, capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
     return f"{added[-1]}^" if added else "HEAD"

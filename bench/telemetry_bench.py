@@ -31,7 +31,7 @@ from engine.commands.engine import Engine
 from engine.offline import litellm
 from engine.telemetry.live import LiveTelemetry
 from engine.telemetry.otlp import Endpoint
-from ledger.trace import traces
+from ledger.folds.trace import traces
 from store.tinydb.store import Store
 from tests.support.engine import make_settings
 from tests.support.otlp_receiver import OtlpReceiver

@@ -14,10 +14,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ledger.errors import StateError
-from ledger.events import Branched, Renamed, Retrying, Selected, Started, Submitted, Trigger, VersionSelected
+from ledger.events import (
+    Attachment,
+    Branched,
+    Renamed,
+    Retrying,
+    Selected,
+    Started,
+    Submitted,
+    Trigger,
+    VersionSelected,
+)
 from ledger.state import ConversationState
 from ledger.tree import chain_before, selected_path, tip
-from ledger.values import Attachment
 
 STILL_STREAMING = "An answer is still streaming. Stop it first."
 TITLE_CHARS = 120

@@ -19,21 +19,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ledger import kinds
-from ledger.events import (
-    AnyEvent,
-    Cancelled,
-    Done,
-    Failed,
-    Persisted,
-    Recovered,
-    Started,
-)
+from ledger.events import ATTEMPT_KINDS as ATTEMPT_KINDS_OF_FLAGS
+from ledger.events import AnyEvent, Cancelled, Done, Failed, Persisted, Recovered, Started
 from ledger.state import TERMINAL_STATUSES, AttemptState, ConversationState
 
 Phase = Literal["none", "open", "ended", "persisted"]
 
-ATTEMPT_KINDS: frozenset[str] = kinds.ATTEMPT_KINDS  # the kinds whose ``FLAGS`` say ``attempt``
+ATTEMPT_KINDS: frozenset[str] = ATTEMPT_KINDS_OF_FLAGS  # the kinds whose ``FLAGS`` say ``attempt``
 
 #: Kinds the stale rule already keeps from changing an ended attempt: counted as stale, never late.
 STALE_KINDS: frozenset[str] = frozenset({"chunk", "stale_chunk", "stale_tool_result"})

@@ -21,10 +21,19 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ledger.decide import InputRejected, NewAttempt, send
-from ledger.events import Persisted, Started, Submitted
-from ledger.queue_events import MessageQueued, QueuedEdited, QueuedItem, QueuedRemoved, QueueEvent, QueuePause
+from ledger.events import (
+    Attachment,
+    MessageQueued,
+    Persisted,
+    QueuedEdited,
+    QueuedItem,
+    QueuedRemoved,
+    QueueEvent,
+    QueuePause,
+    Started,
+    Submitted,
+)
 from ledger.state import ConversationState
-from ledger.values import Attachment
 
 GONE = "That message is no longer queued: it was sent or removed."
 STILL_RUNNING = "An answer is still running: the queued message is sent when it completes (or stop it first)."

@@ -1,4 +1,4 @@
-"""The reducer of the approval kinds (``ledger.approval_events``): pure; see that module's guarantees.
+"""The reducer of the approval kinds (``ledger.events.approval``): pure; see that module's guarantees.
 
 Guarantees: the first answer of a call is the one applied; a chat grant is kept only from a person's ``run`` with
 scope ``chat``; a revoked chat grant is gone from ``ConversationState.grants``; an answered call never changes.
@@ -6,7 +6,7 @@ scope ``chat``; a revoked chat grant is gone from ``ConversationState.grants``; 
 
 from __future__ import annotations
 
-from ledger.approval_events import ApprovalAsked, ApprovalEvent, ApprovalGiven, GrantRevoked
+from ledger.events import ApprovalAsked, ApprovalEvent, ApprovalGiven, GrantRevoked
 from ledger.state import ConversationState, ToolCallState
 from ledger.updates import update_call
 

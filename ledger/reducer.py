@@ -26,11 +26,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import assert_never
 
-from ledger.approval_events import ApprovalAsked, ApprovalGiven, GrantRevoked
 from ledger.compaction import is_side, side_started
 from ledger.ends import is_late
 from ledger.events import (
     AnyEvent,
+    ApprovalAsked,
+    ApprovalGiven,
     Attached,
     Branched,
     Cancelled,
@@ -41,9 +42,13 @@ from ledger.events import (
     Detached,
     Done,
     Failed,
+    GrantRevoked,
+    MessageQueued,
     Persisted,
     QuestionAnswered,
     QuestionAsked,
+    QueuedEdited,
+    QueuedRemoved,
     Recovered,
     Renamed,
     RequestSent,
@@ -55,6 +60,7 @@ from ledger.events import (
     StepFinished,
     StepStarted,
     Submitted,
+    Titled,
     ToolAwaitingApproval,
     ToolCalled,
     ToolCallStarted,
@@ -63,16 +69,16 @@ from ledger.events import (
     ToolResult,
     UpstreamClosed,
     VersionSelected,
+    answered,
+    asked,
+    retitled,
 )
-from ledger.question_events import answered, asked
 from ledger.queue import queue_after, queue_resumed, queue_sent, reduce_queue
-from ledger.queue_events import MessageQueued, QueuedEdited, QueuedRemoved
 from ledger.reduce_agent import step_finished, step_started, tool_call_started, tool_called, tool_result
 from ledger.reduce_approval import apply_approval
 from ledger.reduce_messages import branched, persisted, selected, started, submitted, version_selected
 from ledger.reduce_stream import chunk, closed, failed
 from ledger.state import EMPTY_STATE, ConversationState, State
-from ledger.title_events import Titled, retitled
 from ledger.updates import update_attempt, update_call, update_live
 
 

@@ -1,12 +1,12 @@
 """The stale rule, written once: whether a chunk for an attempt may be rendered, and if not, why.
 
-Guarantees: pure (no clock, no I/O). A chunk is rendered only when its attempt exists, is the current attempt of
-its message, is still streaming (not closing, not closed) and the chunk comes after the last rendered one. The
-reducer applies it to every recorded chunk; the engine's chunk gate applies it before recording, so a chunk the
-gate renders is rendered again by any replay. ``tool_result_stale_reason`` is the same rule for tool results.
-``run_stale_reason`` is the part of the rule an attempt's own run decides (streaming, closing, closed, order):
-``stale_reason`` asks it once the attempt exists and is current, and the per-attempt timeline (``ledger.timeline``)
-asks it for every chunk it folds.
+Guarantees: pure (no clock, no I/O). A chunk is rendered only when its attempt exists, is the current attempt of its
+message, is still streaming (not closing, not closed) and the chunk comes after the last rendered one. The reducer
+applies it to every recorded chunk; the engine's chunk gate applies it before recording, so a chunk the gate renders
+is rendered again by any replay. ``tool_result_stale_reason`` is the same rule for tool results. ``run_stale_reason``
+is the part of the rule an attempt's own run decides (streaming, closing, closed, order): ``stale_reason`` asks it
+once the attempt exists and is current, and the per-attempt timeline (``ledger.folds.timeline``) asks it for every
+chunk it folds.
 """
 
 from __future__ import annotations

@@ -17,12 +17,20 @@ from typing import Literal, NamedTuple
 
 from immutables import Map
 
-from ledger.approval_events import ApprovalAsked, ApprovalGiven
-from ledger.events import Attachment, ToolPart, ToolStatus, TurnMetrics, Usage
+from ledger.events import (
+    ApprovalAsked,
+    ApprovalGiven,
+    Attachment,
+    QuestionState,
+    QueuedItem,
+    QueuePause,
+    ToolPart,
+    ToolStatus,
+    TurnMetrics,
+    Usage,
+)
 from ledger.pieces import EMPTY as NO_TEXT
 from ledger.pieces import Pieces
-from ledger.question_events import QuestionState
-from ledger.queue_events import QueuedItem, QueuePause
 
 AttemptStatus = Literal["streaming", "closing", "complete", "interrupted", "failed", "empty"]
 #: Where a tool call is before it has a result: its arguments are streaming, it is complete, it waits for the
@@ -54,7 +62,7 @@ class ToolCallState(NamedTuple):
     total: float | None = None
     progress_message: str | None = None
     dispatched_ts: str | None = None
-    questions: tuple[QuestionState, ...] = ()  # what the tool asked while it ran (``ledger.question_events``)
+    questions: tuple[QuestionState, ...] = ()  # what the tool asked while it ran (``ledger.events.question``)
     asked: ApprovalAsked | None = None  # its wait for approval: since when, mode, why, grant hash
     approval: ApprovalGiven | None = None  # the answer to that wait (or the grant or policy that answered)
 

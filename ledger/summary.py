@@ -31,9 +31,10 @@ from ledger.events import (
     Renamed,
     Started,
     Submitted,
+    Titled,
+    retitled,
 )
 from ledger.state import ConversationState
-from ledger.title_events import Titled, retitled
 
 TITLE_CHARS = 60
 

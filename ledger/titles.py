@@ -5,7 +5,7 @@ Guarantees (pure: no clock, no I/O):
 - A title is an attempt of its own: ``started`` with ``purpose="title"`` and ``through`` (the answer it follows),
   under a side message outside the message tree (``ledger.compaction.side_started``): never on screen as a
   message, never in any model history, never the "live" attempt of the chat (``ConversationState.live_attempt``).
-  Its text becomes the title through a ``titled`` event (``ledger.title_events``) once it completed.
+  Its text becomes the title through a ``titled`` event (``ledger.events.title``) once it completed.
 - ``wants_title(conv, after)``: the answer ``after`` completed and the chat still has the title its first message
   gave it (never renamed, never given one: a branch keeps "… — branch from answer 3"), and fewer than
   ``MAX_TITLE_ATTEMPTS`` titles were asked for (a stopped or failed one is asked again after a later answer).

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ledger.events import AnyEvent, Failed
-from ledger.kinds import URGENT_KINDS
+from ledger.events import URGENT_KINDS, AnyEvent, Failed
 from ledger.summary import ConversationSummary
 from store.health import StoreHealth
 

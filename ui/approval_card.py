@@ -18,7 +18,7 @@ from typing import Any
 
 from nicegui import ui
 
-from ledger.approval_events import ApprovalScope
+from ledger.events import ApprovalScope
 from ledger.state import ToolCallState
 from ui.approval_words import BY_WORDS, MODE_WORDS, SCOPE_WORDS, why_words
 from ui.tool_descriptions import Describe, description_box

@@ -1,12 +1,12 @@
 """The words the page shows for approvals: a mode, why a call waits, who answered, a grant.
 
-Guarantees: pure functions of ledger values (``ledger.approval_events``); every mode, reason, decision, scope and
+Guarantees: pure functions of ledger values (``ledger.events.approval``); every mode, reason, decision, scope and
 "by" the ledger can record has words here (a value not known reads as itself).
 """
 
 from __future__ import annotations
 
-from ledger.audit import Phase, PhaseKind
+from ledger.folds import Phase, PhaseKind
 
 APPROVAL_LABELS: dict[PhaseKind, str] = {"approval_asked": "approval asked", "approval_given": "approval given"}
 MODE_WORDS = {

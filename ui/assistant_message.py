@@ -1,7 +1,7 @@
 """An assistant message: its selected attempt streaming, stopping, failing, with its tool calls, and its actions.
 
 Guarantees:
-- It shows exactly its selected attempt (the ledger's projection): per step its text (``ui.markdown_stream``:
+- It shows exactly its selected attempt (the ledger's projection): per step its text (``ui.markdown.stream``:
   only what was added is sent; finished blocks rendered; the tail rendered when the attempt ends), then a card
   per tool call of that step (``ui.tool_card``), in stream order; its reasoning streams the same way, as plain
   text.
@@ -14,7 +14,7 @@ Guarantees:
 - Every finished answer has Copy, Audit, Branch and Retry (retrying an earlier answer starts a new branch there;
   later turns stay with the old attempt); a chat branched from it is linked; a cut-short latest answer has
   Continue, and a continued one shows the answer it continues above its own text (``ui.continued_view``).
-- Model output is rendered by ``ui.safe_markdown`` (raw HTML shown as text).
+- Model output is rendered by ``ui.markdown.safe`` (raw HTML shown as text).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from ledger.state import AttemptState, ConversationState, MessageState, ToolCall
 from ui.approval_card import Decide
 from ui.continued_view import carried, continue_button, join_marker, prefix_steps, reopened
 from ui.format import clock, error_title, metrics_line, model_label, stopped_text
-from ui.markdown_stream import MarkdownStream
+from ui.markdown import MarkdownStream
 from ui.money import answer_cost
 from ui.notices import notice
 from ui.preset_picker import retry_with_preset

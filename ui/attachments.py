@@ -27,7 +27,7 @@ from nicegui.events import GenericEventArguments
 
 from engine.commands import Engine
 from engine.files import RASTER, FileLimits, Files, clean_name
-from ledger.values import Attachment
+from ledger.events import Attachment
 from ui.notices import notice
 
 log = logging.getLogger("ledger_chat.ui")

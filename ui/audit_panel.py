@@ -1,11 +1,11 @@
 """The audit panel: one timeline entry per phase of each attempt (never per chunk), live while streaming.
 
-Guarantees: everything shown is ``ledger.audit`` over the conversation's events; the timeline is rebuilt only
+Guarantees: everything shown is ``ledger.folds.audit`` over the conversation's events; the timeline is rebuilt only
 when a phase is added, otherwise only the live counters (chunks, stale chunks) change; the ledger is read and
 audited in a worker thread (a long answer's 20,000 chunk events cost the event loop nothing), one read at a time,
 the latest request winning; Export downloads the conversation's ledger as JSON Lines.
 - Each ended attempt has its waterfall and replay (``ui.waterfall``) under a closed expansion: folded
-  (``ledger.waterfall``) in a worker thread only when the expansion is first opened, then drawn; the timeline
+  (``ledger.folds.waterfall``) in a worker thread only when the expansion is first opened, then drawn; the timeline
   itself costs nothing more.
 """
 
@@ -16,10 +16,9 @@ import asyncio
 from nicegui import background_tasks, ui
 
 from engine.commands import Engine
-from ledger.audit import AttemptAudit, PhaseKind, audit
 from ledger.codec import to_jsonl
 from ledger.events import AnyEvent
-from ledger.waterfall import Waterfall, waterfalls
+from ledger.folds import AttemptAudit, PhaseKind, Waterfall, audit, waterfalls
 from ui.audit_words import audit_counters, audit_heading, phase_detail, phase_label
 from ui.export import conversation_markdown
 from ui.format import clock

@@ -1,5 +1,5 @@
 """The audit panel's words: the name and second line of each timeline entry, an attempt's heading and its live
-counters line (made here, from the pure audit projection ``ledger.audit``; units from ``ui.format``).
+counters line (made here, from the pure audit projection ``ledger.folds.audit``; units from ``ui.format``).
 
 Guarantees: pure functions of typed values; every phase kind of the audit has a label (``PHASE_LABELS``); an event
 recorded after its attempt ended reads as late and "not applied".
@@ -7,7 +7,7 @@ recorded after its attempt ended reads as late and "not applied".
 
 from __future__ import annotations
 
-from ledger.audit import AttemptAudit, Phase, PhaseKind
+from ledger.folds import AttemptAudit, Phase, PhaseKind
 from ui.approval_words import APPROVAL_LABELS, approval_detail
 from ui.format import TOOL_STATUS_WORDS, duration, model_label, size, tokens, usage_tokens
 

@@ -18,7 +18,7 @@ from nicegui.events import GenericEventArguments, KeyEventArguments, ValueChange
 
 from engine.commands import InputRejected
 from ledger.errors import StoreError
-from ledger.values import Attachment
+from ledger.events import Attachment
 from ui.announcer import EndAnnouncer
 from ui.attachments import files_of
 from ui.audit_panel import AuditPanel

@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from nicegui import ui
 from nicegui.events import GenericEventArguments
 
-from ledger.values import Attachment
+from ledger.events import Attachment
 from ui.attachments import AttachmentTray, FilesService
 from ui.notices import notice
 from ui.pending import PendingMessage

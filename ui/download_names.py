@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
+from ledger.events import ToolPart
 from ledger.state import ConversationState
-from ledger.values import ToolPart
 
 
 def tool_file_name(part: ToolPart) -> str:

@@ -35,7 +35,7 @@ from starlette.types import Message
 
 from engine.files import AUDIO, GATE, RASTER, clean_name, signature
 from ledger.decide import InputRejected
-from ledger.values import Attachment
+from ledger.events import Attachment
 from ui.attachments import FilesService, accepted_name, over_count_limit, over_file_limit, remember, size_words
 
 SHA = re.compile(r"[0-9a-f]{64}")

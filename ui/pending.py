@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from nicegui import ui
 
 from engine.offline import imported
-from ledger.values import Attachment
+from ledger.events import Attachment
 
 LOADING = "Sending · loading the model client (its first use takes a few seconds)"
 SAVING = "Sending · saving your message"

@@ -27,7 +27,7 @@ from nicegui import ui
 
 from engine.commands import Engine, InputRejected
 from engine.tools import Field, check_answer, fields
-from ledger.question_events import QuestionState
+from ledger.events import QuestionState
 from ledger.state import ToolCallState
 from ui.notices import notice
 

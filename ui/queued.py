@@ -23,7 +23,7 @@ from nicegui import ui
 
 from engine.commands import Engine, InputRejected
 from ledger.errors import StoreError
-from ledger.queue_events import QueuedItem
+from ledger.events import QueuedItem
 from ledger.state import ConversationState
 from ui.composer import Composer
 from ui.notices import notice

@@ -18,8 +18,7 @@ from collections.abc import Callable
 from nicegui import context
 from nicegui.slot import Slot
 
-from ledger.events import AnyEvent
-from ledger.kinds import LISTED_KINDS, PROMPT_KINDS
+from ledger.events import LISTED_KINDS, PROMPT_KINDS, AnyEvent
 
 FLUSH_SECONDS = 0.1  # coalesce streaming updates to at most ~10 per second
 AUDIT_SECONDS = 0.5  # the audit panel folds the whole ledger: at most twice a second while streaming

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from nicegui import app, ui
 
-from ui.safe_markdown import code_css
+from ui.markdown import code_css
 
 STATIC = Path(__file__).with_name("static")
 ROUTE = "/lc-static"

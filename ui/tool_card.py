@@ -28,8 +28,8 @@ from typing import Any, assert_never
 
 from nicegui import ui
 
+from ledger.events import ToolPart
 from ledger.state import ToolCallState
-from ledger.values import ToolPart
 from ui.approval_card import Decide, approval_answer, approval_controls
 from ui.download_names import tool_file_name
 from ui.format import duration, size, tool_state_words

@@ -22,10 +22,9 @@ from nicegui import ui
 
 from engine.commands import Engine, InputRejected
 from engine.files import RASTER
-from ledger.events import TurnMetrics
+from ledger.events import Attachment, TurnMetrics
 from ledger.state import ConversationState, MessageState
 from ledger.tree import versions
-from ledger.values import Attachment
 from ui.attachments import AttachmentTray, FilesService, describe
 from ui.format import clock, user_line
 from ui.notices import notice

@@ -1,17 +1,17 @@
 """``WaterfallView``: one attempt's waterfall (ECharts, served by the app) with its figures listed beside it, and the
 replay of what the user saw (1×, 10×, or a time cursor dragged by hand), marking the moment Stop was pressed.
 
-Guarantees: everything shown is ``ledger.waterfall`` over the ledger (rebuilt from an export alike); the chart gets
-bounded, downsampled values (``ui.waterfall_chart``), the replay shows at most ``SCREEN_CHARS`` characters (the
-tail of what was on the screen at the cursor) and one counter; playing ticks ten times a second on the server
-only while it plays, and stops at the end or when the view goes away.
+Guarantees: everything shown is ``ledger.folds.waterfall`` over the ledger (rebuilt from an export alike); the chart
+gets bounded, downsampled values (``ui.waterfall_chart``), the replay shows at most ``SCREEN_CHARS`` characters (the
+tail of what was on the screen at the cursor) and one counter; playing ticks ten times a second on the server only
+while it plays, and stops at the end or when the view goes away.
 """
 
 from __future__ import annotations
 
 from nicegui import ui
 
-from ledger.waterfall import Waterfall, frame_at
+from ledger.folds import Waterfall, frame_at
 from ui.waterfall_chart import chart_height, chart_options, duration, figures, stop_sentence
 
 SCREEN_CHARS = 2000

@@ -1,4 +1,4 @@
-"""The waterfall's ECharts options and its words: made of a ``ledger.waterfall.Waterfall``, nothing else.
+"""The waterfall's ECharts options and its words: made of a ``ledger.folds.waterfall.Waterfall``, nothing else.
 
 Guarantees: pure (no element is made here); the options are plain values whose size is bounded by the
 projection's limits (rows, bins, gaps), whatever the answer's length; every figure the chart shows on hover is
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.waterfall import Row, Waterfall
+from ledger.folds import Row, Waterfall
 
 WAITING, STREAMING, CLOSING = "#9e9e9e", "#1976d2", "#90caf9"
 AXIS: dict[str, Any] = {"name": "ms", "nameGap": 4, "axisLabel": {"fontSize": 10}, "nameTextStyle": {"fontSize": 10}}

@@ -14,7 +14,7 @@ import asyncio
 from dataclasses import dataclass
 
 from engine.commands.engine import Engine
-from ledger.approval_events import ApprovalScope, GrantRevoked
+from ledger.events import ApprovalScope, GrantRevoked
 from store.grants import Grant
 
 

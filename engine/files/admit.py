@@ -16,9 +16,9 @@ from engine.files.service import Files
 from engine.files.sniff import RASTER
 from engine.offline import ready
 from ledger.decide import InputRejected
+from ledger.events import Attachment
 from ledger.history import HistoryEntry, model_history
 from ledger.state import ConversationState
-from ledger.values import Attachment
 
 Attached = tuple[Attachment, ...]
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ledger.events import AnyEvent, Submitted, ToolResult
-from ledger.queue_events import MessageQueued
+from ledger.events import AnyEvent, MessageQueued, Submitted, ToolResult
 from ledger.state import ConversationState
 from store.api import EventStore
 

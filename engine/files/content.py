@@ -26,8 +26,8 @@ from engine.files.pdf import pdf_text
 from engine.files.service import megabytes
 from engine.files.sniff import PDF, RASTER, as_text, is_text
 from engine.tools import history_messages
+from ledger.events import Attachment
 from ledger.history import HistoryEntry
-from ledger.values import Attachment
 
 Read = Callable[[str], bytes | None]
 MAX_TEXT_CHARS = 200_000  # of one text file in a request (about 50,000 tokens); the blob keeps all of it

@@ -29,7 +29,7 @@ from engine.files.decoding import GATE
 from engine.files.images import ImageProblem, clean, precheck, thumbnail
 from engine.files.sniff import RASTER, sniff
 from ledger.decide import InputRejected
-from ledger.values import Attachment
+from ledger.events import Attachment
 from store.blobs import BlobStore, MemoryBlobs
 
 MB = 1024 * 1024

@@ -27,8 +27,8 @@ from contextlib import asynccontextmanager
 from engine.attempts import Attempts, Ended, LiveElsewhere, Runtime
 from engine.stamps import new_id
 from ledger.errors import LedgerError
+from ledger.events import Titled
 from ledger.side_starts import title_started
-from ledger.title_events import Titled
 from ledger.titles import clean_title, wants_title
 
 log = logging.getLogger("ledger_chat.engine")

@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from engine.provider.calls import takes_prefill
 from engine.provider.preset_request import AppliedPreset, with_instructions
 from ledger.continuation_history import request_history
-from ledger.events import AnyEvent, Param, RequestSent, Started, StepStarted
+from ledger.events import AnyEvent, Attachment, Param, RequestSent, Started, StepStarted, ToolPart
 from ledger.history import HistoryEntry, as_messages, attempt_entries
 from ledger.reducer import reduce
 from ledger.state import EMPTY_STATE, ConversationState
-from ledger.values import Attachment, ToolPart
 
 Instructions = Callable[[str, int], str | None]  # (preset id, version) -> its instructions, None when not stored
 

@@ -1,6 +1,6 @@
 """OpenTelemetry export of the ledger's traces and metrics (OTLP/HTTP, the official SDK and exporter).
 
-``engine.telemetry.otlp`` turns the pure spans of ``ledger.trace`` into the SDK's spans and sends them;
+``engine.telemetry.otlp`` turns the pure spans of ``ledger.folds.trace`` into the SDK's spans and sends them;
 ``engine.telemetry.live`` follows an engine's events and exports each attempt as it ends.
 """
 

@@ -2,7 +2,7 @@
 
 Guarantees:
 - It listens to the read side (``Engine.subscribe``): every event, the engine's own and those absorbed from other
-  instances, is folded by ``ledger.trace.Traces`` (a chunk costs a dict lookup and a few counters on the loop);
+  instances, is folded by ``ledger.folds.trace.Traces`` (a chunk costs a dict lookup and a few counters on the loop);
   each span goes to a ``BatchSpanProcessor`` (a queue; the export runs on the SDK's thread) as soon as the event
   that ends it lands: a request's ``chat`` span when its step finishes or it is re-sent, a tool call's when its
   result lands, the attempt's root (and what was still open) with its ``persisted``, together with its
@@ -29,8 +29,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from engine.commands import Engine
 from engine.telemetry.otlp import SCOPE, Endpoint, metric_exporter, readable, resource, span_exporter
 from ledger.events import AnyEvent, Persisted
-from ledger.trace import Traces, traces
-from ledger.trace_values import AttemptTraceValue
+from ledger.folds import AttemptTraceValue, Traces, traces
 
 log = logging.getLogger("ledger_chat.telemetry")
 TOKEN_BUCKETS: list[float] = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]

@@ -2,7 +2,7 @@
 
 Guarantees:
 - ``readable(span)`` is the SDK's ``ReadableSpan`` with exactly the ids, parent, times, attributes and status of
-  the pure ``SpanValue`` (``ledger.trace``): nothing is re-timed or re-numbered, so a back-fill repeats the ids.
+  the pure ``SpanValue`` (``ledger.folds.trace``): nothing is re-timed or re-numbered, so a back-fill repeats the ids.
 - Every string attribute passes ``engine.redaction.redact``: a key never leaves the process, content or not.
 - ``OnceLogged`` wraps an exporter so that a failing endpoint is said once in the log (and its recovery once),
   instead of the SDK's line per batch; exports run on the SDK's own threads (``BatchSpanProcessor``,
@@ -26,7 +26,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from engine.redaction import redact, redact_url
-from ledger.trace_values import AttemptTraceValue, AttrValue, SpanValue
+from ledger.folds import AttemptTraceValue, AttrValue, SpanValue
 
 log = logging.getLogger("ledger_chat.telemetry")
 SCOPE = InstrumentationScope("ledger_chat", "0.1.0", "https://opentelemetry.io/schemas/1.41.0")

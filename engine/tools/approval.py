@@ -2,7 +2,7 @@
 or is refused, and why; and the one way a tool's grant hash is made (``tool_hash``).
 
 Guarantees:
-- Modes (``ledger.approval_events.ApprovalMode``): ``run`` runs without asking, ``ask`` asks every time, ``once``
+- Modes (``ledger.events.approval.ApprovalMode``): ``run`` runs without asking, ``ask`` asks every time, ``once``
   asks once per chat (a Run there grants the tool in that chat), ``never`` refuses (the model sees a ``declined``
   result saying the policy forbids it).
 - What the config sets (per tool, else ``*``; ``"confirm": true`` means ``{"*": "ask"}``) and what a preset sets
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from ledger.approval_events import ApprovalDecision, ApprovalMode, ApprovalScope, ApprovalWhy
+from ledger.events import ApprovalDecision, ApprovalMode, ApprovalScope, ApprovalWhy
 
 MODES: tuple[ApprovalMode, ...] = get_args(ApprovalMode)
 STRICTNESS: dict[ApprovalMode, int] = {"run": 0, "once": 1, "ask": 2, "never": 3}

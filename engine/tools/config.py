@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.tools.approval import parse_modes
-from ledger.approval_events import ApprovalMode
+from ledger.events import ApprovalMode
 
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 PROTOCOLS = ("auto", "2025-11-25", "2026-07-28")  # ``protocol``: which MCP revision to speak (auto: the newest offered)

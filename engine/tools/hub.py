@@ -40,7 +40,7 @@ from engine.tools.mcp_server import (
     ToolSpec,
     Withheld,
 )
-from ledger.approval_events import ApprovalMode
+from ledger.events import ApprovalMode
 from store.blobs import BlobStore, MemoryBlobs
 from store.grants import GrantStore, MemoryGrants
 

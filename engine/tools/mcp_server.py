@@ -31,7 +31,7 @@ from engine.tools.config import ServerConfig
 from engine.tools.elicitation import Ask, Deadline, Elicitations, TimedOut, drive_call
 from engine.tools.identity import client_info
 from engine.tools.result_content import convert
-from ledger.values import ToolPart
+from ledger.events import ToolPart
 from store.blobs import BlobStore, MemoryBlobs
 
 log = logging.getLogger("ledger_chat.tools")

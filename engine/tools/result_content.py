@@ -1,7 +1,7 @@
 """An MCP tool result (``CallToolResult``) as the ledger keeps it: every content part whole, binary bytes as blobs.
 
 Guarantees:
-- Every MCP content type becomes a ``ledger.values.ToolPart``, in the server's order: ``text``; ``image`` and
+- Every MCP content type becomes a ``ledger.events.values.ToolPart``, in the server's order: ``text``; ``image`` and
   ``audio`` (base64 decoded, the bytes put in the blob store, ``sha256`` and ``size`` kept); an embedded
   ``resource`` (its text, or its blob's bytes in the blob store, with its URI and media type); a ``resource_link``
   (URI, name, media type: never fetched). ``structuredContent`` is kept as JSON text (``structured``).
@@ -27,7 +27,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.values import ToolPart
+from ledger.events import ToolPart
 from store.blobs import BlobStore
 
 MAX_PART_BYTES = 20 * 1024 * 1024

@@ -1,4 +1,4 @@
-"""A tool's whole result (``ledger.values.ToolPart``), as the model's provider takes it through litellm.
+"""A tool's whole result (``ledger.events.values.ToolPart``), as the model's provider takes it through litellm.
 
 Guarantees:
 - ``tool_messages`` turns one tool history entry into exactly one ``role: tool`` message for its
@@ -32,8 +32,8 @@ from typing import Any
 
 from engine.offline import litellm
 from engine.tools.result_content import describe
+from ledger.events import ToolPart
 from ledger.history import HistoryEntry
-from ledger.values import ToolPart
 
 __all__ = ["Read", "history_messages", "images_in_tool_result", "tool_followups", "tool_messages"]
 

@@ -23,15 +23,8 @@ from engine.provider import approval_overrides
 from engine.stamps import now_iso
 from engine.tools import Answer, Grants, ResolvedTool, ToolHub
 from engine.turns.attempt import AttemptRun, PendingCall
-from ledger.approval_events import (
-    ApprovalAsked,
-    ApprovalBy,
-    ApprovalDecision,
-    ApprovalGiven,
-    ApprovalMode,
-    ApprovalScope,
-)
 from ledger.errors import StoreError
+from ledger.events import ApprovalAsked, ApprovalBy, ApprovalDecision, ApprovalGiven, ApprovalMode, ApprovalScope
 from ledger.reduce_approval import grant_key
 from store.grants import Grant
 

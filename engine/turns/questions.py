@@ -22,8 +22,7 @@ from typing import Any
 from engine.stamps import attempt_ids, new_id
 from engine.tools import Action, Ask, PendingQuestion, Question, QuestionAnswer, check_answer, content_json
 from engine.turns.attempt import Append, AttemptRun
-from ledger.events import QuestionAnswered, QuestionAsked
-from ledger.question_events import pending_question
+from ledger.events import QuestionAnswered, QuestionAsked, pending_question
 from ledger.state import AttemptState
 
 RESTARTED = "Not run: the app stopped while the tool waited for an answer to its question (answered: cancel)."

@@ -32,11 +32,7 @@ from engine.turns.approving import approved
 from engine.turns.attempt import AttemptRun, PendingCall
 from engine.turns.questions import asker, stop_questions
 from engine.turns.settings import Limits
-from ledger.events import (
-    ToolDispatched,
-    ToolProgress,
-    ToolStatus,
-)
+from ledger.events import ToolDispatched, ToolProgress, ToolStatus
 
 PROGRESS_SECONDS = 0.25
 ANSWERED_GRACE = 1.0  # seconds a call whose question Stop answered cancel gets to end by itself

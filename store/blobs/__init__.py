@@ -1,5 +1,5 @@
 """Blob stores: file bytes by content (sha256), for the attachments of user messages and the binary parts of tool
-results. The ledger holds only the hash (``ledger.values.Attachment``, ``ledger.values.ToolPart``).
+results. The ledger holds only the hash (``ledger.events.values.Attachment``, ``ledger.events.values.ToolPart``).
 
 Guarantees (every back end, see ``store.blobs.api.BlobStore``):
 - ``put`` stores bytes once under the sha256 of exactly those bytes and returns it (hex); putting the same bytes

@@ -2,7 +2,7 @@
 
 A server grant lets every call of one tool of one server (key ``server/tool``) run without asking, in every chat,
 while the tool's grant hash is the one granted (``engine.tools.approval``). Chat grants are not here: they are in
-each conversation's ledger (``ledger.approval_events``).
+each conversation's ledger (``ledger.events.approval``).
 
 Guarantees: ``grants`` gives key → ``Grant`` as last written by any instance sharing the store (no cache);
 ``grant`` replaces the key's grant; ``revoke`` removes it and says whether it was there. Methods may block on

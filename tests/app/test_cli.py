@@ -16,7 +16,7 @@ import pytest
 
 from app.config import ConfigError, load_config
 from ledger.codec import from_dict, to_jsonl
-from ledger.events import Failed, Renamed
+from ledger.events.core import Failed, Renamed
 from store.tinydb.store import Store
 from tests.support.ledger_builders import conversation_events
 from tests.support.waiting import wait_until_blocking

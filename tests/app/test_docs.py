@@ -9,7 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from ledger.events import EVENT_CLASSES
+from ledger.events.core import EVENT_CLASSES
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "ledger.md"

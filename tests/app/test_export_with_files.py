@@ -14,7 +14,7 @@ from engine.commands.assembly import build_engine
 from engine.files import Files
 from engine.turns.settings import EngineSettings
 from ledger.codec import to_jsonl
-from ledger.events import Created, Submitted
+from ledger.events.core import Created, Submitted
 from store.blobs import sha256_of
 from store.blobs.folder import FolderBlobs
 from store.tinydb.store import Store

@@ -1,6 +1,6 @@
 """End-to-end, in headless Chromium: the append-only text stream ends showing exactly a full render of the text.
 
-The page gets only what was added to an answer (``ui.markdown_stream``); these tests check in the real DOM that
+The page gets only what was added to an answer (``ui.markdown.stream``); these tests check in the real DOM that
 whatever happened on the way (an ordinary stream, a websocket message lost, a reconnect, a Stop in half-written
 markup), the answer ends with the same visible text as a fresh render of its final text (``render_blocks``).
 """
@@ -15,7 +15,7 @@ from tests.support.app_process import AppProcess
 from tests.support.browser import Pages, conversation_id, last_answer, send, wait_words
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until_blocking
-from ui.safe_markdown import render_blocks
+from ui.markdown.safe import render_blocks
 
 RICH = (
     "A first paragraph with **bold** words, `code`, a [link](https://example.com) and a < b & c.\n\n"

@@ -14,8 +14,8 @@ from app.cluster import Cluster
 from engine.commands.assembly import build_engine
 from engine.commands.engine import Engine, InputRejected
 from engine.tools.hub import ToolHub
-from ledger.approval_events import ApprovalGiven
-from ledger.events import QuestionAnswered, ToolResult
+from ledger.events.approval import ApprovalGiven
+from ledger.events.core import QuestionAnswered, ToolResult
 from ledger.reducer import replay
 from store.postgres.store import PgStore
 from tests.support.engine import make_settings

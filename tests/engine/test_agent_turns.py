@@ -19,9 +19,9 @@ from pathlib import Path
 from engine.commands.engine import Engine
 from engine.tools.config import ServerConfig
 from engine.tools.hub import ToolHub
-from ledger.audit import audit
 from ledger.codec import from_dict, to_dict
 from ledger.ends import UNKNOWN_OUTCOME
+from ledger.folds.audit import audit
 from ledger.reducer import replay
 from tests.support.app_process import free_port
 from tests.support.engine import EngineFactory, current_attempt, finished, follow_up_is_accepted
@@ -329,7 +329,7 @@ async def test_a_provider_that_reuses_a_call_id_in_the_next_step_still_gets_each
 def test_parallel_calls_sent_at_one_index_are_told_apart_by_their_ids() -> None:
     from engine.provider.calls import ProviderConfig, ToolPiece
     from engine.turns.attempt import AttemptRun
-    from ledger.events import Created, Started, Submitted
+    from ledger.events.core import Created, Started, Submitted
     from ledger.reducer import reduce
     from ledger.state import EMPTY_STATE
 

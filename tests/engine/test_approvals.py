@@ -19,7 +19,7 @@ from engine.commands.engine import Engine, InputRejected
 from engine.commands.grants import GrantView, chat_grants, revoke, server_grants
 from engine.tools.config import ServerConfig
 from engine.tools.hub import ToolHub
-from ledger.approval_events import ApprovalAsked, ApprovalGiven
+from ledger.events.approval import ApprovalAsked, ApprovalGiven
 from tests.support.app_process import free_port
 from tests.support.engine import EngineFactory, current_attempt, finished, follow_up_is_accepted
 from tests.support.ports import port_open

@@ -169,7 +169,7 @@ async def test_branching_from_a_user_message_gives_the_chat_before_it_and_its_te
 
 
 def test_an_old_ledger_that_switched_an_earlier_answers_attempt_still_shows_every_later_turn() -> None:
-    from ledger.events import Chunk, Persisted, Selected, Started, Submitted
+    from ledger.events.core import Chunk, Persisted, Selected, Started, Submitted
 
     c = "legacy"
 

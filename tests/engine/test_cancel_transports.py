@@ -19,7 +19,7 @@ from engine.commands.engine import Engine
 from engine.tools.config import ServerConfig
 from engine.tools.hub import ToolHub
 from engine.turns import questions
-from ledger.events import QuestionAsked, ToolResult
+from ledger.events.core import QuestionAsked, ToolResult
 from tests.support.app_process import free_port
 from tests.support.engine import EngineFactory
 from tests.support.ports import port_open

@@ -14,7 +14,7 @@ from engine.provider.calls import ProviderConfig
 from engine.provider.tokens import count_messages
 from engine.tools.hub import ToolHub
 from ledger.compaction import SUMMARY_PREFIX, SUMMARY_REQUEST
-from ledger.events import CancelRequested, Deleted, Started, UpstreamClosed
+from ledger.events.core import CancelRequested, Deleted, Started, UpstreamClosed
 from ledger.history import as_messages, model_history
 from ledger.presets import Preset
 from store.tinydb.store import Store

@@ -8,10 +8,10 @@ import pytest
 
 from engine.commands.engine import Engine, InputRejected
 from engine.provider.request_view import requests_seen
-from ledger.audit import audit
 from ledger.continuation import COMPLETE, joined, shown_text
 from ledger.continuation_history import CONTINUE_INSTRUCTION
 from ledger.decide import STILL_STREAMING
+from ledger.folds.audit import audit
 from ledger.state import AttemptState
 from tests.support.engine import EngineFactory, current_attempt, finished, follow_up_is_accepted
 from tests.support.upstream import Behavior, ScriptedUpstream

@@ -10,7 +10,7 @@ import pytest
 
 from engine.commands.engine import Engine
 from engine.tools.hub import ToolHub
-from ledger.events import ToolCalled, ToolResult
+from ledger.events.core import ToolCalled, ToolResult
 from tests.support.dialects import DIALECTS
 from tests.support.engine import EngineFactory, current_attempt, finished, follow_up_is_accepted
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream

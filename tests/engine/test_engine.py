@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from engine.commands.engine import Engine, InputRejected
-from ledger.audit import audit
 from ledger.codec import to_dict
-from ledger.events import Chunk, Deleted
+from ledger.events.core import Chunk, Deleted
+from ledger.folds.audit import audit
 from tests.support.engine import EngineFactory, current_attempt
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for, wait_until

@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 from engine.turns.loop_guard import LoopGuard
-from ledger.audit import audit
 from ledger.codec import to_jsonl
-from ledger.events import ToolResult
+from ledger.events.core import ToolResult
+from ledger.folds.audit import audit
 from tests.support.engine import EngineFactory, current_attempt, finished, follow_up_is_accepted
 from tests.support.tools import demo_hub
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream

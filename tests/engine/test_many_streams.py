@@ -8,7 +8,7 @@ import asyncio
 import time
 
 from engine.commands.engine import Engine
-from ledger.events import Chunk, StaleChunk
+from ledger.events.core import Chunk, StaleChunk
 from tests.support.engine import EngineFactory, current_attempt
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until

@@ -11,7 +11,7 @@ import pytest
 
 from engine.tools.hub import ToolHub
 from engine.tools.mcp_server import TASKS_REQUIRED
-from ledger.events import ToolDispatched, ToolResult
+from ledger.events.core import ToolDispatched, ToolResult
 from tests.support.engine import EngineFactory
 from tests.support.tools import ROOT, demo_hub
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream

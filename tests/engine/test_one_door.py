@@ -15,8 +15,8 @@ from engine.attempts import Attempts, Ended, Policy
 from engine.attempts.peers import Alone
 from engine.commands.engine import Engine
 from engine.policies import Declared
-from ledger.events import AnyEvent, Persisted, Retrying, Started, Submitted
-from ledger.title_events import Titled
+from ledger.events.core import AnyEvent, Persisted, Retrying, Started, Submitted
+from ledger.events.title import Titled
 from tests.support.engine import EngineFactory, current_attempt, finished
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until

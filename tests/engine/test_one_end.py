@@ -19,7 +19,7 @@ from engine.turns.attempt import AttemptRun
 from engine.turns.settings import Limits
 from engine.turns.streaming import Watchdog
 from engine.turns.worker import AttemptWorker
-from ledger.events import Cancelled, CancelRequested, Done, Failed, Persisted, StaleChunk, Started
+from ledger.events.core import Cancelled, CancelRequested, Done, Failed, Persisted, StaleChunk, Started
 from tests.support.engine import EngineFactory, current_attempt, one_end_each
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for, wait_until

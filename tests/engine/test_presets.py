@@ -17,7 +17,7 @@ from engine.commands.engine import Engine
 from engine.provider.request_view import requests_seen
 from ledger.codec import to_jsonl
 from ledger.decide import InputRejected
-from ledger.events import Started
+from ledger.events.core import Started
 from ledger.presets import Preset
 from tests.support.engine import EngineFactory, current_attempt, finished
 from tests.support.tools import demo_hub

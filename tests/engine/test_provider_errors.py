@@ -9,7 +9,7 @@ import json
 import pytest
 
 from engine.commands.engine import Engine
-from ledger.events import Failed
+from ledger.events.core import Failed
 from tests.support.dialects import DIALECTS, OVERLOADED
 from tests.support.engine import EngineFactory, current_attempt, finished
 from tests.support.upstream import Behavior, ScriptedUpstream

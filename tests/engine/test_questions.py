@@ -14,9 +14,9 @@ from engine.commands.engine import Engine
 from engine.tools.asking import fields
 from engine.turns import questions
 from engine.turns.worker import recover
-from ledger.audit import audit
 from ledger.codec import dumps_line
-from ledger.events import AnyEvent, QuestionAnswered, QuestionAsked, ToolResult
+from ledger.events.core import AnyEvent, QuestionAnswered, QuestionAsked, ToolResult
+from ledger.folds.audit import audit
 from ledger.reducer import replay
 from ledger.state import ToolCallState
 from tests.support.engine import EngineFactory, finished, follow_up_is_accepted

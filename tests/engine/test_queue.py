@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 from engine.commands.engine import Engine, InputRejected
-from ledger.events import Submitted
+from ledger.events.core import Submitted
 from tests.support.engine import EngineFactory, current_attempt
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for, wait_until

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine.commands.engine import InputRejected
-from ledger.events import Renamed
+from ledger.events.core import Renamed
 from store.tinydb.reserve import RESERVE_NAME
 from store.tinydb.store import Store
 from tests.support.engine import EngineFactory

@@ -15,7 +15,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from ledger.events import AnyEvent, ToolResult
+from ledger.events.core import AnyEvent, ToolResult
 from tests.support.engine import EngineFactory, current_attempt, finished, follow_up_is_accepted
 from tests.support.tools import demo_hub
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream

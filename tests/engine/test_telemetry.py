@@ -15,8 +15,8 @@ from engine.commands.engine import Engine
 from engine.telemetry.live import LiveTelemetry
 from engine.telemetry.otlp import Endpoint
 from engine.turns import questions
-from ledger.events import Chunk, QuestionAnswered, QuestionAsked, RequestSent, Started, UpstreamClosed
-from ledger.trace_values import span_id, trace_id, ts_ns
+from ledger.events.core import Chunk, QuestionAnswered, QuestionAsked, RequestSent, Started, UpstreamClosed
+from ledger.folds.trace_values import span_id, trace_id, ts_ns
 from store.tinydb.store import Store
 from tests.support.engine import TEST_KEY, EngineFactory, current_attempt
 from tests.support.otlp_receiver import OtlpReceiver, Received

@@ -5,9 +5,9 @@ a rename, before or during it, wins; a branch keeps its title."""
 from __future__ import annotations
 
 from engine.commands.engine import Engine
-from ledger.events import AnyEvent, CancelRequested, Deleted, Started
+from ledger.events.core import AnyEvent, CancelRequested, Deleted, Started
+from ledger.events.title import Titled
 from ledger.history import model_history
-from ledger.title_events import Titled
 from ledger.titles import SYSTEM, TITLE_REQUEST
 from ledger.tree import selected_path
 from tests.support.engine import EngineFactory, finished

@@ -16,7 +16,7 @@ from engine.commands.engine import Engine
 from engine.offline import litellm
 from engine.tools.hub import ToolHub
 from engine.tools.result_parts import history_messages, tool_followups, tool_messages
-from ledger.events import ToolResult
+from ledger.events.core import ToolResult
 from ledger.history import model_history
 from tests.support.dialects import MODELS, api_base
 from tests.support.engine import TEST_KEY, EngineFactory, current_attempt

@@ -9,8 +9,8 @@ import re
 import pytest
 
 from engine.commands.engine import Engine
-from ledger.audit import audit
-from ledger.events import Cancelled, Failed, Persisted, StepFinished, Usage
+from ledger.events.core import Cancelled, Failed, Persisted, StepFinished, Usage
+from ledger.folds.audit import audit
 from tests.support.dialects import DIALECTS
 from tests.support.engine import EngineFactory, current_attempt
 from tests.support.upstream import Behavior, ScriptedUpstream

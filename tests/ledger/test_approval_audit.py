@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from ledger.approval_events import ApprovalAsked, ApprovalGiven
-from ledger.audit import audit
 from ledger.codec import dumps_line, from_dict
-from ledger.events import Started, StepFinished, StepStarted, Submitted, ToolCalled
+from ledger.events.approval import ApprovalAsked, ApprovalGiven
+from ledger.events.core import Started, StepFinished, StepStarted, Submitted, ToolCalled
+from ledger.folds.audit import audit
 from ledger.reducer import replay
 from tests.support.ledger_builders import ts
 from ui.audit_words import phase_detail, phase_label

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.approval_events import ApprovalAsked, ApprovalGiven, GrantRevoked
+from ledger.events.approval import ApprovalAsked, ApprovalGiven, GrantRevoked
 from ledger.reduce_approval import grant_key
 from ledger.reducer import replay
 from tests.support.random_sessions import CONV, build_events, states_along

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ledger.audit import audit
-from ledger.events import (
+from ledger.events.core import (
     Cancelled,
     CancelRequested,
     Chunk,
@@ -19,6 +18,7 @@ from ledger.events import (
     UpstreamClosed,
     Usage,
 )
+from ledger.folds.audit import audit
 from tests.support.ledger_builders import ts
 from ui.audit_words import phase_detail, phase_label
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ledger.codec import KIND_TO_CLASS, dumps_line, from_dict, from_jsonl, to_dict
 from ledger.errors import CodecError, LedgerError
-from ledger.events import EVENT_CLASSES, Attachment, Event, Failed, Param, ToolPart, TurnMetrics, Usage
+from ledger.events.core import EVENT_CLASSES, Attachment, Event, Failed, Param, ToolPart, TurnMetrics, Usage
 
 text = st.text(st.characters(exclude_categories=["Cs"]), max_size=20)
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-(10**6), 10**6), text)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from demo.agent import history_problem
 from ledger.compaction import SUMMARY_PREFIX, chain_key, choose_cut, cut_points, effective
-from ledger.events import (
+from ledger.events.core import (
     AnyEvent,
     Cancelled,
     CancelRequested,

@@ -11,7 +11,7 @@ from ledger.codec import from_dict, to_dict
 from ledger.continuation import COMPLETE, FAILED, NOT_LATEST, continuable, continuation, joined, refusal
 from ledger.continuation_history import CONTINUE_INSTRUCTION, request_history
 from ledger.decide import InputRejected, NewAttempt
-from ledger.events import (
+from ledger.events.core import (
     AnyEvent,
     Cancelled,
     CancelRequested,
@@ -25,8 +25,8 @@ from ledger.events import (
     ToolCalled,
     ToolResult,
 )
+from ledger.events.queue import MessageQueued
 from ledger.history import as_messages
-from ledger.queue_events import MessageQueued
 from ledger.reducer import replay
 from ledger.state import ConversationState
 

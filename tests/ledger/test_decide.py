@@ -7,7 +7,7 @@ from immutables import Map
 
 from ledger import decide
 from ledger.decide import InputRejected, NewAttempt
-from ledger.events import AnyEvent, CancelRequested
+from ledger.events.core import AnyEvent, CancelRequested
 from ledger.reducer import replay
 from ledger.state import ConversationState, State
 from ledger.tree import selected_path

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from ledger.ends import ATTEMPT_KINDS, is_terminal, next_phase
-from ledger.events import (
+from ledger.events.core import (
     EVENT_CLASSES,
     Chunk,
     Done,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ledger.events import (
+from ledger.events.core import (
     AnyEvent,
     Cancelled,
     CancelRequested,

@@ -9,9 +9,9 @@ from typing import ClassVar
 import pytest
 
 from ledger import ends
-from ledger.audit_phases import LATE_PHASES
-from ledger.events import EVENT_CLASSES, Event, Flags
-from ledger.kinds import flagged
+from ledger.events.core import EVENT_CLASSES, Event, Flags
+from ledger.events.kinds import flagged
+from ledger.folds.audit_phases import LATE_PHASES
 from store.api import FLUSH_AT_ONCE_KINDS
 from ui.refresh import FLUSH_NOW, LIST_KINDS
 

@@ -19,9 +19,8 @@ from hypothesis import strategies as st
 from immutables import Map
 
 from demo.agent import history_problem
-from ledger.audit import audit
 from ledger.ends import UNKNOWN_OUTCOME
-from ledger.events import (
+from ledger.events.core import (
     EVENT_CLASSES,
     AnyEvent,
     ApprovalAsked,
@@ -47,6 +46,7 @@ from ledger.events import (
     TurnMetrics,
     UpstreamClosed,
 )
+from ledger.folds.audit import audit
 from ledger.history import as_messages, model_history
 from ledger.reducer import reduce, replay
 from ledger.state import EMPTY_STATE, TERMINAL_STATUSES, ConversationState

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from ledger import decide, queue
 from ledger.codec import from_dict, to_dict
 from ledger.decide import InputRejected, NewAttempt
-from ledger.events import (
+from ledger.events.core import (
     AnyEvent,
     Cancelled,
     CancelRequested,
@@ -26,7 +26,7 @@ from ledger.events import (
     Started,
     Submitted,
 )
-from ledger.queue_events import QueuedRemoved
+from ledger.events.queue import QueuedRemoved
 from ledger.reducer import reduce, replay
 from ledger.state import EMPTY_STATE, ConversationState, State
 

@@ -12,7 +12,7 @@ from demo.agent import history_problem
 from ledger.codec import from_dict, to_dict
 from ledger.compaction import effective
 from ledger.continuation import links, shown_text
-from ledger.events import (
+from ledger.events.core import (
     EVENT_CLASSES,
     AnyEvent,
     Chunk,
@@ -23,8 +23,8 @@ from ledger.events import (
     StaleChunk,
     ToolResult,
 )
+from ledger.events.question import QuestionState
 from ledger.history import as_messages, model_history
-from ledger.question_events import QuestionState
 from ledger.reducer import replay
 from ledger.state import TERMINAL_STATUSES, State
 from ledger.summary import summarize, summary_of

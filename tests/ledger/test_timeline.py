@@ -1,4 +1,5 @@
-"""The audit, the trace and the waterfall are projections of one timeline per attempt (``ledger.timeline``): on the
+"""The audit, the trace and the waterfall are projections of one timeline per attempt (``ledger.folds.timeline``): on
+the
 same random sessions they agree on every per-attempt fact they share."""
 
 from __future__ import annotations
@@ -6,10 +7,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.audit import AttemptAudit, audit
-from ledger.events import AnyEvent, Persisted
-from ledger.trace import traces
-from ledger.waterfall import waterfalls
+from ledger.events.core import AnyEvent, Persisted
+from ledger.folds.audit import AttemptAudit, audit
+from ledger.folds.trace import traces
+from ledger.folds.waterfall import waterfalls
 from tests.ledger.test_reducer import build_events, steps
 
 ENDS = ("done", "failed", "cancelled", "recovered")

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ledger.events import AnyEvent, Created, Done, Renamed, Started, Submitted
+from ledger.events.core import AnyEvent, Created, Done, Renamed, Started, Submitted
+from ledger.events.title import Titled
 from ledger.reducer import replay
 from ledger.summary import summarize
-from ledger.title_events import Titled
 from ledger.titles import TITLE_CHARS, clean_title, title_request, wants_title
 
 CID = "c1"

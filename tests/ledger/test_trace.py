@@ -7,7 +7,7 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.events import (
+from ledger.events.core import (
     AnyEvent,
     Cancelled,
     CancelRequested,
@@ -24,9 +24,9 @@ from ledger.events import (
     ToolResult,
     UpstreamClosed,
 )
-from ledger.trace import Traces, traces
-from ledger.trace_values import AttemptTraceValue, SpanValue, span_id, trace_id
-from ledger.waterfall import MAX_BINS, MAX_FRAMES, frame_at, waterfalls
+from ledger.folds.trace import Traces, traces
+from ledger.folds.trace_values import AttemptTraceValue, SpanValue, span_id, trace_id
+from ledger.folds.waterfall import MAX_BINS, MAX_FRAMES, frame_at, waterfalls
 from tests.support.ledger_builders import T0, TEST_PACE, answer_events, ts, turn_events
 
 

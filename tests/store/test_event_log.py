@@ -8,7 +8,7 @@ import gc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.events import AnyEvent, Chunk, Renamed, StaleChunk
+from ledger.events.core import AnyEvent, Chunk, Renamed, StaleChunk
 from store.api import EventStore
 from store.event_log import BLOCK, EventLog
 from tests.support.ledger_builders import answer_events, conversation_events

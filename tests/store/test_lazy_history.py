@@ -8,7 +8,7 @@ import json
 import zipfile
 from pathlib import Path
 
-from ledger.events import Chunk
+from ledger.events.core import Chunk
 from ledger.reducer import replay
 from ledger.summary import summary_of
 from store.tinydb.store import Store

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from ledger.errors import DataDirInUseError, StoreError
-from ledger.events import Created
+from ledger.events.core import Created
 from store.tinydb.store import Store
 from tests.support.app_process import ROOT, AppProcess
 from tests.support.ledger_builders import conversation_events

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.events import Renamed
+from ledger.events.core import Renamed
 from ledger.reducer import replay
 from store.postgres.store import PgStore
 from store.tinydb.store import Store

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.events import Deleted, Renamed
+from ledger.events.core import Deleted, Renamed
 from store.tinydb.store import Store
 from tests.support.folders import read_only_folder
 from tests.support.ledger_builders import conversation_events

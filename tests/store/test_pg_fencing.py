@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from ledger.errors import ConversationBusyError
-from ledger.events import AnyEvent, Chunk, Created, Done, Persisted, Renamed, Selected, Started
+from ledger.events.core import AnyEvent, Chunk, Created, Done, Persisted, Renamed, Selected, Started
 from store.health import ProblemLog
 from store.postgres.owners import AttemptOwners, ClaimRefused
 from store.postgres.pool import IDLE_IN_TRANSACTION, make_pool

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ledger.events import Created, Renamed
+from ledger.events.core import Created, Renamed
 from ledger.presets import Preset
 from store.health import ProblemLog
 from store.postgres.owners import AttemptOwners

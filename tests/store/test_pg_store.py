@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from ledger.errors import ConversationBusyError, DatabaseUnavailableError
-from ledger.events import Chunk, Renamed
+from ledger.events.core import Chunk, Renamed
 from store.postgres.store import PgStore
 from tests.support.ledger_builders import conversation_events
 from tests.support.postgres import PASSWORD

@@ -15,7 +15,7 @@ import pytest
 
 from ledger.codec import to_dict
 from ledger.errors import ConversationDeletedError
-from ledger.events import Chunk, Deleted, Renamed
+from ledger.events.core import Chunk, Deleted, Renamed
 from tests.support.ledger_builders import conversation_events
 from tests.support.stores import StoreMaker, fill
 from tests.support.waiting import wait_until_blocking

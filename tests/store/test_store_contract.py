@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from ledger.errors import ConversationDeletedError, UnknownConversationError
-from ledger.events import Created, Deleted, Renamed
+from ledger.events.core import Created, Deleted, Renamed
 from ledger.reducer import replay
 from ledger.summary import summary_of
 from tests.support.app_process import ROOT

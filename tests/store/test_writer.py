@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ledger.events import AnyEvent, Chunk, Done
+from ledger.events.core import AnyEvent, Chunk, Done
 from store.api import is_urgent
 from store.health import ProblemLog, describe_os_error
 from store.writer import Batch, Batches, Writer, Written

@@ -12,7 +12,7 @@ import sys
 import time
 
 from ledger.errors import ConversationBusyError, DataDirInUseError
-from ledger.events import Renamed
+from ledger.events.core import Renamed
 from store.api import EventStore
 from store.postgres.store import PgStore
 from store.tinydb.store import Store

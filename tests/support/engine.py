@@ -16,7 +16,7 @@ from engine.commands.engine import Engine
 from engine.provider.calls import ProviderConfig
 from engine.tools.hub import ToolHub
 from engine.turns.settings import EngineSettings, Limits
-from ledger.events import AnyEvent
+from ledger.events.core import AnyEvent
 from ledger.state import AttemptState
 from store.tinydb.store import Store
 from tests.support.dialects import provider

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from ledger.events import AnyEvent, Chunk, Created, Done, Persisted, RequestSent, Started, Submitted, TurnMetrics
+from ledger.events.core import AnyEvent, Chunk, Created, Done, Persisted, RequestSent, Started, Submitted, TurnMetrics
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 

@@ -1,5 +1,5 @@
 """The browser's side of the markdown stream, in Python: what ``ui/static/markdown_stream.js`` makes of the parts
-the server sends for a block (``ui.safe_markdown.html_parts``), so a test can compare it with the rendered HTML.
+the server sends for a block (``ui.markdown.safe.html_parts``), so a test can compare it with the rendered HTML.
 
 ``rebuilt(source, parts)`` joins the parts: markup as it is, each ``[start, end]`` range the escaped slice of the
 block's own text, counted in UTF-16 units as JavaScript counts them.

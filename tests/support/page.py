@@ -13,8 +13,8 @@ from engine.commands.engine import Engine
 from tests.support.waiting import wait_until
 from ui.chat_list import ChatList
 from ui.context import current
-from ui.markdown_stream import MarkdownStream
-from ui.safe_markdown import MarkdownBlock
+from ui.markdown.safe import MarkdownBlock
+from ui.markdown.stream import MarkdownStream
 
 
 @dataclass

@@ -7,8 +7,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ledger.events import AnyEvent, Attachment
-from ledger.queue_events import MessageQueued, QueuedEdited, QueuedRemoved
+from ledger.events.core import AnyEvent, Attachment
+from ledger.events.queue import MessageQueued, QueuedEdited, QueuedRemoved
 
 QUEUE_STEPS = {
     "queue": st.tuples(st.just("queue"), st.integers(0, 3)),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from ledger.events import (
+from ledger.events.core import (
     AnyEvent,
     ApprovalAsked,
     ApprovalGiven,
@@ -49,9 +49,9 @@ from ledger.events import (
     Usage,
     VersionSelected,
 )
+from ledger.events.title import Titled
 from ledger.reducer import reduce
 from ledger.state import EMPTY_STATE, State
-from ledger.title_events import Titled
 from tests.support.queue_steps import QUEUE_STEPS, queue_event
 
 CONV = "c1"

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ledger.events import AnyEvent
+from ledger.events.core import AnyEvent
 from store.api import EventStore
 from store.postgres.store import PgStore
 from store.tinydb.documents import to_documents

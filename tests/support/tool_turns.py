@@ -9,7 +9,7 @@ carry, in order; ``tool_messages(messages)`` the call ids of the tool messages (
 from __future__ import annotations
 
 from engine.commands import Engine
-from ledger.events import ToolResult
+from ledger.events.core import ToolResult
 
 
 def results(engine: Engine, cid: str) -> dict[str, ToolResult]:

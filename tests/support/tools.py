@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.tools.config import ServerConfig
 from engine.tools.hub import ToolHub
-from ledger.approval_events import ApprovalMode
+from ledger.events.approval import ApprovalMode
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -60,7 +60,7 @@ _CLASS = re.compile(r"-?[a-z][\w\-\[\]%.:/#()]*")  # a class name (not a regex's
 def used_classes(root: Path = UI) -> set[str]:
     """Every class token ``ui/`` writes (see the module docstring), ours, Quasar's and NiceGUI's left out."""
     tokens: set[str] = set()
-    for path in sorted(root.glob("*.py")):
+    for path in sorted(root.rglob("*.py")):
         tokens |= _python_classes(ast.parse(path.read_text(encoding="utf-8"), str(path)))
     for path in sorted((root / "static").glob("*.js")):
         text = path.read_text(encoding="utf-8")

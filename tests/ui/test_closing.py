@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ui.closing import closed
-from ui.safe_markdown import render
+from ui.markdown.closing import closed
+from ui.markdown.safe import render
 
 
 @pytest.mark.parametrize(

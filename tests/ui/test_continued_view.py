@@ -3,7 +3,7 @@ prefix left open going on inside it, and the answer as one text for the export."
 
 from __future__ import annotations
 
-from ledger.events import AnyEvent, Cancelled, CancelRequested, Chunk, Done, Started, Submitted
+from ledger.events.core import AnyEvent, Cancelled, CancelRequested, Chunk, Done, Started, Submitted
 from ledger.reducer import replay
 from ui.continued_view import answer_steps, open_fence, prefix_steps, reopened
 from ui.export import conversation_markdown

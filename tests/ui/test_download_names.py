@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from immutables import Map
 
+from ledger.events.values import Attachment, ToolPart
 from ledger.state import AttemptState, ConversationState, MessageState, ToolCallState
-from ledger.values import Attachment, ToolPart
 from ui.download_names import ledger_name
 
 SHA_A, SHA_B, SHA_C = "a" * 64, "b" * 64, "c" * 64

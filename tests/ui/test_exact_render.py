@@ -5,7 +5,7 @@ are its text content (tags dropped, entities decoded). The render must be the so
 out: the characters of markdown syntax (``MARKERS``) and a link's target (``](…)``, ``LINK_TARGET``), and only
 where the construct they belong to really rendered. So nothing is added (no twin backtick, no closing ``__``) and
 nothing that is not syntax is dropped; and where no construct renders at all, the visible text is exactly the
-source's. A math span that renders (as ``ui.math_markdown`` finds it) is MathML, not its source's characters: it
+source's. A math span that renders (as ``ui.markdown.math`` finds it) is MathML, not its source's characters: it
 counts as one character (``MATH``) on both sides.
 """
 
@@ -19,9 +19,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ui.math_markdown import protect
-from ui.safe_markdown import render_blocks, split_blocks
-from ui.tail_render import render_tail
+from ui.markdown.math import protect
+from ui.markdown.safe import render_blocks, split_blocks
+from ui.markdown.tail import render_tail
 
 MARKERS = frozenset("*_`~#>-+[]()!$")  # $: math delimiters (a rendered span shows its MathML)
 LINK_TARGET = "](https://a.example)"

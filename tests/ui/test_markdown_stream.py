@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.markdown_parts import rebuilt
-from ui.safe_markdown import BlockSplitter, html_parts, render, split_blocks
+from ui.markdown.safe import BlockSplitter, html_parts, render, split_blocks
 
 LINES = st.sampled_from(
     ["", " ", "text", "**bold** and `code`", "- item", "  continued", "```", "```python", "~~~", "x = 1 < 2 & 3",

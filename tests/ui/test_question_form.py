@@ -12,7 +12,7 @@ import pytest
 from nicegui import ui
 from nicegui.testing import User
 
-from ledger.events import QuestionAnswered, QuestionAsked, ToolResult
+from ledger.events.core import QuestionAnswered, QuestionAsked, ToolResult
 from tests.support.page import engine, send
 from tests.support.question_server import SIGN_IN_URL
 from tests.support.tools import ROOT

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from tests.support.xss import CORPUS, DANGEROUS_TAGS, Findings
 from ui import markdown_engine, safe_markdown
-from ui.math_markdown import MATH_TAGS
-from ui.safe_markdown import ALLOWED, CACHE, FAILED, OVERTIME, render, render_blocks, render_fresh
-from ui.tail_render import render_tail
+from ui.markdown.math import MATH_TAGS
+from ui.markdown.safe import ALLOWED, CACHE, FAILED, OVERTIME, render, render_blocks, render_fresh
+from ui.markdown.tail import render_tail
 
 FAMILIES: dict[str, Callable[[int], str]] = {  # n characters (about) of each kind of input that explodes somewhere
     "open links": lambda n: "[a](" * (n // 4),
@@ -180,7 +180,7 @@ def test_a_reopened_answer_of_many_blocks_is_served_from_the_cache_block_by_bloc
 
 
 def test_the_cache_drops_the_least_recently_used_past_its_byte_limit() -> None:
-    from ui.render_cache import RenderCache
+    from ui.markdown.cache import RenderCache
 
     cache = RenderCache(limit=10_000)
     for n in range(40):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.xss import CORPUS, DANGEROUS_TAGS, Findings
-from ui.safe_markdown import render
+from ui.markdown.safe import render
 
 
 @pytest.mark.parametrize("payload", CORPUS)

@@ -10,9 +10,9 @@ import pytest
 
 from tests.support.markdown_parts import rebuilt
 from tests.support.xss import CORPUS, DANGEROUS_TAGS, Findings
-from ui.math_markdown import MATH_TAGS
-from ui.safe_markdown import html_parts
-from ui.tail_render import DIGITS, Tail, kept, packed, render_tail
+from ui.markdown.math import MATH_TAGS
+from ui.markdown.safe import html_parts
+from ui.markdown.tail import DIGITS, Tail, kept, packed, render_tail
 
 MATH_PAYLOADS = (
     "$\\href{javascript:window.__pwned=1}{x}$",

@@ -13,8 +13,8 @@ from nicegui import ui
 from nicegui.testing import User
 from nicegui.testing.user_interaction import UserInteraction
 
-from ledger.approval_events import ApprovalGiven, GrantRevoked
-from ledger.events import ToolResult
+from ledger.events.approval import ApprovalGiven, GrantRevoked
+from ledger.events.core import ToolResult
 from tests.support.page import elements, engine, send
 from tests.support.tools import demo_tools_app_env
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from ledger.waterfall import waterfalls
+from ledger.folds.waterfall import waterfalls
 from tests.support.ledger_builders import T0, TEST_PACE, turn_events
 from ui.waterfall_chart import chart_options, figures
 

@@ -1,8 +1,8 @@
 """The kind a generated chat title is recorded with (docs/ledger.md, "Titles").
 
 Guarantees:
-- ``Titled`` is immutable like every event (``ledger.values.Event``) and belongs to the one list of kinds in
-  ``ledger.events`` (``AnyEvent``). It follows the end of the ``title`` attempt it came from (``from_attempt``,
+- ``Titled`` is immutable like every event (``ledger.events.values.Event``) and belongs to the one list of kinds in
+  ``ledger.events.core`` (``AnyEvent``). It follows the end of the ``title`` attempt it came from (``from_attempt``,
   ``ledger.titles``); the title itself was cleaned there (one line, no quotes, no tags, at most ``TITLE_CHARS``).
 - ``retitled`` is the one rule, shared by the reducer and the conversation summary: a generated title replaces the
   title only while that is still the one it was made to replace (``replaces``); a rename (or any other title
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ledger.values import Event, Flags
+from ledger.events.values import Event, Flags
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

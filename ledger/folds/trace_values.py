@@ -99,4 +99,4 @@ class AttemptTraceValue:
     attempt_id: str
     spans: tuple[SpanValue, ...]
     measurements: tuple[Measurement, ...]
-    final: bool = True  # False: spans made ready before the attempt ended (``ledger.trace.Traces.add``)
+    final: bool = True  # False: spans made ready before the attempt ended (``ledger.folds.trace.Traces.add``)

@@ -1,5 +1,6 @@
-"""The waterfall of each attempt and the replay of what the user saw: each attempt's timeline (``ledger.timeline``,
-with its arrivals) timed in milliseconds, its bars the trace's spans (``ledger.trace``).
+"""The waterfall of each attempt and the replay of what the user saw: each attempt's timeline
+(``ledger.folds.timeline``, with its arrivals) timed in milliseconds, its bars the trace's spans
+(``ledger.folds.trace``).
 
 Guarantees:
 - Pure and typed; every figure is read or derived from the events (their ``ts``, in milliseconds after the
@@ -23,9 +24,9 @@ from itertools import accumulate
 from typing import Literal
 
 from ledger.events import AnyEvent, Cancelled, UpstreamClosed
-from ledger.timeline import AttemptTimeline, timelines
-from ledger.trace import traces
-from ledger.trace_values import SpanValue, ts_ns
+from ledger.folds.timeline import AttemptTimeline, timelines
+from ledger.folds.trace import traces
+from ledger.folds.trace_values import SpanValue, ts_ns
 
 MAX_BINS, MAX_FRAMES, MAX_ROWS, MAX_GAPS, MAX_MARKS = 120, 600, 60, 40, 200
 RowKind = Literal["request", "tool", "wait"]

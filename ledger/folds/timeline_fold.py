@@ -1,4 +1,4 @@
-"""The fold of one attempt's events, in seq order, into its timeline (``ledger.timeline_values``).
+"""The fold of one attempt's events, in seq order, into its timeline (``ledger.folds.timeline_values``).
 
 Guarantees: pure (no clock, no I/O); a chunk costs the stale rule's answer and a few counter updates (no per-chunk
 object is kept unless arrivals are asked for, no text unless content is); the stale rule is ``ledger.stale``'s and
@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import assert_never
 
-from ledger.approval_events import ApprovalAsked, ApprovalGiven, GrantRevoked
 from ledger.ends import Phase, next_phase
 from ledger.events import (
     AnyEvent,
+    ApprovalAsked,
+    ApprovalGiven,
     Attached,
     Branched,
     Cancelled,
@@ -27,9 +28,13 @@ from ledger.events import (
     Detached,
     Done,
     Failed,
+    GrantRevoked,
+    MessageQueued,
     Persisted,
     QuestionAnswered,
     QuestionAsked,
+    QueuedEdited,
+    QueuedRemoved,
     Recovered,
     Renamed,
     RequestSent,
@@ -41,6 +46,7 @@ from ledger.events import (
     StepFinished,
     StepStarted,
     Submitted,
+    Titled,
     ToolAwaitingApproval,
     ToolCalled,
     ToolCallStarted,
@@ -51,11 +57,9 @@ from ledger.events import (
     Usage,
     VersionSelected,
 )
-from ledger.queue_events import MessageQueued, QueuedEdited, QueuedRemoved
+from ledger.folds.timeline_tools import ToolRecord, tool_moment
+from ledger.folds.timeline_values import AttemptTimeline, Moment, RequestTimeline
 from ledger.stale import run_stale_reason
-from ledger.timeline_tools import ToolRecord, tool_moment
-from ledger.timeline_values import AttemptTimeline, Moment, RequestTimeline
-from ledger.title_events import Titled
 
 
 @dataclass(slots=True)

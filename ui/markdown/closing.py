@@ -1,6 +1,6 @@
 """Half-written markdown shown as if it were closed: a growing tail never shows raw markers while it streams.
 
-Guarantees: ``closed(text)`` (for the tail while it grows; ``ui.tail_render`` keeps it only where the markers it
+Guarantees: ``closed(text)`` (for the tail while it grows; ``ui.markdown.tail`` keeps it only where the markers it
 added really rendered) only appends (the text the model wrote is never changed, so what is copied or sent
 is exactly what was written); it closes an open code fence, then, outside code, an open inline code span, bold
 (``**``/``__``), strike (``~~``) and a link whose ``](`` target is still being written. Text already balanced

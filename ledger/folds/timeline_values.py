@@ -1,9 +1,9 @@
-"""The values of one attempt's timeline (``ledger.timeline``): its moments, its requests, its tool calls.
+"""The values of one attempt's timeline (``ledger.folds.timeline``): its moments, its requests, its tool calls.
 
-Guarantees: every value is frozen and slotted, made once by ``ledger.timeline_fold.TimelineFold.freeze``; counts
+Guarantees: every value is frozen and slotted, made once by ``ledger.folds.timeline_fold.TimelineFold.freeze``; counts
 follow the stale rule (``ledger.stale``) and the one-end rule (``ledger.ends``) as the fold applied them: a late
-event is a ``Moment`` with ``late`` set and changes no other field. The projections (``ledger.audit``,
-``ledger.trace``, ``ledger.waterfall``) only map these values to their own.
+event is a ``Moment`` with ``late`` set and changes no other field. The projections (``ledger.folds.audit``,
+``ledger.folds.trace``, ``ledger.folds.waterfall``) only map these values to their own.
 """
 
 from __future__ import annotations

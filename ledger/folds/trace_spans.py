@@ -1,4 +1,4 @@
-"""The spans of one attempt's trace, made of its timeline (``ledger.timeline``): the root, a request, a tool call.
+"""The spans of one attempt's trace, made of its timeline (``ledger.folds.timeline``): the root, a request, a tool call.
 
 Guarantees: pure; the names and attributes follow the OpenTelemetry GenAI conventions (``gen_ai.*``, ``error.type``,
 ``server.*``, MCP's ``mcp.method.name``) and the ledger's own are under ``ledger.``; every span lies inside its
@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from urllib.parse import urlsplit
 
-from ledger.timeline import AttemptTimeline, RequestTimeline, ToolTimeline
-from ledger.trace_values import Attrs, AttrValue, SpanEvent, SpanValue, span_id, ts_ns
-from ledger.trace_waits import question_spans
+from ledger.folds.timeline import AttemptTimeline, RequestTimeline, ToolTimeline
+from ledger.folds.trace_values import Attrs, AttrValue, SpanEvent, SpanValue, span_id, ts_ns
+from ledger.folds.trace_waits import question_spans
 
 AGENT_NAME = "ledger_chat"
 PROVIDERS = {

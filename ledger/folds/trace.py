@@ -1,11 +1,11 @@
-"""The trace projection: each attempt's timeline (``ledger.timeline``) as OpenTelemetry GenAI spans, from the ledger
-alone (pure, deterministic).
+"""The trace projection: each attempt's timeline (``ledger.folds.timeline``) as OpenTelemetry GenAI spans, from the
+ledger alone (pure, deterministic).
 
 Guarantees:
 - One trace per attempt: an ``invoke_agent`` root span (started → its end), a ``chat {model}`` client span per
   request (re-sends are their own spans; sent → done / failed / upstream closed), an ``execute_tool {name}``
   span per tool call (dispatched → result; MCP's ``tools/call``), an ``await_approval {name}`` span per wait for a
-  person. Times are the events' ``ts``; ids are hashes of the ledger's ids (``ledger.trace_values``), so the same
+  person. Times are the events' ``ts``; ids are hashes of the ledger's ids (``ledger.folds.trace_values``), so the same
   events always give the same spans, live (``Traces.add``, event by event) or back-filled (``traces``).
 - Spans are ready as their events land: a ``chat`` span when its request ends inside the attempt (its step
   finished, or it failed and is re-sent), an ``execute_tool`` span (and its wait) when its result
@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ledger.events import AnyEvent, Started
-from ledger.timeline import AttemptTimeline, Timelines
-from ledger.trace_spans import chat_span, model_name, ms_between, provider_name, root_span, tool_spans
-from ledger.trace_values import AttemptTraceValue, Attrs, Measurement, SpanValue, span_id, trace_id, ts_ns
+from ledger.folds.timeline import AttemptTimeline, Timelines
+from ledger.folds.trace_spans import chat_span, model_name, ms_between, provider_name, root_span, tool_spans
+from ledger.folds.trace_values import AttemptTraceValue, Attrs, Measurement, SpanValue, span_id, trace_id, ts_ns
 
 __all__ = ["Traces", "attempt_trace", "provider_name", "traces"]
 

@@ -6,7 +6,7 @@ list below follows, and ``tests/ledger/test_kinds.py`` fails for a class without
 
 from __future__ import annotations
 
-from ledger.events import EVENT_CLASSES, Event, Flags
+from ledger.events.core import EVENT_CLASSES, Event, Flags
 
 __all__ = ["ATTEMPT_KINDS", "LATE_PHASE_KINDS", "LISTED_KINDS", "PROMPT_KINDS", "URGENT_KINDS", "flagged"]
 

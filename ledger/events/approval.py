@@ -2,7 +2,7 @@
 grant taken back (the reducer: ``ledger.reduce_approval``).
 
 Guarantees:
-- Immutable values like every event; they belong to ``ledger.events.AnyEvent`` (``ApprovalEvent`` is added there).
+- Immutable values like every event; they belong to ``ledger.events.core.AnyEvent`` (``ApprovalEvent`` is added there).
 - ``approval_asked`` puts its call in the visible ``waiting`` phase with the time it began waiting, the mode and
   why (``ApprovalWhy``); ``approval_given`` ends that wait: ``run`` sends the call back to ``ready`` (dispatched
   next), ``skip`` leaves it for its one ``tool_result`` (``declined`` or ``not_run``). The first answer of a call
@@ -10,7 +10,7 @@ Guarantees:
 - A ``run`` given with scope ``chat`` by the user grants the tool, bound to ``grant_hash``, in this conversation
   (``ConversationState.grants``, key ``server/tool``); ``grant_revoked`` with scope ``chat`` removes it. Server
   grants live in the grant store (``store.grants``), not in a conversation; ``approval_given`` records them.
-- Old ledgers: ``tool_awaiting_approval`` (``ledger.agent_events``) still decodes and still means ``waiting``.
+- Old ledgers: ``tool_awaiting_approval`` (``ledger.events.agent``) still decodes and still means ``waiting``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from ledger.values import Event, Flags
+from ledger.events.values import Event, Flags
 
 #: run without asking, ask every time, ask once per chat (then run in that chat), never run.
 ApprovalMode = Literal["run", "ask", "once", "never"]

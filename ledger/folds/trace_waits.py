@@ -11,8 +11,8 @@ typed only when content was asked for.
 
 from __future__ import annotations
 
-from ledger.timeline_values import QuestionTimeline
-from ledger.trace_values import Attrs, AttrValue, SpanValue, span_id, ts_ns
+from ledger.folds.timeline_values import QuestionTimeline
+from ledger.folds.trace_values import Attrs, AttrValue, SpanValue, span_id, ts_ns
 
 METHODS = {"2025-11-25": "elicitation/create"}  # newer revisions carry the question in the call's own result
 

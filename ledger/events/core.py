@@ -2,14 +2,14 @@
 
 Guarantees:
 - Events are immutable values; every field is a str, int, float, bool, None, a tuple, or one of the small
-  frozen value types of ``ledger.values`` (``Usage``, ``TurnMetrics``, ``Param``). Nothing mutable is shared.
+  frozen value types of ``ledger.events.values`` (``Usage``, ``TurnMetrics``, ``Param``). Nothing mutable is shared.
 - Every event carries ``seq`` (per-conversation order, assigned by the store when it is appended), ``ts``
   (ISO 8601 UTC, stamped by whoever appends) and ``conversation_id``. ``KIND`` names the event in the
   JSON Lines format (see ``ledger.codec``).
 - The kinds are listed once, in ``AnyEvent``; ``EVENT_CLASSES`` is read from it, so a kind added to the union is
   known to the codec, the docs test and the property tests. The agent kinds (steps, tool calls) are defined in
-  ``ledger.agent_events`` and the values in ``ledger.values``; both are re-exported here, so every kind, value
-  and literal type is imported from ``ledger.events``.
+  ``ledger.events.agent`` and the values in ``ledger.events.values``; both are re-exported here, so every kind, value
+  and literal type is imported from ``ledger.events.core``.
 - Ids and timestamps are never generated here.
 """
 
@@ -21,7 +21,7 @@ from typing import ClassVar, Literal
 
 # ``X as X`` re-exports each name (PEP 484); the import sorter would split them into one statement each.
 # isort: off
-from ledger.conversation_events import (
+from ledger.events.conversation import (
     Attached as Attached,
     Branched as Branched,
     Created as Created,
@@ -31,7 +31,7 @@ from ledger.conversation_events import (
     Selected as Selected,
     VersionSelected as VersionSelected,
 )
-from ledger.agent_events import (
+from ledger.events.agent import (
     StaleToolResult as StaleToolResult,
     StepFinished as StepFinished,
     StepStarted as StepStarted,
@@ -42,14 +42,14 @@ from ledger.agent_events import (
     ToolProgress as ToolProgress,
     ToolResult as ToolResult,
 )
-from ledger.question_events import QuestionEvent as QuestionEvent
-from ledger.question_events import QuestionAsked as QuestionAsked, QuestionAnswered as QuestionAnswered
-from ledger.queue_events import QueueEvent
-from ledger.title_events import Titled
-from ledger.approval_events import ApprovalAsked as ApprovalAsked, ApprovalEvent as ApprovalEvent
-from ledger.approval_events import ApprovalGiven as ApprovalGiven, ApprovalScope as ApprovalScope
-from ledger.approval_events import GrantRevoked as GrantRevoked
-from ledger.values import (
+from ledger.events.question import QuestionEvent as QuestionEvent
+from ledger.events.question import QuestionAsked as QuestionAsked, QuestionAnswered as QuestionAnswered
+from ledger.events.queue import QueueEvent
+from ledger.events.title import Titled
+from ledger.events.approval import ApprovalAsked as ApprovalAsked, ApprovalEvent as ApprovalEvent
+from ledger.events.approval import ApprovalGiven as ApprovalGiven, ApprovalScope as ApprovalScope
+from ledger.events.approval import GrantRevoked as GrantRevoked
+from ledger.events.values import (
     PARTIAL_KEEPING_SOURCES as PARTIAL_KEEPING_SOURCES,
     Attachment as Attachment,
     Block as Block,
@@ -85,7 +85,7 @@ class Submitted(Event):
     parent: str | None = None
     edit_of: str | None = None
     attachments: tuple[Attachment, ...] = ()  # the files sent with it, by content hash (every attempt sends these)
-    queue_id: str | None = None  # the queued message this sends (``ledger.queue_events``): sent once, with it
+    queue_id: str | None = None  # the queued message this sends (``ledger.events.queue``): sent once, with it
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

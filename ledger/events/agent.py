@@ -1,8 +1,8 @@
 """The kinds of an agent turn: its steps (model calls) and its tool calls, each answered by one result.
 
 Guarantees:
-- Immutable values like every event (``ledger.values.Event``); they belong to the one list of kinds in
-  ``ledger.events`` (``AnyEvent``), which re-exports them: ``from ledger.events import ToolResult`` works.
+- Immutable values like every event (``ledger.events.values.Event``); they belong to the one list of kinds in
+  ``ledger.events.core`` (``AnyEvent``), which re-exports them: ``from ledger.events.core import ToolResult`` works.
 - A ``tool_call`` is answered by exactly one ``tool_result``; a result that arrives once its attempt has ended
   or was superseded is recorded as ``stale_tool_result`` and never shown (``ledger.stale``).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ledger.values import Event, Flags, StaleWhy, ToolPart, ToolStatus, Usage
+from ledger.events.values import Event, Flags, StaleWhy, ToolPart, ToolStatus, Usage
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

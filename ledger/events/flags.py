@@ -13,7 +13,7 @@ __all__ = ["Flags"]
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Flags:
     """What an event kind means to the parts that react to kinds: each event class declares its own next to its
-    ``KIND``, and every run-time list of kinds is made from them (``ledger.kinds``), none written by hand."""
+    ``KIND``, and every run-time list of kinds is made from them (``ledger.events.kinds``), none written by hand."""
 
     attempt: bool  # it belongs to one attempt's run: the one-end rule (``ledger.ends``), the cluster's fencing
     urgent: bool  # the store writes it at once, not within its flush interval (``failed``: when it ends an attempt)

@@ -1,21 +1,21 @@
 """Markdown for untrusted model output, and the block splitter that lets finished paragraphs freeze.
 
 Guarantees:
-- ``render`` never raises and never takes long: it parses with markdown-it (``ui.markdown_engine``: CommonMark,
+- ``render`` never raises and never takes long: it parses with markdown-it (``ui.markdown.engine``: CommonMark,
   raw HTML shown as text, nesting bounded, cost linear in the text), then passes the HTML through a maintained
   sanitizer (``nh3``, Rust's ammonia) that keeps only the tags and attributes markdown makes (``ALLOWED``), links
   only to http, https and mailto (``rel="noopener noreferrer"``, a new tab), and no event handler, style other than
   table alignment, or class other than code highlighting. If the parser fails or passes ``DEADLINE`` seconds, the
   text shows as written (escaped, ``as_text``) under a small note saying why: one message, never the page. A
   render cut short while the machine was busy (less than half the deadline of its own CPU time) is not cached.
-- Beyond markdown: math (``ui.math_markdown``: MathML made here, its elements only), task lists (``- [x]`` as
+- Beyond markdown: math (``ui.markdown.math``: MathML made here, its elements only), task lists (``- [x]`` as
   disabled checkboxes named "done"/"not done"), bare http(s) URLs as links, a numbered list that starts past 1
   keeps its first number (``<ol start>``: a list split by a code block goes on counting). No underscore emphasis
   (``__init__`` stays as written; each ``_`` reaches the parser as a random word). Every ``<`` but an autolink's
   reaches the parser as a random word too and comes back as ``&lt;``: the parser never sees raw HTML.
 - An image in model output never loads: ``![alt](url)`` becomes a link to the url (the page's CSP also allows
   images from the app itself only), so a prompt-injected answer cannot leak data through an image request.
-- ``render`` keeps what it made by the text's hash, whatever its size (``ui.render_cache``: bounded in bytes,
+- ``render`` keeps what it made by the text's hash, whatever its size (``ui.markdown.cache``: bounded in bytes,
   least recently used dropped): a chat opened again is not rendered again. ``render_fresh`` (the growing tail,
   whose text is never seen twice) skips the cache.
 - ``MarkdownBlock`` shows it in a ``ui.html`` element with NiceGUI's client-side DOMPurify pass as a second
@@ -46,10 +46,10 @@ from nicegui import ui
 from pygments.formatters import HtmlFormatter
 from pygments.token import STANDARD_TYPES
 
-from ui.closing import closed_if_shown
-from ui.markdown_engine import HIGHLIGHT_LIMIT, Overtime, parse
-from ui.math_markdown import MATH_ATTRIBUTES, MATH_TAGS, protect
-from ui.render_cache import RenderCache
+from ui.markdown.cache import RenderCache
+from ui.markdown.closing import closed_if_shown
+from ui.markdown.engine import HIGHLIGHT_LIMIT, Overtime, parse
+from ui.markdown.math import MATH_ATTRIBUTES, MATH_TAGS, protect
 
 ALLOWED = frozenset(
     ("p", "br", "hr", "em", "strong", "b", "i", "del", "s", "code", "pre", "span", "div", "blockquote", "input")
@@ -84,7 +84,7 @@ CACHE_BYTES = 64 << 20
 CACHE = RenderCache(CACHE_BYTES)
 MIN_RANGE = 8  # a shorter text node of whitespace only stays in the markup (it would be found anywhere); a
 # shorter one with text is a range all the same: the markup around it then repeats (a table's cells), and repeats
-# are sent as numbers (``ui.tail_render.packed``)
+# are sent as numbers (``ui.markdown.tail.packed``)
 _RAW_LT = re.compile(r"<(?!(?:https?://|mailto:)[^\s<>]*>)")  # every ``<`` but an autolink's
 _STRAY_LT = re.compile(r"<(?![a-zA-Z/!][^<>]*>)")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")

@@ -8,7 +8,7 @@ Guarantees:
 - ``question_answered`` records its one answer: ``accept`` (with the content as JSON text for a form),
   ``decline`` or ``cancel``, and who answered (``user``; ``stop``: the turn was stopped while it waited;
   ``restart``: the app stopped while it waited). The first answer wins: a second one changes nothing.
-- Pure values (``ledger.values.Event``); ``QuestionState`` is the frozen projection a ``ToolCallState`` carries,
+- Pure values (``ledger.events.values.Event``); ``QuestionState`` is the frozen projection a ``ToolCallState`` carries,
   in the order the questions were asked; ``pending`` is the one still waiting, if any.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal, NamedTuple
 
-from ledger.values import Event, Flags
+from ledger.events.values import Event, Flags
 
 QuestionMode = Literal["form", "url"]
 QuestionAction = Literal["accept", "decline", "cancel"]

@@ -1,17 +1,17 @@
 """The growing tail of a streamed answer rendered as markdown, sent as the part of its markup that changed.
 
 Guarantees:
-- ``render_tail(source)`` goes through exactly the sanitizing path of a finished block (``ui.safe_markdown``:
+- ``render_tail(source)`` goes through exactly the sanitizing path of a finished block (``ui.markdown.safe``:
   markdown-it with raw HTML as text, math as MathML, nh3): nothing the tail renders can run or load anything; like
   it, it never raises and its cost is linear in the tail (a failure shows the tail as written, with a note). It
   skips the finished blocks' cache: a growing tail's text is never seen twice.
 - Half-written markup is closed while the tail grows (``**bold`` shows bold at once) only where the markers it
-  added really render (``ui.closing.closed_if_shown``): ``self.__x is name-mangled.`` is never shown ``.__``.
+  added really render (``ui.markdown.closing.closed_if_shown``): ``self.__x is name-mangled.`` is never shown ``.__``.
 - The tail is never highlighted (a fence's language is dropped while it is open): a code block is highlighted once
   it closes, which changes colours only (the block's markup is otherwise the tail's: no layout jump).
 - ``Tail.update`` gives the browser's message for a new tail: ``[start, end, keep, parts]``, the text from UTF-16
   offset ``start`` to ``end`` shown as the first ``keep`` parts it already holds followed by ``parts`` (markup
-  strings and ranges of the tail's own text, ``ui.safe_markdown.html_parts``), or None when nothing changed; ``keep``
+  strings and ranges of the tail's own text, ``ui.markdown.safe.html_parts``), or None when nothing changed; ``keep``
   may be ``[parts, units]`` (``delta``: the next part begins with that much of the held one). A growing paragraph
   costs a range and its closing tags per update, a growing table its new rows: bytes stay bounded by the text (and
   its markup), not its square.
@@ -27,8 +27,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ui.closing import closed_if_shown
-from ui.safe_markdown import FAILED, Part, as_text, html_parts, render_fresh
+from ui.markdown.closing import closed_if_shown
+from ui.markdown.safe import FAILED, Part, as_text, html_parts, render_fresh
 
 CHEAP = 3_000  # characters: a tail this short is rendered on every update (~1.5 ms at most)
 RATIO = 8

@@ -1,11 +1,11 @@
 """The audit projection: a timeline per attempt and per request, mapped from each attempt's timeline
-(``ledger.timeline``, folded once from one conversation's events).
+(``ledger.folds.timeline``, folded once from one conversation's events).
 
-Guarantees: computed from the ledger alone (no state outside the events); one ``Phase`` per phase, never per
-chunk (``ledger.audit_phases``); durations the engine measured on a monotonic clock (time to first chunk in the turn
+Guarantees: computed from the ledger alone (no state outside the events); one ``Phase`` per phase, never per chunk
+(``ledger.folds.audit_phases``); durations the engine measured on a monotonic clock (time to first chunk in the turn
 metrics, upstream close, tool calls) are used as recorded, the others are derived from timestamps and are never
-negative; every value is typed and frozen (``ledger.audit_values``, re-exported here): the words and units a person
-reads are made by the page (``ui.format``), never here. Every number is read or derived from recorded events.
+negative; every value is typed and frozen (``ledger.folds.audit_values``, re-exported here): the words and units a
+person reads are made by the page (``ui.format``), never here. Every number is read or derived from recorded events.
 - Each value is built once, frozen: what the phases record (cancel source, upstream close, final error, retries,
   tool calls, stale results, the end) is read from its phases, so the numbers agree with them; the rest (requests,
   chunk and stale counts, steps, the first ``done`` and ``persisted``) from the timeline.
@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 # ``X as X`` re-exports each name (PEP 484); the import sorter would split them into one statement each.
 # isort: off
-from ledger.audit_values import (
+from ledger.folds.audit_values import (
     AttemptAudit as AttemptAudit,
     Phase as Phase,
     PhaseKind as PhaseKind,
@@ -28,9 +28,9 @@ from ledger.audit_values import (
 )
 
 # isort: on
-from ledger.audit_phases import ms_between, phases
 from ledger.events import AnyEvent
-from ledger.timeline import AttemptTimeline, RequestTimeline, timelines
+from ledger.folds.audit_phases import ms_between, phases
+from ledger.folds.timeline import AttemptTimeline, RequestTimeline, timelines
 
 
 def audit(events: Iterable[AnyEvent]) -> list[AttemptAudit]:

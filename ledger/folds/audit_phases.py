@@ -1,4 +1,4 @@
-"""The audit's timeline of one attempt: each moment of its timeline (``ledger.timeline``) as a ``Phase``.
+"""The audit's timeline of one attempt: each moment of its timeline (``ledger.folds.timeline``) as a ``Phase``.
 
 Guarantees: one ``Phase`` per moment that says something to a person, never per chunk: the first rendered chunk is
 ``first_chunk`` (after its request was sent) and the chunks are one ``chunks`` phase, put before the cancel or the
@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, assert_never, cast
 
-from ledger.approval_events import ApprovalAsked, ApprovalGiven, GrantRevoked
-from ledger.audit_values import Phase, PhaseKind
 from ledger.events import (
+    LATE_PHASE_KINDS,
     AnyEvent,
+    ApprovalAsked,
+    ApprovalGiven,
     Attached,
     Branched,
     Cancelled,
@@ -28,9 +29,13 @@ from ledger.events import (
     Detached,
     Done,
     Failed,
+    GrantRevoked,
+    MessageQueued,
     Persisted,
     QuestionAnswered,
     QuestionAsked,
+    QueuedEdited,
+    QueuedRemoved,
     Recovered,
     Renamed,
     RequestSent,
@@ -42,6 +47,7 @@ from ledger.events import (
     StepFinished,
     StepStarted,
     Submitted,
+    Titled,
     ToolAwaitingApproval,
     ToolCalled,
     ToolCallStarted,
@@ -52,10 +58,8 @@ from ledger.events import (
     Usage,
     VersionSelected,
 )
-from ledger.kinds import LATE_PHASE_KINDS
-from ledger.queue_events import MessageQueued, QueuedEdited, QueuedRemoved
-from ledger.timeline import AttemptTimeline
-from ledger.title_events import Titled
+from ledger.folds.audit_values import Phase, PhaseKind
+from ledger.folds.timeline import AttemptTimeline
 
 #: The timeline entry a late event shows as (kinds not listed are counted only: a piece of a call, progress).
 LATE_PHASES: dict[str, PhaseKind] = {kind: cast(PhaseKind, kind) for kind in LATE_PHASE_KINDS}

@@ -1,4 +1,4 @@
-"""The markdown parser behind ``ui.safe_markdown``: markdown-it-py (CommonMark), bounded in depth and in time.
+"""The markdown parser behind ``ui.markdown.safe``: markdown-it-py (CommonMark), bounded in depth and in time.
 
 Guarantees:
 - CommonMark with GFM tables and strikethrough, code fenced with backticks and closed (as markdown2 had: ``~~~``
@@ -16,7 +16,7 @@ Guarantees:
   (``<div class="codehilite">``), any other code is a plain ``<pre><code>``.
 - A bare http(s) URL in text (never in code or a link) becomes a link (``BARE_URL``); ``- [x]`` at the start of a
   list item is a disabled checkbox (``tasks``).
-- Every ``[text](target)`` is a link whatever its scheme (``_any_link``): ``ui.safe_markdown``'s sanitizer keeps
+- Every ``[text](target)`` is a link whatever its scheme (``_any_link``): ``ui.markdown.safe``'s sanitizer keeps
   only http, https and mailto targets (an ``<a>`` without ``href`` otherwise).
 - Inline markup (emphasis, strike) nested deeper than ``NESTING`` shows its markers as text (``_flat_inline``).
 """
@@ -90,7 +90,7 @@ _BACKTICK_FENCE = make_fence_rule(markers=("`",))
 def _closed_fence(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     """A code fence of backticks that is closed, as markdown2 had it: ``~~~`` and a fence never closed are text
     (a fence's info string is never shown, so an unclosed ``\x60\x60\x60alpha`` would make ``alpha`` vanish;
-    ``ui.closing`` closes a fence the stream is still writing where that renders)."""
+    ``ui.markdown.closing`` closes a fence the stream is still writing where that renders)."""
     count = len(state.tokens)
     if not _BACKTICK_FENCE(state, start, end, False):
         return False

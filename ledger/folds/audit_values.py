@@ -3,7 +3,7 @@
 Guarantees: every value is frozen and typed (a ``PhaseKind``, counts, milliseconds, token counts); only the
 fields that matter for a phase's kind are set; a ``late`` phase is an event recorded after its attempt's end
 (``ledger.ends``): shown, never applied. The words and units a person reads are made by the page (``ui.format``),
-never here. They are made by ``ledger.audit.audit`` and imported from there.
+never here. They are made by ``ledger.folds.audit.audit`` and imported from there.
 """
 
 from __future__ import annotations

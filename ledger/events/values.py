@@ -4,8 +4,8 @@ Guarantees:
 - Every value is immutable (a frozen slotted dataclass); every field is a str, int, float, bool or None.
 - ``Event`` holds the fields every kind has: ``seq`` (per-conversation order, assigned by the store when it is
   appended), ``ts`` (ISO 8601 UTC, stamped by whoever appends) and ``conversation_id``; ``KIND`` names a kind in
-  the JSON Lines format (see ``ledger.codec``). The kinds themselves are in ``ledger.events`` (the one list of
-  them) and ``ledger.agent_events`` (steps and tool calls).
+  the JSON Lines format (see ``ledger.codec``). The kinds themselves are in ``ledger.events.core`` (the one list of
+  them) and ``ledger.events.agent`` (steps and tool calls).
 - Ids and timestamps are never generated here.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from ledger.flags import Flags as Flags  # re-exported: every event module reads it from here
+from ledger.events.flags import Flags as Flags  # re-exported: every event module reads it from here
 
 CancelSource = Literal["user", "navigation", "disconnect", "delete", "timeout", "shutdown"]
 ErrorType = Literal[

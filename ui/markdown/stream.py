@@ -5,11 +5,11 @@ Guarantees:
   characters added (plus the blocks that finished), numbered in sequence (``static/markdown_stream.js``). A
   text that changed any other way (another attempt), a message the browser missed (a gap in the sequence) or a
   mount that shows another state than the server's (a reconnect) is answered with the whole state, once.
-- The server stays authoritative and does the rendering (``ui.safe_markdown``: markdown-it + nh3; the browser's own
+- The server stays authoritative and does the rendering (``ui.markdown.safe``: markdown-it + nh3; the browser's own
   HTML sanitizer, ``Element.setHTML``, as a second layer). A finished block is rendered once and sent as its
   markup plus ranges of the text the browser already holds (``html_parts``): a plain paragraph costs ~20 bytes
   over its text, so a streamed answer costs little more than its own size.
-- The growing tail is rendered as markdown as it streams (``ui.tail_render``: the finished blocks' sanitizer,
+- The growing tail is rendered as markdown as it streams (``ui.markdown.tail``: the finished blocks' sanitizer,
   half-written markers closed where they render): a message carries the tail's markup from its first change on,
   as markup and ranges of the text the browser holds, with the offset it was rendered up to (a block that
   finishes as the browser shows it already is sent as a reference to its tail, one that grew since as what it
@@ -21,7 +21,7 @@ Guarantees:
   only whole-text work is C-speed (``startswith``); a block or tail over ``INLINE_LIMIT`` characters is rendered
   in a worker thread, so the event loop never waits for the parser on a long block (blocks still arrive in order,
   and a tail is sent only once the blocks before it were).
-- A block that cannot be rendered shows as written, with a note (``ui.safe_markdown.as_text``): rendering never
+- A block that cannot be rendered shows as written, with a note (``ui.markdown.safe.as_text``): rendering never
   raises into the stream, so an answer always ends (no tab left on Stop) and its chat always opens.
 - ``plain=True`` (reasoning) shows the text as plain text only: nothing is rendered, nothing but the text sent.
 """
@@ -36,8 +36,8 @@ from typing import Any
 from nicegui import ui
 from nicegui.events import GenericEventArguments
 
-from ui.safe_markdown import FAILED, BlockSplitter, Part, as_text, html_parts, last_block, render, render_blocks
-from ui.tail_render import Tail, delta, kept, packed
+from ui.markdown.safe import FAILED, BlockSplitter, Part, as_text, html_parts, last_block, render, render_blocks
+from ui.markdown.tail import Tail, delta, kept, packed
 
 INLINE_LIMIT = 4_000  # characters: rendering a longer block (up to ~0.5 ms/KB) moves to a worker thread
 
@@ -190,7 +190,7 @@ class MarkdownStream(ui.element, component="static/markdown_stream.js"):
 
     def _against_tail(self, start16: int, end16: int, parts: list[Part]) -> list[Any] | None:
         """A finished block as the tail the browser shows (0), as what it adds to it (``[start, end, parts, keep]``,
-        ``ui.tail_render.delta``), or None: sent whole."""
+        ``ui.markdown.tail.delta``), or None: sent whole."""
         if start16 != self._held[0]:
             return None
         keep, rest = delta(self._held[1], parts)

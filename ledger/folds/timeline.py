@@ -1,12 +1,13 @@
 """One timeline per attempt, folded once from a conversation's events: the audit, the trace and the waterfall are
-projections of it (``ledger.audit``, ``ledger.trace``, ``ledger.waterfall``), each only mapping it to its values.
+projections of it (``ledger.folds.audit``, ``ledger.folds.trace``, ``ledger.folds.waterfall``), each only mapping it
+to its values.
 
 Guarantees:
 - Pure; one ``TimelineFold`` per ``started`` (a second ``started`` of the same attempt is one of its moments), fed
   every later event that names the attempt (a user's ``retrying`` names the attempt it replaces, and goes there);
   the user message it answers (``submitted``) is handed to it once, when it starts.
 - The rules are stated once, elsewhere: the stale rule in ``ledger.stale``, the one-end rule in ``ledger.ends``;
-  what the fold keeps of them is in ``ledger.timeline_fold`` (the values in ``ledger.timeline_values``).
+  what the fold keeps of them is in ``ledger.folds.timeline_fold`` (the values in ``ledger.folds.timeline_values``).
 - Live or back-filled, the same events give the same timelines: ``Timelines.add`` is the back-fill's step.
 """
 
@@ -16,7 +17,7 @@ from collections.abc import Iterable
 
 # ``X as X`` re-exports each name (PEP 484); the import sorter would split them into one statement each.
 # isort: off
-from ledger.timeline_values import (
+from ledger.folds.timeline_values import (
     AttemptTimeline as AttemptTimeline,
     Moment as Moment,
     QuestionTimeline as QuestionTimeline,
@@ -26,7 +27,7 @@ from ledger.timeline_values import (
 
 # isort: on
 from ledger.events import AnyEvent, Chunk, Retrying, Started, Submitted
-from ledger.timeline_fold import TimelineFold
+from ledger.folds.timeline_fold import TimelineFold
 
 
 class Timelines:

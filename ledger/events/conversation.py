@@ -1,6 +1,6 @@
 """The conversation's own events: made, renamed, deleted, and which version and attempt a reader follows.
 
-Guarantees: frozen values; each declares its ``KIND`` and ``FLAGS``; re-exported by ``ledger.events`` (import them
+Guarantees: frozen values; each declares its ``KIND`` and ``FLAGS``; re-exported by ``ledger.events.core`` (import them
 from there). Ids and timestamps are never generated here.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ledger.values import Event, Flags
+from ledger.events.values import Event, Flags
 
 __all__ = ["Attached", "Branched", "Created", "Deleted", "Detached", "Renamed", "Selected", "VersionSelected"]
 

@@ -1,4 +1,4 @@
-"""The tool calls of one attempt's timeline while it is folded (``ledger.timeline_fold``): each complete call, its
+"""The tool calls of one attempt's timeline while it is folded (``ledger.folds.timeline_fold``): each complete call, its
 wait for a person, its dispatch, its first result and its questions.
 
 Guarantees: pure; fed only the events the one-end rule applied (``ledger.ends``); a call keeps its first result
@@ -12,9 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import assert_never
 
-from ledger.approval_events import ApprovalAsked
-from ledger.events import QuestionAnswered, QuestionAsked, ToolAwaitingApproval, ToolCalled, ToolDispatched, ToolResult
-from ledger.timeline_values import QuestionTimeline, ToolTimeline
+from ledger.events import (
+    ApprovalAsked,
+    QuestionAnswered,
+    QuestionAsked,
+    ToolAwaitingApproval,
+    ToolCalled,
+    ToolDispatched,
+    ToolResult,
+)
+from ledger.folds.timeline_values import QuestionTimeline, ToolTimeline
 
 ToolEvent = ToolCalled | ToolAwaitingApproval | ApprovalAsked | ToolDispatched | ToolResult | QuestionAsked
 ToolEvents = ToolEvent | QuestionAnswered
