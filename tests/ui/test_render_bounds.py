@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.support.xss import CORPUS, DANGEROUS_TAGS, Findings
-from ui import markdown_engine, safe_markdown
+from ui.markdown import engine as markdown_engine
+from ui.markdown import safe as safe_markdown
 from ui.markdown.math import MATH_TAGS
 from ui.markdown.safe import ALLOWED, CACHE, FAILED, OVERTIME, render, render_blocks, render_fresh
 from ui.markdown.tail import render_tail
@@ -192,7 +193,8 @@ def test_a_block_or_tail_whose_render_raises_past_the_guard_still_shows_as_writt
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from tests.support.markdown_parts import rebuilt
-    from ui import markdown_stream, tail_render
+    from ui.markdown import stream as markdown_stream
+    from ui.markdown import tail as tail_render
 
     def boom(*args: object) -> str:
         raise ValueError("a bug further down")

@@ -76,7 +76,7 @@ class _Block:
     parts: list[Part] | None = None
 
 
-class MarkdownStream(ui.element, component="static/markdown_stream.js"):
+class MarkdownStream(ui.element, component="../static/markdown_stream.js"):
     def __init__(self, *, plain: bool = False) -> None:
         super().__init__()
         self.classes("w-full lc-stream" + (" whitespace-pre-wrap lc-meta" if plain else ""))
