@@ -6,8 +6,7 @@ from __future__ import annotations
 from importlib import resources
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import Page, expect
 
 from tests.support.app_process import AppProcess
 from tests.support.browser import Pages, last_answer, send
@@ -76,15 +75,6 @@ def test_the_message_box_stops_growing_at_a_third_of_the_window(
     assert height <= window * 0.36 and content > height
 
 
-def pressed(button: Locator) -> bool:
-    """Clicked, if it is shown now (False when it is not, or hid again before the click landed)."""
-    try:
-        button.click(timeout=1000)
-    except PlaywrightTimeoutError:
-        return False
-    return True
-
-
 def test_sending_while_scrolled_up_brings_the_new_message_into_view_and_jump_shows_the_latest(
     open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
@@ -92,9 +82,9 @@ def test_sending_while_scrolled_up_brings_the_new_message_into_view_and_jump_sho
     for n in range(3):
         answered(page, upstream, f"question {n}", LONG)
     jump = page.get_by_role("button", name="Jump to latest")
-    # scrolled up (again, while the page may still be following the last answer down, which hides the button
-    # once more): the jump button shows, and is pressed while it does
-    wait_until_blocking(lambda: page.evaluate("window.scrollTo(0, 0)") or pressed(jump), what="Jump to latest")
+    # scrolled up (again, while the page may still be following the last answer down): the jump button shows
+    wait_until_blocking(lambda: page.evaluate("window.scrollTo(0, 0)") or jump.is_visible(), what="Jump to latest")
+    jump.click()
     page.wait_for_function("window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 90")
     expect(jump).to_be_hidden()
     page.evaluate("window.scrollTo(0, 0)")
