@@ -29,6 +29,7 @@ from tests.support.app_process import AppProcess  # noqa: E402
 from tests.support.app_runner import AppRunner  # noqa: E402
 from tests.support.browser import Pages  # noqa: E402
 from tests.support.chromium import launched  # noqa: E402
+from tests.support.contexts import Contexts  # noqa: E402
 from tests.support.engine import EngineFactory  # noqa: E402
 from tests.support.ledger_builders import conversation_events  # noqa: E402
 from tests.support.postgres import PostgresCluster, throwaway_cluster  # noqa: E402
@@ -93,16 +94,26 @@ def run_app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedU
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """One headless Chromium (Debian's) per module; each test opens its own contexts (``open_page``)."""
+    """One headless Chromium (Debian's) per module (a sync Playwright left running would hold the thread's event
+    loop and break the async tests of later modules); tests open pages in it with ``open_page``."""
     with launched() as chromium:
         yield chromium
 
 
+@pytest.fixture(scope="module")
+def contexts(browser: Browser) -> Iterator[Contexts]:
+    """The module's kept browser contexts (``tests.support.contexts``), lent to one test at a time."""
+    kept = Contexts(browser)
+    yield kept
+    kept.close()
+
+
 @pytest.fixture
-def open_page(browser: Browser) -> Iterator[Pages]:
-    """The one page opener: ``open_page(app, "/chat/c1", width=390)`` is a page in a fresh context, ready for typing
-    (its socket connected); every context it opened is closed when the test ends."""
-    pages = Pages(browser)
+def open_page(contexts: Contexts) -> Iterator[Pages]:
+    """The one page opener: ``open_page(app, "/chat/c1", width=390)`` is a page in a context of its own for this
+    test (cookies and storage as fresh), ready for typing (its socket connected); every page it opened, and every
+    tab those opened, is closed when the test ends."""
+    pages = Pages(contexts)
     yield pages
     pages.close()
 

@@ -45,7 +45,7 @@ def test_the_page_loads_no_tailwind_compiler_and_its_utility_classes_still_lay_i
 ) -> None:
     requests: list[Request] = []
     page = open_page(None, width=1280, height=860)
-    page.context.on("request", lambda request: requests.append(request))
+    page.on("request", lambda request: requests.append(request))
     load(page, app.url)
     urls = [r.url for r in requests]
     assert not [u for u in urls if "tailwind" in u], urls

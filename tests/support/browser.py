@@ -16,6 +16,7 @@ from typing import Any
 from playwright.sync_api import Locator, Page, WebSocketRoute, expect
 
 from tests.support.app_process import AppProcess
+from tests.support.contexts import ContextKey, Contexts, Lent
 
 ANSWER = ".lc-assistant"
 
@@ -94,20 +95,31 @@ def new_page(
     route: Callable[[WebSocketRoute], None] | None = None,
     touch: bool = False,
 ) -> Page:
-    """The one way a test opens the page: a tab in a fresh browser context (``permissions`` granted,
-    ``init_script`` run before any page script, the page's websocket passed through ``route``), then ``url``
-    loaded with ``load``; with ``url=None`` the tab stays blank (a test that must watch the first load attaches
-    its listeners first, then calls ``load``); ``touch`` makes it a phone (touch events, no hover)."""
+    """A tab in a fresh browser context (``permissions`` granted, ``init_script`` run before any page script, the
+    page's websocket passed through ``route``), then ``url`` loaded with ``load``; with ``url=None`` the tab stays
+    blank (a test that must watch the first load attaches its listeners first, then calls ``load``); ``touch``
+    makes it a phone (touch events, no hover). The benches' opener; tests open pages with ``Pages``."""
     context = browser.new_context(
         viewport={"width": width, "height": height},
         permissions=list(permissions),
         has_touch=touch,
         is_mobile=touch,
     )
-    if init_script is not None:
-        context.add_init_script(init_script)
-    page: Page = context.new_page()
+    return prepared(context.new_page(), url, timeout_ms=timeout_ms, init_script=init_script, route=route)
+
+
+def prepared(
+    page: Page,
+    url: str | None,
+    *,
+    timeout_ms: int,
+    init_script: str | None,
+    route: Callable[[WebSocketRoute], None] | None,
+) -> Page:
+    """``page`` with its timeout, init script and websocket route set, then ``url`` loaded (if any)."""
     page.set_default_timeout(timeout_ms)
+    if init_script is not None:
+        page.add_init_script(init_script)
     if route is not None:
         page.route_web_socket(re.compile(r".*/_nicegui_ws/.*"), route)
     return page if url is None else load(page, url)
@@ -123,21 +135,34 @@ def load(page: Page, url: str) -> Page:
 
 
 class Pages:
-    """The pages one test opened (each with ``new_page``); ``close`` closes their contexts."""
+    """The pages one test opens: each in a context of its own for this test, lent by the process's ``Contexts``
+    (so the app sees as many browsers as pages, as with a fresh context each); ``close`` gives them back clean."""
 
-    def __init__(self, browser: Any) -> None:
-        self.browser = browser
-        self.opened: list[Page] = []
+    def __init__(self, contexts: Contexts) -> None:
+        self.contexts = contexts
+        self.lent: list[Lent] = []
 
     def __call__(
-        self, app: AppProcess | None, path: str = "/", width: int = 1200, height: int = 900, **options: Any
+        self,
+        app: AppProcess | None,
+        path: str = "/",
+        width: int = 1200,
+        height: int = 900,
+        *,
+        timeout_ms: int = 15_000,
+        permissions: Sequence[str] = (),
+        init_script: str | None = None,
+        route: Callable[[WebSocketRoute], None] | None = None,
+        touch: bool = False,
     ) -> Page:
-        """A page on ``app`` at ``path`` (a blank tab with ``app=None``), ready for typing; ``options`` as for
+        """A page on ``app`` at ``path`` (a blank tab with ``app=None``), ready for typing; the options as for
         ``new_page``."""
-        page = new_page(self.browser, None if app is None else app.url + path, width, height, **options)
-        self.opened.append(page)
-        return page
+        lent = self.contexts.take(ContextKey(width, height, touch, tuple(sorted(permissions))))
+        self.lent.append(lent)
+        url = None if app is None else app.url + path
+        return prepared(lent.context.new_page(), url, timeout_ms=timeout_ms, init_script=init_script, route=route)
 
     def close(self) -> None:
-        for page in self.opened:
-            page.context.close()
+        for lent in self.lent:
+            self.contexts.give_back(lent)
+        self.lent.clear()
