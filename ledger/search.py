@@ -1,10 +1,10 @@
 """Finding conversations: titles and the text of every message shown, matched word by word.
 
-Guarantees: pure; a conversation matches when every word of the query (case-insensitive) is in its title, or
-all of them are in one line of one message on its shown path (the user's text or the shown answer's text); each
-hit names the conversation and the matching line; at most ``limit`` hits, in the order the conversations are
-given. ``title_hit`` matches a title alone (from a summary, without the conversation's events) exactly as
-``match`` matches it.
+Guarantees: pure; a conversation matches when every word of the query (case-insensitive) is in its title, or all of
+them are in one line of one message on its shown path (the user's text or the shown answer's text); each hit names the
+conversation, the matching line (its first ``LINE_CHARS`` characters) and the message holding it; at most ``limit``
+hits, in the order the conversations are given. ``title_hit`` matches a title alone (from a summary, without the
+conversation's events) exactly as ``match`` matches it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from ledger.continuation import shown_text
 from ledger.state import ConversationState
 from ledger.tree import selected_path
+
+LINE_CHARS = 2_000  # of a matching line, kept for the result's snippet (the page shows a window around the match)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,9 @@ def match(conv: ConversationState, words: list[str]) -> Hit | None:
             lowered = line.lower()
             if all(w in lowered for w in words):
                 return Hit(
-                    conversation_id=conv.conversation_id, title=title, line=line.strip()[:200], message_id=message_id
+                    conversation_id=conv.conversation_id,
+                    title=title,
+                    line=line.strip()[:LINE_CHARS],
+                    message_id=message_id,
                 )
     return None

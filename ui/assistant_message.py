@@ -77,6 +77,7 @@ class AssistantMessageView:
         self.message_id = message_id
         self.actions = actions
         with ui.column().classes("lc-assistant w-full gap-1").mark("assistant-message") as self.root:
+            self.root.props["data-lc-message"] = message_id  # a search opens the chat at it
             self.body = ui.column().classes("lc-body w-full gap-2")
             self.typing = ui.html(
                 '<span class="lc-typing" role="img" aria-label="Answer streaming"><i></i><i></i><i></i></span>'

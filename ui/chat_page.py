@@ -19,6 +19,7 @@ from nicegui.events import GenericEventArguments, KeyEventArguments, ValueChange
 from engine.commands import InputRejected
 from ledger.errors import StoreError
 from ledger.events import Attachment
+from ledger.search import Hit
 from ui.announcer import EndAnnouncer
 from ui.attachments import files_of
 from ui.audit_panel import AuditPanel
@@ -36,7 +37,7 @@ from ui.queued import QueuedPanel
 from ui.refresh import RefreshScheduler
 from ui.sidebar import Sidebar
 from ui.style import add_style
-from ui.surface import add_surface, audit_close_button, close_chats_on_phone
+from ui.surface import add_surface, audit_close_button, close_chats_on_phone, reveal
 from ui.tool_servers import ToolServersPanel
 from ui.transcript import Transcript
 from ui.user_message import EditFiles
@@ -74,7 +75,7 @@ class ChatPage:
             extra=self._preset_bar,
         )
         with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer lc-chats-drawer") as self.left:
-            self.sidebar = Sidebar(self.engine, self.cid, self.switch_to, self.after_delete)
+            self.sidebar = Sidebar(self.engine, self.cid, self.switch_to, self.after_delete, self.open_hit)
             with self.sidebar.foot:
                 self.tool_servers = ToolServersPanel(self.engine, self.context.tools)
                 self.grants = GrantsPanel(self.engine, on_grants=self.tool_servers.show_grants)
@@ -236,6 +237,14 @@ class ChatPage:
     def open_audit(self, message_id: str) -> None:
         self.right.set_value(True)
         self.audit.show(self.cid, message_id)
+
+    async def open_hit(self, hit: Hit, words: list[str]) -> None:
+        """A search result: its chat, shown from the message that matched on, scrolled to it, its words marked."""
+        await self.switch_to(hit.conversation_id)
+        if hit.message_id is not None and hit.conversation_id == self.cid and not self.client.is_deleted:
+            with self.client:
+                self.transcript.show_from(hit.message_id)
+                reveal(hit.message_id, words)
 
     async def after_delete(self, cid: str) -> None:
         self.drafts.pop(cid, None)

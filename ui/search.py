@@ -1,8 +1,9 @@
 """Search across chats: a dialog (Ctrl/Cmd+K, or the Search button) over titles and message text.
 
-Guarantees: results update as you type (each with the chat's title and the matching line, as text); Enter opens
-the first result, a click opens any, at the first message that matches (marked); Esc closes; the button and the
-input have accessible names.
+Guarantees: results update as you type, each with the chat's title and a snippet of the matching line as plain
+words with the query's words marked (``ui.search_snippet``); Enter opens the first result, a click opens any, at
+the message that matched, scrolled into view with its words marked, however far back it lies (``open_hit``);
+Esc closes; the button and the input have accessible names.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ from nicegui import ui
 
 from engine.commands import Engine
 from ledger.search import Hit
-from ui.surface import reveal
+from ui.search_snippet import snippet_html
+
+OpenHit = Callable[[Hit, list[str]], Awaitable[None]]  # open the hit's chat at its message, marking these words
 
 
 class SearchDialog:
-    def __init__(self, engine: Engine, open_chat: Callable[[str], Awaitable[None]]) -> None:
-        self.engine, self.open_chat = engine, open_chat
+    def __init__(self, engine: Engine, open_hit: OpenHit) -> None:
+        self.engine, self.open_hit = engine, open_hit
         self.hits: list[Hit] = []
         self._asked = 0  # the newest query's number: an older search that ends later is not shown
         with ui.dialog() as self.dialog, ui.card().classes("w-full max-w-xl").mark("search-dialog"):
@@ -50,27 +53,29 @@ class SearchDialog:
 
     def _render(self, query: str, hits: list[Hit]) -> None:
         self.hits = hits
+        words = query.split()
         self.results.clear()
         with self.results:
             if query.strip() and not self.hits:
                 ui.label("Nothing found.").classes("lc-meta")
             for hit in self.hits:
                 with (
-                    ui.button(on_click=lambda cid=hit.conversation_id: self._go(cid))
+                    ui.button(on_click=lambda hit=hit: self._go(hit))
                     .props("flat no-caps align=left")
                     .classes("w-full")
                     .mark("search-hit"),
                     ui.column().classes("gap-0 items-start w-full"),
                 ):
                     ui.label(hit.title).classes("font-medium text-left")
-                    if hit.line != hit.title:
-                        ui.label(hit.line).classes("lc-meta text-left break-words")
+                    if hit.line != hit.title:  # escaped words and our own marks only: no markup of the line's
+                        ui.html(snippet_html(hit.line, words), sanitize=False).classes(
+                            "lc-meta text-left break-words"
+                        ).mark("search-snippet")
 
     async def _open_first(self) -> None:
         if self.hits:
-            await self._go(self.hits[0].conversation_id)
+            await self._go(self.hits[0])
 
-    async def _go(self, cid: str) -> None:
+    async def _go(self, hit: Hit) -> None:
         self.dialog.close()
-        await self.open_chat(cid)
-        reveal(self.dialog.client, self.box.value or "")  # the chat opens at the match, marked
+        await self.open_hit(hit, (self.box.value or "").split())

@@ -20,7 +20,7 @@ from ui.chat_list import ChatList, ChatRow
 from ui.export import archive_async
 from ui.format import day_group, more_chats
 from ui.notices import notice
-from ui.search import SearchDialog
+from ui.search import OpenHit, SearchDialog
 
 PAGE = 50  # conversations listed at first and added by each "Show more"
 
@@ -32,13 +32,14 @@ class Sidebar:
         current: str | None,
         open_chat: Callable[[str | None], Awaitable[None]],
         on_deleted: Callable[[str], Awaitable[None]],
+        open_hit: OpenHit,
     ) -> None:
         self.engine, self.open_chat, self.on_deleted = engine, open_chat, on_deleted
         self.shown = PAGE
         self.query = ""
         self._signature: tuple[object, ...] = ()
         self._titles: dict[str, str] = {}  # the titles of the chats listed, as named (empty: never named)
-        self.search = SearchDialog(engine, self.open_chat)
+        self.search = SearchDialog(engine, open_hit)
         with ui.column().classes("w-full gap-1 no-wrap lc-side-scroll") as self.root:
             with ui.column().classes("w-full gap-1 lc-sidebar-top"):
                 ui.button("New chat", icon="add", on_click=lambda: self.open_chat(None)).props(

@@ -8,14 +8,14 @@ Guarantees:
 - The audit panel has a close button named "Close audit panel" (``audit_close_button``); below 1400 px it lies
   over the chat instead of narrowing it, on a phone it is a full-screen sheet, and Esc closes it there.
 - Tooltips never show on a touch screen (no hover there: a tap would leave them standing over the page).
-- ``reveal`` scrolls the chat shown to the first message holding a search's words and marks it for a moment.
+- ``reveal`` scrolls the chat shown to the message a search found, marks its words, and keeps it in view.
 """
 
 from __future__ import annotations
 
 import json
 
-from nicegui import Client, ui
+from nicegui import ui
 
 from ui.style import ROUTE, STATIC
 
@@ -44,7 +44,7 @@ def audit_close_button(drawer: ui.right_drawer) -> None:
         ).mark("audit-close")
 
 
-def reveal(client: Client, text: str) -> None:
-    """Bring the first message holding ``text`` into view, marked (the chat opened from a search)."""
-    if text.strip() and not client.is_deleted:
-        client.run_javascript(f"window.lcSurface && window.lcSurface.reveal({json.dumps(text.strip())})")
+def reveal(message_id: str, words: list[str]) -> None:
+    """Bring the message ``message_id`` into view once it is on the page, its ``words`` marked, and stop following
+    the latest answer (the chat opened from a search: it stays at the match until the reader scrolls)."""
+    ui.run_javascript(f"window.lcSurface && window.lcSurface.reveal({json.dumps(message_id)}, {json.dumps(words)})")

@@ -125,6 +125,13 @@ class Transcript:
         """Add up to ``WINDOW`` earlier messages above the shown ones; what is shown stays as it is."""
         self._grow_above(WINDOW)
 
+    def show_from(self, message_id: str) -> None:
+        """Show the chat from the message before ``message_id`` on (a search found it), adding the messages between
+        above the shown ones; nothing changes when it is shown already or not on the shown path."""
+        whole = with_dividers(self.conv, selected_path(self.conv)) if self.conv is not None else ()
+        if message_id in whole and whole.index(message_id) < self.start:  # with the message before it (its question)
+            self._grow_above(self.start - max(0, whole.index(message_id) - 1))
+
     def fill(self) -> None:
         """Grow the messages a chat was first painted with to ``WINDOW``, above them (what is shown stays)."""
         if len(self.path) < WINDOW:

@@ -83,6 +83,7 @@ class UserMessageView:
         self._versions: tuple[str, ...] = (message.message_id,)
         self._shown: tuple[object, ...] | None = None
         with ui.column().classes("lc-user self-end items-end gap-0 max-w-[85%]").mark("user-message") as self.root:
+            self.root.props["data-lc-message"] = message.message_id  # a search opens the chat at it
             self.shown_files = ui.element("div").classes("lc-files")
             with self.shown_files:
                 show_files(message.attachments)

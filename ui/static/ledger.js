@@ -26,6 +26,7 @@
   };
   window.addEventListener('scroll', () => { pinned = near(); showJump(false); }, { passive: true });
   window.addEventListener('resize', () => { if (pinned) toBottom(); }, { passive: true });
+  window.lcFollow = { stop: () => { pinned = false; showJump(false); } };  // a search's match stays in view
 
   const addCopyButtons = () => {
     for (const pre of document.querySelectorAll('.lc-assistant .lc-md:not(.lc-tail) pre:not([data-copy])')) {

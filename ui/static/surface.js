@@ -3,7 +3,7 @@
 //   opened first on a narrow screen);
 // - Esc closes the audit panel while it lies over the chat (below 1400 px) before anything else hears the key;
 // - lcSurface.closeOnPhone(id): the server closes the chats drawer after a switch, only where it is an overlay;
-// - lcSurface.reveal(text): the chat opened from a search shows the first message holding `text`, marked;
+// - lcSurface.reveal(messageId, words): the chat opened from a search shows the message it found, its words marked;
 // - lcSurface.chips(): on a phone, the header's model, preset and cost menu opens and closes;
 (() => {
   const visible = (el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
@@ -32,14 +32,56 @@
     if (tries < 30) setTimeout(() => focusList(tries + 1), 50);
   };
 
-  const reveal = (text, tries = 0) => {
-    const needle = (text || '').toLowerCase();
-    const found = [...document.querySelectorAll('.lc-user, .lc-assistant')]
-      .find((el) => el.innerText.toLowerCase().includes(needle));
-    if (!found) { if (tries < 40) setTimeout(() => reveal(text, tries + 1), 100); return; }
+  // the words of a search, marked in the text of one message (its buttons and chips left alone)
+  const markWords = (root, words) => {
+    const wanted = words.map((w) => w.toLowerCase()).filter(Boolean);
+    if (!wanted.length) return;
+    const pattern = new RegExp(wanted.sort((a, b) => b.length - a.length)
+      .map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gi');
+    const texts = [];
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+      acceptNode: (node) => (node.parentElement?.closest('button, .q-btn, mark, .lc-chip, .lc-meta')
+        ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+    });
+    while (walker.nextNode()) texts.push(walker.currentNode);
+    for (const node of texts) {
+      const text = node.nodeValue;
+      pattern.lastIndex = 0;
+      if (!pattern.test(text)) continue;
+      pattern.lastIndex = 0;
+      const pieces = document.createDocumentFragment();
+      let at = 0;
+      for (const found of text.matchAll(pattern)) {
+        pieces.append(text.slice(at, found.index));
+        const mark = document.createElement('mark');
+        mark.className = 'lc-hit';
+        mark.textContent = found[0];
+        pieces.append(mark);
+        at = found.index + found[0].length;
+      }
+      pieces.append(text.slice(at));
+      node.replaceWith(pieces);
+    }
+  };
+
+  // a chat opened from a search: the message it found (however long it takes to arrive), in view and marked; the
+  // chat stops following its latest answer, and for a moment the view comes back to the match if content arriving
+  // around it (the rest of the chat being added above) moved it away
+  const reveal = (messageId, words, tries = 0) => {
+    const found = document.querySelector(`[data-lc-message="${CSS.escape(messageId)}"]`);
+    if (!found) { if (tries < 100) setTimeout(() => reveal(messageId, words, tries + 1), 100); return; }
+    window.lcFollow?.stop();
+    markWords(found, words || []);
     found.classList.add('lc-found');
-    found.scrollIntoView({ block: 'center' });
     found.dataset.lcFound = '1';
+    const mark = found.querySelector('mark.lc-hit') || found;
+    mark.scrollIntoView({ block: 'center' });
+    const inView = () => { const r = mark.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; };
+    const settle = (left) => {
+      if (!inView()) { window.lcFollow?.stop(); mark.scrollIntoView({ block: 'center' }); }
+      if (left > 0) setTimeout(() => settle(left - 1), 100);
+    };
+    settle(20);
     setTimeout(() => found.classList.remove('lc-found'), 4000);
   };
 
