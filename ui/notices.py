@@ -1,8 +1,9 @@
-"""Short notices (toasts): one at a time, at the top, so they never pile up over the message box.
+"""Short notices (toasts): at the top, below the header, so they never lie over the message box, the chat's title
+or the model picker (``static/ledger.css``).
 
-Guarantees: every notice of a page goes through ``notice``; a new one replaces the one showing (Quasar's notify
-``group``: the newest text, with a count when several came); warnings stay 5 s, confirmations 1.5 s; the text is
-shown as text.
+Guarantees: every notice of a page goes through ``notice``; the same text again is one notice with its count (Quasar's
+notify ``group``, keyed by the text), different texts show together, each whole (two files refused at once are two
+reasons, never one with a count hiding the other); warnings stay 5 s, confirmations 1.5 s; the text is shown as text.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ Kind = Literal["positive", "negative", "warning", "info", "ongoing"]
 
 def notice(text: str, kind: Kind = "info", *, multi_line: bool = False) -> None:
     timeout = 1500 if kind == "positive" else 5000
-    ui.notify(text, type=kind, position="top", group="ledger-chat", timeout=timeout, multi_line=multi_line, html=False)
+    ui.notify(
+        text, type=kind, position="top", group=f"{kind}:{text}", timeout=timeout, multi_line=multi_line, html=False
+    )
 
 
 def not_recorded(exc: StoreError) -> str:

@@ -5,6 +5,7 @@
 // - lcSurface.closeOnPhone(id): the server closes the chats drawer after a switch, only where it is an overlay;
 // - lcSurface.reveal(messageId, words): the chat opened from a search shows the message it found, its words marked;
 // - lcSurface.chips(): on a phone, the header's model, preset and cost menu opens and closes;
+// - notices below the header: its height as --lc-header-height;
 (() => {
   const visible = (el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
   const auditDrawer = () => document.querySelector('.lc-audit-drawer')?.closest('.q-drawer');
@@ -106,6 +107,16 @@
   }, true);
 
   window.lcSurface = { closeOnPhone, reveal, focusLatest, focusList, chips };
+
+  // notices sit below the header (surface.css): its height, followed as it changes (a phone's header is another)
+  const followHeader = (tries = 0) => {
+    const header = document.querySelector('.lc-header');
+    if (!header) { if (tries < 100) setTimeout(() => followHeader(tries + 1), 100); return; }
+    const set = () => document.documentElement.style.setProperty('--lc-header-height', `${header.offsetHeight}px`);
+    new ResizeObserver(set).observe(header);
+    set();
+  };
+  followHeader();
 
   document.addEventListener('click', (event) => {
     const link = event.target.closest && event.target.closest('a[data-lc-skip]');
