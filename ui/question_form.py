@@ -96,7 +96,7 @@ class QuestionForm:
                 ui.icon("help", size="xs")
                 ui.label(q.message).classes("font-medium").mark("question-message")
                 ui.space()
-                ui.label("waiting").classes("lc-meta")
+                ui.label("waiting").classes("lc-meta lc-nowrap")
                 ui.label("").classes("lc-meta").props(f"data-lc-since={q.asked_ts}").mark("question-waited")
             if q.mode == "url":
                 self._url()

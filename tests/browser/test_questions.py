@@ -5,6 +5,7 @@ other, an invalid value is refused in the form, and Stop while it waits says so 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,15 @@ def test_reload_while_a_question_waits_keeps_the_form_and_stop_answers_it_cancel
     expect(last_answer(page)).to_have_attribute("data-status", "complete")
     assert upstream.last.status == 200
     assert [m.get("tool_call_id") for m in upstream.last.messages if m["role"] == "tool"] == ["call_q2"]
+
+
+def test_on_a_phone_the_time_a_question_waited_stays_on_one_line(
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    page = open_page(app, width=390, height=844, touch=True)
+    ask_for_an_order(page, upstream, "call_phone_wait")
+    waiting = form(page, "call_phone_wait").get_by_text("waiting", exact=True)
+    waited = form(page, "call_phone_wait").locator("[data-lc-since]")
+    expect(waited).to_have_text(re.compile(r"^\d+ s$"))  # counted in the browser
+    boxes = [waiting.bounding_box(), waited.bounding_box()]
+    assert all(box is not None and box["height"] < 24 for box in boxes), f"wrapped onto two lines: {boxes}"
