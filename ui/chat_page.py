@@ -26,6 +26,7 @@ from ui.audit_panel import AuditPanel
 from ui.composer import Composer
 from ui.context import PageContext
 from ui.context_meter import ContextMeter
+from ui.format import FAR_BACK
 from ui.grants_panel import GrantsPanel
 from ui.header import build_header, model_of
 from ui.health_banner import HealthBanner
@@ -243,8 +244,8 @@ class ChatPage:
         await self.switch_to(hit.conversation_id)
         if hit.message_id is not None and hit.conversation_id == self.cid and not self.client.is_deleted:
             with self.client:
-                self.transcript.show_from(hit.message_id)
-                reveal(hit.message_id, words)
+                shown = self.transcript.show_from(hit.message_id)
+                reveal(hit.message_id, words) if shown else notice(FAR_BACK, "info", multi_line=True)
 
     async def after_delete(self, cid: str) -> None:
         self.drafts.pop(cid, None)

@@ -181,3 +181,9 @@ def stopped_text(attempt: AttemptState) -> str:
     if attempt.status == "empty":
         return "Stopped before any text" + (f" ({cause})" if cause else "")
     return f"Stopped: {cause}" if cause else "Stopped"
+
+
+FAR_BACK = (
+    "The message that matched is further back than a chat opened from a search shows; press "
+    "“Show earlier messages” to reach it."
+)

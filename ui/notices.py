@@ -1,5 +1,5 @@
-"""Short notices (toasts): at the top, below the header, so they never lie over the message box, the chat's title
-or the model picker (``static/ledger.css``).
+"""Short notices (toasts): at the top, below the header, so they never lie over the chat's title or the model
+picker (``static/surface.css``); several at once stack downwards.
 
 Guarantees: every notice of a page goes through ``notice``; the same text again is one notice with its count (Quasar's
 notify ``group``, keyed by the text), different texts show together, each whole (two files refused at once are two

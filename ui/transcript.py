@@ -26,6 +26,7 @@ from ui.user_message import EditFiles, UserMessageView
 from ui.widgets import Actions
 
 WINDOW = 16  # messages shown when a chat opens, and added by each "Show earlier messages"
+REACH = 8 * WINDOW  # messages shown at most when a search opens a chat at an earlier message
 FIRST = 6  # of those, the messages the chat is first painted with (``fill`` adds the rest above)
 
 DEMO_HINT = (
@@ -125,12 +126,17 @@ class Transcript:
         """Add up to ``WINDOW`` earlier messages above the shown ones; what is shown stays as it is."""
         self._grow_above(WINDOW)
 
-    def show_from(self, message_id: str) -> None:
+    def show_from(self, message_id: str) -> bool:
         """Show the chat from the message before ``message_id`` on (a search found it), adding the messages between
-        above the shown ones; nothing changes when it is shown already or not on the shown path."""
+        above the shown ones, at most ``REACH`` shown in all (a page stays bounded however long the chat); False when
+        the message lies further back than that (or is not on the shown path)."""
         whole = with_dividers(self.conv, selected_path(self.conv)) if self.conv is not None else ()
-        if message_id in whole and whole.index(message_id) < self.start:  # with the message before it (its question)
-            self._grow_above(self.start - max(0, whole.index(message_id) - 1))
+        if message_id not in whole:
+            return False
+        at = max(0, whole.index(message_id) - 1)
+        if at < self.start:
+            self._grow_above(min(self.start - at, max(0, REACH - len(self.path))))
+        return at >= self.start
 
     def fill(self) -> None:
         """Grow the messages a chat was first painted with to ``WINDOW``, above them (what is shown stays)."""

@@ -42,5 +42,5 @@ def app(run_app: AppRunner, app_options: tuple[str, ...]) -> Iterator[AppProcess
 
 @pytest.fixture
 def page(open_page: Pages, app: AppProcess) -> Page:
-    """A page on the module's app, in a fresh browser context."""
+    """A page on the module's app, in a browser context of its own for this test (``tests.support.contexts``)."""
     return open_page(app)

@@ -55,7 +55,7 @@ class Watched:
 
 @pytest.fixture
 def watched(open_page: Pages) -> Callable[[], Watched]:
-    """Opens watched pages; their contexts are closed when the test ends (``open_page``)."""
+    """Opens watched pages, each in a context of its own; they are closed when the test ends (``open_page``)."""
     return lambda: Watched(open_page)
 
 

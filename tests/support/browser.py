@@ -160,7 +160,8 @@ class Pages:
         lent = self.contexts.take(ContextKey(width, height, touch, tuple(sorted(permissions))))
         self.lent.append(lent)
         url = None if app is None else app.url + path
-        return prepared(lent.context.new_page(), url, timeout_ms=timeout_ms, init_script=init_script, route=route)
+        page = lent.watch(lent.context.new_page())
+        return prepared(page, url, timeout_ms=timeout_ms, init_script=init_script, route=route)
 
     def close(self) -> None:
         for lent in self.lent:

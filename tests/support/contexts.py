@@ -9,8 +9,10 @@ Guarantees:
   the same test holds: two pages of one test are still two browsers to the app (their own cookies and storage),
   as with a fresh context each.
 - ``give_back`` leaves a context as a fresh one would be for what the app and the tests use: every tab it opened
-  (its own and those the page opened, such as a Ctrl+click's) is closed, its local storage cleared first, its
-  cookies deleted; only the blank keeper tab stays, so its renderer and caches stay warm.
+  (its own and those the page opened, such as a Ctrl+click's) is closed, then every storage of every origin its
+  pages went to is cleared (local and session storage, IndexedDB, cache storage, service workers: DevTools'
+  ``Storage.clearDataForOrigin``) and its cookies deleted; only the blank keeper tab stays, so its renderer and the
+  HTTP cache stay warm (each module's app has a port of its own, so no test reads another module's cache).
 - A context whose cleaning fails (a crashed tab, a closed browser) is closed and never lent again.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from playwright.sync_api import BrowserContext, Page
 
@@ -40,6 +43,17 @@ class Lent:
     context: BrowserContext
     keeper: Page
     key: ContextKey = field(compare=False)
+    origins: set[str] = field(default_factory=set, compare=False)  # where its pages went (cleared when given back)
+
+    def watch(self, page: Page) -> Page:
+        """Remember every origin ``page`` goes to, so that giving the context back clears their storage."""
+        page.on("framenavigated", lambda frame: self._went(frame.url) if frame == page.main_frame else None)
+        return page
+
+    def _went(self, url: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme in ("http", "https"):
+            self.origins.add(f"{parts.scheme}://{parts.netloc}")
 
 
 class Contexts:
@@ -64,11 +78,13 @@ class Contexts:
     def give_back(self, lent: Lent) -> None:
         try:
             for page in list(lent.context.pages):
-                if page is lent.keeper:
-                    continue
-                if not page.is_closed() and page.url.startswith("http"):
-                    page.evaluate("() => { try { localStorage.clear(); } catch (e) {} }")
-                page.close()
+                if page is not lent.keeper:
+                    page.close()
+            session = lent.context.new_cdp_session(lent.keeper)
+            for origin in lent.origins:  # local and session storage, IndexedDB, caches, service workers
+                session.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+            session.detach()
+            lent.origins.clear()
             lent.context.clear_cookies()
         except Exception:  # noqa: BLE001 - a context that cannot be cleaned is not lent again
             with contextlib.suppress(Exception):  # the browser may be gone already

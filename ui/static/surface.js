@@ -3,7 +3,8 @@
 //   opened first on a narrow screen);
 // - Esc closes the audit panel while it lies over the chat (below 1400 px) before anything else hears the key;
 // - lcSurface.closeOnPhone(id): the server closes the chats drawer after a switch, only where it is an overlay;
-// - lcSurface.reveal(messageId, words): the chat opened from a search shows the message it found, its words marked;
+// - lcSurface.reveal(messageId, words): the chat opened from a search shows the message it found, its words
+//   highlighted (CSS.highlights 'lc-hit');
 // - lcSurface.chips(): on a phone, the header's model, preset and cost menu opens and closes;
 // - notices below the header: its height as --lc-header-height;
 (() => {
@@ -33,54 +34,63 @@
     if (tries < 30) setTimeout(() => focusList(tries + 1), 50);
   };
 
-  // the words of a search, marked in the text of one message (its buttons and chips left alone)
-  const markWords = (root, words) => {
+  // the words of a search, highlighted in the text of one message (its answer's markdown or your bubble) with the
+  // CSS Custom Highlight API: ranges over the text as it is, so no node the page keeps updating is ever replaced;
+  // a new search's highlight replaces the last one
+  const highlight = (root, words) => {
     const wanted = words.map((w) => w.toLowerCase()).filter(Boolean);
-    if (!wanted.length) return;
-    const pattern = new RegExp(wanted.sort((a, b) => b.length - a.length)
-      .map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gi');
-    const texts = [];
-    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
-      acceptNode: (node) => (node.parentElement?.closest('button, .q-btn, mark, .lc-chip, .lc-meta')
-        ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
-    });
-    while (walker.nextNode()) texts.push(walker.currentNode);
-    for (const node of texts) {
-      const text = node.nodeValue;
-      pattern.lastIndex = 0;
-      if (!pattern.test(text)) continue;
-      pattern.lastIndex = 0;
-      const pieces = document.createDocumentFragment();
-      let at = 0;
-      for (const found of text.matchAll(pattern)) {
-        pieces.append(text.slice(at, found.index));
-        const mark = document.createElement('mark');
-        mark.className = 'lc-hit';
-        mark.textContent = found[0];
-        pieces.append(mark);
-        at = found.index + found[0].length;
+    const ranges = [];
+    if (wanted.length) {
+      const pattern = new RegExp(wanted.sort((a, b) => b.length - a.length)
+        .map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gi');
+      for (const block of root.querySelectorAll('.lc-md, .lc-bubble')) {
+        const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT, {
+          acceptNode: (node) => (node.parentElement?.closest('button')
+            ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+        });
+        while (walker.nextNode()) {
+          const node = walker.currentNode;
+          for (const found of node.nodeValue.matchAll(pattern)) {
+            const range = new Range();
+            range.setStart(node, found.index);
+            range.setEnd(node, found.index + found[0].length);
+            ranges.push(range);
+          }
+        }
       }
-      pieces.append(text.slice(at));
-      node.replaceWith(pieces);
     }
+    if (window.Highlight && CSS.highlights) CSS.highlights.set('lc-hit', new Highlight(...ranges));
+    return ranges;
   };
 
-  // a chat opened from a search: the message it found (however long it takes to arrive), in view and marked; the
-  // chat stops following its latest answer, and for a moment the view comes back to the match if content arriving
-  // around it (the rest of the chat being added above) moved it away
-  const reveal = (messageId, words, tries = 0) => {
+  // a chat opened from a search: the message it found (however long it takes to arrive), in view, its words
+  // highlighted; the chat stops following its latest answer, and for 2 s the view comes back to the match if
+  // content arriving around it (the rest of the chat being added above) moved it away, unless the reader scrolled
+  let revealing = 0;  // the newest reveal: an older one (another result opened since) stops
+  const reveal = (messageId, words, tries = 0, mine = ++revealing) => {
+    if (mine !== revealing) return;
     const found = document.querySelector(`[data-lc-message="${CSS.escape(messageId)}"]`);
-    if (!found) { if (tries < 100) setTimeout(() => reveal(messageId, words, tries + 1), 100); return; }
+    if (!found) { if (tries < 100) setTimeout(() => reveal(messageId, words, tries + 1, mine), 100); return; }
     window.lcFollow?.stop();
-    markWords(found, words || []);
+    const target = highlight(found, words || [])[0] || found;
     found.classList.add('lc-found');
     found.dataset.lcFound = '1';
-    const mark = found.querySelector('mark.lc-hit') || found;
-    mark.scrollIntoView({ block: 'center' });
-    const inView = () => { const r = mark.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; };
+    const centre = () => {
+      const r = target.getBoundingClientRect();
+      window.scrollBy({ top: r.top + r.height / 2 - innerHeight / 2 });
+    };
+    centre();
+    let reader = false;  // the reader's own wheel, touch or key ends the holding at once
+    const own = () => { reader = true; };
+    const events = ['wheel', 'touchstart', 'keydown'];
+    for (const name of events) window.addEventListener(name, own, { passive: true, once: true });
+    const inView = () => { const r = target.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; };
     const settle = (left) => {
-      if (!inView()) { window.lcFollow?.stop(); mark.scrollIntoView({ block: 'center' }); }
-      if (left > 0) setTimeout(() => settle(left - 1), 100);
+      if (!reader && mine === revealing && found.isConnected) {
+        if (!inView()) { window.lcFollow?.stop(); centre(); }
+        if (left > 0) { setTimeout(() => settle(left - 1), 100); return; }
+      }
+      for (const name of events) window.removeEventListener(name, own);
     };
     settle(20);
     setTimeout(() => found.classList.remove('lc-found'), 4000);
