@@ -81,6 +81,8 @@ async def test_a_process_killed_between_a_stops_index_write_and_its_events_comes
     recovered = engine.recover()  # as at start-up: before anything opens the conversation
     attempt = current_attempt(engine, cid, message_id)
     assert recovered == [attempt.attempt_id], "the index hid the open attempt from start-up recovery"
-    assert not [e for e in engine.store.events(cid) if e.KIND == "cancel_requested"], "the Stop died with the kill"
+    kinds = [e.KIND for e in engine.store.events(cid)]
+    # the Stop's end died with the kill (its request may have been saved in an earlier batch, on a busy machine)
+    assert "cancelled" not in kinds and kinds[-2:] == ["recovered", "persisted"], kinds[-4:]
     stored_chunks = [e for e in engine.store.events(cid) if isinstance(e, Chunk)]
     assert attempt.status == "interrupted" and attempt.text == "".join(c.text for c in stored_chunks)
