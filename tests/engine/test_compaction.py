@@ -45,6 +45,17 @@ async def ended(engine: Engine, cid: str) -> None:
     await wait_until(lambda: not engine.is_streaming(cid), 20, "the turn to end")
 
 
+async def answered_after_the_summary(engine: Engine, cid: str) -> None:
+    """The answer a compaction made room for has ended (between the summary's end and that answer's start the
+    conversation streams nothing for a moment, so ``ended`` alone may return at the summary's end)."""
+
+    def answered() -> bool:
+        starts = [e for e in engine.events(cid) if isinstance(e, Started)]
+        return not engine.is_streaming(cid) and bool(starts) and starts[-1].purpose == "answer"
+
+    await wait_until(answered, 20, "the answer after the summary")
+
+
 def compactions(engine: Engine, cid: str) -> list[Started]:
     return [e for e in engine.events(cid) if isinstance(e, Started) and e.purpose == "compaction"]
 
@@ -249,7 +260,7 @@ async def test_an_agent_preset_s_instructions_count_in_the_meter_and_in_what_mus
     ada = engine.presets.save(Preset(preset_id="", name="Ada", instructions=told, model=SMALL))
     upstream.plan(Behavior(text="Summary: a first question was answered briefly."), Behavior(text="Bonjour."))
     await engine.send(cid, "a second question, a few words long", preset=ada.preset_id)
-    await ended(engine, cid)
+    await answered_after_the_summary(engine, cid)
     assert len(compactions(engine, cid)) == 1, "with the instructions the request would not fit: summarized first"
     last = upstream.last.messages
     assert last[0] == {"role": "system", "content": told} and SUMMARY_PREFIX in str(last[1])

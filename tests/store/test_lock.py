@@ -14,7 +14,7 @@ import pytest
 from ledger.errors import DataDirInUseError, StoreError
 from ledger.events.core import Created
 from store.tinydb.store import Store
-from tests.support.app_process import ROOT, AppProcess
+from tests.support.app_process import ROOT, AppProcess, free_port
 from tests.support.ledger_builders import conversation_events
 
 # A child that holds the lock until the test kills it (its sleep is a hold, not a synchronization wait).
@@ -68,7 +68,7 @@ def test_a_second_app_on_the_same_data_dir_exits_naming_the_first_and_the_first_
     try:
         before = {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()}
         second = subprocess.run(
-            [sys.executable, str(ROOT / "main.py"), "--port", str(first.port + 1), "--data-dir", str(data)],
+            [sys.executable, str(ROOT / "main.py"), "--port", str(free_port()), "--data-dir", str(data)],
             cwd=ROOT,
             capture_output=True,
             text=True,
