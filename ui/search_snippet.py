@@ -33,10 +33,11 @@ def snippet_html(line: str, words: list[str]) -> str:
     wanted = [w for w in {w.lower() for w in words} if w]
     pattern = re.compile("|".join(re.escape(w) for w in sorted(wanted, key=len, reverse=True)), re.IGNORECASE)
     first = pattern.search(text) if wanted else None
-    start = max(0, (first.start() if first else 0) - BEFORE)
-    if start:  # begin at a word
+    matched_at = first.start() if first else 0
+    start = max(0, matched_at - BEFORE)
+    if start:  # begin at a word (only a match far into the line moves the start)
         space = text.find(" ", start)
-        start = space + 1 if 0 <= space < (first.start() if first else len(text)) else start
+        start = space + 1 if 0 <= space < matched_at else start
     window = text[start : start + WIDTH]
     out = ["…" if start else ""]
     at = 0

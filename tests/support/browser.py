@@ -16,7 +16,7 @@ from typing import Any
 from playwright.sync_api import Locator, Page, WebSocketRoute, expect
 
 from tests.support.app_process import AppProcess
-from tests.support.contexts import ContextKey, Contexts, Lent
+from tests.support.contexts import ContextKey, Contexts, Lent, new_context
 
 ANSWER = ".lc-assistant"
 
@@ -99,12 +99,7 @@ def new_page(
     page's websocket passed through ``route``), then ``url`` loaded with ``load``; with ``url=None`` the tab stays
     blank (a test that must watch the first load attaches its listeners first, then calls ``load``); ``touch``
     makes it a phone (touch events, no hover). The benches' opener; tests open pages with ``Pages``."""
-    context = browser.new_context(
-        viewport={"width": width, "height": height},
-        permissions=list(permissions),
-        has_touch=touch,
-        is_mobile=touch,
-    )
+    context = new_context(browser, ContextKey.of(width, height, touch, permissions))
     return prepared(context.new_page(), url, timeout_ms=timeout_ms, init_script=init_script, route=route)
 
 
@@ -157,7 +152,7 @@ class Pages:
     ) -> Page:
         """A page on ``app`` at ``path`` (a blank tab with ``app=None``), ready for typing; the options as for
         ``new_page``."""
-        lent = self.contexts.take(ContextKey(width, height, touch, tuple(sorted(permissions))))
+        lent = self.contexts.take(ContextKey.of(width, height, touch, permissions))
         self.lent.append(lent)
         url = None if app is None else app.url + path
         page = lent.watch(lent.context.new_page())

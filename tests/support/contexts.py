@@ -19,6 +19,7 @@ Guarantees:
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,6 +35,21 @@ class ContextKey:
     height: int
     touch: bool
     permissions: tuple[str, ...]
+
+    @classmethod
+    def of(cls, width: int, height: int, touch: bool, permissions: Sequence[str]) -> ContextKey:
+        return cls(width, height, touch, tuple(sorted(permissions)))
+
+
+def new_context(browser: Any, key: ContextKey) -> BrowserContext:
+    """A fresh browser context with ``key``'s options (a phone: touch events and a mobile viewport, no hover)."""
+    context: BrowserContext = browser.new_context(
+        viewport={"width": key.width, "height": key.height},
+        permissions=list(key.permissions),
+        has_touch=key.touch,
+        is_mobile=key.touch,
+    )
+    return context
 
 
 @dataclass(slots=True)
@@ -67,12 +83,7 @@ class Contexts:
         waiting = self.free.setdefault(key, [])
         if waiting:
             return waiting.pop()
-        context = self.browser.new_context(
-            viewport={"width": key.width, "height": key.height},
-            permissions=list(key.permissions),
-            has_touch=key.touch,
-            is_mobile=key.touch,
-        )
+        context = new_context(self.browser, key)
         return Lent(context, context.new_page(), key)
 
     def give_back(self, lent: Lent) -> None:
