@@ -6,11 +6,11 @@ Guarantees:
   per tool call of that step (``ui.tool_card``), in stream order; its reasoning streams the same way, as plain
   text.
 - Its element carries ``data-status`` (streaming | complete | interrupted | failed | empty) and ``data-attempt``
-  ("2/3"), and ``data-last-activity`` (sent at most every ``ACTIVITY_SECONDS`` and only for activity that shows
-  no text: the text element refreshes it in the browser on every addition); states are visible: typing dots, a
-  "Stopped" marker naming a cause that was not the user, a readable error marked "not in context", "Stopped
-  before any text", why an automatic re-send is waiting, and ``FILTERED`` on an answer the provider's content
-  filter ended (``content_filter``).
+  ("2/3"), set in the page after the text they are about (a page that reads "complete" holds the whole text), and
+  ``data-last-activity`` (sent at most every ``ACTIVITY_SECONDS`` and only for activity that shows no text: the text
+  element refreshes it in the browser on every addition); states are visible: typing dots, a "Stopped" marker naming a
+  cause that was not the user, a readable error marked "not in context", "Stopped before any text", why an automatic
+  re-send is waiting, and ``FILTERED`` on an answer the provider's content filter ended (``content_filter``).
 - Every finished answer has Copy, Audit, Branch and Retry (retrying an earlier answer starts a new branch there;
   later turns stay with the old attempt); a chat branched from it is linked; a cut-short latest answer has
   Continue, and a continued one shows the answer it continues above its own text (``ui.continued_view``).
@@ -186,8 +186,7 @@ class AssistantMessageView:
         key = (*shown, can_continue)
         if key != self._status_key:
             self._status_key = key
-            self.root.props["data-status"] = DOM_STATUS[attempt.status]
-            self.root.props["data-attempt"] = f"{number}/{total}"
+            self._mark(DOM_STATUS[attempt.status], f"{number}/{total}")
             self.typing.set_visibility(attempt.is_live)
             self._build_status_row(message, attempt)
         cost = answer_cost(self._conv, attempt) if self._conv is not None else ""  # ui.money: ~ when estimated
@@ -197,6 +196,22 @@ class AssistantMessageView:
             self.footer.set_text(footer)
             m = attempt.metrics
             self.completed.show(clock(m.completed_at) if m is not None and m.completed_at else None)
+
+    def _mark(self, status: str, attempt: str) -> None:
+        """``data-status`` and ``data-attempt`` reach the page after the text they are about: held by the server
+        (sent with the element if it is sent again), set in the browser by the last text's ``after``."""
+        props = self.root.props
+        if "data-status" not in props:  # made now: it is sent with the element
+            props["data-status"], props["data-attempt"] = status, attempt
+            return
+        if props["data-status"] == status and props.get("data-attempt") == attempt:
+            return
+        with props.suspend_updates():
+            props["data-status"], props["data-attempt"] = status, attempt
+        self._steps[-1].text.after(
+            f"(e=>e&&(e.dataset.status='{status}',e.dataset.attempt='{attempt}'))"
+            f"(document.getElementById('c{self.root.id}'))"
+        )
 
     def _build_status_row(self, message: MessageState, attempt: AttemptState) -> None:
         self.status_row.clear()

@@ -24,6 +24,9 @@ Guarantees:
 - A block that cannot be rendered shows as written, with a note (``ui.markdown.safe.as_text``): rendering never
   raises into the stream, so an answer always ends (no tab left on Stop) and its chat always opens.
 - ``plain=True`` (reasoning) shows the text as plain text only: nothing is rendered, nothing but the text sent.
+- ``after(code)`` runs ``code`` in the browser once the browser has every message for the text shown so far (a
+  block rendered off the loop, a mount's 'sync' answered): what is said about the text (an answer's status) never
+  reaches the page before the text it is about (NiceGUI sends a cycle's element updates before its messages).
 """
 
 from __future__ import annotations
@@ -95,6 +98,7 @@ class MarkdownStream(ui.element, component="../static/markdown_stream.js"):
         self._tail_busy = False  # a long tail is being rendered in a worker thread
         self._held: tuple[int, list[Part]] = (-1, [])  # the tail the browser holds (its start and parts)
         self._tail_timer: asyncio.TimerHandle | None = None
+        self._after: list[str] = []  # browser code waiting for the text shown to reach the browser (``after``)
         self._props["plain"] = plain
         self._props["sid"] = self.id
         self._props["init"] = self._whole()
@@ -123,6 +127,17 @@ class MarkdownStream(ui.element, component="../static/markdown_stream.js"):
         self._send(added, tail)
         if not self.plain and not tail and self._tail_timer is None:
             self._render_later()
+
+    def after(self, code: str) -> None:
+        """Run ``code`` in the browser after every message carrying the text shown so far."""
+        self._after.append(code)
+        self._flush_after()
+
+    def _flush_after(self) -> None:
+        if not self._after or not self._mounted or self._queue or self._tail_busy or self.is_deleted:
+            return
+        code, self._after = ";".join(self._after), []
+        self.client.run_javascript(code)
 
     @property
     def content(self) -> str:
@@ -185,6 +200,7 @@ class MarkdownStream(ui.element, component="../static/markdown_stream.js"):
         if self._mounted:
             message: list[Any] = [self._seq, added, sent, shown] if shown else [self._seq, added, sent]
             self._run(message if ready or shown else message[:2])
+            self._flush_after()
         else:  # not in the browser yet: its state goes with the element if that is still to be sent, else the
             self._hold()  # 'sync' on mount asks for it (once, never per update)
 
@@ -248,6 +264,7 @@ class MarkdownStream(ui.element, component="../static/markdown_stream.js"):
                     self._run([self._seq, "", [], self._wire(message)])
                 else:
                     self._hold()
+            self._flush_after()
             if len(self.markdown) > start + len(source) and self._tail_timer is None and not self._final:
                 self._render_later()  # text came while it rendered: it shows as written until the next render
 
@@ -295,3 +312,4 @@ class MarkdownStream(ui.element, component="../static/markdown_stream.js"):
         if e.args != self._seq:
             self._seq += 1
             self._run(self._whole())
+        self._flush_after()
