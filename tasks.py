@@ -78,9 +78,12 @@ def main(argv: list[str]) -> int:
     pytest = [str(PYTHON), "-m", "pytest", *PYTEST_ALWAYS]
     if rest:  # the tests asked for, as asked
         return run([*pytest, *rest], env=env)
-    # two workers, a module each at a time (module fixtures start apps); then the fault timings, alone
-    code = run([*pytest, "-n", "2", "--dist", "loadfile", "-m", "not solo"], env=env)
-    solo = run([*pytest, "-m", "solo"], env=env)
+    # two workers, a module each at a time (module fixtures start apps), in the order tests/conftest.py gives
+    # (the modules that start apps first: the last ones to finish are short); then the fault timings, two modules at
+    # a time with nothing else running (they mostly wait: a lease, a restart)
+    parallel = ["-n", "2", "--dist", "loadfile", "--no-loadscope-reorder"]
+    code = run([*pytest, *parallel, "-m", "not solo"], env=env)
+    solo = run([*pytest, *parallel, "-m", "solo"], env=env)
     return code or solo
 
 

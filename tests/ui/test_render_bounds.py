@@ -193,16 +193,16 @@ def test_a_block_or_tail_whose_render_raises_past_the_guard_still_shows_as_writt
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from tests.support.markdown_parts import rebuilt
-    from ui.markdown import stream as markdown_stream
     from ui.markdown import tail as tail_render
+    from ui.markdown import wire as markdown_wire
 
     def boom(*args: object) -> str:
         raise ValueError("a bug further down")
 
-    for module, name in ((markdown_stream, "render"), (markdown_stream, "last_block"), (tail_render, "render_tail")):
+    for module, name in ((markdown_wire, "render"), (markdown_wire, "last_block"), (tail_render, "render_tail")):
         monkeypatch.setattr(module, name, boom)
     source = "**x** <b>y</b>"
     for last in (False, True):
-        assert rebuilt(source, markdown_stream.block_parts(source, last)) == safe_markdown.as_text(source, FAILED)
+        assert rebuilt(source, markdown_wire.block_parts(source, last)) == safe_markdown.as_text(source, FAILED)
     message = tail_render.Tail().update(0, len(source), source)
     assert message is not None and rebuilt(source, message[3]) == safe_markdown.as_text(source, FAILED)
