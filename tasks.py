@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 PYTHON = VENV / "bin" / "python"
 PYTEST_ALWAYS = ["-rs", "--durations=25"]  # every skip's reason and the 25 slowest, on every run
+SOLO_LIST = "LC_TEST_SOLO_LIST"  # where the first phase writes the files of the solo tests (tests/conftest.py)
 ALLOW_SKIP = "LC_TEST_ALLOW_SKIP"  # read by tests/support/skips.py: the prerequisites a run may knowingly lack
 
 
@@ -78,12 +79,16 @@ def main(argv: list[str]) -> int:
     pytest = [str(PYTHON), "-m", "pytest", *PYTEST_ALWAYS]
     if rest:  # the tests asked for, as asked
         return run([*pytest, *rest], env=env)
-    # two workers, a module each at a time (module fixtures start apps), in the order tests/conftest.py gives
-    # (the modules that start apps first: the last ones to finish are short); then the fault timings, two modules at
-    # a time with nothing else running (they mostly wait: a lease, a restart)
-    parallel = ["-n", "2", "--dist", "loadfile", "--no-loadscope-reorder"]
-    code = run([*pytest, *parallel, "-m", "not solo"], env=env)
-    solo = run([*pytest, *parallel, "-m", "solo"], env=env)
+    # three workers on two cores (a test mostly waits: on an app, a browser, a scripted stream), a module each at a
+    # time (module fixtures start apps), in the order tests/conftest.py gives (the modules that start apps first:
+    # the last ones to finish are short); then the fault timings, alone, collected from the files that hold them
+    # (the first phase lists them: tests/conftest.py ``pytest_deselected``; all files if it listed none)
+    with tempfile.TemporaryDirectory() as scratch:
+        listed = Path(scratch) / "solo.txt"
+        first = {**(env or os.environ), SOLO_LIST: str(listed)}
+        code = run([*pytest, "-n", "3", "--dist", "loadfile", "--no-loadscope-reorder", "-m", "not solo"], env=first)
+        files = sorted(set(listed.read_text().split())) if listed.exists() else []
+    solo = run([*pytest, "-m", "solo", *files], env=env)
     return code or solo
 
 

@@ -177,15 +177,16 @@ def branch(conv: ConversationState, message_id: str, new_cid: str) -> Branching:
         chain.append((message_id, message.selected_attempt_id))
     if any(attempt_id and conv.attempts[attempt_id].is_live for _, attempt_id in chain):
         raise InputRejected("Wait for the answer to finish (or stop it) before branching from it.")
-    title = branch_title(conv.title, message.role, message.turn)
+    roles = [conv.messages[m].role for m, _ in chain]  # numbered as the chat shows them (not hidden versions)
+    title = branch_title(conv.title, message.role, roles.count(message.role) + (message.role != "assistant"))
     branched = Branched(conversation_id=conv.conversation_id, message_id=message_id, new_conversation_id=new_cid)
     return Branching(tuple(chain), title, message.text if message.role == "user" else None, branched)
 
 
-def branch_title(title: str, role: str, turn: int) -> str:
-    """ "… — branch from answer 3" (or "message 3"): what it branched from, within ``TITLE_CHARS``; a branch of a
-    branch names its own point only."""
-    suffix = f" — branch from {'answer' if role == 'assistant' else 'message'} {turn}"
+def branch_title(title: str, role: str, number: int) -> str:
+    """ "… — branch from answer 3" (or "message 3"): what it branched from (its number among the answers, or the
+    messages, the chat shows), within ``TITLE_CHARS``; a branch of a branch names its own point only."""
+    suffix = f" — branch from {'answer' if role == 'assistant' else 'message'} {number}"
     base = (title or "Conversation").split(" — branch from ")[0]
     return base[: TITLE_CHARS - len(suffix)].rstrip() + suffix
 

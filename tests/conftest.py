@@ -54,6 +54,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items[:] = [item for group in sorted(modules.values(), key=cost) for item in group]
 
 
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    """With ``LC_TEST_SOLO_LIST`` set (``tasks.py test``'s first phase), the files holding the ``solo`` tests it
+    leaves out are added to that file: the second phase collects only those."""
+    listed = os.environ.get("LC_TEST_SOLO_LIST")
+    files = {str(item.path) for item in items if item.get_closest_marker("solo")}
+    if listed and files:
+        with open(listed, "a", encoding="utf-8") as out:
+            out.write("".join(f"{f}\n" for f in sorted(files)))
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]

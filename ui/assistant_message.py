@@ -28,6 +28,7 @@ from nicegui import ui
 from ledger.continuation import continuable, joined, shown_text
 from ledger.state import AttemptState, ConversationState, MessageState, ToolCallState
 from ui.approval_card import Decide
+from ui.compare_view import compare_button, preset_label
 from ui.continued_view import carried, continue_button, join_marker, prefix_steps, reopened
 from ui.format import clock, error_title, metrics_line, model_label, stopped_text
 from ui.markdown import MarkdownStream
@@ -190,7 +191,8 @@ class AssistantMessageView:
             self.typing.set_visibility(attempt.is_live)
             self._build_status_row(message, attempt)
         cost = answer_cost(self._conv, attempt) if self._conv is not None else ""  # ui.money: ~ when estimated
-        footer = " · ".join(p for p in (model_label(attempt.model), metrics_line(attempt.metrics), cost) if p)
+        preset = preset_label(self._conv, attempt, self.actions.preset_name) if self._conv is not None else ""
+        footer = " · ".join(p for p in (preset, model_label(attempt.model), metrics_line(attempt.metrics), cost) if p)
         if footer != self._footer:
             self._footer = footer
             self.footer.set_text(footer)
@@ -268,6 +270,7 @@ class AssistantMessageView:
                 retry_with_preset(self.actions, self.message_id, attempt.preset[0] if attempt.preset else None)
                 if self._conv is not None:
                     continue_button(self._conv, self.message_id, self.actions.continue_answer)
+                    compare_button(lambda: self._conv, self.message_id, self.actions.preset_name)
             for new_cid in message.branches:
                 ui.button("Branched into a new chat", icon="call_split").props("flat dense no-caps size=sm").on_click(
                     lambda cid=new_cid: self.actions.open_chat(cid)

@@ -10,6 +10,9 @@ Guarantees:
   the limit. The limits are rendered into the page (``data-max-*``) so the browser checks them first.
 - ``uploading`` is True while an upload runs; ``on_settled(ok)`` is called when the last one ends (``ok``: none
   failed or was cancelled since the last call); ``cancel_uploads`` aborts them in the browser.
+- With ``model`` (the model the draft goes to), each chip also says what that model will receive of the file
+  (``ui.file_delivery``: the decision the request is built from), warning where it gets little or nothing, and a
+  file it cannot read is announced once as a notice; ``model_changed`` says it again for another model.
 - Nothing here touches what the user typed: a refused file is a notice, the text stays where it was.
 """
 
@@ -22,12 +25,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from nicegui import ui
+from nicegui import background_tasks, ui
 from nicegui.events import GenericEventArguments
 
 from engine.commands import Engine
 from engine.files import RASTER, FileLimits, Files, clean_name
 from ledger.events import Attachment
+from ui.file_delivery import NAME_ONLY_NOTICE, said
 from ui.notices import notice
 
 log = logging.getLogger("ledger_chat.ui")
@@ -132,8 +136,10 @@ class AttachmentTray:
         initial: tuple[Attachment, ...] = (),
         on_settled: Callable[[bool], object] | None = None,
         main: bool = False,
+        model: Callable[[], str] | None = None,
     ) -> None:
-        self.files, self.limits = files, files.limits
+        self.files, self.limits, self.model = files, files.limits, model
+        self.says: dict[str, tuple[Attachment, ui.label]] = {}  # each chip's "what the model gets" (ui.file_delivery)
         self.on_settled = on_settled
         self.items: list[Attachment] = []
         self.pending: set[int] = set()
@@ -167,10 +173,10 @@ class AttachmentTray:
         return bool(self.pending)
 
     def set(self, attachments: tuple[Attachment, ...]) -> None:
-        self.items = []
+        self.items, self.says = [], {}
         self.chips.clear()
         for attachment in attachments:
-            self._add(attachment)
+            self._add(attachment, announce=True)
         self._note_usage()
 
     def clear(self) -> None:
@@ -179,7 +185,7 @@ class AttachmentTray:
     def cancel_uploads(self) -> None:
         self.root.client.run_javascript(f"window.lcFiles && window.lcFiles.cancel('c{self.root.id}')")
 
-    def _add(self, attachment: Attachment) -> None:
+    def _add(self, attachment: Attachment, announce: bool = False) -> None:
         self.items.append(attachment)
         with self.chips, ui.element("div").classes("lc-chip") as chip:
             chip.props["data-attachment"] = attachment.sha256
@@ -191,13 +197,36 @@ class AttachmentTray:
             with ui.element("span").classes("lc-chip-text"):
                 ui.label(attachment.name).classes("lc-chip-name")
                 ui.label(describe(attachment)).classes("lc-meta lc-chip-kind")
+                if self.model is not None:
+                    self.says[attachment.sha256] = (attachment, ui.label("").classes("lc-meta lc-chip-delivery"))
+                    background_tasks.create(self._say(attachment.sha256, announce), name="what the model gets")
             remove = ui.button(icon="close", on_click=lambda: self._remove(attachment.sha256, chip))
             remove.props("flat dense round size=xs").mark("remove-attachment")
             remove.props["aria-label"] = f"Remove {attachment.name}"
             remove.props["title"] = f"Remove {attachment.name}"
 
+    def model_changed(self) -> None:
+        """The page picked another model: every chip says again what that model gets."""
+        for sha256 in list(self.says):
+            background_tasks.create(self._say(sha256), name="what the model gets")
+
+    async def _say(self, sha256: str, announce: bool = False) -> None:
+        if self.model is None or sha256 not in self.says:
+            return
+        attachment, label = self.says[sha256]
+        how, words, warns = await said(self.files, attachment, self.model())
+        if label.is_deleted:
+            return
+        label.set_text(words)
+        label.props["data-delivery"] = how
+        label.classes(add="lc-chip-warn" if warns else "", remove="" if warns else "lc-chip-warn")
+        if announce and how == "name-only":
+            with self.root:
+                notice(NAME_ONLY_NOTICE.format(name=attachment.name), "warning", multi_line=True)
+
     def _remove(self, sha256: str, chip: ui.element) -> None:
         self.items = [a for a in self.items if a.sha256 != sha256]
+        self.says.pop(sha256, None)
         chip.delete()
         self._note_usage()
 
@@ -253,5 +282,5 @@ class AttachmentTray:
         if total > self.limits.max_message_bytes:
             self._refused("message", attachment.name, total)
             return
-        self._add(attachment)
+        self._add(attachment, announce=True)
         self._note_usage()

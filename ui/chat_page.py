@@ -26,7 +26,6 @@ from ui.audit_panel import AuditPanel
 from ui.composer import Composer
 from ui.context import PageContext
 from ui.context_meter import ContextMeter
-from ui.format import FAR_BACK
 from ui.grants_panel import GrantsPanel
 from ui.header import build_header, model_of
 from ui.health_banner import HealthBanner
@@ -38,7 +37,7 @@ from ui.queued import QueuedPanel
 from ui.refresh import RefreshScheduler
 from ui.sidebar import Sidebar
 from ui.style import add_style
-from ui.surface import add_surface, audit_close_button, close_chats_on_phone, reveal
+from ui.surface import add_surface, audit_close_button, close_chats_on_phone
 from ui.tool_servers import ToolServersPanel
 from ui.transcript import Transcript
 from ui.user_message import EditFiles
@@ -112,6 +111,7 @@ class ChatPage:
                 max_chars=self.engine.settings.limits.max_input_chars,
                 files=self.files,
                 pending=self.pending,
+                model=lambda: self.model,
             )
             self.queued.add_queue_button(self.composer)
             if self.cid is not None and self.cid in self.context.drafts:
@@ -244,8 +244,7 @@ class ChatPage:
         await self.switch_to(hit.conversation_id)
         if hit.message_id is not None and hit.conversation_id == self.cid and not self.client.is_deleted:
             with self.client:
-                shown = self.transcript.show_from(hit.message_id)
-                reveal(hit.message_id, words) if shown else notice(FAR_BACK, "info", multi_line=True)
+                self.transcript.open_at(hit.message_id, words)
 
     async def after_delete(self, cid: str) -> None:
         self.drafts.pop(cid, None)
@@ -256,16 +255,17 @@ class ChatPage:
 
     # --- parts and helpers -------------------------------------------------------------------------------------
 
-    def _use_model(self, model: str) -> None:
+    def _use_model(self, model: str) -> None:  # the meter and the file chips follow the model
         self.model = model
         self.meter.model_changed()
+        self.composer.model_changed()
 
     def _preset_bar(self) -> None:  # in the header: the agent preset, the chat's cost, a link to the presets
         self.bar = PresetBar(self.engine, self.preset, self._use_preset)
 
     def _use_preset(self, preset: str) -> None:  # the model picker (and the meter) follow the preset
-        self.preset, self.model = preset, preset_model(self.engine, preset)
-        self.meter.model_changed()
+        self.preset = preset
+        self._use_model(preset_model(self.engine, preset))
         if self.picker is not None:
             self.picker.value = self.model
 

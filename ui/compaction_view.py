@@ -1,11 +1,11 @@
 """A compaction in the transcript: a divider after the last turn it summarizes, never in place of a message.
 
-Guarantees: the screen keeps every message; a compaction (``ledger.compaction``) shows as one divider placed
-after the turn its summary reaches (``with_dividers``: only on the path shown, the newest last), reading
-"Summarizing earlier turns…" while it streams (the composer's Stop stops it), "Earlier turns summarized" with the
-summary in an expansion once it completed, or why it changed nothing (stopped, failed: the provider's sentence)
-with Retry. Its Audit button opens its own entry in the audit panel. Every button has an accessible name; the
-divider is ``role=separator`` with a label, marked ``compaction-divider`` with ``data-status``.
+Guarantees: the screen keeps every message; a compaction (``ledger.compaction``) shows as one divider placed after the
+turn its summary reaches (``with_dividers``: only on the path shown, the newest last), reading "Summarizing earlier
+turns…" while it streams (the composer's Stop stops it), "Earlier turns summarized" with the summary in an expansion
+once it completed (rendered as answers are: ``ui.markdown``), or why it changed nothing (stopped, failed: the
+provider's sentence) with Retry. Its Audit button opens its own entry in the audit panel. Every button has an
+accessible name; the divider is ``role=separator`` with a label, marked ``compaction-divider`` with ``data-status``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from nicegui import ui
 from ledger.compaction import compaction_ids
 from ledger.state import AttemptState, ConversationState
 from ui.assistant_message import DOM_STATUS
+from ui.markdown import MarkdownStream
 from ui.widgets import Actions
 
 DONE = "Earlier turns summarized"
@@ -71,7 +72,7 @@ class CompactionView:
         with self.body:
             if attempt.status == "complete":
                 with ui.expansion("Summary", icon="notes").props("dense").classes("w-full").mark("compaction-summary"):
-                    ui.label(attempt.text).classes("whitespace-pre-wrap break-words").mark("compaction-text")
+                    MarkdownStream().mark("compaction-text").show(attempt.text, final=True)  # rendered, as answers
             elif attempt.status == "failed" and attempt.error_summary:
                 ui.label(attempt.error_summary).classes("lc-error break-words").mark("compaction-error")
             if not attempt.is_live:

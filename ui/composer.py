@@ -10,8 +10,11 @@ Enter and the button carry the box's text and the number of sends recorded when 
 on a view older than the last recorded send is ignored (never a second send of the same message), and a Send made
 before the page's socket is live is held in the browser until the box's own queued updates have gone out, then
 carried out once, with the text typed: the box is empty afterwards and stays empty.
-A message over the limit, or one the engine rejects, stays in the box with a clear notice; a second send while one
+A message over the limit says so under the box as it is typed or pasted (a long paste's "Attach as a file?" says
+whether it would fit, ``static/attachments.js``); over the limit, or rejected by the engine, it stays in the box
+with a clear notice at Send; a second send while one
 is being submitted is ignored.
+A draft survives a reload (kept in the browser per chat, ``static/composer.js``), and is forgotten once sent.
 A Send is never lost: the text stays in the box (box and button disabled) until ``submit`` says it was recorded,
 and is cleared only then; a refusal, or an error ``submit`` did not foresee, leaves it there with a notice.
 Files (``ui.attachments``): the draft's chips are sent with the text and cleared only when the send was recorded
@@ -60,6 +63,7 @@ class Composer:
         max_chars: int,
         files: FilesService | None = None,
         pending: PendingMessage | None = None,
+        model: Callable[[], str] | None = None,
     ) -> None:
         """``submit(text, attachments)`` returns None when sent, else the reason it was refused; ``pending`` shows
         the message meanwhile."""
@@ -72,8 +76,27 @@ class Composer:
         self.tray: AttachmentTray | None = None
         with ui.column().classes("w-full max-w-3xl mx-auto gap-0 lc-tray-scope"):
             if files is not None:
-                self.tray = AttachmentTray(files, on_settled=self._uploads_settled, main=True)
+                self.tray = AttachmentTray(files, on_settled=self._uploads_settled, main=True, model=model)
+                self.tray.root.props["data-max-chars"] = str(max_chars)  # a long paste says whether it would fit
             self._build_row(files is not None)
+            self.too_long = ui.label("").classes("lc-meta lc-too-long").mark("too-long")
+            self.too_long.set_visibility(False)
+        self.input.on_value_change(self._check_length)
+
+    def _check_length(self) -> None:
+        """Over the limit, the box says so as it happens (not only when Send is pressed)."""
+        n = len(self.input.value or "")
+        if n > self.max_chars:
+            self.too_long.set_text(
+                f"{n:,} characters: a message holds at most {self.max_chars:,}. Shorten it, or attach it as a file."
+            )
+        if self.too_long.visible != (n > self.max_chars):
+            self.too_long.set_visibility(n > self.max_chars)
+
+    def model_changed(self) -> None:
+        """The page picked another model: the file chips say what it will receive."""
+        if self.tray is not None:
+            self.tray.model_changed()
 
     def _build_row(self, with_files: bool) -> None:
         with ui.row().classes("w-full items-end gap-2 no-wrap"):
@@ -209,6 +232,7 @@ class Composer:
             self.button.props(remove="loading")
             if refused is None:
                 self.input.value = ""
+                self.input.client.run_javascript("window.lcDraft && lcDraft.sent()")  # the draft kept for a reload
                 self.sends += 1
                 self.button.props(f"data-lc-sends={self.sends}")
                 if self.tray is not None:

@@ -56,10 +56,16 @@ class MessageActions:
             compact_retry=self.compact_and_retry,
             retry_summary=self.retry_summary,
             presets=lambda: tuple((p.preset_id, p.name) for p in self.engine.presets.all()),
+            preset_name=self.preset_name,
             retry_preset=self.retry_preset,
             continue_answer=lambda message_id: self._do_async(self.engine.continue_answer, message_id),
             describe=self.describe_tool,
         )
+
+    def preset_name(self, preset_id: str, version: int) -> str | None:
+        """A preset's name as it was at that version (an attempt's footer, the compare view)."""
+        preset = self.engine.presets.get(preset_id, version)
+        return preset.name if preset is not None else None
 
     def describe_tool(self, server: str, tool: str) -> ToolDescribed | None:
         """The tool's description as its server lists it now (an approval card shows it)."""

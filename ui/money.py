@@ -11,6 +11,8 @@ from __future__ import annotations
 from engine.provider import Cost, attempt_cost, chat_cost, turn_cost
 from ledger.state import AttemptState, ConversationState
 
+NOT_CHARGED = "not charged"
+
 
 def dollars(usd: float) -> str:
     if usd == 0:
@@ -35,8 +37,11 @@ def cost_words(cost: Cost) -> str:
 
 
 def answer_cost(conv: ConversationState, attempt: AttemptState) -> str:
-    """The footer's cost: this attempt's, and the turn's over every attempt when there were several."""
-    mine = cost_words(attempt_cost(attempt))
+    """The footer's cost: this attempt's ("not charged" for one the provider refused before any token), and the
+    turn's over every attempt when there were several."""
+    m = attempt.metrics
+    refused = attempt.status == "failed" and m is not None and not (m.input_tokens or m.output_tokens)
+    mine = NOT_CHARGED if refused else cost_words(attempt_cost(attempt))
     message = conv.messages.get(attempt.message_id)
     if not mine or message is None or len(message.attempt_ids) < 2:
         return mine

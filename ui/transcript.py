@@ -21,7 +21,9 @@ from ledger.state import ConversationState
 from ledger.tree import selected_path
 from ui.assistant_message import AssistantMessageView
 from ui.compaction_view import CompactionView, with_dividers
-from ui.format import earlier_messages
+from ui.format import FAR_BACK, earlier_messages
+from ui.notices import notice
+from ui.surface import reveal
 from ui.user_message import EditFiles, UserMessageView
 from ui.widgets import Actions
 
@@ -137,6 +139,14 @@ class Transcript:
         if at < self.start:
             self._grow_above(min(self.start - at, max(0, REACH - len(self.path))))
         return at >= self.start
+
+    def open_at(self, message_id: str, words: list[str]) -> None:
+        """A search result: shown from its message on (``show_from``), scrolled to it with ``words`` marked, or a
+        notice saying how to reach a message further back than a page holds."""
+        if self.show_from(message_id):
+            reveal(message_id, words)
+        else:
+            notice(FAR_BACK, "info", multi_line=True)
 
     def fill(self) -> None:
         """Grow the messages a chat was first painted with to ``WINDOW``, above them (what is shown stays)."""

@@ -132,7 +132,8 @@ class UserMessageView:
         self.editor.clear()
         with self.editor:
             uploads = self.files.files if self.files is not None else None
-            tray = AttachmentTray(uploads, initial=self.attachments) if uploads is not None else None
+            model = self.files.model if self.files is not None else None
+            tray = AttachmentTray(uploads, initial=self.attachments, model=model) if uploads is not None else None
             box = (
                 ui.textarea(value=self.text)
                 .props('autogrow outlined dense autofocus aria-label="Edit message"')

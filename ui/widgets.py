@@ -35,6 +35,7 @@ class Actions:
     compact_retry: Callable[[str], Awaitable[None]] | None = None  # an answer refused as too long (ui.compaction_view)
     retry_summary: Callable[[str], Awaitable[None]] | None = None  # a compaction that was stopped or failed
     presets: Callable[[], tuple[tuple[str, str], ...]] = lambda: ()  # (id, name) of every agent preset
+    preset_name: Callable[[str, int], str | None] = lambda preset_id, version: None  # a version's name
     retry_preset: Callable[[str, str], Awaitable[None]] | None = None  # Retry with another preset
     continue_answer: Callable[[str], Awaitable[object]] | None = None  # Continue a cut-short answer
     describe: Describe | None = None  # a tool's description now, for its approval card (ui.tool_descriptions)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from engine.files import models
 from engine.files.admit import Attached, admit, kept
 from engine.files.collect import named_by, referenced_by, unreferenced
-from engine.files.content import Read, messages_async
+from engine.files.content import Delivery, Read, delivery, messages_async
 from engine.files.decoding import GATE
 from engine.files.service import FileLimits, Files, clean_name, megabytes
 from engine.files.sniff import AUDIO, RASTER, signature
@@ -18,6 +18,7 @@ from engine.files.sniff import AUDIO, RASTER, signature
 __all__ = [
     "AUDIO",
     "Attached",
+    "Delivery",
     "FileLimits",
     "Files",
     "GATE",
@@ -25,6 +26,7 @@ __all__ = [
     "Read",
     "admit",
     "clean_name",
+    "delivery",
     "kept",
     "megabytes",
     "messages_async",

@@ -4,7 +4,9 @@ Guarantees:
 - ``turn_metrics`` carries the usage the provider reported, step by step, wherever it arrived (a step that
   finished: its final usage; a stopped or failed step: the prompt side reported before the end, e.g. Anthropic's
   ``message_start``); only what was never reported is counted locally, and ``input_estimated`` /
-  ``output_estimated`` say which (``estimated``: either). Wait and output durations come from the engine's clock.
+  ``output_estimated`` say which (``estimated``: either). A last step whose request the provider refused (an HTTP
+  error status before any output or usage: ``#toolong``, a 400, a 429 given up on) counts no tokens: it was not
+  charged. Wait and output durations come from the engine's clock.
 - ``final_status`` is the status the reducer derived for an ended attempt; asking it of one still live is a bug and
   raises ``AssertionError``.
 """
@@ -15,7 +17,7 @@ from typing import cast
 
 from engine.provider import count_messages, count_text
 from engine.stamps import now_iso
-from engine.turns.attempt import AttemptRun
+from engine.turns.attempt import AttemptRun, Broken
 from ledger.events import FinalStatus, TurnMetrics, Usage
 from ledger.state import TERMINAL_STATUSES, AttemptStatus
 
@@ -32,7 +34,10 @@ def turn_metrics(active: AttemptRun, now_mono: float) -> TurnMetrics:
     text, starts = active.output_text, [*(active.step_starts or [0]), active.delivered_chars]
     total = Usage()
     input_estimated = output_estimated = False
+    refused = _refused(active)
     for number, (messages, report) in enumerate(zip(inputs, reports, strict=True)):
+        if refused and number == len(inputs) - 1:
+            continue  # the provider answered this step's request with an error, before any output: not charged
         reported = report is not None and not report.estimated
         if report is None or not reported:
             input_tokens, input_estimated = count_messages(active.model, messages), True
@@ -66,6 +71,17 @@ def turn_metrics(active: AttemptRun, now_mono: float) -> TurnMetrics:
         cache_write_tokens=total.cache_write_tokens,
         input_estimated=input_estimated,
         output_estimated=output_estimated,
+    )
+
+
+def _refused(active: AttemptRun) -> bool:
+    """The last step's request was refused: an HTTP error status, no chunk, no usage reported."""
+    outcome = active.outcome
+    return (
+        isinstance(outcome, Broken)
+        and outcome.failure.http_status is not None
+        and active.step_chunks == 0
+        and active.step_reported is None
     )
 
 

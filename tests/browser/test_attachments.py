@@ -14,6 +14,7 @@ import base64
 import hashlib
 import io
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -289,3 +290,47 @@ def test_images_waiting_to_be_read_say_so_on_their_chips_and_all_arrive(page: Pa
     for n in range(4):
         expect(chip(page, f"scan{n}.png")).to_be_visible(timeout=60_000)
     expect(page.locator(".lc-chip-uploading")).to_have_count(0)
+
+
+def test_each_chip_says_what_the_model_will_receive_and_a_file_it_cannot_read_is_announced(
+    page: Page, upstream: ScriptedUpstream
+) -> None:
+    said = lambda name: chip(page, name).locator(".lc-chip-delivery")  # noqa: E731
+    choose(page, "notes.txt", "text/plain", b"plain words\n")
+    expect(said("notes.txt")).to_have_text("the model reads it as text")
+    choose(page, "garbage.txt", "text/plain", bytes(range(256)) * 16)  # named as text, bytes that are not
+    expect(said("garbage.txt")).to_have_text("the model cannot read it: only its name and size are sent")
+    expect(page.locator(".q-notification")).to_contain_text("garbage.txt: the model cannot read this file")
+    choose(page, "photo.png", "image/png", png())
+    expect(said("photo.png")).to_have_text("the model sees the image")
+    expect(said("garbage.txt")).to_have_class(re.compile("lc-chip-warn"))
+    expect(said("notes.txt")).not_to_have_class(re.compile("lc-chip-warn"))
+    page.get_by_label("Model for the next answer").click()
+    page.get_by_role("option", name="openai/text-only").click()  # the chips say it again for this model
+    expect(said("photo.png")).to_have_text("this model does not take images: Send will refuse it")
+    expect(said("notes.txt")).to_have_text("the model reads it as text")
+    chip(page, "photo.png").get_by_role("button", name="Remove photo.png").click()
+    upstream.plan(Behavior(text="Read it."))
+    page.get_by_label("Message").fill("what is in these?")
+    page.get_by_label("Message").press("Enter")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    sent = upstream.last.messages[-1]["content"]  # what the chips said is what went
+    assert "plain words" in sent[1]["text"] and "cannot be shown here" in sent[2]["text"], sent
+
+
+def test_a_paste_too_long_for_a_message_says_the_limit_at_once_and_can_only_be_attached(page: Page) -> None:
+    text = "x" * 199_999 + "\n"  # 200,000 characters: over the message's 32,000
+    page.evaluate(PASTE_TEXT, text)
+    ask = page.get_by_role("dialog", name="Attach as a file?")
+    expect(ask).to_contain_text("200,000 characters long; a message holds at most 32,000")
+    expect(ask.get_by_role("button", name="Paste as text")).to_be_disabled()
+    ask.get_by_role("button", name="Attach as a file").click()
+    expect(chip(page, "pasted text.txt")).to_be_visible()
+    assert page.get_by_label("Message").input_value() == ""
+    box = page.get_by_label("Message")
+    box.fill("y " * 16_500)  # typed (or pasted under the offer's size) past the limit: said under the box at once
+    expect(page.get_by_text("33,000 characters: a message holds at most 32,000")).to_be_visible()
+    height = box.evaluate("b => b.getBoundingClientRect().height")
+    assert height <= 200, f"the box grew to {height} px"
+    box.fill("short again")
+    expect(page.get_by_text("a message holds at most 32,000")).not_to_be_visible()

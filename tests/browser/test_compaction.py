@@ -50,6 +50,8 @@ def test_the_meter_moves_after_an_answer_and_a_message_that_would_not_fit_is_sen
     expect(page.locator(".lc-meter-warn")).to_be_visible()  # over 80% of the window: a warning
     expect(page.get_by_role("button", name="Compact: summarize earlier turns")).to_be_visible()
 
+    summary = "**Earlier turns**\n\n- The user asked: first question\n- A long story was told."
+    upstream.plan(Behavior(text=summary), Behavior(text="The story ends."))
     send(page, "And one more question: " + "what happened next in the story? " * 12)  # does not fit: summary first
     divider = page.locator(".lc-compaction")
     expect(divider).to_have_attribute("data-status", "complete")
@@ -58,6 +60,9 @@ def test_the_meter_moves_after_an_answer_and_a_message_that_would_not_fit_is_sen
     divider.get_by_text("Summary", exact=True).click()
     expect(divider.locator(".lc-compaction-title")).to_have_text("Earlier turns summarized")
     expect(page.get_by_text("The user asked: first question")).to_be_visible()
+    expect(divider.locator("strong", has_text="Earlier turns")).to_be_visible()  # rendered, as answers are
+    expect(divider.locator("li")).to_have_count(2)
+    expect(divider).not_to_contain_text("**")
     expect(page.get_by_text("The long story goes on.").first).to_be_visible()  # the screen keeps every message
     page.wait_for_function("n => Number(document.querySelector('[data-used]').dataset.used) < n", arg=WINDOW)
     summary_request, answer_request = upstream.records[-2:]

@@ -58,3 +58,42 @@ def test_a_stopped_answer_shows_its_cost_marked_as_estimated_and_the_header_the_
     expect(last_answer(page)).to_have_attribute("data-status", "interrupted", timeout=TIMEOUT_MS)
     expect(last_answer(page).locator(".lc-meta").filter(has_text=re.compile(r"~\$0\.\d+"))).to_have_count(1)
     expect(page.get_by_text(re.compile(r"^Chat: ~\$0\.\d+$"))).to_be_visible()
+
+
+def test_two_attempts_of_different_presets_say_which_made_each_and_compare_side_by_side(
+    page: Page, upstream: ScriptedUpstream
+) -> None:
+    page.get_by_role("button", name="Agent presets").click()
+    page.get_by_role("button", name="New preset").click()
+    expect(page.get_by_label("Name")).to_have_value("")  # the new, empty form is shown
+    page.get_by_label("Name").fill("Critic")
+    page.get_by_label("Instructions").fill("Find the weak points.")
+    page.get_by_role("button", name="Save the preset").click()
+    expect(page.get_by_text("Critic · version 1")).to_be_visible()
+    page.get_by_role("button", name="Back to the chats").click()
+    expect(page.get_by_label("Message")).to_be_visible()
+    upstream.plan(Behavior(text="The plan looks sound."))
+    send(page, "review my plan")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete", timeout=TIMEOUT_MS)
+    footer = last_answer(page).locator(".lc-meta").filter(has_text="test-model").first
+    expect(footer).not_to_contain_text("Default")  # one attempt, the default preset: nothing to tell apart
+    upstream.plan(Behavior(text="Three weak points: cost, time, people."))
+    last_answer(page).get_by_role("button", name="Retry with another preset").click()
+    page.get_by_text("Retry as Critic").click()
+    expect(last_answer(page)).to_have_attribute("data-attempt", "2/2", timeout=TIMEOUT_MS)
+    expect(last_answer(page)).to_have_attribute("data-status", "complete", timeout=TIMEOUT_MS)
+    expect(footer).to_contain_text("Critic")
+    last_answer(page).get_by_role("button", name="Previous attempt").click()
+    expect(last_answer(page)).to_have_attribute("data-attempt", "1/2")
+    expect(footer).to_contain_text("Default")
+    last_answer(page).get_by_role("button", name="Compare attempts side by side").click()
+    columns = page.get_by_role("dialog").locator(".lc-compare-cols > *")
+    expect(columns).to_have_count(2)
+    expect(columns.nth(0)).to_contain_text("Attempt 1 · Default")
+    expect(columns.nth(0)).to_contain_text("The plan looks sound.")
+    expect(columns.nth(1)).to_contain_text("Attempt 2 · Critic")
+    expect(columns.nth(1)).to_contain_text("Three weak points: cost, time, people.")
+    columns.nth(0).get_by_label("Left: attempt").click()  # either side shows any attempt
+    page.get_by_role("option", name=re.compile("Attempt 2")).click()
+    expect(columns.nth(0)).to_contain_text("Three weak points: cost, time, people.")
+    expect(columns.nth(0)).not_to_contain_text("The plan looks sound.")

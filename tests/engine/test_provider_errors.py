@@ -14,6 +14,7 @@ from tests.support.dialects import DIALECTS, OVERLOADED
 from tests.support.engine import EngineFactory, current_attempt, finished
 from tests.support.upstream import Behavior, ScriptedUpstream
 from ui.format import announcement, error_title
+from ui.money import answer_cost
 
 #: The error type each dialect's body names for a status (``None``: Ollama's body is a bare message).
 KINDS = {
@@ -105,3 +106,26 @@ async def test_an_error_the_provider_sends_inside_the_stream_reads_as_its_words_
     assert failed.summary.startswith("The provider stopped the answer with an error: Overloaded right now")
     assert "b'" not in failed.summary and '{"' not in failed.summary and "{'" not in failed.summary
     assert len(upstream.records) == 1, "text was delivered: nothing is re-sent"
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+async def test_a_request_the_provider_refused_is_not_charged_and_one_cut_mid_stream_is(
+    dialect: str, engines: EngineFactory, upstream: ScriptedUpstream
+) -> None:
+    engines.dialect = dialect
+    engine = engines(max_resends=0)
+    cid = engine.create_conversation()
+    upstream.plan(Behavior(status=400, message="prompt is too long"))
+    _, refused_id = await engine.submit(cid, "a long question")
+    await finished(engine, cid)
+    refused = current_attempt(engine, cid, refused_id)
+    assert refused.metrics is not None and (refused.metrics.input_tokens, refused.metrics.output_tokens) == (0, 0)
+    conv = engine.conversation(cid)
+    assert conv is not None and answer_cost(conv, refused) == "not charged"  # the footer's words
+    upstream.plan(Behavior(text="PARTIAL " * 30, error_after=3, message="Overloaded right now"))
+    _, cut_id = await engine.submit(cid, "again")
+    await finished(engine, cid)
+    cut = current_attempt(engine, cid, cut_id)
+    assert cut.status == "failed" and cut.metrics is not None and cut.metrics.input_tokens > 0
+    conv = engine.conversation(cid)
+    assert conv is not None and answer_cost(conv, cut) != "not charged"

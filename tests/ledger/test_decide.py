@@ -78,6 +78,15 @@ def test_a_retry_is_a_new_attempt_of_the_answer_shown_last_unless_another_is_nam
         decide.retry(conv, "m1", NEW, streaming=True)
 
 
+def test_a_branch_is_named_by_its_place_in_the_chat_shown_not_by_the_versions_hidden_behind_it() -> None:
+    conv = chat()
+    edit = decide.send(conv, "first, again", NEW, user_id="u1b", answer_id="m1b", edit_of="u1", streaming=False)
+    edited = then(conv, *edit)
+    assert edit[0].turn == 3  # the ledger's turn counts every version
+    assert decide.branch(edited, "u1b", "c2").title == "chat c — branch from message 1"
+    assert decide.branch(conv, "m2", "c3").title == "chat c — branch from answer 2"
+
+
 def test_switching_versions_or_attempts_waits_for_the_stream_and_records_only_a_change() -> None:
     conv = chat()
     assert decide.select_version(conv, "u2") == ()  # shown already

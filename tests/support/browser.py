@@ -21,6 +21,10 @@ from tests.support.contexts import ContextKey, Contexts, Lent, new_context
 ANSWER = ".lc-assistant"
 
 
+PAGE_TIMEOUT_MS = 30_000  # a page's actions and navigations wait this long (conditions, not bounds: a passing test
+# waits only as long as the condition takes; three test workers share 2 cores)
+
+
 def send(page: Page, text: str) -> None:
     """Type and press Enter; return once the new answer's element is on the page (so ``last_answer`` is it). Waits
     for the page's socket first: before it connects, the browser holds the box's text and the key in two queues
@@ -89,7 +93,7 @@ def new_page(
     width: int = 1200,
     height: int = 900,
     *,
-    timeout_ms: int = 15_000,
+    timeout_ms: int = PAGE_TIMEOUT_MS,
     permissions: Sequence[str] = (),
     init_script: str | None = None,
     route: Callable[[WebSocketRoute], None] | None = None,
@@ -144,7 +148,7 @@ class Pages:
         width: int = 1200,
         height: int = 900,
         *,
-        timeout_ms: int = 15_000,
+        timeout_ms: int = PAGE_TIMEOUT_MS,
         permissions: Sequence[str] = (),
         init_script: str | None = None,
         route: Callable[[WebSocketRoute], None] | None = None,

@@ -87,13 +87,18 @@
     box.setAttribute('role', 'dialog');
     box.setAttribute('aria-label', 'Attach as a file?');
     const question = document.createElement('span');
-    question.textContent = `This paste is ${text.length.toLocaleString()} characters long. Attach as a file?`;
+    const max = +tray.dataset.maxChars || Infinity; // the message's limit (ui/composer.py): pasted, would it fit?
+    const fits = target.value.length - ((target.selectionEnd ?? 0) - (target.selectionStart ?? 0)) + text.length <= max;
+    question.textContent = `This paste is ${text.length.toLocaleString()} characters long` + (fits
+      ? '. Attach as a file?' : `; a message holds at most ${max.toLocaleString()}. Attach it as a file?`);
     const attach = document.createElement('button');
     attach.type = 'button';
     attach.textContent = 'Attach as a file';
     const asText = document.createElement('button');
     asText.type = 'button';
     asText.textContent = 'Paste as text';
+    asText.disabled = !fits;
+    if (!fits) asText.title = 'Too long for one message: attach it as a file';
     box.append(question, attach, asText);
     scope.appendChild(box);
     attach.focus();

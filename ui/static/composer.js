@@ -61,6 +61,7 @@
     const b = button();
     if (event?.type === 'click' && label(b) === 'Stop' && arming()) return;  // Stop not armed yet
     const said = { text: box()?.value ?? null, sends: Number(b?.dataset.lcSends ?? -1) };
+    pressedOn = location.pathname;  // the draft a recorded send forgets (lcDraft.sent)
     if (window.did_handshake) { emit(said); return; }
     if (held) return;  // a press already waits for the connection
     held = true;
@@ -73,4 +74,27 @@
   };
 
   window.lcComposer = { press };
+
+  // A draft survives a reload: the box's text is kept in this browser per chat (localStorage, 'lc-draft:' + the
+  // chat's path) as it is typed, put back into an empty box once the page's connection is live (so it reaches the
+  // server as typing would), and forgotten when the server empties the box after a recorded send (ui/composer.py).
+  let pressedOn = null;
+  const draftKey = (path) => 'lc-draft:' + path;
+  const keep = (path, text) => {
+    try { if (text) localStorage.setItem(draftKey(path), text); else localStorage.removeItem(draftKey(path)); }
+    catch { /* storage full or off: the draft lives as long as the page */ }
+  };
+  document.addEventListener('input', (e) => { if (e.target === box()) keep(location.pathname, e.target.value); });
+  window.lcDraft = { sent: () => { if (pressedOn !== null) keep(pressedOn, ''); pressedOn = null; } };
+  const restore = () => {
+    const field = box();
+    if (!field || !window.did_handshake) { setTimeout(restore, 50); return; }
+    let saved = null;
+    try { saved = localStorage.getItem(draftKey(location.pathname)); } catch { return; }
+    if (saved && !field.value) {
+      field.value = saved;
+      field.dispatchEvent(new Event('input', { bubbles: true }));
+    }
+  };
+  restore();
 })();
