@@ -106,7 +106,8 @@ def is_title_request(prompt: str) -> bool:
 
 def title_answer(prompt: str) -> str:
     """The demo model's title for the exchange a title request quotes: up to six words of the question from its
-    first word that says something, capitalized, in quotes (as real models often answer: the app removes them)."""
+    first word that says something (fewer than three: "Chat about" first), capitalized, in quotes (as real models
+    often answer: the app removes them)."""
     question = next((line[6:] for line in prompt.splitlines() if line.startswith("user: ")), "")
     question = re.sub(r"#\w+", " ", question)
     words = re.findall(r"[A-Za-z][A-Za-z0-9+#'-]*", question)
@@ -115,6 +116,8 @@ def title_answer(prompt: str) -> str:
     words = words[:6]
     while words and words[-1].lower() in _STOP:
         words.pop()
+    if 0 < len(words) < 3:  # "caching" -> "Chat about caching": 3 to 6 words, as the request asks
+        words = ["Chat", "about", *words]
     title = " ".join(words) if words else "A short chat"
     return f'"{title[:1].upper()}{title[1:]}"'
 

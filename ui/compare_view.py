@@ -65,7 +65,7 @@ class CompareView:
         at = ids.index(shown)
         left, right = sorted((at, at - 1 if at > 0 else 1))  # the one shown and the one before it, in order
         with (
-            ui.dialog().props("full-width") as self.dialog,
+            ui.dialog().props('full-width aria-label="Compare attempts"') as self.dialog,
             ui.card().classes("w-full lc-compare").mark("compare-view"),
         ):
             with ui.row().classes("w-full items-center"):

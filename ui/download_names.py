@@ -5,7 +5,9 @@ its URI, reduced to ``[A-Za-z0-9._-]``, at most 80 characters, else ``file``); `
 is the recorded name of a file some loaded conversation names (a message's attachment, a queued message's, a
 tool's file), the first found, else None. ``GET /files/{sha}`` (``ui.files_routes``) serves a download under that
 name, or under the name ``POST /files`` recorded for it, or as ``file-<first 12 hex digits>``: a link's query
-chooses neither the name nor its extension.
+chooses neither the name nor its extension. ``chat_file_name(conv)`` names a chat in the "download all" archive:
+its title (no path separator, control or reserved character; at most 60 characters) and its id in brackets, so
+names are readable, unique and the same for the ledger and the Markdown.
 """
 
 from __future__ import annotations
@@ -16,6 +18,12 @@ from urllib.parse import urlsplit
 
 from ledger.events import ToolPart
 from ledger.state import ConversationState
+
+
+def chat_file_name(conv: ConversationState) -> str:
+    title = re.sub(r'[\x00-\x1f\x7f/\\:*?"<>|]+', "-", conv.title or "New conversation")
+    title = " ".join(title.split())[:60].strip(" .-") or "New conversation"
+    return f"{title} ({conv.conversation_id})"
 
 
 def tool_file_name(part: ToolPart) -> str:

@@ -3,6 +3,7 @@
 Guarantees: the Markdown holds exactly the messages shown (the selected path), each answer with its model and
 how it ended, tool calls with their arguments and results (long results cut, with a note), reasoning left out;
 the archive holds, per conversation, its JSON Lines ledger (the public format of docs/ledger.md) and its Markdown,
+named "its title (its id)" (``ui.download_names.chat_file_name``),
 and once each the bytes of every file those ledgers name, as ``files/<sha256>`` (a file that is gone is left out:
 the ledger still names it); ``presets.json`` (every version of every agent preset: what attempts were told) and
 ``costs.json`` (each attempt priced, summed per chat and in all: ``engine.provider.cost``). The Markdown names each
@@ -28,6 +29,7 @@ from ledger.presets import dumps
 from ledger.state import ConversationState
 from ledger.tree import selected_path
 from ui.continued_view import answer_steps
+from ui.download_names import chat_file_name
 from ui.format import model_label, stopped_text
 
 RESULT_CHARS = 2_000
@@ -77,9 +79,9 @@ def _zip(engine: Engine, conversations: Iterable[ConversationState]) -> bytes:
         zipped.writestr("presets.json", dumps(engine.presets.versions()))  # every version of every preset
         for conv in conversations:
             costs.add(conv)
-            cid = conv.conversation_id
-            zipped.writestr(f"{cid}.jsonl", "".join(to_jsonl(engine.events(cid))).encode("utf-8", "replace"))
-            zipped.writestr(f"{cid}.md", conversation_markdown(conv).encode("utf-8", "replace"))
+            cid, name = conv.conversation_id, chat_file_name(conv)  # "Its title (its id)"
+            zipped.writestr(f"{name}.jsonl", "".join(to_jsonl(engine.events(cid))).encode("utf-8", "replace"))
+            zipped.writestr(f"{name}.md", conversation_markdown(conv).encode("utf-8", "replace"))
             for sha in sorted(referenced_by(conv) - written):
                 data = engine.files.read(sha)
                 if data is not None:

@@ -3,7 +3,8 @@
 Guarantees:
 - Every change goes through the engine (``engine.commands.presets``): saving stores a new version, duplicating a new
   preset, deleting a last version marked deleted; older versions stay listed and readable (read-only).
-- A refused save shows every problem, one sentence each, in an alert next to the form, and keeps what was typed.
+- A refused save shows every problem, one sentence each, in an alert next to the form and under the field it names,
+  and keeps what was typed.
 - Every control has an accessible name; the page links back to the chats (``/``) and a chat's header links here.
 - Approval overrides are typed as JSON in the approval configuration's shape (``{"*": "ask", "read_file": "run"}``).
 """
@@ -11,6 +12,7 @@ Guarantees:
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from nicegui import ui
@@ -158,9 +160,26 @@ class PresetsPage:
             words = str(exc) if isinstance(exc, InputRejected) else f"Not saved: {exc}. What you typed is still here."
             self.errors.set_text(words.replace(". ", ".\n"))
             self.errors.set_visibility(True)
+            self._on_fields(re.split(r"(?<=\.)\s+(?=[A-Z])", words))
             return
         notice(f"Saved {saved.name!r} (version {saved.version})", "positive")
         self.show(saved.preset_id)
+
+    def _on_fields(self, problems: list[str]) -> None:
+        """Each problem also under the field it names (the alert above lists them all, for a screen reader first);
+        a field's message goes when its value changes."""
+        fields = {
+            "Name": self.name, "Instructions": self.instructions, "Model": self.model,
+            "Temperature": self.temperature, "Top P": self.top_p, "Max output tokens": self.max_tokens,
+            "Reasoning effort": self.effort, "Tool server": self.servers, "Tool ": self.tools,
+            "Approval": self.approvals,
+        }  # fmt: skip
+        for field in fields.values():
+            field.error = None
+        for problem in problems:
+            named = next((f for prefix, f in fields.items() if problem.startswith(prefix)), None)
+            if named is not None and named.error is None:
+                named.error = problem.split(": ", 1)[-1]
 
     def _duplicate(self, draft: Preset) -> None:
         try:

@@ -24,7 +24,10 @@ class SearchDialog:
         self.engine, self.open_hit = engine, open_hit
         self.hits: list[Hit] = []
         self._asked = 0  # the newest query's number: an older search that ends later is not shown
-        with ui.dialog() as self.dialog, ui.card().classes("w-full max-w-xl").mark("search-dialog"):
+        with (
+            ui.dialog().props('aria-label="Chat search"') as self.dialog,
+            ui.card().classes("w-full max-w-xl").mark("search-dialog"),
+        ):
             self.box = (
                 ui.input(placeholder="Search titles and messages", on_change=lambda e: self.show(e.value or ""))
                 .props('autofocus outlined dense clearable aria-label="Search chats"')

@@ -113,7 +113,7 @@ class Sidebar:
 
     def _rename(self, cid: str) -> None:
         title = self._titles.get(cid, "")
-        with ui.dialog() as dialog, ui.card().classes("min-w-[320px]"):
+        with ui.dialog().props('aria-label="Rename conversation"') as dialog, ui.card().classes("min-w-[320px]"):
             ui.label("Rename conversation").classes("text-lg")
             name = ui.input("Name", value=title).props("autofocus").classes("w-full")
 
@@ -133,7 +133,10 @@ class Sidebar:
 
     def _confirm_delete(self, cid: str) -> None:
         title = self._titles.get(cid) or "New conversation"
-        with ui.dialog() as dialog, ui.card().classes("min-w-[320px]").mark("delete-dialog"):
+        with (
+            ui.dialog().props('aria-label="Delete conversation"') as dialog,
+            ui.card().classes("min-w-[320px]").mark("delete-dialog"),
+        ):
             ui.label(f"Delete “{title}”?").classes("text-lg")
             ui.label("Its messages and its ledger are removed. A streaming answer is stopped first.").classes("lc-meta")
 

@@ -66,10 +66,11 @@ async def test_download_all_chats_holds_the_bytes_of_every_file_the_chats_name(t
     try:
         zipped = zipfile.ZipFile(io.BytesIO(archive(engine)))
         names = set(zipped.namelist())
-        assert {"c1.jsonl", "c1.md", "c2.jsonl", f"files/{sha256_of(CSV)}", f"files/{sha256_of(NOTE)}"} <= names
+        chats = {"one (c1).jsonl", "one (c1).md", "again (c2).jsonl"}  # its title, its id
+        assert chats | {f"files/{sha256_of(CSV)}", f"files/{sha256_of(NOTE)}"} <= names
         assert len([n for n in names if n.startswith("files/")]) == 2
         assert zipped.read(f"files/{sha256_of(NOTE)}") == NOTE
-        assert f"- attached: t.csv (text/csv, 8 bytes): files/{sha256_of(CSV)}" in zipped.read("c1.md").decode()
+        assert f"- attached: t.csv (text/csv, 8 bytes): files/{sha256_of(CSV)}" in zipped.read("one (c1).md").decode()
     finally:
         await engine.shutdown()
         store.close()

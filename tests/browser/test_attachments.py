@@ -334,3 +334,29 @@ def test_a_paste_too_long_for_a_message_says_the_limit_at_once_and_can_only_be_a
     assert height <= 200, f"the box grew to {height} px"
     box.fill("short again")
     expect(page.get_by_text("a message holds at most 32,000")).not_to_be_visible()
+
+
+def test_the_chat_still_follows_when_an_image_loads_after_the_answer_ended(
+    page: Page, upstream: ScriptedUpstream
+) -> None:
+    upstream.plan(Behavior(text="A long answer fills the page. " * 200, chunk_delay=0.0))
+    page.get_by_label("Message").fill("fill the page")
+    page.get_by_label("Message").press("Enter")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    held: list[Route] = []
+    page.route(
+        re.compile(r".*/files/[0-9a-f]{64}/thumb$"), lambda route: held.append(route)
+    )  # the picture waits (chip and message)
+    choose(page, "tall.png", "image/png", png(200, 900))
+    expect(chip(page, "tall.png")).to_be_visible()
+    upstream.plan(Behavior(text="A tall picture.", chunk_delay=0.0))
+    page.get_by_label("Message").fill("look")
+    page.get_by_label("Message").press("Enter")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    wait_until_playwright(page, lambda: bool(held), what="the image's request")
+    at_bottom = "() => innerHeight + scrollY >= document.documentElement.scrollHeight - 80"
+    page.wait_for_function(at_bottom)  # the answer ended with the reader at the bottom
+    for route in held:
+        route.continue_()
+    page.wait_for_function("() => [...document.querySelectorAll('.lc-user img')].every(i => i.naturalHeight > 0)")
+    page.wait_for_function(at_bottom)  # and the image that came later did not leave the reader above it

@@ -32,8 +32,11 @@ def test_a_preset_made_on_its_page_starts_a_chat_that_follows_its_instructions(
     page.get_by_role("button", name="New preset").click()
     expect(page.get_by_label("Name")).to_have_value("")  # the new, empty form replaced the default preset's
     page.get_by_role("button", name="Save the preset").click()
-    expect(page.get_by_role("alert")).to_contain_text("Name: a preset needs a name.")
+    expect(page.get_by_role("alert").filter(has_text="Name: a preset")).to_contain_text("Name: a preset needs a name.")
+    inline = page.locator(".q-field", has=page.get_by_label("Name")).get_by_text("a preset needs a name.", exact=True)
+    expect(inline).to_be_visible()  # under the field it names, too
     page.get_by_label("Name").fill("Ada")
+    expect(inline).not_to_be_visible()  # and gone once the field changed
     page.get_by_label("Instructions").fill("You are Ada. Answer in French.")
     page.get_by_role("button", name="Save the preset").click()
     expect(page.get_by_text("Ada · version 1")).to_be_visible()
@@ -93,6 +96,7 @@ def test_two_attempts_of_different_presets_say_which_made_each_and_compare_side_
     expect(columns.nth(0)).to_contain_text("The plan looks sound.")
     expect(columns.nth(1)).to_contain_text("Attempt 2 · Critic")
     expect(columns.nth(1)).to_contain_text("Three weak points: cost, time, people.")
+    page.screenshot(path="/tmp/compare_presets.png")  # two presets side by side, for the closing note
     columns.nth(0).get_by_label("Left: attempt").click()  # either side shows any attempt
     page.get_by_role("option", name=re.compile("Attempt 2")).click()
     expect(columns.nth(0)).to_contain_text("Three weak points: cost, time, people.")

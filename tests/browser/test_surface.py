@@ -3,11 +3,10 @@ theme, and an automated accessibility check (axe-core, pinned through the axe-pl
 
 from __future__ import annotations
 
-from importlib import resources
-
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.support.accessibility import axe_problems, switch_theme
 from tests.support.app_process import AppProcess
 from tests.support.browser import Pages, last_answer, send
 from tests.support.upstream import Behavior, ScriptedUpstream
@@ -135,28 +134,6 @@ def test_the_chosen_theme_survives_a_reload(open_page: Pages, app: AppProcess) -
     page.reload()
     expect(page.get_by_label("Message")).to_be_visible()
     page.wait_for_function("d => document.body.classList.contains('body--dark') !== d", arg=dark)
-
-
-def axe_problems(page: Page) -> list[str]:
-    source = resources.files("axe_playwright_python").joinpath("axe.min.js").read_text(encoding="utf-8")
-    page.evaluate(source)
-    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-    return [
-        f"{v['id']} ({v['impact']}): {v['help']} — {[n['html'][:200] + n['failureSummary'][:300] for n in nodes]}"
-        for v in result["violations"]
-        for nodes in [v["nodes"][:3]]
-        if v["impact"] in ("serious", "critical")
-    ]
-
-
-def switch_theme(page: Page) -> None:
-    dark = page.evaluate("document.body.classList.contains('body--dark')")
-    page.get_by_role("button", name="Switch between light and dark").click()
-    page.wait_for_function("d => document.body.classList.contains('body--dark') !== d", arg=dark)
-    drawer = "getComputedStyle(document.querySelector('.q-drawer')).backgroundColor"
-    page.wait_for_function(
-        f"{drawer} === (document.body.classList.contains('body--dark') ? 'rgb(17, 24, 39)' : 'rgb(255, 255, 255)')"
-    )  # the theme's colours have settled (no transition left)
 
 
 @pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])

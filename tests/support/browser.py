@@ -22,7 +22,7 @@ ANSWER = ".lc-assistant"
 
 
 PAGE_TIMEOUT_MS = 30_000  # a page's actions and navigations wait this long (conditions, not bounds: a passing test
-# waits only as long as the condition takes; three test workers share 2 cores)
+# waits only as long as the condition takes; the test workers share 2 cores)
 
 
 def send(page: Page, text: str) -> None:

@@ -21,7 +21,7 @@ from tests.support.app_process import CHROMIUM_ARGS
 
 MISSING = None if shutil.which("chromium") else "Debian chromium is not installed (tasks.py installs it)"
 EXPECT_TIMEOUT_MS = 15_000  # every ``expect`` waits this long for its condition (Playwright's default is 5 s): a
-# wait, never a bound, so a passing test takes no longer; the tests share 2 cores with three workers
+# wait, never a bound, so a passing test takes no longer; the test workers share 2 cores
 expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
 

@@ -10,6 +10,7 @@ from ledger.codec import from_dict
 from tests.support.engine import EngineFactory, current_attempt
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until
+from ui.download_names import chat_file_name
 from ui.export import archive, conversation_markdown
 
 
@@ -40,7 +41,8 @@ async def test_markdown_has_the_shown_path_with_models_endings_and_the_archive_e
 
     with zipfile.ZipFile(io.BytesIO(archive(engine))) as zipped:
         names = set(zipped.namelist())
-        chats = {f"{first}.jsonl", f"{first}.md", f"{second}.jsonl", f"{second}.md"}
+        one, other = f"question one ({first})", chat_file_name(engine.conversation(second))  # its title, its id
+        chats = {f"{one}.jsonl", f"{one}.md", f"{other}.jsonl", f"{other}.md"}
         assert names == chats | {"presets.json", "costs.json"}  # every preset version, what each attempt cost
-        lines = zipped.read(f"{first}.jsonl").decode("utf-8").splitlines()
+        lines = zipped.read(f"{one}.jsonl").decode("utf-8").splitlines()
         assert [from_dict(json.loads(line)) for line in lines] == list(engine.events(first))

@@ -87,8 +87,9 @@
   document.addEventListener('input', (e) => { if (e.target === box()) keep(location.pathname, e.target.value); });
   window.lcDraft = { sent: () => { if (pressedOn !== null) keep(pressedOn, ''); pressedOn = null; } };
   const restore = () => {
-    const field = box();
-    if (!field || !window.did_handshake) { setTimeout(restore, 50); return; }
+    if (!window.did_handshake) { setTimeout(restore, 50); return; }
+    const field = box();  // a page without the message box (the presets page) has no draft
+    if (!field) return;
     let saved = null;
     try { saved = localStorage.getItem(draftKey(location.pathname)); } catch { return; }
     if (saved && !field.value) {

@@ -1,6 +1,6 @@
 // Ledger Chat in the browser: what costs no websocket traffic is done here.
-// - scrolling like a chat: follow the answer while the reader is at the bottom; your own new message always
-//   comes into view; a "Jump to latest" button whenever the latest content is out of view (marked when new text
+// - scrolling like a chat: follow the answer (and images as they load) while the reader is at the bottom; your own
+//   new message always comes into view; a "Jump to latest" button whenever the latest content is out of view (marked when new text
 //   arrived below);
 // - a "Copy" button on every finished code block; times in the browser's own time zone (data-lc-time);
 // - elapsed time of a running tool call (data-lc-since); "waiting for the provider… N s" after a silence; the
@@ -26,6 +26,8 @@
   };
   window.addEventListener('scroll', () => { pinned = near(); showJump(false); }, { passive: true });
   window.addEventListener('resize', () => { if (pinned) toBottom(); }, { passive: true });
+  // an image that loads after it was placed grows the page without a mutation or a scroll: follow it too
+  document.addEventListener('load', (e) => { if (pinned && e.target.tagName === 'IMG') toBottom(); }, true);
   window.lcFollow = { stop: () => { pinned = false; showJump(false); } };  // a search's match stays in view
 
   const addCopyButtons = () => {
