@@ -87,7 +87,7 @@ def main(argv: list[str]) -> int:
         listed = Path(scratch) / "solo.txt"
         first = {**(env or os.environ), SOLO_LIST: str(listed)}
         code = run([*pytest, "-n", "2", "--dist", "loadfile", "--no-loadscope-reorder", "-m", "not solo"], env=first)
-        files = sorted(set(listed.read_text().split())) if listed.exists() else []
+        files = sorted(set(listed.read_text().splitlines())) if listed.exists() else []
     solo = run([*pytest, "-m", "solo", *files], env=env)
     return code or solo
 

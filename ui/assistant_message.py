@@ -27,6 +27,7 @@ from nicegui import ui
 
 from ledger.continuation import continuable, joined, shown_text
 from ledger.state import AttemptState, ConversationState, MessageState, ToolCallState
+from ui.answer_status import DOM_STATUS, mark
 from ui.approval_card import Decide
 from ui.compare_view import compare_button, preset_label
 from ui.continued_view import carried, continue_button, join_marker, prefix_steps, reopened
@@ -43,14 +44,6 @@ from ui.widgets import Actions, Switcher, TimeLabel
 FILTERED = "Ended by the provider's content filter"
 LENGTH_CUT = "Cut at the length limit"
 ACTIVITY_SECONDS = 1.0  # the "waiting for the provider" hint shows after 4 s of silence
-DOM_STATUS = {
-    "streaming": "streaming",
-    "closing": "streaming",
-    "complete": "complete",
-    "interrupted": "interrupted",
-    "failed": "failed",
-    "empty": "empty",
-}
 
 
 class StepView:
@@ -94,6 +87,7 @@ class AssistantMessageView:
         self.reasoning: MarkdownStream | None = None
         self._attempt_id: str | None = None
         self._steps: list[StepView] = []
+        self._above: list[StepView] = []  # the answer a continuation continues (``_show_prefix``)
         self._activity_at = 0.0
         self._text_len = 0
         self._status_key: tuple[Any, ...] | None = None
@@ -147,7 +141,7 @@ class AssistantMessageView:
 
     def _reset(self, attempt_id: str) -> None:
         self._attempt_id = attempt_id
-        self._steps = []
+        self._steps, self._above = [], []
         self.body.clear()
 
     def _show_prefix(self, conv: ConversationState, attempt: AttemptState) -> None:
@@ -160,7 +154,8 @@ class AssistantMessageView:
             shown[-1:] = [(above, [])] if above else []
         with self.body:
             for text, calls in shown:
-                StepView(self.actions.decide, self.actions.answer, self.actions.describe).update(text, calls, False)
+                self._above.append(StepView(self.actions.decide, self.actions.answer, self.actions.describe))
+                self._above[-1].update(text, calls, False)
             if before:
                 join_marker(within=bool(self._carried))
 
@@ -200,20 +195,10 @@ class AssistantMessageView:
             self.completed.show(clock(m.completed_at) if m is not None and m.completed_at else None)
 
     def _mark(self, status: str, attempt: str) -> None:
-        """``data-status`` and ``data-attempt`` reach the page after the text they are about: held by the server
-        (sent with the element if it is sent again), set in the browser by the last text's ``after``."""
-        props = self.root.props
-        if "data-status" not in props:  # made now: it is sent with the element
-            props["data-status"], props["data-attempt"] = status, attempt
-            return
-        if props["data-status"] == status and props.get("data-attempt") == attempt:
-            return
-        with props.suspend_updates():
-            props["data-status"], props["data-attempt"] = status, attempt
-        self._steps[-1].text.after(
-            f"(e=>e&&(e.dataset.status='{status}',e.dataset.attempt='{attempt}'))"
-            f"(document.getElementById('c{self.root.id}'))"
-        )
+        """``data-status`` / ``data-attempt``, set in the page after every text of this answer (``ui.answer_status``):
+        its steps, the answer it continues, its reasoning."""
+        streams = [view.text for view in (*self._above, *self._steps)] + ([self.reasoning] if self.reasoning else [])
+        mark(self.root, streams, status, attempt)
 
     def _build_status_row(self, message: MessageState, attempt: AttemptState) -> None:
         self.status_row.clear()

@@ -175,8 +175,8 @@ class AttachmentTray:
     def set(self, attachments: tuple[Attachment, ...]) -> None:
         self.items, self.says = [], {}
         self.chips.clear()
-        for attachment in attachments:
-            self._add(attachment, announce=True)
+        for attachment in attachments:  # chips put back (a chat switched to, an edit opened): said, not announced
+            self._add(attachment)
         self._note_usage()
 
     def clear(self) -> None:
@@ -214,8 +214,9 @@ class AttachmentTray:
         if self.model is None or sha256 not in self.says:
             return
         attachment, label = self.says[sha256]
-        how, words, warns = await said(self.files, attachment, self.model())
-        if label.is_deleted:
+        model = self.model()
+        how, words, warns = await said(self.files, attachment, model)
+        if label.is_deleted or self.model() != model:  # gone, or asked again for the model picked since
             return
         label.set_text(words)
         label.props["data-delivery"] = how

@@ -162,7 +162,7 @@ class AuditPanel:
                         for phase in a.phases:
                             with ui.row().classes("lc-phase items-start no-wrap gap-2 w-full"):
                                 ui.icon(ICONS[phase.kind], size="xs").classes("lc-phase-icon")
-                                with ui.column().classes("gap-0"):
+                                with ui.column().classes("gap-0 min-w-0"):  # long error lines wrap, never cut
                                     with ui.row().classes("items-baseline gap-2"):
                                         ui.label(phase_label(phase)).classes("font-medium text-sm")
                                         TimeLabel(clock(phase.ts, millis=True)).classes("font-mono")

@@ -37,7 +37,7 @@ from ui.queued import QueuedPanel
 from ui.refresh import RefreshScheduler
 from ui.sidebar import Sidebar
 from ui.style import add_style
-from ui.surface import add_surface, audit_close_button, close_chats_on_phone
+from ui.surface import add_surface, audit_close_button, audit_takes_the_lists_place, close_chats_on_phone
 from ui.tool_servers import ToolServersPanel
 from ui.transcript import Transcript
 from ui.user_message import EditFiles
@@ -85,6 +85,7 @@ class ChatPage:
             self.audit = AuditPanel(self.engine)
             self.audit.cid = self.cid
         self.right.on_value_change(self._audit_toggled)
+        audit_takes_the_lists_place(self.left, self.right)
         self.announcer = EndAnnouncer()
         with ui.column().classes("lc-main w-full max-w-3xl mx-auto gap-3 px-3 pb-4"):
             HealthBanner(self.engine, self.context.health)

@@ -14,7 +14,7 @@ from nicegui import ui
 
 from ledger.compaction import compaction_ids
 from ledger.state import AttemptState, ConversationState
-from ui.assistant_message import DOM_STATUS
+from ui.answer_status import DOM_STATUS
 from ui.markdown import MarkdownStream
 from ui.widgets import Actions
 

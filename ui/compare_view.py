@@ -35,7 +35,7 @@ def preset_label(conv: ConversationState, attempt: AttemptState, name_of: Preset
     if attempt.preset is None:
         return ""
     message = conv.messages.get(attempt.message_id)
-    others = [conv.attempts[a].preset for a in message.attempt_ids] if message is not None else []
+    others = [conv.attempts[a].preset for a in message.attempt_ids if a in conv.attempts] if message else []
     if attempt.preset[0] == DEFAULT_ID and all(p is None or p[0] == DEFAULT_ID for p in others):
         return ""
     return name_of(*attempt.preset) or attempt.preset[0]
@@ -49,7 +49,8 @@ def compare_button(conv: Callable[[], ConversationState | None], message_id: str
 
     def open_view() -> None:
         if (state := conv()) is not None:
-            CompareView(state, message_id, name_of)
+            with ui.context.client.layout:  # not in the action row: a rebuilt row would take the dialog with it
+                CompareView(state, message_id, name_of)
 
     ui.button("Compare", icon="compare", on_click=open_view).props(
         'flat dense no-caps aria-label="Compare attempts side by side" title="Two attempts of this answer side by side"'

@@ -14,7 +14,8 @@ A message over the limit says so under the box as it is typed or pasted (a long 
 whether it would fit, ``static/attachments.js``); over the limit, or rejected by the engine, it stays in the box
 with a clear notice at Send; a second send while one
 is being submitted is ignored.
-A draft survives a reload (kept in the browser per chat, ``static/composer.js``), and is forgotten once sent.
+A draft survives a reload (kept in the browser per chat, ``static/composer.js``); pressing Send forgets it, a
+refused send keeps it again.
 A Send is never lost: the text stays in the box (box and button disabled) until ``submit`` says it was recorded,
 and is cleared only then; a refusal, or an error ``submit`` did not foresee, leaves it there with a notice.
 Files (``ui.attachments``): the draft's chips are sent with the text and cleared only when the send was recorded
@@ -232,7 +233,6 @@ class Composer:
             self.button.props(remove="loading")
             if refused is None:
                 self.input.value = ""
-                self.input.client.run_javascript("window.lcDraft && lcDraft.sent()")  # the draft kept for a reload
                 self.sends += 1
                 self.button.props(f"data-lc-sends={self.sends}")
                 if self.tray is not None:
@@ -245,6 +245,7 @@ class Composer:
             else:
                 self.button.enable()
                 notice(refused, "warning", multi_line=True)
+                self.input.client.run_javascript("window.lcDraft && lcDraft.kept()")  # still a draft after a reload
         finally:
             self.sending = False
             if self.pending is not None:

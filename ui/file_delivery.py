@@ -22,7 +22,7 @@ WORDS: dict[Delivery, tuple[str, bool]] = {  # (what the chip says, whether it w
     "text": ("the model reads it as text", False),
     "text-cut": ("the model reads its first 200,000 characters", True),
     "name-only": ("the model cannot read it: only its name and size are sent", True),
-    "gone": ("no longer stored: only its name is sent", True),
+    "gone": ("no longer stored: attach it again", True),
 }
 NAME_ONLY_NOTICE = (
     "{name}: the model cannot read this file (not text, an image or a PDF); it is told only its name and size."

@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from engine.commands import Engine, InputRejected
 from engine.tools import ToolDescribed
+from ledger.errors import StoreError
 from ledger.events import ApprovalScope
 from ui.notices import notice
 from ui.question_form import answer_question
@@ -38,6 +39,7 @@ class MessageActions:
     ) -> None:
         self.engine, self.cid, self.model, self.preset = engine, cid, model, preset
         self.open_chat, self.open_audit, self.drafts = open_chat, open_audit, drafts
+        self._preset_names: dict[tuple[str, int], str | None] = {}
 
     def actions(self) -> Actions:
         return Actions(
@@ -63,9 +65,16 @@ class MessageActions:
         )
 
     def preset_name(self, preset_id: str, version: int) -> str | None:
-        """A preset's name as it was at that version (an attempt's footer, the compare view)."""
-        preset = self.engine.presets.get(preset_id, version)
-        return preset.name if preset is not None else None
+        """A preset's name as it was at that version (an attempt's footer, the compare view); a version never
+        changes, so it is read once; None where it cannot be read."""
+        key = (preset_id, version)
+        if key not in self._preset_names:
+            try:
+                preset = self.engine.presets.get(preset_id, version)
+            except StoreError:
+                return None
+            self._preset_names[key] = preset.name if preset is not None else None
+        return self._preset_names[key]
 
     def describe_tool(self, server: str, tool: str) -> ToolDescribed | None:
         """The tool's description as its server lists it now (an approval card shows it)."""

@@ -1,7 +1,8 @@
 """Search across chats: a dialog (Ctrl/Cmd+K, or the Search button) over titles and message text.
 
 Guarantees: results update as you type, each with the chat's title and a snippet of the matching line as plain
-words with the query's words marked (``ui.search_snippet``); Enter opens the first result, a click opens any, at
+words with the query's words marked (``ui.search_snippet``); Enter opens the first result (pressed before any
+came, the first once the chats not loaded were read), a click opens any, at
 the message that matched, scrolled into view with its words marked, however far back it lies (``open_hit``);
 Esc closes; the button and the input have accessible names.
 """
@@ -24,6 +25,7 @@ class SearchDialog:
         self.engine, self.open_hit = engine, open_hit
         self.hits: list[Hit] = []
         self._asked = 0  # the newest query's number: an older search that ends later is not shown
+        self._enter = -1  # the query Enter was pressed for before it had a result (``_open_first``)
         with (
             ui.dialog().props('aria-label="Chat search"') as self.dialog,
             ui.card().classes("w-full max-w-xl").mark("search-dialog"),
@@ -53,6 +55,8 @@ class SearchDialog:
         hits = await self.engine.search_async(query, still_wanted=lambda: self._asked == asked)
         if self._asked == asked:
             self._render(query, hits)
+            if self._enter == asked and hits:  # Enter was pressed before these results came: it opens the first
+                await self._go(hits[0])
 
     def _render(self, query: str, hits: list[Hit]) -> None:
         self.hits = hits
@@ -78,6 +82,8 @@ class SearchDialog:
     async def _open_first(self) -> None:
         if self.hits:
             await self._go(self.hits[0])
+        else:  # the search of the chats not loaded is still reading: Enter opens its first result when it comes
+            self._enter = self._asked
 
     async def _go(self, hit: Hit) -> None:
         self.dialog.close()

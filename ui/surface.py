@@ -5,8 +5,10 @@ Guarantees:
   rest) and adds the skip links to the latest answer and to the chat list.
 - The chats drawer closes after a switch (New chat, a chat, a search result, a branch) where it lies over the chat
   (a narrow screen); on a wide screen it stays (``close_chats_on_phone``).
-- The audit panel has a close button named "Close audit panel" (``audit_close_button``); below 1400 px it lies
-  over the chat instead of narrowing it, on a phone it is a full-screen sheet, and Esc closes it there.
+- The audit panel has a close button named "Close audit panel" (``audit_close_button``); from 800 px it takes its
+  room beside the chat, and below ``CHAT_ROOM`` opening it closes the chat list (opened again when the panel
+  closes, if it was open): the chat keeps its width and nothing covers the user's messages
+  (``audit_takes_the_lists_place``); on a phone it is a full-screen sheet, and Esc closes it there.
 - Tooltips never show on a touch screen (no hover there: a tap would leave them standing over the page).
 - ``reveal`` scrolls the chat shown to the message a search found, marks its words, and keeps it in view.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 
 from nicegui import ui
+from nicegui.events import ValueChangeEventArguments
 
 from ui.style import ROUTE, STATIC
 
@@ -23,6 +26,28 @@ SKIP_LINKS = """
 <a class="lc-skip" href="#" data-lc-skip="latest">Skip to the latest answer</a>
 <a class="lc-skip" href="#" data-lc-skip="chats">Skip to the chat list</a>
 """
+
+
+CHAT_ROOM = 1428  # px: the chat list (280), the chat column (768) and the audit panel (380) side by side
+
+
+def audit_takes_the_lists_place(chats: ui.left_drawer, audit: ui.right_drawer) -> None:
+    """Below ``CHAT_ROOM`` (above a phone's 800 px), the audit panel opening closes the chat list, and closing
+    it opens the list again if the panel closed it."""
+    closed_it = False
+
+    async def toggled(e: ValueChangeEventArguments[bool | None]) -> None:
+        nonlocal closed_it
+        if e.value and chats.value:
+            width = await ui.run_javascript("window.innerWidth")
+            if isinstance(width, int | float) and 800 <= width < CHAT_ROOM and audit.value:
+                closed_it = True
+                chats.set_value(False)
+        elif not e.value and closed_it:
+            closed_it = False
+            chats.set_value(True)
+
+    audit.on_value_change(toggled)
 
 
 def add_surface() -> None:

@@ -146,18 +146,21 @@ def test_on_a_phone_a_tapped_tooltip_is_gone_after_the_next_tap(
     expect(page.locator(".q-tooltip:visible")).to_have_count(0)
 
 
-def test_at_1280_px_the_audit_panel_lies_over_the_chat_and_the_chat_keeps_its_width(
+def test_at_1280_px_the_audit_panel_takes_the_chat_lists_place_and_the_chat_stays_wide_and_uncovered(
     open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
     page = open_page(app, width=DESKTOP[0], height=DESKTOP[1])
     answered(page, upstream, "wide", "a wide answer")
-    before = page.locator(".lc-main").bounding_box()
     page.get_by_role("button", name="Audit panel").click()
     expect(page.locator(".lc-audit-card").first).to_be_visible()
-    expect(page.locator(".lc-main")).to_have_js_property("offsetWidth", int(before["width"]) if before else 0)
+    expect(page.locator(".lc-chats-drawer")).not_to_be_in_viewport()  # the list made room
+    chat, panel = (page.locator(s).bounding_box() for s in (".lc-main", ".lc-audit-drawer"))
+    assert chat and panel and chat["width"] >= 768, chat  # a reading column, not a strip
+    assert chat["x"] + chat["width"] <= panel["x"] + 1, (chat, panel)  # nothing of it under the panel
     tappable(page, "Send")
     page.get_by_role("button", name="Close audit panel").click()
     expect(page.locator(".lc-audit-drawer")).not_to_be_in_viewport()
+    expect(page.locator(".lc-chats-drawer")).to_be_in_viewport()  # and is back
     no_sideways_scroll(page)
 
 

@@ -6,12 +6,26 @@ every change of ``data-status`` in the browser and read the answer's text at tha
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import last_answer, send
-from tests.support.upstream import Behavior, ScriptedUpstream
+from tests.support.tools import demo_server_config
+from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
+
+
+@pytest.fixture(scope="module")
+def app_options(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
+    """The demo tool server (stdio MCP): an answer in two steps, a tool call between them."""
+    folder = tmp_path_factory.mktemp("status-order")
+    server = demo_server_config(folder / "record.jsonl")
+    entry = {"command": server.command, "args": list(server.args), "cwd": server.cwd, "env": server.env}
+    (folder / "mcp.json").write_text(json.dumps({"mcpServers": {"demo": entry}}))
+    return ("--mcp-config", str(folder / "mcp.json"))
+
 
 WATCH = """() => {
   window.seenStatus = [];
@@ -75,3 +89,17 @@ def test_an_edit_answered_at_once_reads_complete_only_with_its_text_shown(
     expect(last_answer(page)).to_contain_text("answer to the edit")
     expect(last_answer(page)).to_have_attribute("data-status", "complete")
     assert completed_text(page).split() == ["answer", "to", "the", "edit"]
+
+
+def test_an_answer_in_two_steps_reads_complete_only_with_its_first_steps_long_text_shown(
+    page: Page, upstream: ScriptedUpstream
+) -> None:
+    page.evaluate(WATCH)
+    upstream.plan(
+        Behavior(text=LONG_BLOCK, chunk_delay=0.0, tool_calls=[PlannedCall("current_time", "{}", "call_t1")]),
+        Behavior(text="Done.", chunk_delay=0.0),
+    )
+    send(page, "a long paragraph, then the time")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    words = completed_text(page).split()
+    assert "last-word" in words and words[-1] == "Done.", words[-3:]

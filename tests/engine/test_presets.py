@@ -22,6 +22,7 @@ from ledger.presets import Preset
 from tests.support.engine import EngineFactory, current_attempt, finished
 from tests.support.tools import demo_hub
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
+from ui.download_names import chat_file_name
 from ui.export import archive
 
 FRENCH = "You are Ada, a terse assistant. Answer in French."
@@ -107,7 +108,11 @@ async def test_an_attempt_names_its_preset_version_in_the_ledger_and_the_export(
     assert (line["preset_id"], line["preset_version"]) == (ada.preset_id, 2)
     assert upstream.last.messages[0]["content"] == FRENCH + " Be kind."
     zipped = zipfile.ZipFile(io.BytesIO(archive(engine)))  # "Download all chats": the ledger and the presets
-    (line,) = [json.loads(x) for x in zipped.read(f"{cid}.jsonl").decode().splitlines() if '"started"' in x]
+    conv = engine.conversation(cid)
+    assert conv is not None
+    (line,) = [
+        json.loads(x) for x in zipped.read(f"{chat_file_name(conv)}.jsonl").decode().splitlines() if '"started"' in x
+    ]
     kept = {(p["preset_id"], p["version"]): p for p in json.loads(zipped.read("presets.json"))["presets"]}
     assert kept[(line["preset_id"], line["preset_version"])]["instructions"] == FRENCH + " Be kind."
     assert kept[(ada.preset_id, 1)]["instructions"] == FRENCH

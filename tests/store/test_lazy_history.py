@@ -61,9 +61,10 @@ async def test_export_and_search_cover_conversations_that_are_not_loaded(
     engine = engines(tmp_path / "data")
     with zipfile.ZipFile(io.BytesIO(await archive_async(engine))) as zipped:
         names = sorted(zipped.namelist())
-        lines = zipped.read("c4.jsonl").decode().splitlines()
-    chats = [f"{cid}.jsonl" for cid in written] + [f"{cid}.md" for cid in written]
-    assert names == sorted([*chats, "presets.json", "costs.json"])  # and every preset version, what each cost
+        lines = zipped.read(next(n for n in names if n.endswith("(c4).jsonl"))).decode().splitlines()
+    chats = [n for n in names if n not in ("presets.json", "costs.json")]  # each "its title (its id)"
+    assert sorted(chats) == sorted(n for cid in written for n in names if n.endswith((f"({cid}).jsonl", f"({cid}).md")))
+    assert len(chats) == 2 * len(written) and {"presets.json", "costs.json"} <= set(names)  # every preset, its cost
     assert [json.loads(line)["seq"] for line in lines] == [e.seq for e in written["c4"]]
     assert archive(engine) and not any(engine.is_loaded(cid) for cid in written)
     hits = await engine.search_async("question 3")  # a line of a user message, in every conversation

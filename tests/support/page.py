@@ -11,6 +11,7 @@ from nicegui.testing.user_interaction import UserInteraction
 
 from engine.commands.engine import Engine
 from tests.support.waiting import wait_until
+from ui.answer_status import shown_status
 from ui.chat_list import ChatList
 from ui.context import current
 from ui.markdown.safe import MarkdownBlock
@@ -45,10 +46,11 @@ def answers(user: User) -> list[SeenAnswer]:
     for root in roots:
         blocks = [el.markdown for el in root.descendants() if _is_text(el) and el.markdown]
         labels = [el.text for el in root.descendants() if isinstance(el, ui.label) and el.visible and el.text]
+        status, attempt = shown_status(root) or (root.props.get("data-status"), root.props.get("data-attempt"))
         seen.append(
             SeenAnswer(
-                status=str(root.props.get("data-status")),
-                attempt=str(root.props.get("data-attempt")),
+                status=str(status),
+                attempt=str(attempt),
                 text="\n\n".join(blocks),
                 markers=labels,
             )

@@ -61,7 +61,8 @@
     const b = button();
     if (event?.type === 'click' && label(b) === 'Stop' && arming()) return;  // Stop not armed yet
     const said = { text: box()?.value ?? null, sends: Number(b?.dataset.lcSends ?? -1) };
-    pressedOn = location.pathname;  // the draft a recorded send forgets (lcDraft.sent)
+    keep(location.pathname, '');  // a press forgets the draft (a reload after it never sends it again); a refused
+    // send keeps it again (lcDraft.kept, ui/composer.py)
     if (window.did_handshake) { emit(said); return; }
     if (held) return;  // a press already waits for the connection
     held = true;
@@ -77,15 +78,14 @@
 
   // A draft survives a reload: the box's text is kept in this browser per chat (localStorage, 'lc-draft:' + the
   // chat's path) as it is typed, put back into an empty box once the page's connection is live (so it reaches the
-  // server as typing would), and forgotten when the server empties the box after a recorded send (ui/composer.py).
-  let pressedOn = null;
+  // server as typing would), forgotten when Send or Enter is pressed and kept again if the server refused the send.
   const draftKey = (path) => 'lc-draft:' + path;
   const keep = (path, text) => {
     try { if (text) localStorage.setItem(draftKey(path), text); else localStorage.removeItem(draftKey(path)); }
     catch { /* storage full or off: the draft lives as long as the page */ }
   };
   document.addEventListener('input', (e) => { if (e.target === box()) keep(location.pathname, e.target.value); });
-  window.lcDraft = { sent: () => { if (pressedOn !== null) keep(pressedOn, ''); pressedOn = null; } };
+  window.lcDraft = { kept: () => { const field = box(); if (field) keep(location.pathname, field.value); } };
   const restore = () => {
     if (!window.did_handshake) { setTimeout(restore, 50); return; }
     const field = box();  // a page without the message box (the presets page) has no draft

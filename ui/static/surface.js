@@ -1,7 +1,9 @@
 // The surface on every screen size (ui/surface.py), what costs no websocket traffic:
 // - skip links: to the latest answer (focused as a region) and to the chat list (its current row; the drawer is
 //   opened first on a narrow screen);
-// - Esc closes the audit panel while it lies over the chat (below 1400 px) before anything else hears the key;
+// - Esc closes the audit panel while it lies over the chat (a phone's full-screen sheet) before anything else
+//   hears the key;
+// - the audit panel follows the newest answer while its reader is at its end (as the chat does);
 // - lcSurface.closeOnPhone(id): the server closes the chats drawer after a switch, only where it is an overlay;
 // - lcSurface.reveal(messageId, words): the chat opened from a search shows the message it found, its words
 //   highlighted (CSS.highlights 'lc-hit');
@@ -13,8 +15,22 @@
   const auditOverlay = () => {
     const drawer = auditDrawer();
     return !!drawer && !drawer.classList.contains('q-layout--prevent-focus') && visible(drawer)
-      && window.innerWidth < 1400;
+      && window.innerWidth < 800;
   };
+
+  let auditAtEnd = true;  // the audit panel's reader is at its end: a new answer's card is brought into view
+  const auditBox = () => document.querySelector('.lc-audit-drawer');
+  document.addEventListener('scroll', (e) => {
+    const box = auditBox();
+    if (e.target === box) auditAtEnd = box.scrollTop + box.clientHeight >= box.scrollHeight - 40;
+  }, true);
+  const followAudit = () => {
+    const box = auditBox();
+    if (!box) { setTimeout(followAudit, 200); return; }
+    new MutationObserver(() => { if (auditAtEnd) box.scrollTop = box.scrollHeight; })
+      .observe(box, { childList: true, subtree: true });
+  };
+  followAudit();
 
   const focusLatest = () => {
     const answers = document.querySelectorAll('.lc-assistant');
