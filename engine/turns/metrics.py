@@ -75,11 +75,13 @@ def turn_metrics(active: AttemptRun, now_mono: float) -> TurnMetrics:
 
 
 def _refused(active: AttemptRun) -> bool:
-    """The last step's request was refused: an HTTP error status, no chunk, no usage reported."""
+    """The last step's request was refused: the provider's own error (an HTTP status with the body it sent: a
+    status litellm made up after a 200 has none), no chunk, no usage reported."""
     outcome = active.outcome
     return (
         isinstance(outcome, Broken)
         and outcome.failure.http_status is not None
+        and outcome.failure.body is not None
         and active.step_chunks == 0
         and active.step_reported is None
     )
