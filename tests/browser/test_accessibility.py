@@ -12,16 +12,8 @@ from playwright.sync_api import Page, expect
 
 from tests.support.accessibility import axe_problems
 from tests.support.app_process import AppProcess
-from tests.support.browser import Pages, last_answer, load, send
+from tests.support.browser import PASTE_TEXT, Pages, last_answer, load, send
 from tests.support.upstream import Behavior, ScriptedUpstream
-
-PASTE = """(text) => {
-  const data = new DataTransfer();
-  data.setData('text/plain', text);
-  const box = document.querySelector('.lc-composer textarea');
-  box.focus();
-  box.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
-}"""
 
 
 def themed(page: Page, app: AppProcess, theme: str, path: str = "/") -> None:
@@ -70,7 +62,7 @@ def test_no_serious_accessibility_problem_on_the_presets_page_and_the_chat_pages
         [{"name": "blob.bin", "mimeType": "application/octet-stream", "buffer": bytes(range(256)) * 4}]
     )
     expect(page.locator(".lc-chip-delivery.lc-chip-warn")).to_be_visible()
-    page.evaluate(PASTE, "x" * 40_000)
+    page.evaluate(PASTE_TEXT, "x" * 40_000)
     expect(page.get_by_role("dialog", name="Attach as a file?")).to_be_visible()
     clean(page, "a file chip that warns, the long-paste offer", found)
     page.keyboard.press("Escape")

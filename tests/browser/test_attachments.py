@@ -25,7 +25,7 @@ from playwright.sync_api import Dialog, Page, Route, expect
 
 from tests.support.app_process import AppProcess
 from tests.support.big_png import flat_png
-from tests.support.browser import Pages, last_answer, load
+from tests.support.browser import PASTE_TEXT, Pages, last_answer, load
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until_playwright
 
@@ -49,13 +49,6 @@ PASTE_FILE = """([b64, type]) => {
   data.items.add(new File([bytes], 'image.png', { type }));
   document.querySelector('.lc-composer textarea')
     .dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
-}"""
-PASTE_TEXT = """(text) => {
-  const data = new DataTransfer();
-  data.setData('text/plain', text);
-  const box = document.querySelector('.lc-composer textarea');
-  box.focus();
-  box.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
 }"""
 
 

@@ -3,25 +3,19 @@ long error lines wrap; it follows new answers."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.app_process import AppProcess
 from tests.support.browser import Pages, last_answer, send
-from tests.support.tools import demo_server_config
+from tests.support.tools import demo_tools_options
 from tests.support.upstream import Behavior, ScriptedUpstream
 
 
 @pytest.fixture(scope="module")
 def app_options(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
     """The demo tool server (stdio MCP): the sidebar lists its tools under the chats."""
-    folder = tmp_path_factory.mktemp("audit-layout")
-    server = demo_server_config(folder / "record.jsonl")
-    entry = {"command": server.command, "args": list(server.args), "cwd": server.cwd, "env": server.env}
-    (folder / "mcp.json").write_text(json.dumps({"mcpServers": {"demo": entry}}))
-    return ("--mcp-config", str(folder / "mcp.json"))
+    return demo_tools_options(tmp_path_factory.mktemp("audit-layout"))
 
 
 BOX = "e => { const r = e.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom]; }"

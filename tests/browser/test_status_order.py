@@ -6,25 +6,20 @@ every change of ``data-status`` in the browser and read the answer's text at tha
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import last_answer, send
-from tests.support.tools import demo_server_config
+from tests.support.tools import demo_tools_options
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 
 
 @pytest.fixture(scope="module")
 def app_options(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
     """The demo tool server (stdio MCP): an answer in two steps, a tool call between them."""
-    folder = tmp_path_factory.mktemp("status-order")
-    server = demo_server_config(folder / "record.jsonl")
-    entry = {"command": server.command, "args": list(server.args), "cwd": server.cwd, "env": server.env}
-    (folder / "mcp.json").write_text(json.dumps({"mcpServers": {"demo": entry}}))
-    return ("--mcp-config", str(folder / "mcp.json"))
+    return demo_tools_options(tmp_path_factory.mktemp("status-order"))
 
 
 WATCH = """() => {

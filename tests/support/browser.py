@@ -21,6 +21,13 @@ from tests.support.contexts import ContextKey, Contexts, Lent, new_context
 ANSWER = ".lc-assistant"
 
 
+PASTE_TEXT = """(text) => {
+  const data = new DataTransfer();
+  data.setData('text/plain', text);
+  const box = document.querySelector('.lc-composer textarea');
+  box.focus();
+  box.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+}"""  # page.evaluate(PASTE_TEXT, text): a paste into the message box, as the clipboard gives it
 PAGE_TIMEOUT_MS = 30_000  # a page's actions and navigations wait this long (conditions, not bounds: a passing test
 # waits only as long as the condition takes; the test workers share 2 cores)
 

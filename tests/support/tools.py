@@ -37,6 +37,15 @@ def demo_server_config(
     )
 
 
+def demo_tools_options(folder: Path) -> tuple[str, ...]:
+    """An app's command-line options that run the demo tool server (stdio MCP) from an ``mcp.json`` in ``folder``,
+    its record file beside it."""
+    server = demo_server_config(folder / "record.jsonl")
+    entry = {"command": server.command, "args": list(server.args), "cwd": server.cwd, "env": server.env}
+    (folder / "mcp.json").write_text(json.dumps({"mcpServers": {"demo": entry}}))
+    return ("--mcp-config", str(folder / "mcp.json"))
+
+
 async def demo_hub(
     tmp_path: Path,
     *,
