@@ -104,6 +104,7 @@ class MarkdownStream(ui.element, component="../static/markdown_stream.js"):
         self._send(added, tail)
         if not self.plain and not tail and self._tail_timer is None:
             self._render_later()
+        self._flush_after()  # a restart that sent nothing new still lets waiting code run
 
     def after(self, code: str) -> None:
         """Run ``code`` in the browser after every message carrying the text shown so far."""
