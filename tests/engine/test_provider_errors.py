@@ -10,6 +10,7 @@ import pytest
 
 from engine.commands.engine import Engine
 from ledger.events.core import Failed
+from ledger.state import AttemptState
 from tests.support.dialects import DIALECTS, OVERLOADED
 from tests.support.engine import EngineFactory, current_attempt, finished
 from tests.support.upstream import Behavior, ScriptedUpstream
@@ -28,12 +29,23 @@ KINDS = {
     "gemini": {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"},
     "ollama": {400: None, 401: None, 429: None, 503: None},
 }
+OVERLOADED_WORDS = "Overloaded right now"  # an error the provider sends inside the stream
 ERROR_TYPES = {400: "bad_request", 401: "auth", 429: "rate_limit", 503: "server", 529: "server"}
 CASES = [(d, s) for d in DIALECTS for s in (400, 401, 429, OVERLOADED[d])]
 
 
 def failures(engine: Engine, cid: str) -> list[Failed]:
     return [e for e in engine.events(cid) if isinstance(e, Failed)]
+
+
+async def asked(
+    engine: Engine, cid: str, upstream: ScriptedUpstream, *plan: Behavior, text: str = "hi"
+) -> AttemptState:
+    """The answer to ``text`` once it ended, the upstream doing ``plan``."""
+    upstream.plan(*plan)
+    _, answer = await engine.submit(cid, text)
+    await finished(engine, cid)
+    return current_attempt(engine, cid, answer)
 
 
 @pytest.mark.parametrize(("dialect", "status"), CASES, ids=[f"{d}-{s}" for d, s in CASES])
@@ -43,10 +55,7 @@ async def test_an_error_reads_as_the_providers_sentence_with_the_status_it_sent(
     engines.dialect = dialect
     engine = engines(max_resends=0)
     cid = engine.create_conversation()
-    upstream.plan(Behavior(status=status, message=f"injected {status}"))
-    _, m1 = await engine.submit(cid, "hi")
-    await finished(engine, cid)
-    attempt = current_attempt(engine, cid, m1)
+    attempt = await asked(engine, cid, upstream, Behavior(status=status, message=f"injected {status}"))
     (failed,) = failures(engine, cid)
     assert attempt.status == "failed" and failed.http_status == attempt.http_status == status
     assert failed.error_type == ERROR_TYPES[status]
@@ -66,10 +75,8 @@ async def test_the_automatic_resend_waits_the_retry_after_the_provider_asked_for
     engines.dialect = dialect
     engine = engines(resend_backoff=0.01)
     cid = engine.create_conversation()
-    upstream.plan(Behavior(status=429, retry_after=0.4), Behavior(text="after the wait"))
-    _, m1 = await engine.submit(cid, "hi")
-    await finished(engine, cid)
-    assert current_attempt(engine, cid, m1).text == "after the wait"
+    attempt = await asked(engine, cid, upstream, Behavior(status=429, retry_after=0.4), Behavior(text="after the wait"))
+    assert attempt.text == "after the wait"
     first, second = upstream.records
     assert second.received_at - first.received_at >= 0.4
     (failed,) = failures(engine, cid)
@@ -82,12 +89,10 @@ async def test_a_wait_longer_than_the_cap_is_not_resent_and_the_failure_says_how
     engines.dialect = "anthropic"
     engine = engines()
     cid = engine.create_conversation()
-    upstream.plan(Behavior(status=529, retry_after=600))
-    _, m1 = await engine.submit(cid, "hi")
-    await finished(engine, cid)
+    attempt = await asked(engine, cid, upstream, Behavior(status=529, retry_after=600))
     (failed,) = failures(engine, cid)
     assert len(upstream.records) == 1 and not failed.will_retry and failed.http_status == 529
-    assert "It asked to wait 600 s." in (current_attempt(engine, cid, m1).error_summary or "")
+    assert "It asked to wait 600 s." in (attempt.error_summary or "")
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -97,13 +102,12 @@ async def test_an_error_the_provider_sends_inside_the_stream_reads_as_its_words_
     engines.dialect = dialect
     engine = engines()
     cid = engine.create_conversation()
-    upstream.plan(Behavior(text="PARTIAL " * 30, error_after=3, message="Overloaded right now"))
-    _, m1 = await engine.submit(cid, "hi")
-    await finished(engine, cid)
-    attempt = current_attempt(engine, cid, m1)
+    attempt = await asked(
+        engine, cid, upstream, Behavior(text="PARTIAL " * 30, error_after=3, message=OVERLOADED_WORDS)
+    )
     (failed,) = failures(engine, cid)
     assert attempt.status == "failed" and failed.error_type == "server" and failed.http_status is None
-    assert failed.summary.startswith("The provider stopped the answer with an error: Overloaded right now")
+    assert failed.summary.startswith(f"The provider stopped the answer with an error: {OVERLOADED_WORDS}")
     assert "b'" not in failed.summary and '{"' not in failed.summary and "{'" not in failed.summary
     assert len(upstream.records) == 1, "text was delivered: nothing is re-sent"
 
@@ -115,17 +119,11 @@ async def test_a_request_the_provider_refused_is_not_charged_and_one_cut_mid_str
     engines.dialect = dialect
     engine = engines(max_resends=0)
     cid = engine.create_conversation()
-    upstream.plan(Behavior(status=400, message="prompt is too long"))
-    _, refused_id = await engine.submit(cid, "a long question")
-    await finished(engine, cid)
-    refused = current_attempt(engine, cid, refused_id)
+    refused = await asked(engine, cid, upstream, Behavior(status=400, message="prompt is too long"))
     assert refused.metrics is not None and (refused.metrics.input_tokens, refused.metrics.output_tokens) == (0, 0)
     conv = engine.conversation(cid)
     assert conv is not None and answer_cost(conv, refused) == "not charged"  # the footer's words
-    upstream.plan(Behavior(text="PARTIAL " * 30, error_after=3, message="Overloaded right now"))
-    _, cut_id = await engine.submit(cid, "again")
-    await finished(engine, cid)
-    cut = current_attempt(engine, cid, cut_id)
+    cut = await asked(engine, cid, upstream, Behavior(text="PARTIAL " * 30, error_after=3, message=OVERLOADED_WORDS))
     assert cut.status == "failed" and cut.metrics is not None and cut.metrics.input_tokens > 0
     conv = engine.conversation(cid)
     assert conv is not None and answer_cost(conv, cut) != "not charged"
