@@ -158,9 +158,10 @@ class PresetsPage:
             saved = self.engine.presets.save(self._read(draft))
         except (InputRejected, StoreError) as exc:  # what was typed stays in the form
             words = str(exc) if isinstance(exc, InputRejected) else f"Not saved: {exc}. What you typed is still here."
-            self.errors.set_text(words.replace(". ", ".\n"))
+            problems = re.split(r"(?<=\.)\s+(?=[A-Z])", words)  # one sentence each
+            self.errors.set_text("\n".join(problems))
             self.errors.set_visibility(True)
-            self._on_fields(re.split(r"(?<=\.)\s+(?=[A-Z])", words))
+            self._on_fields(problems)
             return
         notice(f"Saved {saved.name!r} (version {saved.version})", "positive")
         self.show(saved.preset_id)
