@@ -38,7 +38,12 @@ def preset_label(conv: ConversationState, attempt: AttemptState, name_of: Preset
     others = [conv.attempts[a].preset for a in message.attempt_ids if a in conv.attempts] if message else []
     if attempt.preset[0] == DEFAULT_ID and all(p is None or p[0] == DEFAULT_ID for p in others):
         return ""
-    return name_of(*attempt.preset) or attempt.preset[0]
+    return preset_name(attempt, name_of)
+
+
+def preset_name(attempt: AttemptState, name_of: PresetName) -> str:
+    """The name of the preset version an attempt ran with (its id where the name cannot be read; "" for none)."""
+    return (name_of(*attempt.preset) or attempt.preset[0]) if attempt.preset is not None else ""
 
 
 def compare_button(conv: Callable[[], ConversationState | None], message_id: str, name_of: PresetName) -> None:
@@ -80,7 +85,7 @@ class CompareView:
         self.dialog.open()
 
     def _title(self, number: int, attempt: AttemptState) -> str:
-        preset = self.name_of(*attempt.preset) if attempt.preset is not None else None
+        preset = preset_name(attempt, self.name_of)
         return " · ".join(p for p in (f"Attempt {number}", preset, model_label(attempt.model)) if p)
 
     def _column(self, side: str, ids: list[str], chosen: str) -> None:
