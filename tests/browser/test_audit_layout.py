@@ -4,10 +4,10 @@ long error lines wrap; it follows new answers."""
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from tests.support.app_process import AppProcess
-from tests.support.browser import Pages, last_answer, send
+from tests.support.browser import Pages, answered, last_answer, send
 from tests.support.tools import demo_tools_options
 from tests.support.upstream import Behavior, ScriptedUpstream
 
@@ -21,17 +21,11 @@ def app_options(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
 BOX = "e => { const r = e.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom]; }"
 
 
-def answered(page: Page, upstream: ScriptedUpstream, question: str) -> None:
-    upstream.plan(Behavior(text=f"An answer to {question}.", chunk_delay=0.0))
-    send(page, question)
-    expect(last_answer(page)).to_have_attribute("data-status", "complete")
-
-
 def test_at_1280_px_the_audit_panel_sits_beside_the_chat_wraps_long_errors_and_follows_new_answers(
     open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
     page = open_page(app, width=1280, height=800)
-    answered(page, upstream, "first")
+    answered(page, upstream, "first", "An answer to first.")
     page.get_by_role("button", name="Audit panel").click()
     drawer = page.locator(".lc-audit-drawer")
     expect(drawer.locator(".lc-audit-card").first).to_be_visible()
@@ -51,7 +45,7 @@ def test_at_1280_px_the_audit_panel_sits_beside_the_chat_wraps_long_errors_and_f
     assert cut == [], f"cut lines: {cut}"
 
     for n in range(3):  # new answers: the panel's end stays in view
-        answered(page, upstream, f"more {n}")
+        answered(page, upstream, f"more {n}", f"An answer to more {n}.")
         last_card = drawer.locator(".lc-audit-card").last
         page.wait_for_function(
             "() => { const b = document.querySelector('.lc-audit-drawer');"

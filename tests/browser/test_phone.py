@@ -12,7 +12,8 @@ from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.support.app_process import AppProcess
-from tests.support.browser import Pages, conversation_id, last_answer, load, new_chat, send
+from tests.support.browser import Pages, conversation_id, last_answer, load, new_chat
+from tests.support.browser import answered as answered_in
 from tests.support.latency_proxy import LatencyProxy
 from tests.support.upstream import Behavior, ScriptedUpstream
 
@@ -24,9 +25,8 @@ def phone(open_page: Pages, app: AppProcess, path: str = "/") -> Page:
 
 
 def answered(page: Page, upstream: ScriptedUpstream, question: str, text: str) -> str:
-    upstream.plan(Behavior(text=text, chunk_delay=0.0))
-    send(page, question)
-    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    """``tests.support.browser.answered``, and the chat's id."""
+    answered_in(page, upstream, question, text)
     return conversation_id(page)
 
 

@@ -8,7 +8,7 @@ from playwright.sync_api import Page, expect
 
 from tests.support.accessibility import axe_problems, switch_theme
 from tests.support.app_process import AppProcess
-from tests.support.browser import Pages, last_answer, send
+from tests.support.browser import Pages, answered, last_answer, send
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until_blocking
 
@@ -36,12 +36,6 @@ def app_options() -> tuple[str, ...]:
 def open_at(open_page: Pages, app: AppProcess, size: tuple[int, int]) -> Page:
     """The page at ``size``; the phone size is a touch phone (touch events, no hover)."""
     return open_page(app, width=size[0], height=size[1], touch=size == PHONE)
-
-
-def answered(page: Page, upstream: ScriptedUpstream, question: str, text: str) -> None:
-    upstream.plan(Behavior(text=text, chunk_delay=0.0))
-    send(page, question)
-    expect(last_answer(page)).to_have_attribute("data-status", "complete")
 
 
 def no_sideways_scroll(page: Page) -> None:

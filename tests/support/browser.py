@@ -17,6 +17,7 @@ from playwright.sync_api import Locator, Page, WebSocketRoute, expect
 
 from tests.support.app_process import AppProcess
 from tests.support.contexts import ContextKey, Contexts, Lent, new_context
+from tests.support.upstream import Behavior, ScriptedUpstream
 
 ANSWER = ".lc-assistant"
 
@@ -47,6 +48,13 @@ def send(page: Page, text: str) -> None:
     except AssertionError as exc:  # say what the page said instead
         said = page.locator(".q-notification").all_inner_texts()
         raise AssertionError(f"no answer after Send; the page said {said}; the box: {box.input_value()!r}") from exc
+
+
+def answered(page: Page, upstream: ScriptedUpstream, question: str, text: str) -> None:
+    """``question`` sent, answered with ``text`` in one piece; returns once the answer reads complete."""
+    upstream.plan(Behavior(text=text, chunk_delay=0.0))
+    send(page, question)
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
 
 
 def new_chat(page: Page, app: AppProcess) -> None:
