@@ -9,6 +9,7 @@ Every run: a skip whose reason is not in the allow-list of ``tests/support/skips
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
@@ -28,7 +29,7 @@ from store.tinydb.store import Store  # noqa: E402
 from tests.support.app_process import AppProcess  # noqa: E402
 from tests.support.app_runner import AppRunner  # noqa: E402
 from tests.support.browser import Pages  # noqa: E402
-from tests.support.chromium import launched  # noqa: E402
+from tests.support.chromium import kept, turn  # noqa: E402
 from tests.support.contexts import Contexts  # noqa: E402
 from tests.support.engine import EngineFactory  # noqa: E402
 from tests.support.ledger_builders import conversation_events  # noqa: E402
@@ -82,6 +83,29 @@ def pytest_make_collect_report(
     return report
 
 
+def uses_the_browser(item: pytest.Item) -> bool:
+    return "browser" in getattr(item, "fixturenames", ())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    """Each phase of a test that uses the kept browser runs with Playwright's loop marked (``chromium.turn``)."""
+    with turn() if uses_the_browser(item) else contextlib.nullcontext():
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    with turn() if uses_the_browser(item) else contextlib.nullcontext():
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
+    with turn() if uses_the_browser(item) else contextlib.nullcontext():
+        return (yield)
+
+
 @pytest.fixture(scope="session")
 def upstream_server() -> Iterator[ScriptedUpstream]:
     yield from serve(chunk_delay=0.01)
@@ -118,20 +142,21 @@ def run_app(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedU
     runner.stop_all()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
-    """One headless Chromium (Debian's) per module (a sync Playwright left running would hold the thread's event
-    loop and break the async tests of later modules); tests open pages in it with ``open_page``."""
-    with launched() as chromium:
+    """One headless Chromium (Debian's) per test process, kept across modules (``tests.support.chromium.kept``:
+    the async tests of later modules run as if it were not there); tests open pages in it with ``open_page``."""
+    with kept() as chromium:
         yield chromium
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def contexts(browser: Browser) -> Iterator[Contexts]:
-    """The module's kept browser contexts (``tests.support.contexts``), lent to one test at a time."""
+    """The process's kept browser contexts (``tests.support.contexts``), lent to one test at a time."""
     kept = Contexts(browser)
     yield kept
-    kept.close()
+    with turn():  # the session may end in a phase of a test without the browser
+        kept.close()
 
 
 @pytest.fixture

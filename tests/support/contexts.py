@@ -1,4 +1,4 @@
-"""Browser contexts kept for a module's tests (beside its app) and lent to one test at a time, clean each time.
+"""Browser contexts kept for a test process (beside its browser) and lent to one test at a time, clean each time.
 
 Why: in headless Chromium a page in a new context costs about 2.4 s of CPU on 2 cores (a new storage partition and
 a new renderer process, torn down again at the end), a page in a kept context beside a blank keeper tab about
@@ -73,7 +73,7 @@ class Lent:
 
 
 class Contexts:
-    """The pool of one module: contexts by their options, each with a keeper tab."""
+    """The pool of one test process: contexts by their options, each with a keeper tab."""
 
     def __init__(self, browser: Any) -> None:
         self.browser = browser
