@@ -41,16 +41,18 @@ from tests.support.upstream import ScriptedUpstream, serve  # noqa: E402
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Modules whose tests start an app (``run_app``) first, then the rest, each group by its number of tests (most
-    first), a module's tests in their own order: pytest-xdist hands out modules in this order (``tasks.py test``),
-    so the modules still running when the other worker has nothing left are short ones."""
+    """Modules marked ``early`` (minutes of scenario waits) first, then those whose tests start an app
+    (``run_app``), then the rest, each group by its number of tests (most first), a module's tests in their own
+    order: pytest-xdist hands out modules in this order (``tasks.py test``), so the modules still running when the
+    other workers have nothing left are short ones."""
     modules: dict[str, list[pytest.Item]] = {}
     for item in items:
         modules.setdefault(str(item.path), []).append(item)
 
-    def cost(group: list[pytest.Item]) -> tuple[bool, int]:
+    def cost(group: list[pytest.Item]) -> tuple[bool, bool, int]:
+        early = any(item.get_closest_marker("early") for item in group)
         starts_apps = any("run_app" in getattr(item, "fixturenames", ()) for item in group)
-        return not starts_apps, -len(group)
+        return not early, not starts_apps, -len(group)
 
     items[:] = [item for group in sorted(modules.values(), key=cost) for item in group]
 
