@@ -86,6 +86,26 @@ def test_sending_while_scrolled_up_brings_the_new_message_into_view_and_jump_sho
     expect(page.locator(".lc-user").last).to_be_in_viewport()
 
 
+GROW_AFTER_FOLLOWING = """() => new Promise((done) => {
+  const grower = document.createElement('div');
+  document.querySelector('.lc-assistant:last-of-type, .lc-assistant').appendChild(grower);  // a mutation: followed
+  setTimeout(() => { grower.style.height = '1500px'; done(); });  // grown before that scroll's event, no mutation
+})"""
+AT_BOTTOM = "() => innerHeight + scrollY >= document.documentElement.scrollHeight - 80"
+
+
+def test_the_chat_follows_a_page_that_grows_without_a_new_element_right_after_it_scrolled_down(
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    page = open_at(open_page, app, DESKTOP)
+    answered(page, upstream, "a long answer", LONG)
+    page.wait_for_function(AT_BOTTOM)
+    for _ in range(3):  # as an image or a late style grows the page right after the chat scrolled to its bottom
+        page.evaluate(GROW_AFTER_FOLLOWING)
+        page.wait_for_function(AT_BOTTOM)  # still followed: the reader never scrolled
+    expect(page.get_by_role("button", name="Jump to latest")).to_be_hidden()
+
+
 def test_search_finds_a_word_that_appears_only_inside_an_answer(
     open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:

@@ -24,9 +24,20 @@
     if (fresh && !pinned) button.classList.add('lc-jump-new');
     if (pinned) button.classList.remove('lc-jump-new');
   };
-  window.addEventListener('scroll', () => { pinned = near(); showJump(false); }, { passive: true });
+  // Only the reader unpins: a scroll up that leaves the bottom. A scroll event is dispatched a frame after its
+  // scroll, so the page may have grown meanwhile (an image, the answer's footer): judged by the new height alone,
+  // our own scroll to the bottom would read as the reader leaving it, and nothing after it would be followed.
+  let lastY = window.scrollY;
+  window.addEventListener('scroll', () => {
+    const y = window.scrollY;
+    if (near()) pinned = true;
+    else if (y < lastY) pinned = false;
+    lastY = y;
+    showJump(false);
+  }, { passive: true });
   window.addEventListener('resize', () => { if (pinned) toBottom(); }, { passive: true });
-  // an image that loads after it was placed grows the page without a mutation or a scroll: follow it too
+  // the page grows without a mutation (an image that loads after it was placed, a late style): follow it too
+  new ResizeObserver(() => { if (pinned) toBottom(); }).observe(document.documentElement);
   document.addEventListener('load', (e) => { if (pinned && e.target.tagName === 'IMG') toBottom(); }, true);
   window.lcFollow = { stop: () => { pinned = false; showJump(false); } };  // a search's match stays in view
 
