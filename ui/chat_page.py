@@ -98,8 +98,8 @@ class ChatPage:
                 open_audit=self.open_audit,
                 drafts=self.context.drafts,
             )
-            edit_files = EditFiles(self.files, self.engine, lambda: self.cid, lambda: self.model, lambda: self.preset)
-            self.transcript = Transcript(actions.actions(), demo=self.context.demo, files=edit_files)
+            self.edits = EditFiles(self.files, self.engine, lambda: self.cid, lambda: self.model, lambda: self.preset)
+            self.transcript = Transcript(actions.actions(), demo=self.context.demo, files=self.edits)
             self.pending = PendingMessage(empty=self.transcript.empty, settled=lambda: self.refresh.flush_in_slot())
             self.queued = QueuedPanel(self.engine, lambda: self.cid)  # messages sent after the answer (ui.queued)
         with ui.footer().classes("lc-footer"):
@@ -256,10 +256,10 @@ class ChatPage:
 
     # --- parts and helpers -------------------------------------------------------------------------------------
 
-    def _use_model(self, model: str) -> None:  # the meter and the file chips follow the model
+    def _use_model(self, model: str) -> None:  # the meter and the file chips (the box's, open edits') follow it
         self.model = model
-        self.meter.model_changed()
-        self.composer.model_changed()
+        for follower in (self.meter, self.composer, self.edits):
+            follower.model_changed()
 
     def _preset_bar(self) -> None:  # in the header: the agent preset, the chat's cost, a link to the presets
         self.bar = PresetBar(self.engine, self.preset, self._use_preset)

@@ -16,7 +16,7 @@ more; Save sends exactly those (the original's, unchanged, when none was touched
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nicegui import ui
 
@@ -42,6 +42,18 @@ class EditFiles:
     cid: Callable[[], str | None]
     model: Callable[[], str]
     preset: Callable[[], str | None] = lambda: None  # the agent preset the page has picked
+    trays: list[AttachmentTray] = field(default_factory=list, compare=False)  # the open edits' file chips
+
+    def opened(self, tray: AttachmentTray) -> None:
+        """An edit opened with ``tray``: its chips follow the page's model from now on (``model_changed``)."""
+        self.trays[:] = [t for t in self.trays if not t.root.is_deleted]
+        self.trays.append(tray)
+
+    def model_changed(self) -> None:
+        """The page picked another model: every open edit's chips say again what that model gets."""
+        self.trays[:] = [t for t in self.trays if not t.root.is_deleted]
+        for tray in self.trays:
+            tray.model_changed()
 
     async def edit(self, message_id: str, text: str, attachments: tuple[Attachment, ...] | None) -> bool:
         cid = self.cid()
@@ -134,6 +146,8 @@ class UserMessageView:
             uploads = self.files.files if self.files is not None else None
             model = self.files.model if self.files is not None else None
             tray = AttachmentTray(uploads, initial=self.attachments, model=model) if uploads is not None else None
+            if tray is not None and self.files is not None:
+                self.files.opened(tray)
             box = (
                 ui.textarea(value=self.text)
                 .props('autogrow outlined dense autofocus aria-label="Edit message"')

@@ -329,6 +329,27 @@ def test_a_paste_too_long_for_a_message_says_the_limit_at_once_and_can_only_be_a
     expect(page.get_by_text("a message holds at most 32,000")).not_to_be_visible()
 
 
+def test_an_open_edits_chips_say_again_what_the_model_gets_when_another_model_is_picked(
+    page: Page, upstream: ScriptedUpstream
+) -> None:
+    choose(page, "photo.png", "image/png", png())
+    expect(chip(page, "photo.png")).to_be_visible()
+    upstream.plan(Behavior(text="A photo."))
+    page.get_by_label("Message").fill("what is this?")
+    page.get_by_label("Message").press("Enter")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete")
+    asked = page.locator(".lc-user").last
+    asked.get_by_role("button", name="Edit").click()
+    said = asked.locator(CHIP, has_text="photo.png").locator(".lc-chip-delivery")
+    expect(said).to_have_text("the model sees the image")
+    page.get_by_label("Model for the next answer").click()
+    page.get_by_role("option", name="openai/text-only").click()
+    expect(said).to_have_text("this model does not take images: Send will refuse it")
+    page.get_by_label("Model for the next answer").click()
+    page.get_by_role("option", name="openai/test-model").click()
+    expect(said).to_have_text("the model sees the image")
+
+
 def test_the_chat_still_follows_when_an_image_loads_after_the_answer_ended(
     page: Page, upstream: ScriptedUpstream
 ) -> None:
