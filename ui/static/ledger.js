@@ -15,7 +15,8 @@
   let userCount = 0;
   const near = () => window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 80;
   const jump = () => document.getElementById('lc-jump');
-  const toBottom = () => window.scrollTo({ top: document.documentElement.scrollHeight });
+  let ownY = Infinity;  // where our last scroll to the bottom put the page (none yet: any scroll up leaves it)
+  const toBottom = () => { window.scrollTo({ top: document.documentElement.scrollHeight }); ownY = window.scrollY; };
 
   const showJump = (fresh) => {
     const button = jump();
@@ -24,15 +25,12 @@
     if (fresh && !pinned) button.classList.add('lc-jump-new');
     if (pinned) button.classList.remove('lc-jump-new');
   };
-  // Only the reader unpins: a scroll up that leaves the bottom. A scroll event is dispatched a frame after its
-  // scroll, so the page may have grown meanwhile (an image, the answer's footer): judged by the new height alone,
-  // our own scroll to the bottom would read as the reader leaving it, and nothing after it would be followed.
-  let lastY = window.scrollY;
+  // Only the reader unpins: a scroll that leaves the bottom for above where our own scroll put the page. A scroll
+  // event is dispatched a frame after its scroll, so the page may have grown meanwhile (an image, the answer's
+  // footer): judged by the new height alone, our own scroll to the bottom would read as the reader leaving it.
   window.addEventListener('scroll', () => {
-    const y = window.scrollY;
     if (near()) pinned = true;
-    else if (y < lastY) pinned = false;
-    lastY = y;
+    else if (window.scrollY < ownY - 1) pinned = false;
     showJump(false);
   }, { passive: true });
   window.addEventListener('resize', () => { if (pinned) toBottom(); }, { passive: true });
