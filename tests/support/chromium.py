@@ -9,8 +9,8 @@ sets how long every ``expect`` waits (``EXPECT_TIMEOUT_MS``).
 ``kept`` is ``launched`` for a browser kept across modules: between its calls, sync Playwright leaves its event
 loop marked as the thread's running loop (``playwright/_impl/_greenlets.py``, ``wait_for_future``), which would
 refuse every later ``asyncio`` loop (the async tests); ``turn()`` marks it for as long as a phase of a test that
-uses the browser runs, and takes the mark away after it (``tests/conftest.py`` wraps each test
-phase in it), so a test without the browser runs as if Playwright were not there.
+uses the browser runs, and takes the mark away after it (``tests/conftest.py`` wraps each test phase in it), so a
+test without the browser runs as if Playwright were not there.
 Playwright drives Chromium itself, so ``chromedriver`` is not needed for these tests.
 """
 
