@@ -33,19 +33,13 @@ CHAT_ROOM = 1428  # px: the chat list (280), the chat column (768) and the audit
 
 def audit_takes_the_lists_place(chats: ui.left_drawer, audit: ui.right_drawer) -> None:
     """Below ``CHAT_ROOM`` (above a phone's 800 px), the audit panel opening closes the chat list, and closing
-    it opens the list again if the panel closed it."""
-    closed_it = False
+    it opens the list again if the panel closed it. Decided in the browser, which knows its width and the list's
+    state without a round trip (a round trip can time out on a busy machine and leave the two out of step)."""
 
-    async def toggled(e: ValueChangeEventArguments[bool | None]) -> None:
-        nonlocal closed_it
-        if e.value and chats.value:
-            width = await ui.run_javascript("window.innerWidth")
-            if isinstance(width, int | float) and 800 <= width < CHAT_ROOM and audit.value:
-                closed_it = True
-                chats.set_value(False)
-        elif not e.value and closed_it:
-            closed_it = False
-            chats.set_value(True)
+    def toggled(e: ValueChangeEventArguments[bool | None]) -> None:
+        ui.run_javascript(
+            f"window.lcSurface && window.lcSurface.auditToggled({json.dumps(bool(e.value))}, {chats.id}, {CHAT_ROOM})"
+        )
 
     audit.on_value_change(toggled)
 

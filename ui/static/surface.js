@@ -5,6 +5,8 @@
 //   hears the key;
 // - the audit panel follows the newest answer while its reader is at its end (as the chat does);
 // - lcSurface.closeOnPhone(id): the server closes the chats drawer after a switch, only where it is an overlay;
+// - lcSurface.auditToggled(open, id, room): the audit panel takes the chat list's place where both do not fit, and
+//   gives it back;
 // - lcSurface.reveal(messageId, words): the chat opened from a search shows the message it found, its words
 //   highlighted (CSS.highlights 'lc-hit');
 // - lcSurface.chips(): on a phone, the header's model, preset and cost menu opens and closes;
@@ -118,6 +120,24 @@
     try { getElement(id).hide(); } catch (e) { /* the page is being rebuilt */ }
   };
 
+  // the audit panel takes the chat list's place between a phone's width and `room` (CHAT_ROOM, ui/surface.py),
+  // and gives it back when it closes, if it took it; the drawers tell the server their state themselves
+  // (update:model-value)
+  let listTaken = false;
+  const auditToggled = (open, id, room) => {
+    const drawer = document.querySelector('.lc-chats-drawer')?.closest('.q-drawer');
+    const listOpen = !!drawer && !drawer.classList.contains('q-layout--prevent-focus') && visible(drawer);
+    try {
+      if (open && listOpen && window.innerWidth >= 800 && window.innerWidth < room) {
+        listTaken = true;
+        getElement(id).hide();
+      } else if (!open && listTaken) {
+        listTaken = false;
+        getElement(id).show();
+      }
+    } catch (e) { /* the page is being rebuilt */ }
+  };
+
   // the phone's header (ui/header.py): the model, the preset and the cost folded behind one button, opened by it,
   // closed by it, by Esc and by a tap elsewhere (not in a picker's own list, which lies outside the menu)
   const chipsOpen = () => !!document.querySelector('[data-lc-header-chips].lc-open');
@@ -132,7 +152,7 @@
     setChips(false);
   }, true);
 
-  window.lcSurface = { closeOnPhone, reveal, focusLatest, focusList, chips };
+  window.lcSurface = { closeOnPhone, auditToggled, reveal, focusLatest, focusList, chips };
 
   // notices sit below the header (surface.css): its height, followed as it changes (a phone's header is another)
   const followHeader = (tries = 0) => {
