@@ -26,6 +26,7 @@ failed or cancelled upload sends nothing and keeps the draft.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -250,3 +251,8 @@ class Composer:
             self.sending = False
             if self.pending is not None:
                 self.pending.hide()
+
+
+def forget_draft(cid: str) -> None:
+    """This browser forgets the message box's draft of chat ``cid`` (it was deleted: its words go with it)."""
+    ui.run_javascript(f"window.lcDraft && lcDraft.forget({json.dumps(f'/chat/{cid}')})")

@@ -1,11 +1,11 @@
 """The conversation list: New chat, a title filter, select, rename, delete (with confirmation), newest first.
 
-Guarantees: the list shows at most ``shown`` conversations (``PAGE`` more on "Show more"), so a page costs the
-same with ten chats or ten thousand; it is built from the engine's summaries (the store's index), never from
-conversations' events; rebuilt only when what it shows changes (a conversation created, renamed, deleted, a
-stream started or ended, the filter), never per chunk; choosing a chat asks the page to switch in place
-(``open_chat``); every action goes through the engine; a conversation id reaches the page only as an attribute
-value (never parsed as props or markup).
+Guarantees: the list shows at most ``shown`` conversations (``PAGE`` more on "Show more"), so a page costs the same with
+ten chats or ten thousand; it is built from the engine's summaries (the store's index), never from conversations'
+events; rebuilt only when what it shows changes (a conversation created, renamed, deleted, a stream started or ended,
+the filter), never per chunk; a deleted chat's draft is forgotten by this browser too; choosing a chat asks the page to
+switch in place (``open_chat``); every action goes through the engine; a conversation id reaches the page only as an
+attribute value (never parsed as props or markup).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from nicegui import ui
 
 from engine.commands import Engine, InputRejected
 from ui.chat_list import ChatList, ChatRow
+from ui.composer import forget_draft
 from ui.export import archive_async
 from ui.format import day_group, more_chats
 from ui.notices import notice
@@ -143,6 +144,7 @@ class Sidebar:
             async def delete() -> None:
                 dialog.close()
                 await self.engine.delete(cid)
+                forget_draft(cid)
                 notice("Conversation deleted")
                 await self.on_deleted(cid)
 

@@ -85,7 +85,10 @@
     catch { /* storage full or off: the draft lives as long as the page */ }
   };
   document.addEventListener('input', (e) => { if (e.target === box()) keep(location.pathname, e.target.value); });
-  window.lcDraft = { kept: () => { const field = box(); if (field) keep(location.pathname, field.value); } };
+  window.lcDraft = {
+    kept: () => { const field = box(); if (field) keep(location.pathname, field.value); },
+    forget: (path) => keep(path, ''),  // a deleted chat's draft goes with it
+  };
   const restore = () => {
     if (!window.did_handshake) { setTimeout(restore, 50); return; }
     const field = box();  // a page without the message box (the presets page) has no draft
