@@ -7,12 +7,14 @@ markup), the answer ends with the same visible text as a fresh render of its fin
 
 from __future__ import annotations
 
+import json
 import operator
 
 from playwright.sync_api import Page, WebSocketRoute, expect
 
 from tests.support.app_process import AppProcess
 from tests.support.browser import Pages, conversation_id, last_answer, send, wait_words
+from tests.support.fault_proxy import FaultProxy
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until_blocking
 from ui.markdown.safe import render_blocks
@@ -176,3 +178,41 @@ def test_a_stopped_half_written_answer_shows_closed_markup(
     assert stopped.startswith("Intro.\n\nSome **w0") and not stopped.endswith("**")
     shown, full = shown_and_full(page, stopped, cut=True)
     assert shown == full and "**" not in shown
+
+
+def test_a_frame_torn_in_half_a_stalled_network_and_a_reset_during_an_answer_end_with_the_ledgers_text_once(
+    open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
+) -> None:
+    """The same class at the TCP level, between Chromium and the app (``FaultProxy``): a websocket frame cut in the
+    middle and the connection reset, the network stalled for over a second, every socket dropped; after each the
+    page reconnects and the text on screen is the ledger's, each update applied once."""
+    proxy = FaultProxy(app.port)
+    try:
+        page = open_page(None, timeout_ms=60_000)
+        page.goto(proxy.url + "/")
+        text = RICH + "\n\n" + " ".join(f"w{n}" for n in range(1200))
+        upstream.plan(Behavior(text=text, chunk_delay=0.01))
+        send(page, "a long one, through a broken network")
+        faults = (proxy.cut_mid_frame, lambda: proxy.hold(1.5), proxy.drop, proxy.cut_mid_frame, proxy.drop)
+        sockets = 1
+        for fault in faults:  # each once the page is connected again and more of the answer came
+            wait_until_blocking(lambda: len(proxy.sockets()) == 1, timeout=30, what="the page connected again")
+            sent = upstream.last.chunks_sent if upstream.records else 0
+            wait_until_blocking(lambda s=sent: upstream.records and upstream.last.chunks_sent >= s + 60, what="more")
+            fault()
+            sockets += fault is not faults[1]
+        expect(last_answer(page)).to_have_attribute("data-status", "complete", timeout=90_000)
+        assert proxy.faults == {"cut": 2, "held": 1, "dropped": 2}
+        wait_until_blocking(lambda: len(proxy.sockets()) == 1, timeout=30, what="the page connected again")
+        assert len([link for link in proxy.links if link.websocket]) == sockets, "one new socket after each break"
+        wait_until_blocking(lambda: operator.eq(*shown_and_full(page, text)), timeout=10, what="the full render")
+        shown, _ = shown_and_full(page, text)
+        assert shown.count(" w1199") == 1
+        cid = conversation_id(page)
+        exported = [json.loads(line) for line in page.request.get(f"{proxy.url}/export/{cid}").text().splitlines()]
+        assert [e["text"] for e in exported if e["kind"] == "persisted"] == [text]
+        page.reload()
+        expect(last_answer(page)).to_have_attribute("data-status", "complete")
+        assert operator.eq(*shown_and_full(page, text)), "after a reload: the ledger's text"
+    finally:
+        proxy.close()
