@@ -198,7 +198,11 @@ def test_a_frame_torn_in_half_a_stalled_network_and_a_reset_during_an_answer_end
         for fault in faults:  # each once the page is connected again and more of the answer came
             wait_until_blocking(lambda: len(proxy.sockets()) == 1, timeout=30, what="the page connected again")
             sent = upstream.last.chunks_sent if upstream.records else 0
-            wait_until_blocking(lambda s=sent: upstream.records and upstream.last.chunks_sent >= s + 60, what="more")
+
+            def more(sent: int = sent) -> bool:
+                return bool(upstream.records) and upstream.last.chunks_sent >= sent + 60
+
+            wait_until_blocking(more, what="more of the answer")
             fault()
             sockets += fault is not faults[1]
         expect(last_answer(page)).to_have_attribute("data-status", "complete", timeout=90_000)
