@@ -1,0 +1,45 @@
+"""A conversation file that holds a message over the bound (as an older version or a hostile file would write it):
+the real app (``main.py``) opens the chat with the message's preview and a download of the whole, and the whole
+text comes back byte for byte through ``GET /files/{sha256}``, under the name the ledger gives it."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import httpx
+
+from ledger.bounds import PREVIEW_BYTES, TEXT_BOUND
+from ledger.events.core import Created, Submitted
+from store.tinydb import OVERSIZE_FILE
+from tests.support.app_runner import AppRunner
+from tests.support.ledger_builders import T0, stamp
+from tests.support.stores import write_tinydb_folder
+
+
+def planted_text(size: int) -> str:
+    """``size`` bytes or more of lines that differ (a cut, a swap or a lost byte shows), not all of them ASCII."""
+    return "".join(f"{n:09d} planted ✓ ünïcode {'z' * 30}\n" for n in range(size // 50 + 1))
+
+
+def test_a_planted_message_over_the_bound_opens_as_its_preview_and_downloads_whole(
+    run_app: AppRunner, tmp_path: Path
+) -> None:
+    text = planted_text(OVERSIZE_FILE + TEXT_BOUND)  # over the size another process bounds
+    data = text.encode("utf-8")
+    sha = hashlib.sha256(data).hexdigest()
+    folder = tmp_path / "data"
+    events = [Created(conversation_id="planted", ts=stamp(T0), title="Planted"),
+              Submitted(conversation_id="planted", ts=stamp(T0), message_id="u1", turn=1, text=text)]  # fmt: skip
+    write_tinydb_folder(folder, {"planted": events})
+    with run_app(data=folder) as app, httpx.Client(base_url=app.url, timeout=60) as http:
+        page = http.get("/chat/planted")
+        assert page.status_code == 200
+        assert "Showing the first 64 KB of " in page.text and "Download the whole text" in page.text
+        assert (folder / "conv-planted.json").stat().st_size < 2 * PREVIEW_BYTES  # the file was bounded
+        whole = http.get(f"/files/{sha}")
+        assert whole.status_code == 200 and whole.content == data
+        assert whole.headers["content-disposition"].startswith('attachment; filename="message-u1.txt"')
+        assert whole.headers["x-content-type-options"] == "nosniff"
+        foreign = http.get(f"/files/{sha}", headers={"origin": "http://evil.example"})
+        assert foreign.status_code in (400, 403)  # the front door in front of it, as for every file
