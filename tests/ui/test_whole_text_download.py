@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 
 from ledger.bounds import PREVIEW_BYTES, TEXT_BOUND
-from ledger.events.core import Created, Submitted
+from ledger.events.core import AnyEvent, Created, Submitted
 from store.tinydb import OVERSIZE_FILE
 from tests.support.app_runner import AppRunner
 from tests.support.ledger_builders import T0, stamp
@@ -29,7 +29,7 @@ def test_a_planted_message_over_the_bound_opens_as_its_preview_and_downloads_who
     data = text.encode("utf-8")
     sha = hashlib.sha256(data).hexdigest()
     folder = tmp_path / "data"
-    events = [Created(conversation_id="planted", ts=stamp(T0), title="Planted"),
+    events: list[AnyEvent] = [Created(conversation_id="planted", ts=stamp(T0), title="Planted"),
               Submitted(conversation_id="planted", ts=stamp(T0), message_id="u1", turn=1, text=text)]  # fmt: skip
     write_tinydb_folder(folder, {"planted": events})
     with run_app(data=folder) as app, httpx.Client(base_url=app.url, timeout=60) as http:
