@@ -8,6 +8,8 @@ Guarantees:
   returns what was done, or None when that process failed, timed out (``TIMEOUT`` seconds) or said nothing
   readable. The rewrite is atomic (see ``store.tinydb.bounding``): killed at any point, it leaves the old file or
   the new one, and the next read tries again.
+- One rewrite of a file at a time: a second read of the same file (another page opening the chat meanwhile) waits
+  for the first and finds the file bounded.
 - A file found with nothing to bound is remembered (by path, size and modification time): it is not handed to
   another process again while it stays the same.
 """
@@ -19,6 +21,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from store.blobs.folder import FolderBlobs
@@ -34,11 +37,19 @@ class FolderBounding:
     def __init__(self, root: str | Path) -> None:
         self.blobs = FolderBlobs(root)
         self._plain: set[tuple[str, int, int]] = set()
+        self._locks: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
 
     def put(self, data: bytes) -> str:
         return self.blobs.put(data, TEXT_TYPE)
 
     def rewrite(self, path: Path) -> Bounded | None:
+        with self._lock:
+            lock = self._locks.setdefault(str(path), threading.Lock())
+        with lock:
+            return self._rewrite(path)
+
+    def _rewrite(self, path: Path) -> Bounded | None:
         key = _key(path)
         if key in self._plain:
             return Bounded()
