@@ -7,7 +7,7 @@ Guarantees (pure: no I/O):
   (``ledger.events.values``): nothing of the text is lost, only moved.
 - ``is_over(text)`` says whether a text is over the bound, costing one encode only for texts that may be.
 - ``preview(text)`` is the first ``PREVIEW_BYTES`` (64 KB) of the text's UTF-8, cut at a character boundary:
-  always a prefix of the text (a lone surrogate cut there aside) and never longer than the bound.
+  always a prefix of the text (lone surrogates kept as they are).
 - ``encoded(text)`` is the bytes a blob holds for a text (UTF-8; a lone surrogate kept as its three bytes, so a
   text read back from a file is kept exactly as it was).
 """
@@ -35,4 +35,7 @@ def preview(text: str) -> str:
     data = encoded(head)
     if len(data) <= PREVIEW_BYTES:
         return head
-    return data[:PREVIEW_BYTES].decode("utf-8", "ignore")
+    cut = PREVIEW_BYTES
+    while data[cut] & 0xC0 == 0x80:  # a continuation byte: the character began before the cut
+        cut -= 1
+    return data[:cut].decode("utf-8", "surrogatepass")
