@@ -74,7 +74,12 @@ def bound_data(path: Path, data: Any, put: Put) -> Bounded:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         aside = f"{path.name}.whole-{stamp}"
         os.link(path, path.with_name(aside))
-    atomic_write(path, dumps(data))
+    try:
+        atomic_write(path, dumps(data))
+    except BaseException:
+        if aside is not None:  # the original stays where it was: no second copy of it beside
+            path.with_name(aside).unlink(missing_ok=True)
+        raise
     return Bounded(moved, cut, aside)
 
 
