@@ -1,8 +1,9 @@
 """Opt-in measurement for the benches, off unless an environment variable names a file.
 
 - ``LC_LOOP_LAG_FILE``: the event loop is sampled every 5 ms; each wake-up over 2 ms late appends
-  ``wall_time lag_ms cpu_ms`` (cpu: what the loop's thread ran meanwhile, so a block is told from a machine too
-  busy to run the process).
+  ``wall_time lag_ms cpu_ms process_cpu_ms`` (cpu: what the loop's thread ran meanwhile, process_cpu: what all the
+  process's threads ran, so a block, by the loop or by a thread holding the interpreter lock, is told from a
+  machine too busy to run the process).
 - ``LC_GC_FILE``: every garbage collection over 1 ms of its thread's CPU appends ``wall_time generation cpu_ms
   objects_in_gen2`` (``objects_in_gen2``: what a full one left tracked; -1 after a young one).
 - ``LC_PROFILE_FILE``: the loop's thread is profiled (cProfile, CPU time) from start-up to shutdown.
@@ -27,11 +28,12 @@ def probes(app: Any) -> None:
             loop = asyncio.get_running_loop()
             with open(lag_file, "a", buffering=1) as out:
                 while True:
-                    started, cpu = loop.time(), time.thread_time()
+                    started, cpu, all_cpu = loop.time(), time.thread_time(), time.process_time()
                     await asyncio.sleep(0.005)
                     late = (loop.time() - started - 0.005) * 1000
                     if late > 2:  # and how much of it the loop's thread ran (not waiting for a busy machine)
-                        out.write(f"{time.time():.3f} {late:.1f} {(time.thread_time() - cpu) * 1000:.1f}\n")
+                        ran, all_ran = (time.thread_time() - cpu) * 1000, (time.process_time() - all_cpu) * 1000
+                        out.write(f"{time.time():.3f} {late:.1f} {ran:.1f} {all_ran:.1f}\n")
 
         app.on_startup(lambda: background_tasks.create(sample(), name="loop lag sampler"))
     if gc_file := os.environ.get("LC_GC_FILE"):

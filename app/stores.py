@@ -19,9 +19,11 @@ def open_store(config: AppConfig, *, read_only: bool = False) -> EventStore:
         from store.postgres import PgStore
 
         return PgStore.open(config.database_url, read_only=read_only)
+    from store.blobs import FolderBounding
     from store.tinydb import Store
 
-    return Store.open(config.data_dir, read_only=read_only)
+    bounding = None if read_only else FolderBounding(config.data_dir / "blobs")  # older files' long texts: blobs
+    return Store.open(config.data_dir, read_only=read_only, bounding=bounding)
 
 
 def open_blobs(config: AppConfig, store: EventStore, *, read_only: bool = False) -> BlobStore:

@@ -65,7 +65,7 @@ def main() -> None:
                 browser.close()
         finally:
             app.stop()
-        blocks = [ran for at, _, ran in rows(lag) if started <= at <= ended]
+        blocks = [ran for at, _, ran, *_ in rows(lag) if started <= at <= ended]
         full = [(at, ms) for at, gen, ms, _ in rows(gcs) if gen == 2]
     stop()
     during = [round(ms) for at, ms in full if started <= at <= ended]

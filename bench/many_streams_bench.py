@@ -306,7 +306,7 @@ def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, wa
                 if left is not None and wall0 <= left <= wall1:
                     figures.engine_ms.append((datetime.fromisoformat(ts).timestamp() - left) * 1000)
         rows = [[float(x) for x in row.split()] for row in lag_file.read_text().splitlines()]
-        lags = [(lag, min(lag, ran)) for at, lag, ran in rows if wall0 <= at <= wall1]
+        lags = [(lag, min(lag, ran)) for at, lag, ran, *_ in rows if wall0 <= at <= wall1]
         figures.block_ms = max((b for _, b in lags), default=0.0)
         figures.late_ms = max((lag for lag, _ in lags), default=0.0)
         if spy and streams > 1:

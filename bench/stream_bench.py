@@ -151,7 +151,7 @@ def measure(app: AppProcess, upstream: ScriptedUpstream, timed: Timed, behavior:
         browser.close()
     dom_ms = (seen / 1000 - timed.sent_at) * 1000 if seen and timed.sent_at else None
     rows = [[float(x) for x in row.split()] for row in lag_file.read_text().splitlines()]
-    lags = [(lag, min(lag, ran)) for at, lag, ran in rows if wall0 <= at <= wall1]
+    lags = [(lag, min(lag, ran)) for at, lag, ran, *_ in rows if wall0 <= at <= wall1]
     gc_file = lag_file.with_suffix(".gc")
     text = gc_file.read_text() if gc_file.exists() else ""
     numbers = [[float(x) for x in row.split()] for row in text.splitlines()]

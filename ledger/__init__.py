@@ -6,6 +6,7 @@ NiceGUI, litellm or httpx (tests/app/test_architecture.py); ``__all__`` names it
 """
 
 __all__ = [
+    "bounds",
     "codec",
     "compaction",
     "continuation",

@@ -19,10 +19,10 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Literal, Union
 
 from ledger.errors import CodecError
-from ledger.events import EVENT_CLASSES, AnyEvent, Attachment, Event, Param, ToolPart, TurnMetrics, Usage
+from ledger.events import EVENT_CLASSES, AnyEvent, Attachment, Event, Param, TextRef, ToolPart, TurnMetrics, Usage
 
 KIND_TO_CLASS: dict[str, type[Event]] = {cls.KIND: cls for cls in EVENT_CLASSES}
-_VALUE_CLASSES = (Usage, TurnMetrics, Param, Attachment, ToolPart)
+_VALUE_CLASSES = (Usage, TurnMetrics, Param, Attachment, ToolPart, TextRef)
 
 
 def to_dict(event: Event) -> dict[str, Any]:

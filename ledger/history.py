@@ -11,7 +11,9 @@ Guarantees, per turn in order, along one branch of the message tree (``ledger.tr
 - a continuation (Continue, ``ledger.continuation``) contributes the answer it continues joined with its own text:
   the prefix once, the texts at the join one assistant message;
 - reasoning blocks are never sent back (they are shown to the user only);
-- a tool result longer than ``tool_result_chars`` is cut, with a note saying so (the ledger keeps all of it);
+- a tool result longer than ``tool_result_chars`` is cut, with a note saying so (the ledger keeps all of it); one
+  over ``ledger.bounds.TEXT_BOUND`` sends at most its preview, the note counting from its whole length; a user
+  message over it sends its preview with such a note;
 - after a compaction that applies to the branch (``ledger.compaction.effective``): one ``system`` entry with its
   summary (``SUMMARY_PREFIX``) in place of the turns it covers, then the turns after it, whole, as above. Whoever
   adds instructions puts them before everything (``instructions, then the summary, then the recent turns``);
@@ -104,8 +106,9 @@ def chain_history(
     for message_id, attempt_id in chain:
         message = conv.messages[message_id]
         if message.role == "user":
+            text = message.text if message.whole is None else _noted(message.text, message.whole.chars, "message")
             entries.append(
-                HistoryEntry(role="user", content=message.text, message_id=message_id, attachments=message.attachments)
+                HistoryEntry(role="user", content=text, message_id=message_id, attachments=message.attachments)
             )
             continue
         attempt = conv.attempts.get(attempt_id) if attempt_id else None
@@ -179,6 +182,10 @@ def as_messages(entries: tuple[HistoryEntry, ...]) -> list[dict[str, Any]]:
 
 def _capped(call: ToolCallState, limit: int) -> str:
     content = call.content
-    if len(content) <= limit:
+    if len(content) <= limit and call.whole is None:
         return content
-    return f"{content[:limit]}\n[… {len(content) - limit:,} more characters cut; the full result is in the ledger]"
+    return _noted(content[:limit], call.whole.chars if call.whole is not None else len(content), "result")
+
+
+def _noted(shown: str, chars: int, what: str) -> str:
+    return f"{shown}\n[… {chars - len(shown):,} more characters cut; the full {what} is in the ledger]"

@@ -70,6 +70,7 @@ def tool_result(conv: ConversationState, event: ToolResult) -> ConversationState
         duration_ms=event.duration_ms,
         parts=event.parts,
         structured=event.structured,
+        whole=event.whole,
     )
     return with_call(conv, attempt, call)
 

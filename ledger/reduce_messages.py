@@ -31,6 +31,7 @@ def submitted(conv: ConversationState, event: Submitted) -> ConversationState:
         parent=parent,
         edit_of=event.edit_of,
         attachments=event.attachments,
+        whole=event.whole,
     )
     key = parent or ROOT
     return conv._replace(

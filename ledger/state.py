@@ -24,6 +24,7 @@ from ledger.events import (
     QuestionState,
     QueuedItem,
     QueuePause,
+    TextRef,
     ToolPart,
     ToolStatus,
     TurnMetrics,
@@ -65,6 +66,7 @@ class ToolCallState(NamedTuple):
     questions: tuple[QuestionState, ...] = ()  # what the tool asked while it ran (``ledger.events.question``)
     asked: ApprovalAsked | None = None  # its wait for approval: since when, mode, why, grant hash
     approval: ApprovalGiven | None = None  # the answer to that wait (or the grant or policy that answered)
+    whole: TextRef | None = None  # a result over ``ledger.bounds.TEXT_BOUND``: ``content`` is its preview
 
     @property
     def answered(self) -> bool:
@@ -171,6 +173,7 @@ class MessageState(NamedTuple):
     edit_of: str | None = None
     branches: tuple[str, ...] = ()  # conversations branched from this message
     attachments: tuple[Attachment, ...] = ()  # a user message's files, by content hash
+    whole: TextRef | None = None  # a text over ``ledger.bounds.TEXT_BOUND``: ``text`` is its preview
 
 
 class ConversationState(NamedTuple):

@@ -58,6 +58,7 @@ __all__ = [
     "transcript",
     "user_message",
     "watch",
+    "whole_text",
     "waterfall",
     "waterfall_chart",
     "widgets",

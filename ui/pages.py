@@ -5,12 +5,17 @@ file routes (``ui.files_routes``: ``/files/{sha}``, its thumbnail, ``POST /files
 
 Guarantees: pages are registered inside ``register_pages`` (NiceGUI's test runner re-imports page modules), read
 the engine from the ``PageContext`` they were given, and never import litellm or a store. An unknown or deleted
-conversation id shows the empty page with a notice and the URL is set back to ``/`` (404 for an export). Every
+conversation id shows the empty page with a notice and the URL is set back to ``/`` (404 for an export). A chat
+still being read after ``OPENING_SECONDS`` (an older file whose long texts are being moved into blobs,
+``store.tinydb.bounding``) is answered at once with a line that says so (``OPENING``), and the page reloads itself
+once the chat is read: never NiceGUI's error page for a page slower than its 3 s response timeout. Every
 route sits behind ``ui.guard`` like the pages. A page that was served but never connected (a prefetch, a client
 that gave up) is released after ``UNCONNECTED_SECONDS`` (NiceGUI alone keeps it for a minute).
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from nicegui import Client, app, ui
 from starlette.responses import PlainTextResponse, Response
@@ -26,6 +31,10 @@ from ui.presets_page import PresetsPage
 from ui.style import serve_static
 
 UNCONNECTED_SECONDS = 15.0
+OPENING_SECONDS = 2.0
+OPENING = (
+    "Opening this chat: a long text in it is being moved into a file of its own. The chat shows here when that is done."
+)
 
 
 def register_pages(context: PageContext) -> None:
@@ -48,7 +57,14 @@ def register_pages(context: PageContext) -> None:
     @ui.page("/chat/{cid}")
     async def chat(cid: str) -> None:
         engine = context.require_engine()
-        if await engine.load(cid) is None:  # read in a worker thread when no page has it open
+        loading = asyncio.ensure_future(engine.load(cid))  # read in a worker thread when no page has it open
+        if not (await asyncio.wait({loading}, timeout=OPENING_SECONDS))[0]:
+            ui.label(OPENING).classes("lc-meta").mark("opening")
+            await ui.context.client.connected(timeout=60)  # the page is answered now; the chat follows
+            await loading
+            ui.navigate.reload()
+            return
+        if loading.result() is None:
             notice("That conversation does not exist (it may have been deleted).", "warning")
             ChatPage(context, None).build()
             ui.navigate.history.replace("/")

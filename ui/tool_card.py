@@ -35,6 +35,7 @@ from ui.download_names import tool_file_name
 from ui.format import duration, size, tool_state_words
 from ui.question_form import AnswerFn, show_questions
 from ui.tool_descriptions import Describe
+from ui.whole_text import show_whole
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -103,6 +104,8 @@ class ToolCard:
                 title = f"Result · {size(call.size)}"
                 with ui.expansion(title).classes("lc-tool-part w-full").props("dense") as result:
                     ui.label(call.content or "(empty)").classes("lc-mono").mark("tool-result")
+                    if call.whole is not None:  # over the bound: the preview above, the whole as a download
+                        show_whole(call.content, call.whole)
                 if call.status != "ok":
                     result.open()
                 show_parts(call)

@@ -11,6 +11,8 @@ Files (``MessageState.attachments``, so a reload shows them again): a raster ima
 rendered inline) as a chip that downloads (``/files/{sha}``, served as an attachment under its recorded name). Each
 carries ``data-attachment``. The editor shows the message's files as chips: Remove takes one away, "Attach files" adds
 more; Save sends exactly those (the original's, unchanged, when none was touched).
+A text over ``ledger.bounds.TEXT_BOUND`` shows its preview, how much of it that is, and a link to the whole
+(``ui.whole_text``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ledger.tree import versions
 from ui.attachments import AttachmentTray, FilesService, describe
 from ui.format import clock, user_line
 from ui.notices import notice
+from ui.whole_text import show_whole
 from ui.widgets import Actions, Switcher, TimeLabel
 
 WAIT_FOR_UPLOAD = "An upload is still running: wait for it to finish (or cancel it), then Save."
@@ -102,6 +105,8 @@ class UserMessageView:
             self.shown_files.set_visibility(bool(message.attachments))
             self.bubble = ui.label(message.text).classes("lc-bubble whitespace-pre-wrap break-words")
             self.bubble.set_visibility(bool(message.text) or not message.attachments)
+            if message.whole is not None:
+                show_whole(message.text, message.whole)
             self.editor: ui.column | None = None  # built when Edit is pressed
             with ui.row().classes("gap-1 items-center no-wrap"):
                 self.switcher = Switcher("version", "version", self._step)

@@ -64,6 +64,7 @@ def branch_events(
                     text=message.text,
                     parent=parent,
                     attachments=message.attachments,  # the same files, by hash: the branch sends the same bytes
+                    whole=message.whole,  # a long text: the same blob
                 )
             )
             parent = message_id
@@ -117,6 +118,7 @@ def _attempt_events(a: AttemptState, user_id: str, turn: int, cid: str, through:
                     duration_ms=call.duration_ms,
                     parts=call.parts,
                     structured=call.structured,
+                    whole=call.whole,
                 )
             )
     events.append(_copied_end(a, cid))

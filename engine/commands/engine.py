@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Collection, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from immutables import Map
@@ -53,10 +53,12 @@ from engine.text import valid_text, visible_title
 from engine.tools import ServerHealth, ToolHub
 from engine.turns import AttemptRun, EngineSettings, recover
 from ledger import decide
+from ledger.bounds import is_over
 from ledger.decide import InputRejected as InputRejected
 from ledger.events import ApprovalScope, CancelSource, Created, Deleted
 from ledger.state import ConversationState, State
 from store.api import EventStore
+from store.blobs import keep_text
 
 log = logging.getLogger("ledger_chat.engine")
 Choice = tuple[str | None, str | None]  # (model, agent preset id) of a new attempt
@@ -257,6 +259,9 @@ class Engine(ReadFace, PresenceFace, CompactionFace):
         provider = self._provider(model)
         await admit(self.files, self._require(cid), provider.model, files, until=edit_of)
         self._require_saving(await self.read.saving_fails())
+        text, whole = valid_text(text), None  # over the bound (a raised --max-input-chars): a blob, the preview sent
+        if is_over(text):
+            text, whole = await asyncio.to_thread(keep_text, self.files.blobs, text)
         if self.door.elsewhere(cid) is None:
             await self.peers.writable(cid)
         rt = self.door.runtimes.of(cid)
@@ -264,10 +269,10 @@ class Engine(ReadFace, PresenceFace, CompactionFace):
             conv, streaming = self._require(cid), self.door.streams(rt)
             user_id, answer_id, new = new_id("msg"), new_id("msg"), new_attempt(provider)
             submitted, started = decide.send(
-                conv, valid_text(text), new, user_id=user_id, answer_id=answer_id, edit_of=edit_of,
+                conv, text, new, user_id=user_id, answer_id=answer_id, edit_of=edit_of,
                 streaming=streaming, attachments=files,
             )  # fmt: skip
-            await self.door.begin(rt, submitted, started, provider)
+            await self.door.begin(rt, replace(submitted, whole=whole), started, provider)
         return user_id, answer_id
 
     def _provider(self, choice: Choice) -> ProviderConfig:  # (model, preset): ``Presets.provider`` says why not

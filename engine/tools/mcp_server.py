@@ -31,7 +31,7 @@ from engine.tools.config import ServerConfig
 from engine.tools.elicitation import Ask, Deadline, Elicitations, TimedOut, drive_call
 from engine.tools.identity import client_info
 from engine.tools.result_content import convert
-from ledger.events import ToolPart
+from ledger.events import TextRef, ToolPart
 from store.blobs import BlobStore, MemoryBlobs
 
 log = logging.getLogger("ledger_chat.tools")
@@ -75,6 +75,7 @@ class CallOutcome:
     is_error: bool
     parts: tuple[ToolPart, ...] = ()
     structured: str | None = None
+    whole: TextRef | None = None  # over ``ledger.bounds.TEXT_BOUND``: ``text`` is the preview of this blob
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +148,7 @@ class MCPConnection:
             is_error=bool(getattr(result, "is_error", False)),
             parts=whole.parts,
             structured=whole.structured,
+            whole=whole.whole,
         )
 
     async def stop(self) -> None:

@@ -13,6 +13,9 @@ Guarantees:
   text/plain: <its text>]``, ``[link: <uri> (<name>)]``. A result with structured content and no text part
   carries the JSON as its text, so the model sees it. A result that is one text part is its ``text`` alone (no
   parts: the same text is not kept twice).
+- A result over ``ledger.bounds.TEXT_BOUND`` comes back as its preview with ``whole``, the blob of its whole text
+  (``engine.tools.result_bound``); its structured content, when it is only its text wrapped (``{"result": text}``,
+  as SDK servers send a returned string), is not kept at all (the text holds it).
 - Bytes that cannot be kept (over ``MAX_PART_BYTES``, not base64, a blob store that refuses them) leave a part
   without ``sha256`` and a description saying why; nothing raises from ``convert`` but cancellation.
 """
@@ -27,7 +30,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.events import ToolPart
+from engine.tools.result_bound import bound
+from ledger.bounds import is_over
+from ledger.events import TextRef, ToolPart
 from store.blobs import BlobStore
 
 MAX_PART_BYTES = 20 * 1024 * 1024
@@ -41,6 +46,7 @@ class Converted:
     text: str
     parts: tuple[ToolPart, ...]
     structured: str | None
+    whole: TextRef | None = None  # the whole text's blob, when ``text`` is its preview
 
 
 async def convert(result: Any, blobs: BlobStore) -> Converted:
@@ -51,12 +57,16 @@ async def convert(result: Any, blobs: BlobStore) -> Converted:
         part, said = await _part(item, blobs)
         parts.append(part)
         words.append(said)
-    structured = _structured(getattr(result, "structured_content", None))
+    raw = getattr(result, "structured_content", None)
+    wrapped = isinstance(raw, dict) and list(raw) == ["result"] and any(p.text == raw["result"] for p in parts)
+    long = wrapped and isinstance(raw, dict) and is_over(raw["result"])  # the text again, wrapped: not kept twice
+    structured = None if long else _structured(raw)
     if structured is not None and not any(p.kind == "text" for p in parts):
         words.insert(0, structured)
     if len(parts) == 1 and parts[0].kind == "text":
         parts = []  # the text is the content, exactly: not kept twice
-    return Converted(text="\n".join(words), parts=tuple(parts), structured=structured)
+    text, kept, structured, whole = await bound("\n".join(words), tuple(parts), structured, blobs)
+    return Converted(text=text, parts=kept, structured=structured, whole=whole)
 
 
 def describe(part: ToolPart) -> str:

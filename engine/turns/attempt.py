@@ -42,6 +42,7 @@ from ledger.events import (
     StaleToolResult,
     StaleWhy,
     StepStarted,
+    TextRef,
     ToolCalled,
     ToolCallStarted,
     ToolPart,
@@ -236,10 +237,10 @@ class AttemptRun:
 
     def record_result(
         self, call_id: str, status: ToolStatus, content: str, duration_ms: float | None,
-        parts: tuple[ToolPart, ...] = (), structured: str | None = None,
+        parts: tuple[ToolPart, ...] = (), structured: str | None = None, whole: TextRef | None = None,
     ) -> bool:  # fmt: skip
-        """The tool-result gate: record the call's one result (whole: its parts and structured content too), or a
-        stale one. Returns whether it counted."""
+        """The tool-result gate: record the call's one result (whole: its parts and structured content too; over the
+        bound, ``content`` is the preview of ``whole``), or a stale one. Returns whether it counted."""
         conv = self.view()
         if conv is None:
             return False
@@ -254,10 +255,11 @@ class AttemptRun:
                 call_id=call_id,
                 status=status,
                 content=content,
-                size=len(content),
+                size=whole.chars if whole is not None else len(content),
                 duration_ms=duration_ms,
                 parts=tuple(replace(p, text=valid_text(p.text)) if p.text is not None else p for p in parts),
                 structured=valid_text(structured) if structured is not None else None,
+                whole=whole,
             )
         )
         return True

@@ -62,8 +62,9 @@ async def run_tools(run: AttemptRun, calls: list[PendingCall], hub: ToolHub | No
             running = (call, task, time.monotonic())
             undispatched = list(pending)
             status, outcome = await _outcome(asyncio.shield(task))
+            took = _elapsed(run, running[2])
             run.record_result(
-                call.call_id, status, outcome.text, _elapsed(run, running[2]), outcome.parts, outcome.structured
+                call.call_id, status, outcome.text, took, outcome.parts, outcome.structured, outcome.whole
             )
             running = None
     except asyncio.CancelledError:
@@ -129,7 +130,8 @@ async def _stop_running(
             status = "cancelled"
     else:
         status, outcome = "cancelled", CallOutcome(_stopped_words(run, asked), True)
-    run.record_result(call.call_id, status, outcome.text, _elapsed(run, started), outcome.parts, outcome.structured)
+    took = _elapsed(run, started)
+    run.record_result(call.call_id, status, outcome.text, took, outcome.parts, outcome.structured, outcome.whole)
 
 
 def _progress(run: AttemptRun, call: PendingCall) -> Any:

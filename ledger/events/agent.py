@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ledger.events.values import Event, Flags, StaleWhy, ToolPart, ToolStatus, Usage
+from ledger.events.values import Event, Flags, StaleWhy, TextRef, ToolPart, ToolStatus, Usage
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -106,6 +106,8 @@ class ToolResult(Event):
     duration_ms: float | None = None
     parts: tuple[ToolPart, ...] = ()  # every content part, whole (``content`` is their text, as before)
     structured: str | None = None  # the result's ``structuredContent``, as JSON text
+    whole: TextRef | None = None  # a text over ``ledger.bounds.TEXT_BOUND``: ``content`` is its preview (and each
+    # part's text and ``structured`` at most a preview each), the whole text is this blob
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

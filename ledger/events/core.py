@@ -62,6 +62,7 @@ from ledger.events.values import (
     Purpose as Purpose,
     StaleBlock as StaleBlock,
     StaleWhy as StaleWhy,
+    TextRef as TextRef,
     ToolPart as ToolPart,
     ToolPartKind as ToolPartKind,
     ToolStatus as ToolStatus,
@@ -86,6 +87,7 @@ class Submitted(Event):
     edit_of: str | None = None
     attachments: tuple[Attachment, ...] = ()  # the files sent with it, by content hash (every attempt sends these)
     queue_id: str | None = None  # the queued message this sends (``ledger.events.queue``): sent once, with it
+    whole: TextRef | None = None  # a text over ``ledger.bounds.TEXT_BOUND``: ``text`` is its preview, this the blob
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

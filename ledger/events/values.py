@@ -100,6 +100,16 @@ class Attachment:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class TextRef:
+    """A text too long to keep in an event (``ledger.bounds``): its UTF-8 bytes are a blob under ``sha256`` (hex),
+    ``size`` of them, ``chars`` characters; the event keeps only its first part (the preview) in the field it names."""
+
+    sha256: str
+    size: int
+    chars: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ToolPart:
     """One content part of a tool's result, kept whole: ``text`` (a text part, or an embedded resource's text),
     binary bytes (image, audio, a resource's blob) by ``sha256`` in the blob store with their ``size`` in bytes,

@@ -6,13 +6,28 @@ Guarantees (every back end, see ``store.blobs.api.BlobStore``):
   again stores nothing new.
 - ``get`` returns exactly the bytes put, or None for a hash never put (or deleted).
 - ``delete`` removes the blobs named and says how many it removed; nothing else is touched.
+- Texts over ``ledger.bounds.TEXT_BOUND`` are blobs too (``keep_text``, ``read_text``), and so are those of older
+  TinyDB files once read (``FolderBounding``, given to ``store.tinydb.Store``).
 """
 
 from __future__ import annotations
 
 from store.blobs.api import BlobStore, BlobTooLarge, sha256_of
+from store.blobs.bounding import FolderBounding
 from store.blobs.folder import FolderBlobs
 from store.blobs.memory import MemoryBlobs
 from store.blobs.postgres import PgBlobs
+from store.blobs.text import TEXT_TYPE, keep_text, read_text
 
-__all__ = ["BlobStore", "BlobTooLarge", "FolderBlobs", "MemoryBlobs", "PgBlobs", "sha256_of"]
+__all__ = [
+    "TEXT_TYPE",
+    "BlobStore",
+    "BlobTooLarge",
+    "FolderBlobs",
+    "FolderBounding",
+    "MemoryBlobs",
+    "PgBlobs",
+    "keep_text",
+    "read_text",
+    "sha256_of",
+]

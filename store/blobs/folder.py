@@ -49,7 +49,7 @@ class FolderBlobs:
             if self._intact(path, digest):
                 return digest
             path.parent.mkdir(parents=True, exist_ok=True)
-            temp = path.with_name(f".tmp-{digest}-{threading.get_ident()}")
+            temp = path.with_name(f".tmp-{digest}-{os.getpid()}-{threading.get_ident()}")  # a bounding child too
             with open(temp, "wb") as handle:
                 handle.write(data)
                 handle.flush()

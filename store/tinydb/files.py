@@ -29,6 +29,7 @@ from tinydb import TinyDB
 from ledger.events import AnyEvent, Deleted
 from ledger.summary import ConversationSummary
 from store.memory import Read
+from store.tinydb.bounding import OVERSIZE_FILE, Bounding
 from store.tinydb.documents import to_documents, untracked_rows
 from store.tinydb.lock import DataDirLock
 from store.tinydb.opening import INDEX_FILE, TABLE, Report, index_docs, read_conversation
@@ -36,8 +37,9 @@ from store.tinydb.storage import AtomicJSONStorage, atomic_write, dumps, loads
 
 
 class FolderFiles:
-    def __init__(self, data_dir: Path, report: Report) -> None:
+    def __init__(self, data_dir: Path, report: Report, bounding: Bounding | None = None) -> None:
         self.data_dir = data_dir
+        self.bounding = bounding  # long texts of older files moved into blobs when read (``store.tinydb.bounding``)
         self.writable = False  # set once the folder's lock is held at opening
         self.index_due = False
         self._report = report
@@ -78,7 +80,9 @@ class FolderFiles:
 
     def read(self, cid: str) -> Read | None:
         """The conversation's events from its file; None when there is none (``store.memory.Backing``)."""
-        read = read_conversation(self.data_dir, cid, writable=self.writable, report=self._report)
+        read = read_conversation(
+            self.data_dir, cid, writable=self.writable, report=self._report, bounding=self.bounding
+        )
         if read is None:
             return None
         events, docs = read
@@ -88,7 +92,10 @@ class FolderFiles:
         """False only when no line of a user message or of a finished answer (its ``persisted`` text) in the
         conversation's file holds every one of the lower-case ``words``."""
         try:
-            docs = loads(self.path(cid).read_bytes())[TABLE].values()
+            path = self.path(cid)
+            if self.bounding is not None and self.writable and path.stat().st_size > OVERSIZE_FILE:
+                return True  # not parsed here (it would hold the interpreter): reading it bounds it first
+            docs = loads(path.read_bytes())[TABLE].values()
             texts = [d["text"] for d in docs if d.get("kind") in ("submitted", "persisted")]
         except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return True  # damaged: reading it reports the damage

@@ -13,6 +13,9 @@ Guarantees:
 - Each such finding is one call of ``report(key, message)`` with a readable line. With ``writable`` the damaged
   original is kept aside as ``<name>.corrupt-<time>`` (never deleted) and replaced by what could be read; without
   it (export, a read-only folder) nothing in the folder changes.
+- With a ``bounding`` (``store.tinydb.bounding``) and ``writable``, a conversation file is bounded before its
+  documents are used: one over ``OVERSIZE_FILE`` by another process before this one parses it, a smaller one over
+  ``TEXT_BOUND`` here; texts cut there are reported (the original is kept beside the file).
 - Ids come only from file names that match ``ID_PATTERN`` (letters, digits, ``_`` and ``-``): an id never carries
   quotes, spaces or markup into a page.
 """
@@ -26,9 +29,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ledger.bounds import TEXT_BOUND
 from ledger.events import AnyEvent
 from ledger.summary import ConversationSummary, as_doc, from_doc
 from store.memory import summary_of_events
+from store.tinydb.bounding import OVERSIZE_FILE, Bounded, Bounding, bound_data
 from store.tinydb.documents import from_documents, to_documents
 from store.tinydb.storage import AtomicJSONStorage, loads, salvage
 
@@ -59,9 +64,9 @@ class Index:
     deleted: set[str] = field(default_factory=set)
 
 
-def read_index(data_dir: Path, *, writable: bool, report: Report) -> Index:
+def read_index(data_dir: Path, *, writable: bool, report: Report, bounding: Bounding | None = None) -> Index:
     """The summaries and tombstones of ``data_dir``, reading conversation files only to upgrade an older index."""
-    reader = _Reader(data_dir, writable, report)
+    reader = _Reader(data_dir, writable, report, bounding)
     index = Index()
     index.docs, index.deleted = reader.index()
     listed: dict[str, ConversationSummary | None] = {}
@@ -75,7 +80,7 @@ def read_index(data_dir: Path, *, writable: bool, report: Report) -> Index:
     upgraded = False
     for cid, summary in listed.items():
         if summary is None:
-            read = read_conversation(data_dir, cid, writable=writable, report=report)
+            read = read_conversation(data_dir, cid, writable=writable, report=report, bounding=bounding)
             if read is None:
                 continue
             summary, upgraded = summary_of_events(cid, read[0]), True
@@ -100,14 +105,14 @@ def index_docs(
 
 
 def read_conversation(
-    data_dir: Path, cid: str, *, writable: bool, report: Report
+    data_dir: Path, cid: str, *, writable: bool, report: Report, bounding: Bounding | None = None
 ) -> tuple[list[AnyEvent], list[dict[str, Any]]] | None:
     """One conversation's events and stored documents; damage is kept aside (when ``writable``) and reported;
     ``None`` when its file is not there or cannot be read."""
     path = data_dir / f"conv-{cid}.json"
     if not (path.exists() or path.is_symlink()):
         return None
-    return _conversation(_Reader(data_dir, writable, report), cid, path)
+    return _conversation(_Reader(data_dir, writable, report, bounding), cid, path)
 
 
 def _file_ids(data_dir: Path, reader: _Reader) -> list[str]:
@@ -171,8 +176,9 @@ def is_conversation_id(cid: object) -> bool:
 
 
 class _Reader:
-    def __init__(self, data_dir: Path, writable: bool, report: Report) -> None:
+    def __init__(self, data_dir: Path, writable: bool, report: Report, bounding: Bounding | None = None) -> None:
         self.data_dir, self.writable, self.report = data_dir, writable, report
+        self.bounding = bounding if writable else None
 
     def index(self) -> tuple[dict[str, Any], set[str]]:
         """The index's documents and the ids of deleted conversations; a damaged index is rebuilt from the files."""
@@ -200,6 +206,7 @@ class _Reader:
 
     def conversation(self, cid: str, path: Path) -> list[dict[str, Any]] | None:
         """The stored documents of one file, in order; ``None`` when the path is not a readable file."""
+        self.bound_aside(cid, path)
         try:
             raw = path.read_bytes()
         except OSError as exc:
@@ -212,6 +219,8 @@ class _Reader:
             docs = [table[k] for k in sorted(table, key=int)]
             if not all(isinstance(doc, dict) for doc in docs):
                 raise TypeError("a stored record is not an object")
+            if self.bounding is not None and len(raw) > TEXT_BOUND:
+                self.bounded(cid, path, lambda: bound_data(path, data, self.bounding.put))  # type: ignore[union-attr]
             return docs
         except _READ_ERRORS as exc:
             docs = salvage(raw.decode("utf-8", errors="replace"))[1]
@@ -220,6 +229,31 @@ class _Reader:
             message = f"its file {'was' if aside.moved else 'is'} damaged {found} the damage"
             self.report(f"damaged:{path.name}", f"Conversation {cid}: {message}{aside.note}.")
             return docs
+
+    def bound_aside(self, cid: str, path: Path) -> None:
+        """A file over ``OVERSIZE_FILE`` is bounded by another process (``Bounding.rewrite``) before it is read."""
+        try:
+            big = self.bounding is not None and path.is_file() and path.stat().st_size > OVERSIZE_FILE
+        except OSError:
+            return
+        if big:
+            self.bounded(cid, path, lambda: self.bounding.rewrite(path))  # type: ignore[union-attr]
+
+    def bounded(self, cid: str, path: Path, bound: Callable[[], Bounded | None]) -> None:
+        try:
+            done = bound()
+        except OSError as exc:
+            done, why = None, _why(exc)
+        else:
+            why = "the process that does it failed"
+        if done is None:
+            self.report(f"bound:{path.name}", f"Conversation {cid}: its long texts could not be moved aside ({why}).")
+        elif done.cut:
+            self.report(
+                f"bound:{path.name}",
+                f"Conversation {cid}: {done.cut} text(s) over {TEXT_BOUND // (1024 * 1024)} MB were cut to their "
+                f"first part; the original is kept at {done.aside}.",
+            )
 
     def keep_aside(self, path: Path, replacement: dict[str, Any] | None = None) -> Aside:
         """Move ``path`` aside and write ``replacement`` in its place (only when writable)."""

@@ -45,6 +45,7 @@ from ledger.summary import ConversationSummary, closes
 from store.api import is_urgent
 from store.health import ProblemLog, describe_os_error
 from store.memory import Memory
+from store.tinydb.bounding import Bounding
 from store.tinydb.files import FolderFiles
 from store.tinydb.opening import read_index
 from store.tinydb.reserve import RESERVE_BYTES, Reserve, is_full, read_spill, spill, spill_path
@@ -59,7 +60,7 @@ class Store(Memory, Batches):
 
     def __init__(
         self, data_dir: str | Path, *, flush_interval: float = 0.25, read_only: bool = False,
-        reserve_bytes: int = RESERVE_BYTES, spill_dir: Path | None = None,
+        reserve_bytes: int = RESERVE_BYTES, spill_dir: Path | None = None, bounding: Bounding | None = None,
     ) -> None:  # fmt: skip
         self.data_dir = Path(data_dir)
         self._reserve = Reserve(self.data_dir, reserve_bytes)
@@ -70,7 +71,7 @@ class Store(Memory, Batches):
         self.flush_interval = flush_interval
         self.stats = StoreStats()
         self._log = ProblemLog(log)
-        self._files = FolderFiles(self.data_dir, self._log.report)
+        self._files = FolderFiles(self.data_dir, self._log.report, bounding)
         self._index: Index | None = None  # the index the batch being written writes first, if due
         self._closes_held = False  # that index keeps open the attempts its batch ends (closed by the next one)
         lock = threading.Condition()
@@ -80,16 +81,17 @@ class Store(Memory, Batches):
     @classmethod
     def open(
         cls, data_dir: str | Path, *, flush_interval: float = 0.25, read_only: bool = False,
-        reserve_bytes: int = RESERVE_BYTES, spill_dir: Path | None = None,
+        reserve_bytes: int = RESERVE_BYTES, spill_dir: Path | None = None, bounding: Bounding | None = None,
     ) -> Store:  # fmt: skip
         """Lock the folder and read its index; ``read_only`` takes no lock and changes nothing (export). A writable
-        store makes its reserve and takes back what the last shutdown spilled (``store.tinydb.reserve``)."""
+        store makes its reserve and takes back what the last shutdown spilled (``store.tinydb.reserve``); with a
+        ``bounding``, conversation files are bounded when read (``store.tinydb.bounding``)."""
         store = cls(
             data_dir, flush_interval=flush_interval, read_only=read_only, reserve_bytes=reserve_bytes,
-            spill_dir=spill_dir,
+            spill_dir=spill_dir, bounding=bounding,
         )  # fmt: skip
         store._files.writable = not read_only and store._take_folder()
-        index = read_index(store.data_dir, writable=store._files.writable, report=store._log.report)
+        index = read_index(store.data_dir, writable=store._files.writable, report=store._log.report, bounding=bounding)
         store.restore(index.summaries, index.deleted)
         store._files.load(index.docs)
         if not read_only:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ledger.codec import KIND_TO_CLASS, dumps_line, from_dict, from_jsonl, to_dict
 from ledger.errors import CodecError, LedgerError
-from ledger.events.core import EVENT_CLASSES, Attachment, Event, Failed, Param, ToolPart, TurnMetrics, Usage
+from ledger.events.core import EVENT_CLASSES, Attachment, Event, Failed, Param, TextRef, ToolPart, TurnMetrics, Usage
 
 text = st.text(st.characters(exclude_categories=["Cs"]), max_size=20)
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-(10**6), 10**6), text)
@@ -31,7 +31,7 @@ def strategy_for(hint: typing.Any) -> st.SearchStrategy[typing.Any]:
                 lambda d: tuple(Param(name=k, value=v) for k, v in d.items())
             )
         return st.lists(strategy_for(item), max_size=3).map(tuple)
-    if hint in (Usage, TurnMetrics, Attachment, ToolPart):
+    if hint in (Usage, TurnMetrics, Attachment, ToolPart, TextRef):
         hints = typing.get_type_hints(hint)
         return st.builds(hint, **{f.name: strategy_for(hints[f.name]) for f in dataclasses.fields(hint)})
     return {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from store.blobs import BlobStore, MemoryBlobs, sha256_of
+from store.blobs import BlobStore, MemoryBlobs, keep_text, read_text, sha256_of
 from store.blobs.folder import FolderBlobs
 
 
@@ -34,6 +34,14 @@ def test_a_blob_is_stored_once_under_the_hash_of_its_bytes_and_read_back_exactly
     assert blobs.get(sha) == data and blobs.has(sha)
     assert blobs.get("0" * 64) is None and not blobs.has("0" * 64)
     assert blobs.get("../../etc/passwd") is None
+
+
+def test_a_text_over_the_bound_is_kept_as_a_blob_and_read_back_exactly(blobs: BlobStore) -> None:
+    text = "".join(f"{n:07d} long ✓ \ud800 text\n" for n in range(70_000))  # a lone surrogate, kept as it was
+    shown, whole = keep_text(blobs, text)
+    assert whole is not None and text.startswith(shown) and len(shown.encode("utf-8", "surrogatepass")) <= 65536
+    assert read_text(blobs, whole) == text and whole.chars == len(text)
+    assert keep_text(blobs, "short") == ("short", None)
 
 
 def test_deleting_removes_only_the_blobs_named_and_counts_them(blobs: BlobStore) -> None:

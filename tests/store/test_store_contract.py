@@ -10,11 +10,12 @@ hundred conversations of two hundred chunks, odd text alone and around an answer
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 
 import pytest
 
 from ledger.errors import ConversationDeletedError, UnknownConversationError
-from ledger.events.core import Created, Deleted, Renamed
+from ledger.events.core import Created, Deleted, Renamed, Submitted, TextRef, ToolCalled, ToolResult
 from ledger.reducer import replay
 from ledger.summary import summary_of
 from tests.support.app_process import ROOT
@@ -175,3 +176,21 @@ def test_a_forgotten_conversation_is_read_again_identical_and_its_seqs_go_on(sto
     assert list(store.events("c1", keep=False)) == written
     event = store.append(Renamed(conversation_id="c1", ts="x", title="after"))
     assert event.seq == len(written) + 1 and list(store.events("c1")) == [*written, event]
+
+
+def test_a_message_and_a_tool_result_over_the_bound_come_back_as_their_preview_and_reference(
+    stores: StoreMaker,
+) -> None:
+    whole = TextRef(sha256="ab" * 32, size=3_000_000, chars=2_900_000)  # the blob itself is the blob store's
+    store = stores.open()
+    events = conversation_events("c1", answers=1, chunks=2)
+    events[1] = replace(events[1], whole=whole)  # the user message
+    ids = {"conversation_id": "c1", "attempt_id": "a1"}
+    events += [
+        ToolCalled(**ids, step=1, call_id="k", name="dump", arguments="{}"),
+        ToolResult(**ids, call_id="k", status="ok", content="first part", size=whole.chars, whole=whole),
+    ]
+    written = fill(store, events)
+    store.close()
+    again = stores.open().events("c1")
+    assert again == tuple(written) and {e.whole for e in again if isinstance(e, Submitted | ToolResult)} == {whole}

@@ -38,6 +38,7 @@ from ledger.events.core import (
     StepFinished,
     StepStarted,
     Submitted,
+    TextRef,
     ToolAwaitingApproval,
     ToolCalled,
     ToolCallStarted,
@@ -87,7 +88,9 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
             user, msg, att = f"u{turn}", f"m{turn}", f"a{len(attempts)}"
             users.append(user)
             queue_id = f"q{step[1]}" if kind == "send_queued" else None
-            add(Submitted(**base, message_id=user, turn=turn, text=f"q {turn}", edit_of=edit_of, queue_id=queue_id))
+            whole = _whole(f"q {turn}") if step[1] % 3 == 0 else None  # a text over the bound: kept as a blob
+            add(Submitted(**base, message_id=user, turn=turn, text=f"q {turn}", edit_of=edit_of, queue_id=queue_id,
+                          whole=whole))  # fmt: skip
             add(
                 Started(
                     **base | {"seq": seq + 1},
@@ -200,7 +203,9 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
             add(ToolDispatched(**base, attempt_id=att, call_id=_call(att, steps_of, step[2]), server="s"))
         elif kind == "tool_result":
             call_id = _call(att, steps_of, step[2])
-            add(ToolResult(**base, attempt_id=att, call_id=call_id, status=step[3], content=f"<r:{call_id}:{seq}>"))
+            result = f"<r:{call_id}:{seq}>"
+            whole = _whole(result) if step[2] % 2 else None
+            add(ToolResult(**base, attempt_id=att, call_id=call_id, status=step[3], content=result, whole=whole))
         elif kind == "stale_result":
             add(StaleToolResult(**base, attempt_id=att, call_id=_call(att, steps_of, step[2]), why="closed"))
         elif kind == "upstream_closed":
@@ -259,6 +264,11 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
                 )
             )
     return events
+
+
+def _whole(preview: str) -> TextRef:
+    """The reference a text over ``ledger.bounds.TEXT_BOUND`` leaves (its blob need not exist for the reducer)."""
+    return TextRef(sha256=format(len(preview), "064x"), size=2_000_000 + len(preview), chars=2_000_000 + len(preview))
 
 
 def _call(att: str, steps_of: dict[str, int], n: int) -> str:
