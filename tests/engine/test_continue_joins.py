@@ -120,7 +120,7 @@ async def test_continue_after_a_length_cut_sends_the_whole_cut_answer_once_and_a
     await next_request_sends_it_once(engine, cid, upstream, answer)
 
 
-@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+@pytest.mark.parametrize("dialect", DIALECTS)
 async def test_continue_after_a_stopped_continue_sends_both_parts_once_as_one_prefix(
     engines: EngineFactory, upstream: ScriptedUpstream, dialect: str
 ) -> None:
@@ -142,7 +142,7 @@ async def test_continue_after_a_stopped_continue_sends_both_parts_once_as_one_pr
     await next_request_sends_it_once(engine, cid, upstream, answer)
 
 
-@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+@pytest.mark.parametrize("dialect", DIALECTS)
 async def test_continue_after_an_edit_continues_the_edited_questions_answer_never_the_old_branch(
     engines: EngineFactory, upstream: ScriptedUpstream, dialect: str
 ) -> None:
