@@ -54,7 +54,7 @@ def says_it_once(engine: Engine, cid: str, message_id: str, expected: str) -> No
     assert markdown.count(expected.strip()) == 1, markdown
 
 
-async def stopped(engine: Engine, cid: str, upstream: ScriptedUpstream, text: str, message_id: str = "") -> str:
+async def stopped(engine: Engine, cid: str, message_id: str, text: str) -> str:
     """Wait until the answer ``message_id`` streamed a few chunks of ``text`` (planned by the caller), then Stop it;
     its interrupted text."""
     await wait_until(lambda: current_attempt(engine, cid, message_id).chunks_rendered >= 4)
@@ -96,7 +96,7 @@ async def test_continue_after_a_stop_sends_the_prefix_once_and_the_answer_is_pre
     cid = engine.create_conversation()
     upstream.plan(Behavior(text=WORDS, chunk_delay=0.02))
     _, message_id = await engine.send(cid, "count for me")
-    prefix = await stopped(engine, cid, upstream, WORDS, message_id)
+    prefix = await stopped(engine, cid, message_id, WORDS)
     await continued(engine, cid, message_id, upstream, REST)
     answer = a_continue_is_one_answer(upstream, prefix)
     says_it_once(engine, cid, message_id, answer)
@@ -129,10 +129,10 @@ async def test_continue_after_a_stopped_continue_sends_both_parts_once_as_one_pr
     cid = engine.create_conversation()
     upstream.plan(Behavior(text=WORDS, chunk_delay=0.02))
     _, message_id = await engine.send(cid, "count for me")
-    first = await stopped(engine, cid, upstream, WORDS, message_id)
+    first = await stopped(engine, cid, message_id, WORDS)
     upstream.plan(Behavior(text=" " + MORE, chunk_delay=0.02))
     await engine.continue_answer(cid, message_id)
-    second = await stopped(engine, cid, upstream, " " + MORE, message_id)
+    second = await stopped(engine, cid, message_id, " " + MORE)
     prefix = joined(first, second)
     assert the_answer(engine, cid, message_id) == prefix
     await continued(engine, cid, message_id, upstream, REST)
@@ -151,10 +151,10 @@ async def test_continue_after_an_edit_continues_the_edited_questions_answer_neve
     cid = engine.create_conversation()
     upstream.plan(Behavior(text=WORDS, chunk_delay=0.02))
     question, old_id = await engine.send(cid, "count for me")
-    old = await stopped(engine, cid, upstream, WORDS, old_id)
+    old = await stopped(engine, cid, old_id, WORDS)
     upstream.plan(Behavior(text=EDITED, chunk_delay=0.02))
     _, new_id = await engine.edit(cid, question, "count for me with e")
-    edited = await stopped(engine, cid, upstream, EDITED, new_id)
+    edited = await stopped(engine, cid, new_id, EDITED)
     with pytest.raises(InputRejected) as refused:  # the old branch's answer is not the one shown last
         await engine.continue_answer(cid, old_id)
     assert str(refused.value) == NOT_LATEST
