@@ -36,19 +36,30 @@ def prefix_steps(conv: ConversationState, attempt: AttemptState) -> list[tuple[s
     steps: list[tuple[str, list[ToolCallState]]] = []
     for link in links(conv, attempt)[:-1]:
         if link.in_history:
-            steps += [(link.step_text(i), link.step_calls(i)) for i in range(max(len(link.steps), 1))]
+            steps += _joined_on(
+                steps, [(link.step_text(i), link.step_calls(i)) for i in range(max(len(link.steps), 1))]
+            )
     return steps
+
+
+def _joined_on(
+    steps: list[tuple[str, list[ToolCallState]]], more: list[tuple[str, list[ToolCallState]]]
+) -> list[tuple[str, list[ToolCallState]]]:
+    """``more``, its first text joined onto the last of ``steps`` (taken off them) when that step called no tool:
+    a text a stop cut and a Continue went on with is one text, however many continuations it took."""
+    if steps and not steps[-1][1] and more:
+        text, _ = steps.pop()
+        more[0] = (joined(text, more[0][0]), more[0][1])
+    return more
 
 
 def answer_steps(conv: ConversationState, attempt: AttemptState) -> list[tuple[str, list[ToolCallState]]]:
     """Every step of the answer as one (an export): the prefix's, then ``attempt``'s, the texts at the join joined
     (``ledger.continuation.joined``) when the prefix's last step called no tool."""
     steps = prefix_steps(conv, attempt)
-    own = [(attempt.step_text(i), attempt.step_calls(i)) for i in range(max(len(attempt.steps), 1))]
-    if steps and not steps[-1][1]:
-        text, _ = steps.pop()
-        own[0] = (joined(text, own[0][0]), own[0][1])
-    return steps + own
+    return steps + _joined_on(
+        steps, [(attempt.step_text(i), attempt.step_calls(i)) for i in range(max(len(attempt.steps), 1))]
+    )
 
 
 def open_fence(text: str) -> str | None:

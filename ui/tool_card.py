@@ -5,7 +5,8 @@ Guarantees: the card's element carries ``data-tool-call`` (the call id) and ``da
 ``unknown`` | ``omitted``) and an accessible name with the tool's name and state; arguments and result are shown
 as text (escaped, monospace; hostile HTML stays text), collapsed, with the result's size (open when the call did
 not simply succeed); an ``unknown`` result (the instance running the call stopped answering) reads "unknown
-outcome", never as done; while the call waits for approval it shows ``ui.approval_card`` (Run, Skip, Always
+outcome", never as done, and so does a call the ledger has dispatched and not answered when its attempt ended
+(never "not sent"); while the call waits for approval it shows ``ui.approval_card`` (Run, Skip, Always
 allow); a running call shows its progress and elapsed time (counted in the browser, no websocket traffic). The
 card is updated only when its call changed. The card is one element: it also carries ``data-call-id`` and
 ``data-status`` (the same values), and ``_controls`` is the one place its buttons are made (issue 22's approvals
@@ -57,8 +58,8 @@ ICONS = {
 def card_status(call: ToolCallState, attempt_live: bool) -> str:
     if call.status is not None:
         return "done" if call.status == "ok" else call.status
-    if not attempt_live:
-        return "omitted"
+    if not attempt_live:  # no result, its attempt over: dispatched, its outcome is not known; else never sent
+        return "unknown" if call.phase == "running" else "omitted"
     return {"streaming": "writing", "ready": "queued", "waiting": "waiting", "running": "running"}[call.phase]
 
 

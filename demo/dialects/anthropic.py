@@ -11,7 +11,7 @@ Guarantees:
   fields), a ``ping``, one content block per part (``thinking`` with ``thinking_delta`` and a
   ``signature_delta``; ``text`` with ``text_delta``; ``tool_use`` with id and name first, then its input in
   ``input_json_delta`` parts), ``message_delta`` with ``stop_reason`` (``tool_use``, ``refusal`` when ``blocked``,
-  else ``end_turn``) and the output tokens when usage is allowed, then ``message_stop``.
+  ``max_tokens`` when ``cut``, else ``end_turn``) and the output tokens when usage is allowed, then ``message_stop``.
 - An in-stream error is an ``error`` event (``overloaded_error``) and the end of the stream.
 - ``error``: ``{"type": "error", "error": {"type", "message"}}`` with Anthropic's type per status (429
   ``rate_limit_error``, 529 ``overloaded_error``, ...), a ``request-id`` header, ``retry-after`` when given.
@@ -178,7 +178,7 @@ class AnthropicDialect:
                         yield _delta(index, {"type": "input_json_delta", "partial_json": piece.text})
         if open_kind:
             yield _event("content_block_stop", {"index": index})
-        stop = "tool_use" if b.tool_calls else "refusal" if b.blocked else "end_turn"
+        stop = "tool_use" if b.tool_calls else "refusal" if b.blocked else "max_tokens" if b.cut else "end_turn"
         tail: dict[str, Any] = {"delta": {"stop_reason": stop, "stop_sequence": None}}
         if b.usage:
             tail["usage"] = {"output_tokens": len(text.split()) + len(b.tool_calls)}

@@ -10,7 +10,8 @@ Guarantees:
 - ``frames`` is Gemini's stream: one ``GenerateContentResponse`` per piece (reasoning as ``thought`` parts, text
   parts, each function call whole, in one part, when its call starts), ``usageMetadata`` in every chunk (prompt,
   candidates, thoughts and cached token counts so far, when usage is allowed), then a last chunk with
-  ``finishReason`` ``STOP``, or, when ``blocked``, ``SAFETY`` with the rating that blocked it.
+  ``finishReason`` ``STOP`` (``MAX_TOKENS`` when ``cut``), or, when ``blocked``, ``SAFETY`` with the rating that
+  blocked it.
 - An in-stream error is ``data: {"error": {...}}`` (``UNAVAILABLE``) and the end of the stream.
 - ``error``: ``{"error": {"code", "message", "status"}}`` with Google's status names (429
   ``RESOURCE_EXHAUSTED``, 503 ``UNAVAILABLE``: its overload); ``retry_after`` as a ``RetryInfo`` detail.
@@ -190,7 +191,7 @@ class GeminiDialect:
         if b.blocked:
             yield _chunk(None, parsed.model, usage(), finishReason="SAFETY", safetyRatings=SAFETY)
         else:
-            yield _chunk([{"text": ""}], parsed.model, usage(), finishReason="STOP")
+            yield _chunk([{"text": ""}], parsed.model, usage(), finishReason="MAX_TOKENS" if b.cut else "STOP")
         record.finished = True
 
 

@@ -6,8 +6,8 @@ Guarantees:
   with a 400: a tool call whose ``arguments`` is not an object (Go's unmarshal error, as Ollama says it), and, as
   a model served by it expects, a tool call not answered by exactly one ``tool`` message right after it.
 - ``frames`` is one JSON object per line: ``message`` with ``thinking`` or ``content`` pieces, each tool call whole
-  with object ``arguments`` when it starts, then ``done: true`` with ``done_reason`` and, when usage is allowed,
-  ``prompt_eval_count`` and ``eval_count``.
+  with object ``arguments`` when it starts, then ``done: true`` with ``done_reason`` (``length`` when ``cut``)
+  and, when usage is allowed, ``prompt_eval_count`` and ``eval_count``.
 - An in-stream error is a ``{"error": message}`` line and the end of the stream.
 - ``error``: ``{"error": message}`` with the status; ``retry_after`` as the ``retry-after`` header.
 """
@@ -133,7 +133,7 @@ class OllamaDialect:
                         yield _line(model, {"role": "assistant", "content": "", "tool_calls": [call]})
                     case "call_args":
                         pass  # Ollama sends a call whole: its arguments went with its start
-        tail: dict[str, Any] = {"done_reason": "stop", "total_duration": 1_000_000}
+        tail: dict[str, Any] = {"done_reason": "length" if b.cut else "stop", "total_duration": 1_000_000}
         if b.usage:
             tail.update(prompt_eval_count=prompt_tokens(record, b), eval_count=len(text.split()) + len(b.tool_calls))
         yield _line(model, {"role": "assistant", "content": ""}, True, **tail)

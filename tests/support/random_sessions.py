@@ -182,7 +182,8 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
         elif kind == "done":
             add(Done(**base, attempt_id=att, request_id=f"r{att}"))
         elif kind == "persist":
-            metrics = TurnMetrics(input_tokens=seq, input_estimated=seq % 2 == 0, output_estimated=seq % 3 == 0)
+            metrics = TurnMetrics(input_tokens=seq, input_estimated=seq % 2 == 0, output_estimated=seq % 3 == 0,
+                                  completed_at=ts, wait_ms=float(seq) if seq % 2 else None)  # fmt: skip
             add(Persisted(**base, attempt_id=att, message_id=msg, status="complete", text="", metrics=metrics))
         elif kind == "recover":
             add(Recovered(**base, attempt_id=att))

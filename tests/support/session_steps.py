@@ -77,3 +77,46 @@ STEPS = {
     "continue": st.tuples(st.just("continue"), st.integers(0, 7)),
 }
 steps = st.one_of(*STEPS.values())
+
+
+LATEST = -1  # an attempt index ``build_events`` reads modulo the attempts so far: the latest attempt
+
+
+@st.composite
+def _turn(draw: st.DrawFn, first: bool = False) -> list[tuple]:
+    """One attempt's life, start to (maybe) end, on the latest attempt: chunks, a tool call with any outcome (its
+    approval or question on the way), then done, a Stop, a failure, a restart's recovery, or nothing yet."""
+    opener = ("submit", 0) if first else draw(st.sampled_from([("submit", 0), ("retry", LATEST), ("continue", LATEST)]))
+    plan: list[tuple] = [opener, *[("chunk", LATEST)] * draw(st.integers(0, 3))]
+    if draw(st.booleans()):
+        plan += [("call_started", LATEST, 0), ("call_complete", LATEST, 0)]
+        plan += draw(st.sampled_from([[], [("approval_asked", LATEST, 0, "ask")], [("question", LATEST, 0, 0)]]))
+        plan += draw(
+            st.sampled_from([[], [("dispatch", LATEST, 0)], [("dispatch", LATEST, 0), ("progress", LATEST, 0)]])
+        )
+        if draw(st.booleans()):
+            plan.append(("tool_result", LATEST, 0, draw(STEPS["tool_result"])[3]))
+        if draw(st.booleans()):
+            plan += [("step_finished", LATEST), ("next_step", LATEST), ("chunk", LATEST)]
+    source = draw(STEPS["cancel"])[2]
+    plan += draw(
+        st.sampled_from(
+            [
+                [("done", LATEST), ("persist", LATEST)],
+                [("cancel", LATEST, source), ("upstream_closed", LATEST), ("cancelled", LATEST), ("persist", LATEST)],
+                [("cancel", LATEST, source), ("chunk", LATEST)],
+                [("fail", LATEST, False), ("persist", LATEST)],
+                [("fail", LATEST, True), ("chunk", LATEST)],
+                [("recover", LATEST), ("persist", LATEST)],
+                [],
+            ]
+        )
+    )
+    return plan
+
+
+#: Random sessions that reach the ends: a first question, then attempt lives (``_turn``: a new question, a Retry
+#: or a Continue of the latest) and, one part in four, any other step between them.
+lived_sessions = st.tuples(
+    _turn(first=True), st.lists(st.one_of(_turn(), _turn(), _turn(), steps.map(lambda s: [s])), max_size=6)
+).map(lambda parts: [*parts[0], *(step for part in parts[1] for step in part)])

@@ -45,3 +45,34 @@ def test_a_continued_answer_is_one_text_in_the_export_and_its_prefix_is_shown_ab
     assert prefix_steps(conv, attempt) == [("The first half of a sent", [])]
     assert answer_steps(conv, attempt) == [("The first half of a sentence, and the rest.", [])]
     assert "The first half of a sentence, and the rest." in conversation_markdown(conv)
+
+
+def test_an_answer_continued_twice_shows_its_prefix_as_one_text_not_a_paragraph_per_continue() -> None:
+    """Issue 40: the second Continue's page and export showed the first two parts as two paragraphs ("…a sent" and
+    "ence, and"), a break inside a word that the model never sent."""
+
+    def started(attempt_id: str, continues: str | None) -> Started:
+        return Started(conversation_id=C, attempt_id=attempt_id, message_id="m1", user_message_id="u1", turn=1,
+                       model="x", trigger="continue" if continues else "submit", continues=continues)  # fmt: skip
+
+    def stopped(attempt_id: str, text: str) -> list[AnyEvent]:
+        return [
+            Chunk(conversation_id=C, attempt_id=attempt_id, request_id=attempt_id, chunk_seq=0, text=text),
+            CancelRequested(conversation_id=C, attempt_id=attempt_id, source="user"),
+            Cancelled(conversation_id=C, attempt_id=attempt_id, source="user"),
+        ]
+
+    events: list[AnyEvent] = [
+        Submitted(conversation_id=C, message_id="u1", turn=1, text="tell me"),
+        started("a1", None),
+        *stopped("a1", "The first half of a sent"),
+        started("a2", "a1"),
+        *stopped("a2", "ence, and"),
+        started("a3", "a2"),
+        Chunk(conversation_id=C, attempt_id="a3", request_id="r3", chunk_seq=0, text=" the rest."),
+        Done(conversation_id=C, attempt_id="a3", request_id="r3", finish_reason="stop"),
+    ]
+    conv = replay(events).conversations[C]
+    assert prefix_steps(conv, conv.attempts["a3"]) == [("The first half of a sentence, and", [])]
+    assert answer_steps(conv, conv.attempts["a3"]) == [("The first half of a sentence, and the rest.", [])]
+    assert "The first half of a sentence, and the rest." in conversation_markdown(conv)
