@@ -10,6 +10,8 @@ import pytest
 from engine.attempts.peers import Alone
 from engine.commands.engine import Engine, InputRejected
 from engine.offline import ready
+from engine.stamps import attempt_ids
+from ledger.events import Persisted, Recovered
 from tests.support.engine import EngineFactory, current_attempt
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for, wait_until
@@ -71,5 +73,34 @@ async def test_an_owner_that_loses_its_claim_stops_at_once_closes_the_stream_and
         assert not {"cancel_requested", "cancelled", "done", "failed", "persisted", "upstream_closed"} & set(kinds)
         assert len(upstream.records) == 1, "no further model call"
         assert not await engine.cancel(cid, "user"), "a lost attempt has no owner here to cancel it"
+    finally:
+        await factory.close()
+
+
+async def test_an_end_another_instance_wrote_while_this_owner_stalled_is_the_attempts_last_event(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    """Run 29 (`tests/cluster/test_pg_faults.py`, an owner frozen past its lease): the resumed owner read the
+    survivor's end before it heard that its claim was gone, and recorded the chunks still arriving as stale ones
+    after that end. Here the survivor's end (``recovered`` + ``persisted``) is read in while the owner streams."""
+    await ready()
+    factory = EngineFactory(tmp_path, upstream)
+    try:
+        engine: Engine = factory()
+        cid = engine.create_conversation()
+        upstream.plan(Behavior(text=WORDS, chunk_delay=0.02))
+        _, answer = await engine.submit(cid, "count")
+        await wait_until(lambda: current_attempt(engine, cid, answer).chunks_rendered >= 3, what="streaming")
+        attempt = current_attempt(engine, cid, answer)
+        ids = attempt_ids(cid, attempt.attempt_id)
+        engine.read.append(Recovered(**ids))  # as the other instance's sweeper wrote them
+        text = current_attempt(engine, cid, answer).text
+        engine.read.append(Persisted(**ids, message_id=answer, status="interrupted", text=text))
+        ended = len(engine.events(cid))
+        chunks = upstream.records[-1].chunks_sent
+        await wait_until(lambda: upstream.records[-1].chunks_sent >= chunks + 10, what="more chunks arriving")
+        assert [e.KIND for e in engine.events(cid)[ended - 1 :]] == ["persisted"], "nothing after the end"
+        engine.lost(cid, [attempt.attempt_id])  # the claim's loss, heard at last: the worker stops
+        await wait_until(lambda: not engine.is_running_here(cid), what="the worker gone")
     finally:
         await factory.close()
