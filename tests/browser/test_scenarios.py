@@ -37,6 +37,7 @@ from tests.support.waiting import nothing_more_for_blocking, wait_until, wait_un
 from ui.continued_view import JOIN_NAME
 
 WORDS = [f"w{n}" for n in range(600)]
+SILENCE = 4.0  # seconds before an upstream's first chunk where a Stop must land before it (on a busy machine too)
 STORY = " ".join(WORDS)
 
 
@@ -55,13 +56,15 @@ def test_stop_right_after_sending_shows_no_ghost_text_and_leaves_retry_and_input
     page: Page,
     upstream: ScriptedUpstream,
 ) -> None:
-    upstream.plan(Behavior(text="GHOST " * 40, first_delay=1.5))
+    upstream.plan(Behavior(text="GHOST " * 40, first_delay=SILENCE))
     send(page, "hello there")
     wait_until_blocking(lambda: len(upstream.records) == 1)
     page.get_by_role("button", name="Stop").click()
     expect(last_answer(page)).to_have_attribute("data-status", "empty")
     expect(last_answer(page)).to_contain_text("Stopped before any text")
-    watch_unchanged(page, 2.0)  # past the moment the upstream would have sent its first chunk
+    assert upstream.records[0].chunks_sent == 0, "the Stop came after the first chunk: the case was not tested"
+    first_chunk_due = upstream.records[0].received_at + SILENCE
+    watch_unchanged(page, max(0.5, first_chunk_due + 0.5 - time.monotonic()))  # past when it would have come
     expect(page.get_by_text("GHOST")).to_have_count(0)
     expect(last_answer(page).get_by_role("button", name="Retry")).to_be_enabled()
     expect(page.get_by_role("button", name="Send")).to_be_visible()
