@@ -1,11 +1,12 @@
 """A text kept as a blob because it is over ``ledger.bounds.TEXT_BOUND`` (a message, a tool result): the page shows
 its preview (what the event holds), a line saying how much that is, and a link that downloads the whole.
 
-Guarantees: ``whole_line(shown, ref)`` is the line, "Showing the first 64 KB of 20.0 MB" (its units made here:
-``amount``); ``show_whole(shown, ref)`` adds that line and the link "Download the whole text" to ``/files/{sha256}``
-(``ui.files_routes``: behind the same front door as every file, served as an attachment under the name the ledger
-gives it, ``ui.download_names.whole_name``), both marked ``whole-text``; the link's address holds only the hex
-sha256 the ledger recorded. The preview itself is shown by the caller as plain text, never as Markdown.
+Guarantees: ``whole_line(shown, ref)`` is the line, "Showing the first 64 KB of 20 MB" (sizes in the words the file
+chips use: ``ui.attachments.size_words``); ``show_whole(shown, ref)`` adds that line and the link "Download the
+whole text" to ``/files/{sha256}`` (``ui.files_routes``: behind the same front door as every file, served as an
+attachment under the name the ledger gives it, ``ui.download_names.whole_name``), both marked ``whole-text``; the
+link's address holds only the hex sha256 the ledger recorded. The preview itself is shown by the caller as plain
+text, never as Markdown.
 """
 
 from __future__ import annotations
@@ -16,20 +17,13 @@ from nicegui import ui
 
 from ledger.bounds import encoded
 from ledger.events import TextRef
+from ui.attachments import size_words
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
-KB, MB = 1024, 1024 * 1024
-
-
-def amount(size: int) -> str:
-    """A size in bytes as people read it: ``812 bytes``, ``64 KB``, ``20.0 MB``."""
-    if size < KB:
-        return f"{size} bytes"
-    return f"{round(size / KB)} KB" if size < MB else f"{size / MB:.1f} MB"
 
 
 def whole_line(shown: str, ref: TextRef) -> str:
-    return f"Showing the first {amount(len(encoded(shown)))} of {amount(ref.size)}"
+    return f"Showing the first {size_words(len(encoded(shown)))} of {size_words(ref.size)}"
 
 
 def show_whole(shown: str, ref: TextRef) -> None:

@@ -6,9 +6,8 @@ Guarantees:
   reads its conversation only through ``view``: it never sees the engine, the store or another conversation.
   Every event it makes carries its ``ids`` (``engine.stamps.AttemptIds``).
 - ``receive`` is the chunk gate: a delta is recorded as a rendered ``chunk`` when ``ledger.stale.stale_reason``
-  allows it, otherwise as a ``stale_chunk`` with the reason; either way it gets the next per-attempt chunk_seq. When
-  the ledger holds the attempt's end and this run decided none (``ended_elsewhere``: another instance took it over
-  while this one stalled, and its lost claim is not yet heard of), nothing is recorded: the end stays the last event.
+  allows it, otherwise as a ``stale_chunk`` with the reason; either way it gets the next per-attempt chunk_seq (what
+  reaches the ledger is the worker's to decide: ``AttemptWorker._append``).
 - ``outcome`` is set by the owner when the stream ends on its own, ``cancel`` by the owner's one cancel entry
   (a timeout sets both: the cancel and the failure it ends with); whichever is set first decides how the attempt
   is finalized (``settled``). ``time_out`` is how the stream's watchdog asks the owner for that cancel. A ``lost``
@@ -221,8 +220,7 @@ class AttemptRun:
         self.next_chunk_seq += 1
         why = stale_reason(conv, self.attempt_id, seq)
         if why is not None:
-            if not self.ended_elsewhere(why):
-                self._stale(seq, why, len(text), block)
+            self._stale(seq, why, len(text), block)
             return False
         text = valid_text(text)
         self.append(Chunk(**self.ids, request_id=self.request_id or "", chunk_seq=seq, text=text, block=block))
@@ -250,8 +248,7 @@ class AttemptRun:
         content = valid_text(content)
         why = tool_result_stale_reason(conv, self.attempt_id, call_id)
         if why is not None:
-            if not self.ended_elsewhere(why):
-                self.append(StaleToolResult(**self.ids, call_id=call_id, why=why, size=len(content)))
+            self.append(StaleToolResult(**self.ids, call_id=call_id, why=why, size=len(content)))
             return False
         self.append(
             ToolResult(
@@ -271,9 +268,6 @@ class AttemptRun:
     def _stale(self, seq: int, why: StaleWhy, chars: int, block: StaleBlock) -> None:
         request = self.request_id or ""
         self.append(StaleChunk(**self.ids, request_id=request, chunk_seq=seq, why=why, chars=chars, block=block))
-
-    def ended_elsewhere(self, why: StaleWhy) -> bool:
-        return why == "closed" and not self.settled
 
     @property
     def settled(self) -> bool:

@@ -13,7 +13,8 @@ Guarantees:
   caller is cancelled meanwhile; with the lock free, up to the task's cancel it runs in the caller's own step.
 - ``lose`` (its owner claim is gone: another instance owns the end) stops the attempt at once and for good: the
   task is cancelled (the HTTP stream closed, tool calls cancelled), nothing more is appended (``_append``), no
-  end is written, and the engine is told (``Workplace.ended``).
+  end is written, and the engine is told (``Workplace.ended``). Before the loss is heard, an end the ledger holds
+  that this worker did not write (the other instance's, read in) already stops every append: it stays the last.
 - ``_end`` is the only code that ends a running attempt, once: exactly one terminal event (``cancelled`` for a
   cancel, ``failed`` for a provider failure or a timeout, ``done``), then ``persisted`` with the status the reducer
   derived and the text that was rendered; then the engine is told (``Workplace.ended``), even if writing failed.
@@ -46,6 +47,7 @@ from engine.turns.open_calls import answer_open_calls
 from engine.turns.settings import EngineSettings
 from engine.turns.turn import run_turn
 from ledger.continuation_history import request_history
+from ledger.ends import is_terminal
 from ledger.errors import ConversationBusyError
 from ledger.events import (
     AnyEvent,
@@ -60,7 +62,7 @@ from ledger.events import (
     Started,
 )
 from ledger.history import HistoryEntry, as_messages
-from ledger.state import State
+from ledger.state import ConversationState, State
 
 log = logging.getLogger("ledger_chat.engine")
 
@@ -87,6 +89,7 @@ class AttemptWorker:
     ) -> None:
         self.lock, self.place = lock, place
         self.task: asyncio.Task[None] | None = None
+        self.wrote_end = False  # this worker recorded its attempt's terminal event
         self.run = AttemptRun(
             conversation_id=started.conversation_id,
             turn=started.turn,
@@ -120,8 +123,14 @@ class AttemptWorker:
         return worker
 
     def _append(self, event: AnyEvent) -> AnyEvent:
-        """Every event of the attempt goes through here: none once its claim was lost (``lose``)."""
-        return event if self.run.lost else self.place.append(event)
+        """Every event of the attempt goes through here: none once its claim was lost (``lose``), and none once the
+        ledger holds an end this worker did not write (another instance's, read in before the loss was heard)."""
+        run = self.run
+        if run.lost or (not self.wrote_end and ended_in(run.view(), run.attempt_id)):
+            return event
+        stored = self.place.append(event)
+        self.wrote_end = self.wrote_end or is_terminal(event)
+        return stored
 
     def lose(self) -> None:
         """The owner claim is gone (another instance owns the end): stop at once, writing nothing (see above)."""
@@ -227,6 +236,12 @@ class AttemptWorker:
             finalize(self.run)
         finally:
             self.place.ended(self)  # even a failed finalization never leaves the chat "streaming" forever
+
+
+def ended_in(conv: ConversationState | None, attempt_id: str) -> bool:
+    """Whether ``conv`` holds the end of attempt ``attempt_id``."""
+    attempt = conv.attempts.get(attempt_id) if conv is not None else None
+    return attempt is not None and not attempt.is_live
 
 
 def finalize(run: AttemptRun) -> None:

@@ -219,8 +219,10 @@ class _Reader:
             docs = [table[k] for k in sorted(table, key=int)]
             if not all(isinstance(doc, dict) for doc in docs):
                 raise TypeError("a stored record is not an object")
-            if self.bounding is not None and len(raw) > TEXT_BOUND:
-                self.bounded(cid, path, lambda: bound_data(path, data, self.bounding.put))  # type: ignore[union-attr]
+            if self.bounding is not None and len(raw) > TEXT_BOUND:  # bounded apart: a failed rewrite changes nothing
+                apart = loads(raw.decode("utf-8"))  # of what is read (it is written back by the next batch)
+                if self.bounded(cid, path, lambda: bound_data(path, apart, self.bounding.put)):  # type: ignore[union-attr]
+                    docs = [apart[TABLE][k] for k in sorted(apart[TABLE], key=int)]
             return docs
         except _READ_ERRORS as exc:
             docs = salvage(raw.decode("utf-8", errors="replace"))[1]
@@ -239,7 +241,8 @@ class _Reader:
         if big:
             self.bounded(cid, path, lambda: self.bounding.rewrite(path))  # type: ignore[union-attr]
 
-    def bounded(self, cid: str, path: Path, bound: Callable[[], Bounded | None]) -> None:
+    def bounded(self, cid: str, path: Path, bound: Callable[[], Bounded | None]) -> bool:
+        """Run ``bound``; whether it did its work (a failure is reported, never raised)."""
         try:
             done = bound()
         except OSError as exc:
@@ -254,6 +257,7 @@ class _Reader:
                 f"Conversation {cid}: {done.cut} text(s) over {TEXT_BOUND // (1024 * 1024)} MB were cut to their "
                 f"first part; the original is kept at {done.aside}.",
             )
+        return done is not None
 
     def keep_aside(self, path: Path, replacement: dict[str, Any] | None = None) -> Aside:
         """Move ``path`` aside and write ``replacement`` in its place (only when writable)."""

@@ -191,7 +191,7 @@ def test_a_frame_torn_in_half_a_stalled_network_and_a_reset_during_an_answer_end
         page = open_page(None, timeout_ms=60_000)
         page.goto(proxy.url + "/")
         text = RICH + "\n\n" + " ".join(f"w{n}" for n in range(1200))
-        upstream.plan(Behavior(text=text, chunk_delay=0.01))
+        upstream.plan(Behavior(text=text, chunk_delay=0.016))  # 20 s: longer than five breaks on a busy machine
         send(page, "a long one, through a broken network")
         faults = (proxy.cut_mid_frame, lambda: proxy.hold(1.5), proxy.drop, proxy.cut_mid_frame, proxy.drop)
         sockets = 1

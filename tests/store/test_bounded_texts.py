@@ -105,7 +105,7 @@ def test_a_rewrite_that_fails_at_its_rename_leaves_the_old_file_which_the_next_r
         store.close()
     monkeypatch.undo()
     assert (folder / "conv-big.json").read_bytes() == before  # the old file, whole
-    assert message.text == text or message.whole is not None  # read as it was (or bounded in memory): nothing lost
+    assert message.text == text and message.whole is None  # read as it is on disk: the rewrite did not happen
     assert not list(folder.glob(".conv-big.json.*.tmp"))
     again = Store.open(folder, bounding=FolderBounding(folder / "blobs"))
     try:
@@ -113,6 +113,33 @@ def test_a_rewrite_that_fails_at_its_rename_leaves_the_old_file_which_the_next_r
     finally:
         again.close()
     assert message.whole is not None and read_text(FolderBlobs(folder / "blobs"), message.whole) == text
+
+
+def test_a_cut_that_could_not_be_written_leaves_the_answer_whole_in_what_is_read_and_in_the_next_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The review of this change: the documents were cut in place before the rewrite, so a failed rewrite left the
+    cut ones in the store's memory, and the next batch wrote them over the file (the original link removed)."""
+    folder = tmp_path / "data"
+    text = long_text(2 * TEXT_BOUND + 100)
+    answer = Persisted(conversation_id="big", ts=stamp(T0), message_id="m1", attempt_id="a1", status="complete",
+                       text=text)  # fmt: skip
+    write_tinydb_folder(folder, {"big": [Created(conversation_id="big", ts=stamp(T0)), answer]})
+
+    def no_rename(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tinydb_storage.os, "replace", no_rename)
+    store = Store.open(folder, bounding=FolderBounding(folder / "blobs"))
+    try:
+        (read,) = [e for e in store.events("big") if isinstance(e, Persisted)]
+        monkeypatch.undo()
+        store.append(_submitted("and one more question"))
+    finally:
+        store.close()  # the batch with the new question is written: the whole file, from what was read
+    assert read.text == text
+    assert json.loads((folder / "conv-big.json").read_bytes())["events"]["2"]["text"] == text
+    assert not list(folder.glob("conv-big.json.whole-*"))
 
 
 def _submitted(text: str) -> Submitted:

@@ -21,8 +21,8 @@ from tests.support.page import elements, engine, send
 from tests.support.question_server import long_report_text
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
+from ui.attachments import size_words
 from ui.chat_page import PAINTED
-from ui.whole_text import amount
 
 pytest_plugins = ["nicegui.testing.user_plugin"]
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +63,7 @@ async def test_a_tool_result_of_3_mb_is_shown_as_its_preview_with_a_download_and
 
     (line,) = [e for e in elements(user, marker="whole-text")]
     assert [e.text for e in line.descendants() if isinstance(e, ui.label)] == [
-        f"Showing the first {amount(len(result.content.encode()))} of {amount(len(text.encode()))}"
+        f"Showing the first {size_words(len(result.content.encode()))} of {size_words(len(text.encode()))}"
     ]
     (link,) = [e for e in line.descendants() if isinstance(e, ui.link)]
     assert link.props["href"] == f"/files/{result.whole.sha256}"

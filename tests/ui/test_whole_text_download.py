@@ -26,7 +26,7 @@ from store.tinydb import OVERSIZE_FILE
 from tests.support.app_runner import AppRunner
 from tests.support.ledger_builders import T0, stamp
 from tests.support.stores import write_tinydb_folder
-from ui.whole_text import amount
+from ui.attachments import size_words
 
 
 def planted_text(size: int) -> str:
@@ -78,7 +78,7 @@ def test_a_planted_tool_result_over_the_bound_shows_its_preview_on_the_card_and_
     with run_app(data=folder) as app, httpx.Client(base_url=app.url, timeout=60) as http:
         page = http.get("/chat/tool")
         found = re.findall(r"Showing the first [^\"<]*", page.text)
-        assert page.status_code == 200 and found == [f"Showing the first 64 KB of {amount(len(data))}"], found
+        assert page.status_code == 200 and found == [f"Showing the first 64 KB of {size_words(len(data))}"], found
         whole = http.get(f"/files/{hashlib.sha256(data).hexdigest()}")
         assert whole.status_code == 200 and whole.content == data
         assert whole.headers["content-disposition"].startswith('attachment; filename="dump_table-result-k1.txt"')

@@ -129,8 +129,8 @@
     const listOpen = !!drawer && !drawer.classList.contains('q-layout--prevent-focus') && visible(drawer);
     try {
       if (open && listOpen && window.innerWidth >= 800 && window.innerWidth < room) {
-        listTaken = true;
         getElement(id).hide();
+        listTaken = true;
       } else if (!open && listTaken) {
         listTaken = false;
         getElement(id).show();
