@@ -25,12 +25,14 @@ def test_continue_across_bold_renders_one_markdown_text_live_and_finished(
     send(page, "say something bold")
     answer = last_answer(page)
     expect(answer).to_have_attribute("data-status", "complete")
-    upstream.plan(Behavior(text="ds** end here, and then " + "more " * 40, chunk_delay=0.1))
+    upstream.plan(
+        Behavior(text="ds** end here, and then " + "more " * 80, chunk_delay=0.1)
+    )  # 8 s: room on a busy machine
     answer.get_by_role("button", name="Continue this answer").click()
     live = page.wait_for_function(LIVE).json_value()  # the first moment the bold shows closed
     assert live["status"] == "streaming", "the continuation ended before the live check: no test"
     assert "**" not in live["text"], live["text"]
-    expect(answer).to_have_attribute("data-status", "complete", timeout=30_000)  # 40 words 0.1 s apart, busy
+    expect(answer).to_have_attribute("data-status", "complete", timeout=30_000)  # 80 words 0.1 s apart, busy
     body = answer.locator(".lc-body")
     expect(body.locator("strong")).to_have_text("bold words")
     assert "**" not in body.inner_text()

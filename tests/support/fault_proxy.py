@@ -116,9 +116,8 @@ class FaultProxy:
                 link.websocket = True
             first = False
             self.open.wait()
-            if not data:
-                with contextlib.suppress(OSError):
-                    sink.shutdown(socket.SHUT_WR)
+            if not data:  # one side ended the connection (a websocket has no use for half of one): it is over
+                link.close()
                 return
             if not upward and link.cut_next and len(data) > 1:
                 with contextlib.suppress(OSError):
