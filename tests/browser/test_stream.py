@@ -208,7 +208,8 @@ def test_a_frame_torn_in_half_a_stalled_network_and_a_reset_during_an_answer_end
         expect(last_answer(page)).to_have_attribute("data-status", "complete", timeout=90_000)
         assert proxy.faults == {"cut": 2, "held": 1, "dropped": 2}
         wait_until_blocking(lambda: len(proxy.sockets()) == 1, timeout=30, what="the page connected again")
-        assert len([link for link in proxy.links if link.websocket]) == sockets, "one new socket after each break"
+        made = len([link for link in proxy.links if link.websocket])  # a reconnect may take more than one try
+        assert made >= sockets, f"{made} sockets for {sockets - 1} breaks: the page did not reconnect after each"
         wait_until_blocking(lambda: operator.eq(*shown_and_full(page, text)), timeout=10, what="the full render")
         shown, _ = shown_and_full(page, text)
         assert shown.count(" w1199") == 1
