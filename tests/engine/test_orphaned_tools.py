@@ -7,11 +7,7 @@ had), the page says so, and the next question's request is accepted by the stric
 from __future__ import annotations
 
 import json
-import os
-import select
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +16,7 @@ import pytest
 from engine.tools.hub import ToolHub
 from engine.turns.open_calls import NOT_RUN_RESTART
 from ledger.ends import UNKNOWN_OUTCOME
+from tests.support.children import child_saying
 from tests.support.dialects import DIALECTS
 from tests.support.engine import EngineFactory, current_attempt, follow_up_is_accepted
 from tests.support.tool_crash_child import MOMENTS, tool_requests
@@ -28,7 +25,6 @@ from ui.format import stopped_text, tool_state_words
 from ui.tool_card import card_status
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-ROOT = Path(__file__).resolve().parents[2]
 #: (the card's words, the tool message the model gets) for each moment of the kill
 SAID = {
     "called": ("not run", NOT_RUN_RESTART),
@@ -46,23 +42,9 @@ def killed(
     root = tmp_path_factory.mktemp("killed")
     upstream_server.reset()
     upstream_server.plan(*tool_requests())
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.tool_crash_child", str(root), upstream_server.base_url],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    try:
-        assert child.stdout is not None
-        ready, _, _ = select.select([child.stdout], [], [], 120)
-        line = child.stdout.readline() if ready else "(nothing within 120 s)"
-        assert line.startswith("HELD "), f"the child did not reach its moments: {line!r}"
+    with child_saying("tool_crash_child", [str(root), upstream_server.base_url], "HELD ", 120) as (child, line):
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=10)
-    finally:
-        if child.poll() is None:
-            child.kill()
     yield root, json.loads(line.removeprefix("HELD "))
 
 

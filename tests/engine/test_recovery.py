@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import select
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from ledger.events.core import Chunk
+from tests.support.children import child_saying
 from tests.support.engine import EngineFactory, current_attempt
 from tests.support.upstream import Behavior, ScriptedUpstream
 
-ROOT = Path(__file__).resolve().parents[2]
 STORY = " ".join(f"word{n}" for n in range(400))
 
 
@@ -26,23 +23,9 @@ def streaming_child(
     """``tests.support.<module>`` streaming an answer into ``data`` (the conversation and message it said); the
     child is killed on the way out if it still runs."""
     upstream.plan(Behavior(text=STORY, chunk_delay=0.01))
-    child = subprocess.Popen(
-        [sys.executable, "-m", f"tests.support.{module}", str(data), upstream.base_url],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    try:
-        assert child.stdout is not None
-        ready, _, _ = select.select([child.stdout], [], [], 60)
-        line = child.stdout.readline() if ready else "(no answer within 60 s)"
-        assert line.startswith("STREAMING"), f"child did not stream: {line!r}"
+    with child_saying(module, [str(data), upstream.base_url], "STREAMING", 60) as (child, line):
         _, cid, message_id = line.split()
         yield child, cid, message_id
-    finally:
-        if child.poll() is None:
-            child.kill()
 
 
 async def test_a_process_killed_mid_stream_comes_back_interrupted_with_its_persisted_prefix(
