@@ -4,6 +4,7 @@ an error, the next claim works. The module has its own cluster (restarting the s
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterator
 
@@ -90,4 +91,45 @@ def test_saving_resumes_within_two_seconds_of_the_database_answering_and_presets
         assert list(PgStore.open(url, read_only=True).events("c0"))[-1] == renamed
     finally:
         presets.close()
+        store.close()
+
+
+def lock_is_held(lock: threading.Condition) -> bool:
+    if not lock.acquire(blocking=False):
+        return True
+    lock.release()
+    return False
+
+
+def test_the_stores_health_answers_at_once_while_an_append_holds_the_lock_waiting_for_the_database(
+    own_cluster: PostgresCluster,
+) -> None:
+    """A page checks the store's health every few seconds on the event loop; an append that must take a write
+    lease waits for the database with the store's lock held. The check must not wait with it (issue 40: every page
+    of the instance froze for up to a second after an outage)."""
+    url = own_cluster.new_database()
+    store = PgStore.open(url, flush_interval=0.05)
+    appended: list[BaseException | None] = []
+    try:
+        store.append(Created(conversation_id="c0", ts="t", title="before"))
+        assert store.flush_sync()
+        own_cluster.down()
+
+        def append() -> None:
+            try:
+                store.append(Created(conversation_id="c_new", ts="t", title="needs a lease"))
+                appended.append(None)
+            except Exception as exc:  # noqa: BLE001 - refused in a sentence while the database is away
+                appended.append(exc)
+
+        appender = threading.Thread(target=append)
+        appender.start()
+        wait_until_blocking(lambda: lock_is_held(store.lock), 10, "the append holding the lock")
+        health = store.health()
+        assert appender.is_alive(), "the health check waited for the append to give up"
+        assert health.saving_fails is None or isinstance(health.saving_fails, str)
+        appender.join(60)
+        assert appended and appended[0] is not None, "no lease while the database is away: refused"
+    finally:
+        own_cluster.up()
         store.close()
