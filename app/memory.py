@@ -9,7 +9,8 @@ of pages, however many checks come before it may. Python's own full collections 
 with Python's default (a young collection every 700 new container objects), 100 engine streams at 30 chunks a second
 cost 172-215 µs of CPU per chunk, with 10,000 134-143 µs (each chunk makes a few short-lived objects that reference
 counting frees anyway; docs/measured.md). Cycles are still collected, a little later: at most 10,000 young
-objects more wait for their collection.
+objects more wait for their collection. ``drop_unconnected_pages`` (every 5 s) keeps pages that no browser
+connected to from living a minute.
 """
 
 from __future__ import annotations
@@ -20,10 +21,22 @@ import sys
 from collections.abc import Callable
 
 THRESHOLDS = (10_000, 20, 20)  # young, middle, old: Python's default is (700, 10, 10)
+UNCONNECTED_SECONDS = 20.0  # a page whose browser never connected its socket is dropped after this long
 
 
 def collect_less_often() -> None:
     gc.set_threshold(*THRESHOLDS)
+
+
+def drop_unconnected_pages() -> None:
+    """Drop the pages built for a request whose browser never connected (a health check, a crawler, a tab closed
+    while loading) once ``UNCONNECTED_SECONDS`` old; NiceGUI keeps them 60 s, and a probe loading ``/`` twice a
+    second kept 120 pages alive, whose objects every full collection walked (issue 40: 0.4 s collections on the
+    event loop, ``GET /`` 0.5-0.7 s meanwhile). A browser connects within a second or two; one that comes later
+    finds its page gone and reloads it (NiceGUI's own behaviour for a page it no longer holds)."""
+    from nicegui import Client
+
+    Client.prune_instances(client_age_threshold=UNCONNECTED_SECONDS)
 
 
 class MemoryGiver:

@@ -20,7 +20,7 @@ import gc
 import logging
 
 from app.config import AppConfig, load_model_info
-from app.memory import MemoryGiver, collect_less_often
+from app.memory import MemoryGiver, collect_less_often, drop_unconnected_pages
 from app.probes import probes
 from app.providers import provider_config, tool_servers
 from store.api import EventStore
@@ -127,4 +127,5 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         lambda: context.engine is not None and bool(context.engine.streaming_here()), lambda: len(Client.instances)
     )
     app.timer(5.0, giver.check)
+    app.timer(5.0, drop_unconnected_pages)
     probes(app)

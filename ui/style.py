@@ -13,6 +13,7 @@ Tailwind makes for the classes ``ui/`` uses (NiceGUI runs without its in-browser
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from nicegui import app, ui
@@ -36,8 +37,14 @@ def serve_static() -> None:
         app.add_static_files(ROUTE, STATIC)
 
 
+@cache
+def static_version() -> int:
+    """The static files' version in their addresses (a browser fetches them again after an upgrade), read once."""
+    return int(max(p.stat().st_mtime for p in STATIC.iterdir()))
+
+
 def add_style() -> None:
-    version = int(max(p.stat().st_mtime for p in STATIC.iterdir()))
+    version = static_version()
     ui.add_head_html(f'<link rel="stylesheet" href="{ROUTE}/utilities.css?v={version}">')
     ui.add_head_html(f'<link rel="stylesheet" href="{ROUTE}/ledger.css?v={version}">')
     ui.add_head_html(f'<script src="{ROUTE}/ledger.js?v={version}" defer></script>')

@@ -20,7 +20,7 @@ import json
 from nicegui import ui
 from nicegui.events import ValueChangeEventArguments
 
-from ui.style import ROUTE, STATIC
+from ui.style import ROUTE, static_version
 
 SKIP_LINKS = """
 <a class="lc-skip" href="#" data-lc-skip="latest">Skip to the latest answer</a>
@@ -45,7 +45,7 @@ def audit_takes_the_lists_place(chats: ui.left_drawer, audit: ui.right_drawer) -
 
 
 def add_surface() -> None:
-    version = int(max(p.stat().st_mtime for p in STATIC.iterdir()))
+    version = static_version()
     ui.add_head_html(f'<link rel="stylesheet" href="{ROUTE}/surface.css?v={version}">')
     ui.add_head_html(f'<script src="{ROUTE}/surface.js?v={version}" defer></script>')
     ui.add_body_html(SKIP_LINKS)

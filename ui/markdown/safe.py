@@ -39,6 +39,7 @@ import secrets
 import time
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from functools import cache
 from html import escape, unescape
 
 import nh3
@@ -108,8 +109,9 @@ class MarkdownBlock(ui.html):
             self.set_content(render(markdown))
 
 
+@cache
 def code_css() -> str:
-    """Pygments styles for highlighted code, light and dark (added once per page)."""
+    """Pygments styles for highlighted code, light and dark (added once per page; made once per process)."""
     light: str = HtmlFormatter(nobackground=True).get_style_defs(".codehilite")
     dark: str = HtmlFormatter(nobackground=True, style="github-dark").get_style_defs(".body--dark .codehilite")
     return light + dark
