@@ -1,0 +1,191 @@
+"""The database faults of issue 40, each in rounds, on two real instances with a Chromium tab on each: PostgreSQL
+restarted mid-stream, stopped for 10 s mid-stream, Stop pressed while it is down, and the owner frozen for 9 s.
+
+After every fault: each tab shows what the ledger holds and what the upstream sent (the whole answer, or the prefix
+a Stop kept); saving resumes within ``RESUME`` seconds of the database answering again (the first event the app
+writes after it, by the database's own clock); every ``GET /`` of either instance while it is not frozen was
+answered; a follow-up from the other instance reaches the model with the ledger's text as its history.
+
+``FAULT_ROUNDS=n`` runs every fault ``n`` times (the record for issue 40: 5, on an idle machine) and then also holds
+``GET /`` to ``PAGE_FAST`` seconds throughout; the default run is one round, where a loaded machine's page time is
+printed, not held (speed is the benches' to measure). Budget: one round ~1 min, mostly waiting.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from datetime import datetime
+
+import psycopg
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.support.app_process import AppProcess
+from tests.support.app_runner import AppRunner
+from tests.support.browser import Pages, conversation_id, last_answer, send, visible_words, wait_words
+from tests.support.instances import AppsOnOneDatabase
+from tests.support.pinger import Pinger, slowest
+from tests.support.postgres import PostgresCluster, throwaway_cluster
+from tests.support.upstream import Behavior, ScriptedUpstream
+from tests.support.waiting import wait_until_blocking
+
+pytestmark = pytest.mark.early  # a minute of mostly waiting: started first (tests/conftest.py)
+ROUNDS = int(os.environ.get("FAULT_ROUNDS", "1"))
+HOLD_PAGE_TIME = "FAULT_ROUNDS" in os.environ
+PAGE_FAST = 0.3  # seconds: GET / on either live instance, throughout (held with FAULT_ROUNDS)
+RESUME = 2.0  # seconds from the database answering to the app's first write after it
+OUTCOME = 60.0  # seconds an outcome may take to show on a loaded machine (a liveness limit, never a bound)
+DOWN_FOR = 10.0
+FROZEN_FOR = 9.0
+# words of each fault's answer, 20 ms apart: still streaming when the database is back or the owner wakes
+LENGTH = {"restart": 300, "outage": 800, "stop-while-down": 1500, "frozen-owner": 1500}
+WORDS = [f"w{n}" for n in range(max(LENGTH.values()))]
+FAULTS = ("restart", "outage", "stop-while-down", "frozen-owner")
+
+
+@pytest.fixture(scope="module")
+def faulty() -> Iterator[PostgresCluster]:
+    yield from throwaway_cluster()
+
+
+@pytest.fixture(scope="module")
+def pair(faulty: PostgresCluster, run_app: AppRunner) -> Iterator[AppsOnOneDatabase]:
+    url = faulty.new_database()
+    with run_app.together(2, "--database-url", url) as (a, b):
+        yield AppsOnOneDatabase(url, a, b, ())
+
+
+def database_clock(url: str) -> datetime:
+    """When the database started answering again, by its own clock (its server process's start)."""
+
+    def now() -> datetime | None:
+        try:
+            with psycopg.connect(url, connect_timeout=2) as conn:
+                row = conn.execute("SELECT pg_postmaster_start_time()").fetchone()
+        except psycopg.OperationalError:
+            return None
+        return row[0] if row else None
+
+    at = wait_until_blocking(now, timeout=OUTCOME, what="the database answers")
+    assert at is not None
+    return at
+
+
+def first_write_after(url: str, back: datetime) -> float:
+    """Seconds from ``back`` to the first event any instance wrote after it."""
+
+    def first() -> datetime | None:
+        with psycopg.connect(url) as conn:
+            row = conn.execute("SELECT min(recorded_at) FROM events WHERE recorded_at >= %s", (back,)).fetchone()
+        return row[0] if row and row[0] else None
+
+    at = wait_until_blocking(first, timeout=OUTCOME, what="a write after the database came back")
+    assert at is not None
+    return (at - back).total_seconds()
+
+
+def idle_for(seconds: float) -> None:
+    """The timing under test: how long the database stays down or the owner frozen (not a wait)."""
+    time.sleep(seconds)
+
+
+def pid(process: AppProcess) -> int:
+    assert process.proc is not None
+    return process.proc.pid
+
+
+def ended_text(pair: AppsOnOneDatabase, cid: str) -> tuple[str, str]:
+    """The ledger's last answer end: its status and text."""
+    ends = [p for k, _, p in pair.rows(cid) if k == "persisted"]
+    assert ends, "the answer has an end in the ledger"
+    return str(ends[-1].get("status")), str(ends[-1]["text"])
+
+
+def follow_up(page: Page, upstream: ScriptedUpstream, text: str) -> None:
+    """A follow-up from ``page`` reaches the model with ``text`` as the answer before it."""
+    upstream.plan(Behavior(text="Follow-up answered."))
+    send(page, "and then?")
+    expect(last_answer(page)).to_have_attribute("data-status", "complete", timeout=OUTCOME * 1000)
+    said = [m["content"] for m in upstream.last.messages if m["role"] == "assistant"]
+    assert said[-1].split() == text.split(), "the model got the ledger's text as history"
+
+
+def run_fault(fault: str, faulty: PostgresCluster, pair: AppsOnOneDatabase, pinger: Pinger, on_a: Page,
+              on_b: Page, upstream: ScriptedUpstream) -> float | None:  # fmt: skip
+    """One fault during an answer owned by A and watched on B; returns the seconds saving took to resume."""
+    sent = WORDS[: LENGTH[fault]]
+    upstream.plan(Behavior(text=" ".join(sent), chunk_delay=0.02))
+    pinger.phase = f"{fault}: streaming"
+    send(on_a, f"a long story, then {fault}")
+    cid = conversation_id(on_a)
+    on_b.goto(f"{pair.b.url}/chat/{cid}")
+    wait_words(on_b, 20)
+    record = upstream.last
+    pinger.phase = f"{fault}: the fault"
+    resumed: float | None = None
+    if fault == "restart":
+        faulty.restart()
+        resumed = first_write_after(pair.url, database_clock(pair.url))
+    elif fault in ("outage", "stop-while-down"):
+        faulty.down()
+        try:
+            if fault == "stop-while-down":
+                on_a.get_by_role("button", name="Stop").click()
+                expect(last_answer(on_a)).to_have_attribute("data-status", "interrupted", timeout=OUTCOME * 1000)
+            idle_for(DOWN_FOR)
+        finally:
+            faulty.up()
+        resumed = first_write_after(pair.url, database_clock(pair.url))
+    else:
+        pinger.pause("A")  # a frozen process answers nothing, by design
+        os.kill(pid(pair.a), signal.SIGSTOP)
+        try:
+            idle_for(FROZEN_FOR)
+            expect(last_answer(on_b)).to_have_attribute("data-status", "interrupted", timeout=OUTCOME * 1000)
+        finally:
+            os.kill(pid(pair.a), signal.SIGCONT)
+    pinger.phase = f"{fault}: after it"
+    status = "complete" if fault in ("restart", "outage") else "interrupted"
+    for page in (on_a, on_b):
+        expect(last_answer(page)).to_have_attribute("data-status", status, timeout=OUTCOME * 1000)
+    pinger.resume("A")
+    wait_until_blocking(lambda: ended_text(pair, cid)[0] == status, timeout=OUTCOME, what=f"the ledger's {status}")
+    _, text = ended_text(pair, cid)
+    words = text.split()
+    assert visible_words(on_a) == visible_words(on_b) == words, "both tabs show the ledger's end"
+    if status == "complete":
+        assert words == sent and record.finished, "the whole answer, as sent"
+    else:
+        wait_until_blocking(lambda: record.disconnected_at is not None, timeout=OUTCOME, what="the upstream closed")
+        assert 20 <= len(words) <= record.chunks_sent and words == WORDS[: len(words)], "a prefix of what was sent"
+    pinger.phase = f"{fault}: the follow-up"
+    follow_up(on_b, upstream, text)
+    return resumed
+
+
+@pytest.mark.timeout(120 + 150 * ROUNDS)  # the suite's 180 s is for one round
+def test_each_database_fault_leaves_page_ledger_and_upstream_agreeing_and_saving_back_within_two_seconds(
+    faulty: PostgresCluster, pair: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream
+) -> None:
+    on_a, on_b = open_page(pair.a), open_page(pair.b)
+    resumed: dict[str, list[float]] = {fault: [] for fault in FAULTS}
+    with Pinger({"A": pair.a.url, "B": pair.b.url}, every=1.0) as pinger:
+        for _ in range(ROUNDS):
+            for fault in FAULTS:
+                on_a.goto(pair.a.url + "/")
+                seconds = run_fault(fault, faulty, pair, pinger, on_a, on_b, upstream)
+                if seconds is not None:
+                    resumed[fault].append(seconds)
+    loads = pinger.stop()
+    print(f"\n{ROUNDS} round(s); saving resumed after (s): {resumed}; slowest GET /: {slowest(loads)}")
+    assert all(x <= RESUME for xs in resumed.values() for x in xs), f"saving resumed after {resumed} s"
+    print(
+        "loads over", PAGE_FAST, "s:", [(x.name, round(x.seconds, 3), x.phase) for x in loads if x.seconds > PAGE_FAST]
+    )
+    failed = [x for x in loads if x.status != 200]
+    assert not failed, f"GET / not answered: {failed[:5]}"
+    if HOLD_PAGE_TIME:
+        assert max(x.seconds for x in loads) < PAGE_FAST, f"GET / slower than {PAGE_FAST} s: {slowest(loads)}"
