@@ -1,5 +1,6 @@
 """``WaterfallView``: one attempt's waterfall (ECharts, served by the app) with its figures listed beside it, and the
-replay of what the user saw (1×, 10×, or a time cursor dragged by hand), marking the moment Stop was pressed.
+replay of what the user saw (1×, 10×, or a time cursor dragged by hand), marking the moment Stop was pressed,
+rendered as the answer was (``ui.markdown``: the same safe renderer, the tail closed where half-written).
 
 Guarantees: everything shown is ``ledger.folds.waterfall`` over the ledger (rebuilt from an export alike); the chart
 gets bounded, downsampled values (``ui.waterfall_chart``), the replay shows at most ``SCREEN_CHARS`` characters (the
@@ -12,10 +13,22 @@ from __future__ import annotations
 from nicegui import ui
 
 from ledger.folds import Waterfall, frame_at
+from ui.markdown import MarkdownStream
 from ui.waterfall_chart import chart_height, chart_options, duration, figures, stop_sentence
 
 SCREEN_CHARS = 2000
 TICK = 0.1
+
+
+def screen_start(text: str, chars: int) -> int:
+    """Where the replay's screen starts for the first ``chars`` characters of ``text``: 0 when they fit in
+    ``SCREEN_CHARS``, else the start of the first paragraph within the last ``SCREEN_CHARS`` (so the markdown
+    shown is whole blocks, not half a code fence or a table), or the bare cut when that window holds no break."""
+    start = max(0, chars - SCREEN_CHARS)
+    if start == 0:
+        return 0
+    brk = text.find("\n\n", start, chars)
+    return brk + 2 if brk >= 0 else start
 
 
 class WaterfallView:
@@ -56,13 +69,9 @@ class WaterfallView:
                 .props('data-testid="replay-cursor"')
             )
             self.counter = ui.label().classes("lc-meta").mark("replay-counter").props('data-testid="replay-counter"')
-            self.screen = (
-                ui.label()
-                .classes("w-full break-words")
-                .style("white-space: pre-wrap")
-                .mark("replay-text")
-                .props('data-testid="replay-text"')
-            )
+            self.cut = ui.label("…").classes("lc-meta").mark("replay-cut")
+            self.screen = MarkdownStream().classes("w-full break-words").mark("replay-text")
+            self.screen.props('data-testid="replay-text"')
             if (sentence := stop_sentence(wf)) is not None:
                 ui.label(sentence).classes("lc-meta").mark("replay-stop").props('data-testid="replay-stop"')
         self.show(0.0)
@@ -73,8 +82,9 @@ class WaterfallView:
         if self.wf.cancel_ms is not None and at_ms >= self.wf.cancel_ms:
             marker = " · at Stop" if at_ms == self.wf.cancel_ms else " · after Stop"
         self.counter.set_text(f"{frame.tokens} tokens on the screen at {duration(at_ms)}{marker}")
-        start = max(0, frame.chars - SCREEN_CHARS)
-        self.screen.set_text(("…" if start else "") + self.wf.text[start : frame.chars])
+        start = screen_start(self.wf.text, frame.chars)
+        self.cut.set_visibility(start > 0)
+        self.screen.show(self.wf.text[start : frame.chars], final=False)
 
     def seek(self, at_ms: float) -> None:
         self.pause()

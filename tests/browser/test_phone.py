@@ -262,6 +262,15 @@ def test_a_send_made_before_the_connection_is_live_arrives_exactly_once(
     expect(page.locator(".lc-user")).to_have_count(1)
 
 
+# the sidebar's foot (Download all, the Tools section) gets its whole height or 40% of the drawer, whichever is
+# less, however long the chat list: the list scrolls, the foot is never squeezed (issue 41: 73 px with ~10 chats)
+FOOT_ROOM = """(foot) => {
+  const box = foot.parentElement, style = getComputedStyle(box);
+  const room = box.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
+  return [foot.getBoundingClientRect().height, Math.min(foot.scrollHeight, 0.4 * room)];
+}"""
+
+
 def test_with_many_chats_the_list_top_stays_opaque_and_download_and_tools_stay_in_reach(
     open_page: Pages, app: AppProcess, upstream: ScriptedUpstream
 ) -> None:
@@ -272,6 +281,9 @@ def test_with_many_chats_the_list_top_stays_opaque_and_download_and_tools_stay_i
     listing = page.locator(".lc-side-scroll")
     assert page.evaluate("e => e.scrollHeight > e.clientHeight", listing.element_handle()), "the list fits: no test"
     expect(page.get_by_role("button", name="Download all chats (zip)")).to_be_in_viewport()
+    foot = page.locator(".lc-side-foot").element_handle()
+    shown, wanted = page.evaluate(FOOT_ROOM, foot)
+    assert shown >= wanted - 1, f"the Tools section is squeezed to {shown:.0f} px of the {wanted:.0f} it needs"
     page.evaluate("e => { e.scrollTop = e.scrollHeight; }", listing.element_handle())
     top = page.locator(".lc-sidebar-top")
     assert page.evaluate("e => getComputedStyle(e).backgroundColor", top.element_handle()) in (

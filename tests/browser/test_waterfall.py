@@ -42,3 +42,21 @@ def test_the_waterfall_of_a_stopped_answer_marks_the_stop_and_its_replay_ends_on
     expect(counter).to_contain_text(re.compile(r"^0 tokens"))
     view.get_by_role("button", name="Go to the moment Stop was pressed").click()
     expect(counter).to_contain_text(re.compile(rf"^{seen} tokens on the screen"))
+
+
+def test_the_replay_shows_the_answer_rendered_as_the_user_saw_it_not_its_markdown_source(
+    page: Page, upstream: ScriptedUpstream
+) -> None:
+    upstream.plan(Behavior(text="A **bold claim** and `some code`.\n\n" + STORY, chunk_delay=0.02))
+    send(page, "mark it up")
+    wait_words(page, 20)
+    page.get_by_role("button", name="Stop").click()
+    expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
+    open_audit(page)
+    page.get_by_test_id("waterfall-open").last.click()
+    view = page.get_by_test_id("waterfall").last
+    view.get_by_role("button", name="Go to the moment Stop was pressed").click()
+    screen = view.get_by_test_id("replay-text")
+    expect(screen.locator("strong")).to_have_text("bold claim")
+    expect(screen.locator("code")).to_have_text("some code")
+    assert "**" not in screen.inner_text() and "`" not in screen.inner_text()

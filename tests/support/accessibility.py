@@ -18,8 +18,10 @@ SETTLED = """() => document.getAnimations().every(
 
 
 # axe resolves the background of text on a button inside a Quasar dialog to the dialog's backdrop (its inner box
-# is ``pointer-events: none``), though an opaque card lies between them; such a finding is measured again here
-# against the nearest opaque ancestor of the text (what is painted under it) and kept only if it still fails
+# is ``pointer-events: none``), though an opaque card lies between them; such a finding is measured again here from
+# the page's own computed colours: the text's colour (its alpha and the opacity of the elements between it and what
+# is painted under it composed over that; not axe's colour, which axe already blended with the backdrop) against
+# the nearest opaque ancestor of the text, kept only if it still fails
 RECHECKED = r"""(nodes) => nodes.filter((n) => {
   const check = n.any.find((a) => a.id === 'color-contrast');
   if (!check || !check.relatedNodes.some((r) => r.html.includes('q-dialog__backdrop'))) return true;
@@ -27,14 +29,19 @@ RECHECKED = r"""(nodes) => nodes.filter((n) => {
     const c = rgb.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
     return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
   };
-  const hex = (h) => [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16));
-  let el = document.querySelector(n.target[0]), bg = null;
+  const rgba = (css) => { const m = css.match(/[\d.]+/g).map(Number); return m.length === 3 ? [...m, 1] : m; };
+  const target = document.querySelector(n.target[0]);
+  if (!target) return true;
+  let el = target, bg = null, alpha = rgba(getComputedStyle(target).color)[3];
   for (; el && !bg; el = el.parentElement) {
-    const m = getComputedStyle(el).backgroundColor.match(/[\d.]+/g).map(Number);
-    if (m.length === 3 || m[3] === 1) bg = m.slice(0, 3);
+    const style = getComputedStyle(el), m = rgba(style.backgroundColor);
+    if (m[3] === 1) bg = m.slice(0, 3);
+    else alpha *= parseFloat(style.opacity);  // a faded element between the text and what is painted under it
   }
   if (!bg) return true;
-  const [a, b] = [lum(hex(check.data.fgColor)), lum(bg)];
+  const f = rgba(getComputedStyle(target).color);
+  const fg = [0, 1, 2].map((i) => f[i] * alpha + bg[i] * (1 - alpha));
+  const [a, b] = [lum(fg), lum(bg)];
   return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) < parseFloat(check.data.expectedContrastRatio);
 })"""
 
