@@ -7,7 +7,8 @@ this is its sample through the real page: clicks as a person makes them, two soc
 After every sequence, from the ledger: one new attempt per Retry it accepted (``retrying``), each attempt ended
 once, each attempt's text from its own request only (every request's words carry their own tag), a complete
 attempt never empty; on the page: both tabs show the ledger's last attempt ("n/n") and its words. At the end the
-next question is answered with the ledger's text as history. ``RETRY_SAMPLES=n`` runs n sequences (default 6).
+next question is answered with the ledger's text as history. ``RETRY_SAMPLES=n`` runs n sequences (default 5); the
+run prints what the presses made (attempts, Stops that landed, how the attempts ended).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import random
 import re
 import time
+from collections import Counter
 
 from playwright.sync_api import Page, expect
 
@@ -23,8 +25,8 @@ from tests.support.app_process import AppProcess
 from tests.support.browser import ANSWER, Pages, conversation_id, last_answer, send, visible_words
 from tests.support.upstream import Behavior, ScriptedUpstream
 
-SAMPLES = int(os.environ.get("RETRY_SAMPLES", "6"))
-ACTIONS = ("retry", "retry", "double", "two_tabs", "stop", "stop_then_retry", "wait")
+SAMPLES = int(os.environ.get("RETRY_SAMPLES", "5"))
+ACTIONS = ("retry", "retry", "double", "two_tabs", "stop", "stop", "stop_then_retry", "wait")
 ENDED = ("complete", "interrupted", "failed", "empty")
 OUTCOME = 30_000  # ms any answer may take to end on a loaded machine (a liveness limit)
 QUIET = 0.5  # seconds: the ledger is settled when two reads this far apart are the same
@@ -40,7 +42,16 @@ PRESS = """([label, times]) => {
 }"""
 
 
+# Stop is armed 600 ms after it replaces Send (issue 41: a finger still pressing Send never stops the answer): a
+# Stop press waits for that, or for the answer to end, as a person sees Stop turn red and presses it
+ARMED = """() => { const s = document.querySelector('button[data-lc-send]');
+  return !s || s.getAttribute('aria-disabled') !== 'true'
+    || [...document.querySelectorAll('.lc-assistant')].pop()?.dataset.status !== 'streaming'; }"""
+
+
 def press(page: Page, label: str, times: int = 1) -> bool:
+    if label == "Stop":
+        page.wait_for_function(ARMED, timeout=OUTCOME)
     return bool(page.evaluate(PRESS, [label, times]))
 
 
@@ -53,7 +64,7 @@ def planned(upstream: ScriptedUpstream, tag: str, rng: random.Random) -> None:
         if rng.random() < 0.2:  # a lost connection after a few words: a Retry within milliseconds of an error
             behaviors.append(Behavior(text=text, chunk_delay=0.01, drop_after=rng.randint(1, 3)))
         else:
-            behaviors.append(Behavior(text=text, chunk_delay=rng.choice((0.002, 0.01, 0.03))))
+            behaviors.append(Behavior(text=text, chunk_delay=rng.choice((0.005, 0.02, 0.05))))
     upstream.plan(*behaviors)
 
 
@@ -73,8 +84,8 @@ def act(a: Page, b: Page, action: str, rng: random.Random) -> None:
             press(page, "Stop")
             press(rng.choice((a, b)), "Retry")
         case "wait":
-            page.wait_for_timeout(rng.choice((5, 50, 200)))  # the timing under test: a press near the end
-    page.wait_for_timeout(rng.choice((0, 5, 30)))
+            page.wait_for_timeout(rng.choice((5, 50, 200, 600)))  # the timing under test: a press near the end
+    page.wait_for_timeout(rng.choice((0, 5, 30, 150, 400)))  # presses within ms, or once the page answered
 
 
 def settled(page: Page) -> None:
@@ -136,6 +147,10 @@ def test_random_retry_stop_and_double_click_sequences_from_two_tabs_keep_one_att
             settled(page)
         text = check(app, cid, (a, b))
         assert a.locator(ANSWER).count() == b.locator(ANSWER).count() == 1, "no turn appeared or vanished"
+    events = app.export(cid)
+    ended = Counter(e["status"] for e in events if e["kind"] == "persisted")
+    stops = sum(e["kind"] == "cancel_requested" for e in events)
+    print(f"\n{SAMPLES} sequences: {1 + sum(e['kind'] == 'retrying' for e in events)} attempts, {stops} Stops, {ended}")
     upstream.reset()
     upstream.plan(Behavior(text="The next answer."))
     send(b, "and then?")

@@ -2,13 +2,15 @@
 restarted mid-stream, stopped for 10 s mid-stream, Stop pressed while it is down, and the owner frozen for 9 s.
 
 After every fault: each tab shows what the ledger holds and what the upstream sent (the whole answer, or the prefix
-a Stop kept); saving resumes within ``RESUME`` seconds of the database answering again (the first event the app
-writes after it, by the database's own clock); every ``GET /`` of either instance while it is not frozen was
-answered; a follow-up from the other instance reaches the model with the ledger's text as its history.
+a Stop kept); saving resumes once the database answers again (the first event the app writes after it, by the
+database's own clock); every ``GET /`` of either instance while it is not frozen was answered; a follow-up from
+either instance reaches the model with the ledger's text as its history.
 
-``FAULT_ROUNDS=n`` runs every fault ``n`` times (the record for issue 40: 5, on an idle machine) and then also holds
-``GET /`` to ``PAGE_FAST`` seconds throughout; the default run is one round, where a loaded machine's page time is
-printed, not held (speed is the benches' to measure). Budget: one round ~1 min, mostly waiting.
+``FAULT_ROUNDS=n`` runs every fault ``n`` times (the record for issue 40: 5, on an idle machine) and then holds the
+promised times: saving back within ``RESUME`` seconds, ``GET /`` under ``PAGE_FAST`` throughout. The default run is
+one round on a loaded machine, where they are printed and only a liveness limit is held (speed is measured, never
+asserted under load), with a 4 s outage and without the frozen owner (``test_pg_faults.py`` freezes owners in
+every run). Budget: one round ~45 s, mostly waiting.
 """
 
 from __future__ import annotations
@@ -34,16 +36,18 @@ from tests.support.waiting import wait_until_blocking
 
 pytestmark = pytest.mark.early  # a minute of mostly waiting: started first (tests/conftest.py)
 ROUNDS = int(os.environ.get("FAULT_ROUNDS", "1"))
-HOLD_PAGE_TIME = "FAULT_ROUNDS" in os.environ
+MEASURED = "FAULT_ROUNDS" in os.environ  # a record on an idle machine: the promised times are held
 PAGE_FAST = 0.3  # seconds: GET / on either live instance, throughout (held with FAULT_ROUNDS)
-RESUME = 2.0  # seconds from the database answering to the app's first write after it
+RESUME = 2.0  # seconds from the database answering to the app's first write after it (held with FAULT_ROUNDS)
+RESUME_LIVENESS = 15.0  # seconds, held in every run (the bug it guards: saving came back after ~2 minutes)
 OUTCOME = 60.0  # seconds an outcome may take to show on a loaded machine (a liveness limit, never a bound)
-DOWN_FOR = 10.0
+DOWN_FOR = 10.0 if MEASURED else 4.0  # seconds the database stays down (the record: the issue's 10 s)
 FROZEN_FOR = 9.0
 # words of each fault's answer, 20 ms apart: still streaming when the database is back or the owner wakes
 LENGTH = {"restart": 300, "outage": 800, "stop-while-down": 1500, "frozen-owner": 1500}
 WORDS = [f"w{n}" for n in range(max(LENGTH.values()))]
-FAULTS = ("restart", "outage", "stop-while-down", "frozen-owner")
+# the frozen owner is in the record only: in every run, test_pg_faults.py freezes owners twice with more checks
+FAULTS = ("restart", "outage", "stop-while-down", *(("frozen-owner",) if MEASURED else ()))
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +119,8 @@ def follow_up(page: Page, upstream: ScriptedUpstream, text: str) -> None:
 
 def run_fault(fault: str, faulty: PostgresCluster, pair: AppsOnOneDatabase, pinger: Pinger, on_a: Page,
               on_b: Page, upstream: ScriptedUpstream) -> float | None:  # fmt: skip
-    """One fault during an answer owned by A and watched on B; returns the seconds saving took to resume."""
+    """One fault during an answer owned by A and watched on B, then a follow-up (from B after a restart or a Stop
+    while down, from A after an outage or its own freeze); returns the seconds saving took to resume."""
     sent = WORDS[: LENGTH[fault]]
     upstream.plan(Behavior(text=" ".join(sent), chunk_delay=0.02))
     pinger.phase = f"{fault}: streaming"
@@ -162,7 +167,7 @@ def run_fault(fault: str, faulty: PostgresCluster, pair: AppsOnOneDatabase, ping
         wait_until_blocking(lambda: record.disconnected_at is not None, timeout=OUTCOME, what="the upstream closed")
         assert 20 <= len(words) <= record.chunks_sent and words == WORDS[: len(words)], "a prefix of what was sent"
     pinger.phase = f"{fault}: the follow-up"
-    follow_up(on_b, upstream, text)
+    follow_up(on_a if fault in ("outage", "frozen-owner") else on_b, upstream, text)
     return resumed
 
 
@@ -181,11 +186,12 @@ def test_each_database_fault_leaves_page_ledger_and_upstream_agreeing_and_saving
                     resumed[fault].append(seconds)
     loads = pinger.stop()
     print(f"\n{ROUNDS} round(s); saving resumed after (s): {resumed}; slowest GET /: {slowest(loads)}")
-    assert all(x <= RESUME for xs in resumed.values() for x in xs), f"saving resumed after {resumed} s"
+    limit = RESUME if MEASURED else RESUME_LIVENESS
+    assert all(x <= limit for xs in resumed.values() for x in xs), f"saving resumed after {resumed} s"
     print(
         "loads over", PAGE_FAST, "s:", [(x.name, round(x.seconds, 3), x.phase) for x in loads if x.seconds > PAGE_FAST]
     )
     failed = [x for x in loads if x.status != 200]
     assert not failed, f"GET / not answered: {failed[:5]}"
-    if HOLD_PAGE_TIME:
+    if MEASURED:
         assert max(x.seconds for x in loads) < PAGE_FAST, f"GET / slower than {PAGE_FAST} s: {slowest(loads)}"
