@@ -82,9 +82,10 @@ class Pool(ConnectionPool[Conn]):
             if self._pool:  # another idle one to try: after a restart they all died together, each fails at once
                 continue
             now = monotonic()
-            if attempt is None:
+            if attempt is None:  # the first wait is none (psycopg_pool's too), the later ones steady
                 attempt = _SteadyAttempt(timeout=deadline - now)
-            attempt.update_delay(now)
+            else:
+                attempt.update_delay(now)
             if attempt.time_to_give_up(now):
                 raise PoolTimeout()
             sleep(attempt.delay)

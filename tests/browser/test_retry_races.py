@@ -7,7 +7,7 @@ this is its sample through the real page: clicks as a person makes them, two soc
 After every sequence, from the ledger: one new attempt per Retry it accepted (``retrying``), each attempt ended
 once, each attempt's text from its own request only (every request's words carry their own tag), a complete
 attempt never empty; on the page: both tabs show the ledger's last attempt ("n/n") and its words. At the end the
-next question is answered with the ledger's text as history. ``RETRY_SAMPLES=n`` runs n sequences (default 5); the
+next question is answered with the ledger's text as history. ``RETRY_SAMPLES=n`` runs n sequences (default 3); the
 run prints what the presses made (attempts, Stops that landed, how the attempts ended).
 """
 
@@ -25,7 +25,7 @@ from tests.support.app_process import AppProcess
 from tests.support.browser import ANSWER, Pages, conversation_id, last_answer, send, visible_words
 from tests.support.upstream import Behavior, ScriptedUpstream
 
-SAMPLES = int(os.environ.get("RETRY_SAMPLES", "5"))
+SAMPLES = int(os.environ.get("RETRY_SAMPLES", "3"))
 ACTIONS = ("retry", "retry", "double", "two_tabs", "stop", "stop", "stop_then_retry", "wait")
 ENDED = ("complete", "interrupted", "failed", "empty")
 OUTCOME = 30_000  # ms any answer may take to end on a loaded machine (a liveness limit)

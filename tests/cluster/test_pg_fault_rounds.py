@@ -44,7 +44,7 @@ OUTCOME = 60.0  # seconds an outcome may take to show on a loaded machine (a liv
 DOWN_FOR = 10.0 if MEASURED else 4.0  # seconds the database stays down (the record: the 10 s)
 FROZEN_FOR = 9.0
 # words of each fault's answer, 20 ms apart: still streaming when the database is back or the owner wakes
-LENGTH = {"restart": 300, "outage": 800, "stop-while-down": 1500, "frozen-owner": 1500}
+LENGTH = {"restart": 300, "outage": 800 if MEASURED else 400, "stop-while-down": 1500, "frozen-owner": 1500}
 WORDS = [f"w{n}" for n in range(max(LENGTH.values()))]
 # the frozen owner is in the record only: in every run, test_pg_faults.py freezes owners twice with more checks
 FAULTS = ("restart", "outage", "stop-while-down", *(("frozen-owner",) if MEASURED else ()))

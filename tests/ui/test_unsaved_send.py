@@ -68,7 +68,7 @@ async def test_a_send_the_database_cannot_record_stays_in_the_box_and_reaches_no
     gate.close()
     user.find("Message").type("keep this message")
     user.find("Message").trigger("keydown.enter.exact.prevent")
-    await user.should_see("it could not be saved")
+    await user.should_see("it could not be saved", retries=150)  # 15 s: a liveness limit on a loaded machine
     assert box(user) == "keep this message", "the text stays in the box"
     assert user.find("Message").elements.pop().enabled and user.find(marker="send").elements.pop().enabled
     assert not upstream.records, "nothing goes to the model before the submit is recorded"
