@@ -142,11 +142,12 @@ class Writer:
         Read without the lock: a page's periodic check runs on the event loop, and the lock may be held by a
         thread waiting for the database (a write lease taken while the pool reconnects: up to seconds), which
         froze every page of the instance (issue 40: ``GET /`` 0.9 s after an outage). Each value is one
-        attribute read; ``unsaved`` may miss an append made meanwhile, never goes below 0."""
+        attribute read (``_saved`` first: ``unsaved`` may count an event saved meanwhile as unsaved, never the other
+        way round)."""
         saved, appended = self._saved, self._appended
         return StoreHealth(
             saving_fails=self._saving_error,
-            unsaved=max(0, appended - saved),
+            unsaved=appended - saved,
             failed_tries=self._failed_tries,
             problems=self._log.problems(),
         )

@@ -60,9 +60,11 @@ def register_pages(context: PageContext) -> None:
         loading = asyncio.ensure_future(engine.load(cid))  # read in a worker thread when no page has it open
         if not (await asyncio.wait({loading}, timeout=OPENING_SECONDS))[0]:
             ui.label(OPENING).classes("lc-meta").mark("opening")
-            await ui.context.client.connected(timeout=60)  # the page is answered now; the chat follows
+            client = ui.context.client
+            await client.connected(timeout=60)  # the page is answered now; the chat follows
             await loading
-            ui.navigate.reload()
+            if not client.is_deleted:  # a browser that never connected: its page was dropped (app.memory)
+                ui.navigate.reload()
             return
         if loading.result() is None:
             notice("That conversation does not exist (it may have been deleted).", "warning")

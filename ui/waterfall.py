@@ -22,13 +22,20 @@ TICK = 0.1
 
 def screen_start(text: str, chars: int) -> int:
     """Where the replay's screen starts for the first ``chars`` characters of ``text``: 0 when they fit in
-    ``SCREEN_CHARS``, else the start of the first paragraph within the last ``SCREEN_CHARS`` (so the markdown
-    shown is whole blocks, not half a code fence or a table), or the bare cut when that window holds no break."""
+    ``SCREEN_CHARS``, else the first paragraph break within the last ``SCREEN_CHARS`` that lies outside a code fence
+    (so the markdown shown starts on a whole block: a fence's blank line is not one), or the bare cut when the
+    window holds no such break before its last characters."""
     start = max(0, chars - SCREEN_CHARS)
     if start == 0:
         return 0
-    brk = text.find("\n\n", start, chars)
-    return brk + 2 if brk >= 0 else start
+    fences = text.count("\n```", 0, start) + text.startswith("```")
+    at = start
+    while (brk := text.find("\n\n", at, chars - 2)) >= 0:
+        fences += text.count("\n```", at, brk)
+        if fences % 2 == 0:
+            return brk + 2
+        at = brk + 2
+    return start
 
 
 class WaterfallView:

@@ -72,23 +72,23 @@ class Pool(ConnectionPool[Conn]):
             conn = self._getconn_unchecked(deadline - monotonic())
             try:
                 self._check_connection(conn)
-            except Exception:  # noqa: BLE001 - dead: given back (the pool replaces it), the next one is tried
+            except Exception:  # noqa: BLE001 - failed: given back (a dead one is replaced), then tried again
                 self._putconn(conn, from_getconn=True)
             except BaseException:
                 self._putconn(conn, from_getconn=True)
                 raise
             else:
                 return conn
-            if self._pool:  # another idle one to try: after a restart they all died together, each fails at once
-                continue
+            if conn.broken and self._pool:  # dead, and another idle one to try: after a restart they all died
+                continue  # together and each fails at once (a live one that failed is waited for: no busy loop)
             now = monotonic()
             if attempt is None:  # the first wait is none (psycopg_pool's too), the later ones steady
                 attempt = _SteadyAttempt(timeout=deadline - now)
             else:
                 attempt.update_delay(now)
-            if attempt.time_to_give_up(now):
+            if (left := deadline - now) <= 0:
                 raise PoolTimeout()
-            sleep(attempt.delay)
+            sleep(min(attempt.delay, left))  # never past the deadline: POOL_TIMEOUT is the most a caller waits
 
 
 def make_pool(url: str, name: str, *, max_size: int, instance: str) -> Pool:

@@ -49,10 +49,15 @@ ARMED = """() => { const s = document.querySelector('button[data-lc-send]');
     || [...document.querySelectorAll('.lc-assistant')].pop()?.dataset.status !== 'streaming'; }"""
 
 
+PRESSES: Counter[str] = Counter()  # what the presses found: a button, or nothing to press (hidden, or disarmed)
+
+
 def press(page: Page, label: str, times: int = 1) -> bool:
     if label == "Stop":
         page.wait_for_function(ARMED, timeout=OUTCOME)
-    return bool(page.evaluate(PRESS, [label, times]))
+    found = bool(page.evaluate(PRESS, [label, times]))
+    PRESSES[f"{label} {'pressed' if found else 'not there'}"] += 1
+    return found
 
 
 def planned(upstream: ScriptedUpstream, tag: str, rng: random.Random) -> None:
@@ -150,7 +155,8 @@ def test_random_retry_stop_and_double_click_sequences_from_two_tabs_keep_one_att
     events = app.export(cid)
     ended = Counter(e["status"] for e in events if e["kind"] == "persisted")
     stops = sum(e["kind"] == "cancel_requested" for e in events)
-    print(f"\n{SAMPLES} sequences: {1 + sum(e['kind'] == 'retrying' for e in events)} attempts, {stops} Stops, {ended}")
+    made = 1 + sum(e["kind"] == "retrying" for e in events)
+    print(f"\n{SAMPLES} sequences: {dict(PRESSES)}; {made} attempts, {stops} Stops recorded, {ended}")
     upstream.reset()
     upstream.plan(Behavior(text="The next answer."))
     send(b, "and then?")

@@ -1,11 +1,11 @@
-"""``Pinger``: a thread that loads a server's front page (``GET /``) again and again while a scenario runs, and keeps
+"""``Pinger``: threads that load a server's front page (``GET /``) again and again while a scenario runs, and keep
 how long each load took, so a test can say the page kept answering "throughout" and how fast.
 
-Guarantees: each named address is loaded every ``every`` seconds (one load at a time per address, each with its
-own connection, as a person's browser opening the app); a load that fails, times out (``TIMEOUT``) or answers
-other than 200 is kept as such, never dropped; ``pause(name)`` stops loading that address (a frozen process cannot
-answer, by design; it returns once no load of it is in flight) until ``resume(name)``; ``stop()`` ends the thread
-and returns every load, in order.
+Guarantees: each named address is loaded every ``every`` seconds by a thread of its own (one load at a time per
+address, each with its own connection, as a person's browser opening the app; a slow one never delays another's);
+a load that fails, times out (``TIMEOUT``) or answers other than 200 is kept as such, never dropped; ``pause(name)``
+stops loading that address (a frozen process cannot answer, by design; it returns once no load of it is in flight)
+until ``resume(name)``; ``stop()`` ends the threads and returns every load, in the order they ended.
 """
 
 from __future__ import annotations
@@ -34,13 +34,17 @@ class Pinger:
         self.loads: list[Load] = []
         self.phase = ""  # set by the scenario as it goes: kept with each load
         self._paused: set[str] = set()
-        self._inflight: str | None = None
+        self._inflight: set[str] = set()
         self._lock = threading.Condition()
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="pinger", daemon=True)
+        self._threads = [
+            threading.Thread(target=self._run, args=(name, url), name=f"pinger-{name}", daemon=True)
+            for name, url in targets.items()
+        ]  # one per address: a slow load of one never delays the loads of another
 
     def __enter__(self) -> Pinger:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
         return self
 
     def __exit__(self, *_: object) -> None:
@@ -50,7 +54,7 @@ class Pinger:
         """No new load of ``name``; returns once none is in flight (so it can be frozen now)."""
         with self._lock:
             self._paused.add(name)
-            self._lock.wait_for(lambda: self._inflight != name, TIMEOUT + 5)
+            self._lock.wait_for(lambda: name not in self._inflight, TIMEOUT + 5)
 
     def resume(self, name: str) -> None:
         with self._lock:
@@ -58,22 +62,24 @@ class Pinger:
 
     def stop(self) -> list[Load]:
         self._done.set()
-        if self._thread.is_alive():
-            self._thread.join(TIMEOUT + 5)
-        return list(self.loads)
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join(TIMEOUT + 5)
+        with self._lock:
+            return list(self.loads)
 
-    def _run(self) -> None:
+    def _run(self, name: str, url: str) -> None:
         while not self._done.is_set():
             started = time.monotonic()
-            for name, url in self.targets.items():
-                with self._lock:
-                    if name in self._paused:
-                        continue
-                    self._inflight = name
+            with self._lock:
+                paused = name in self._paused
+                if not paused:
+                    self._inflight.add(name)
+            if not paused:
                 load = self._load(name, url, self.phase)
                 with self._lock:
                     self.loads.append(load)
-                    self._inflight = None
+                    self._inflight.discard(name)
                     self._lock.notify_all()
             self._done.wait(max(0.0, self.every - (time.monotonic() - started)))
 
