@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from collections.abc import Iterator
 from datetime import datetime
 
@@ -25,14 +24,13 @@ import psycopg
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.app_process import AppProcess
 from tests.support.app_runner import AppRunner
 from tests.support.browser import Pages, conversation_id, last_answer, send, visible_words, wait_words
 from tests.support.instances import AppsOnOneDatabase
 from tests.support.pinger import Pinger, slowest
-from tests.support.postgres import PostgresCluster, throwaway_cluster
+from tests.support.postgres import PostgresCluster
 from tests.support.upstream import Behavior, ScriptedUpstream
-from tests.support.waiting import wait_until_blocking
+from tests.support.waiting import idle_for, wait_until_blocking
 
 pytestmark = pytest.mark.early  # a minute of mostly waiting: started first (tests/conftest.py)
 ROUNDS = int(os.environ.get("FAULT_ROUNDS", "1"))
@@ -48,11 +46,6 @@ LENGTH = {"restart": 500, "outage": 800 if MEASURED else 400, "stop-while-down":
 WORDS = [f"w{n}" for n in range(max(LENGTH.values()))]
 # the frozen owner is in the record only: in every run, test_pg_faults.py freezes owners twice with more checks
 FAULTS = ("restart", "outage", "stop-while-down", *(("frozen-owner",) if MEASURED else ()))
-
-
-@pytest.fixture(scope="module")
-def faulty() -> Iterator[PostgresCluster]:
-    yield from throwaway_cluster()
 
 
 @pytest.fixture(scope="module")
@@ -89,16 +82,6 @@ def first_write_after(url: str, back: datetime) -> float:
     at = wait_until_blocking(first, timeout=OUTCOME, what="a write after the database came back")
     assert at is not None
     return (at - back).total_seconds()
-
-
-def idle_for(seconds: float) -> None:
-    """The timing under test: how long the database stays down or the owner frozen (not a wait)."""
-    time.sleep(seconds)
-
-
-def pid(process: AppProcess) -> int:
-    assert process.proc is not None
-    return process.proc.pid
 
 
 def ended_text(pair: AppsOnOneDatabase, cid: str) -> tuple[str, str]:
@@ -147,12 +130,12 @@ def run_fault(fault: str, faulty: PostgresCluster, pair: AppsOnOneDatabase, ping
         resumed = first_write_after(pair.url, database_clock(pair.url))
     else:
         pinger.pause("A")  # a frozen process answers nothing, by design
-        os.kill(pid(pair.a), signal.SIGSTOP)
+        os.kill(pair.a.pid, signal.SIGSTOP)
         try:
             idle_for(FROZEN_FOR)
             expect(last_answer(on_b)).to_have_attribute("data-status", "interrupted", timeout=OUTCOME * 1000)
         finally:
-            os.kill(pid(pair.a), signal.SIGCONT)
+            os.kill(pair.a.pid, signal.SIGCONT)
     pinger.phase = f"{fault}: after it"
     status = "complete" if fault in ("restart", "outage") else "interrupted"
     for page in (on_a, on_b):

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,14 +26,13 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from app.cluster import LEASE
-from tests.support.app_process import AppProcess
 from tests.support.app_runner import AppRunner
 from tests.support.browser import Pages, conversation_id, last_answer, send, visible_words, wait_words
 from tests.support.instances import AppsOnOneDatabase
-from tests.support.postgres import PostgresCluster, throwaway_cluster
+from tests.support.postgres import PostgresCluster
 from tests.support.tools import demo_server_config, server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
-from tests.support.waiting import nothing_more_for_blocking, wait_until_blocking
+from tests.support.waiting import idle_for, nothing_more_for_blocking, wait_until_blocking
 
 pytestmark = pytest.mark.early  # two minutes of mostly waiting: started first (tests/conftest.py)
 OUTCOME = 60.0  # seconds any outcome may take to show under a loaded machine (a liveness limit, never a bound)
@@ -48,11 +46,6 @@ RESTART_BEFORE = 3  # the restart comes right before the fourth Send: 3 s and 1.
 # per round of freezing: how long after the survivor's end the frozen owner resumes, and how long each stream runs
 # once the other instance shows it before the next begins or the owner freezes (the last: hardly at all)
 FREEZES = ((0.0, (1.2, 0.6, 0.0)), (1.5, (0.9, 0.5, 0.1)))
-
-
-@pytest.fixture(scope="module")
-def faulty() -> Iterator[PostgresCluster]:
-    yield from throwaway_cluster()
 
 
 @pytest.fixture(scope="module")
@@ -76,16 +69,6 @@ def owner_rows(url: str) -> int:
     with psycopg.connect(url) as conn:
         row = conn.execute("SELECT count(*) FROM attempt_owners").fetchone()
     return int(row[0]) if row else -1
-
-
-def idle_for(seconds: float) -> None:
-    """The timing under test: how long to let things run before the next fault or Send (not a wait)."""
-    time.sleep(seconds)
-
-
-def pid(process: AppProcess) -> int:
-    assert process.proc is not None
-    return process.proc.pid
 
 
 def written_by(writer: str) -> int:
@@ -148,7 +131,7 @@ def test_answers_whose_tool_call_spans_a_restart_end_once_with_the_tools_real_re
         assert not [k for k in kinds if k.startswith("stale")], "nothing late: A owned the answer throughout"
         results = [p for k, _, p in rows if k == "tool_result"]
         assert [(r["status"], r["content"]) for r in results] == [("ok", "The slow task finished after 8 s.")]
-        assert {written_by(w) for _, w, _ in rows} == {pid(pair.a)}, "B never wrote into A's answer"
+        assert {written_by(w) for _, w, _ in rows} == {pair.a.pid}, "B never wrote into A's answer"
     wait_until_blocking(lambda: owner_rows(pair.url) == 0, timeout=OUTCOME, what="every owner row released")
 
 
@@ -169,13 +152,13 @@ def test_owners_frozen_past_their_lease_come_back_to_the_survivors_end_and_write
         idle_for(gap)
     cids = [conversation_id(page) for page in on_a]
     records = list(upstream.records)
-    os.kill(pid(a), signal.SIGSTOP)
+    os.kill(a.pid, signal.SIGSTOP)
     try:
         for page in on_b:
             expect(last_answer(page)).to_have_attribute("data-status", "interrupted", timeout=OUTCOME * 1000)
         idle_for(resume_after)
     finally:
-        os.kill(pid(a), signal.SIGCONT)
+        os.kill(a.pid, signal.SIGCONT)
     closed = lambda: all(r.disconnected_at is not None for r in records)  # noqa: E731
     said = lambda: [(r.chunks_sent, r.finished, r.disconnected_at) for r in records]  # noqa: E731
     wait_until_blocking(closed, timeout=OUTCOME, what=f"A's upstreams closed (as the wait began: {said()})")
@@ -187,9 +170,9 @@ def test_owners_frozen_past_their_lease_come_back_to_the_survivors_end_and_write
         rows = pair.rows(cid)
         ended = max(n for n, (kind, _, _) in enumerate(rows) if kind == "persisted")
         assert [k for k, _, _ in rows][ended - 1 : ended + 1] == ["recovered", "persisted"]
-        assert written_by(rows[ended][1]) == pid(b), "the survivor wrote the end"
+        assert written_by(rows[ended][1]) == b.pid, "the survivor wrote the end"
         after = rows[ended + 1 :]
-        assert not [k for k, w, _ in after if written_by(w) == pid(a)], "A wrote nothing after B's end"
+        assert not [k for k, w, _ in after if written_by(w) == a.pid], "A wrote nothing after B's end"
         assert [k for k, _, _ in after] == [k for k, _, _ in after if k.startswith("stale")]
         text = rows[ended][2]["text"]
         assert text.split() == WORDS[: len(text.split())], "the survivor's end is a prefix of what was sent"

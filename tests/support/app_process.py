@@ -118,6 +118,12 @@ class AppProcess:
         assert found, "the start-up line shows no token"
         return found.group(1)
 
+    @property
+    def pid(self) -> int:
+        """The running app's process id (to freeze it, or to read which instance wrote a row)."""
+        assert self.proc is not None, "not started"
+        return self.proc.pid
+
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()

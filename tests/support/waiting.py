@@ -4,7 +4,7 @@
 condition and fail with what was awaited; ``wait_until_playwright`` does the same for a condition that Playwright's
 own callbacks (a ``page.route`` handler, a ``page.on`` listener) make true, so it polls inside Playwright;
 ``nothing_more_for`` / ``nothing_more_for_blocking`` are the one named "nothing more appears" window: the caller
-asserts afterwards that nothing changed during it.
+asserts afterwards that nothing changed during it; ``idle_for`` is a scenario's own timing (how long a fault lasts).
 """
 
 from __future__ import annotations
@@ -68,3 +68,9 @@ async def nothing_more_for(seconds: float) -> None:
 
 def nothing_more_for_blocking(seconds: float) -> None:
     time.sleep(seconds)  # "nothing more appears" window
+
+
+def idle_for(seconds: float) -> None:
+    """The timing under test: how long a scenario lets things run (a database down, a process frozen, a gap
+    before the next Send), not a wait for anything."""
+    time.sleep(seconds)
