@@ -7,6 +7,8 @@
 - ``LC_GC_FILE``: every garbage collection over 1 ms of its thread's CPU appends ``wall_time generation cpu_ms
   objects_in_gen2`` (``objects_in_gen2``: what a full one left tracked; -1 after a young one).
 - ``LC_PROFILE_FILE``: the loop's thread is profiled (cProfile, CPU time) from start-up to shutdown.
+
+A ``{pid}`` in a file's name is replaced by the process id (several instances of one test, a file each).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 def probes(app: Any) -> None:
     from nicegui import background_tasks
 
-    lag_file, profile_file = os.environ.get("LC_LOOP_LAG_FILE"), os.environ.get("LC_PROFILE_FILE")
+    lag_file, profile_file = _named("LC_LOOP_LAG_FILE"), _named("LC_PROFILE_FILE")
     if lag_file:
 
         async def sample() -> None:
@@ -36,7 +38,7 @@ def probes(app: Any) -> None:
                         out.write(f"{time.time():.3f} {late:.1f} {ran:.1f} {all_ran:.1f}\n")
 
         app.on_startup(lambda: background_tasks.create(sample(), name="loop lag sampler"))
-    if gc_file := os.environ.get("LC_GC_FILE"):
+    if gc_file := _named("LC_GC_FILE"):
         gc_probe(gc_file)
     if profile_file:
         import cProfile
@@ -66,3 +68,8 @@ def gc_probe(path: str) -> None:
             out.write(f"{time.time():.3f} {gen} {ms:.1f} {old}\n")
 
     gc.callbacks.append(timed)
+
+
+def _named(variable: str) -> str | None:
+    path = os.environ.get(variable)
+    return path.replace("{pid}", str(os.getpid())) if path else None

@@ -3,7 +3,8 @@
 Guarantees:
 - ``description_box`` shows the description exactly as the server lists it, as text (a ``ui.label``: escaped by
   the page, never markdown or HTML: a description that carries ``<img onerror=…>`` or ``**…**`` shows those
-  characters), collapsed under a title until opened, marked ``tool-description`` with ``data-tool``.
+  characters), collapsed under a title until opened, marked ``tool-description`` with ``data-tool``; the text is
+  built when the box first opens (a page lists every tool's box: a collapsed one costs one element, not two).
 - A description whose tool changed since the person's "always allow" (the grant's hash, which covers the name,
   description and input schema, is not the tool's hash now) is marked: ``data-changed="true"``, "changed since you
   allowed it" in its title, and it opens by itself.
@@ -32,9 +33,17 @@ def description_box(tool: str, description: str, *, changed: bool = False, title
     box = ui.expansion(words, value=changed).classes("lc-tool-part w-full").props("dense").mark("tool-description")
     box.props["data-tool"] = tool
     box.props["data-changed"] = "true" if changed else "false"
-    with box:
-        text = description.strip() or "(the server gives no description)"
-        ui.label(text).classes("lc-meta whitespace-pre-wrap break-words").mark("tool-description-text")
+    text = description.strip() or "(the server gives no description)"
+
+    def fill() -> None:
+        if not box.default_slot.children:
+            with box:
+                ui.label(text).classes("lc-meta whitespace-pre-wrap break-words").mark("tool-description-text")
+
+    if changed:
+        fill()
+    else:
+        box.on_value_change(lambda e: fill() if e.value else None)
     return box
 
 

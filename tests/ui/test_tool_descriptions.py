@@ -49,12 +49,17 @@ async def chat(app_env: ScriptedUpstream, user: User) -> User:
     return user
 
 
-def descriptions(root: ui.element, tool: str) -> list[ui.element]:
-    return [e for e in root.descendants() if "tool-description" in e._markers and e.props.get("data-tool") == tool]
+def descriptions(root: ui.element, tool: str) -> list[ui.expansion]:
+    return [
+        e
+        for e in root.descendants()
+        if isinstance(e, ui.expansion) and "tool-description" in e._markers and e.props.get("data-tool") == tool
+    ]
 
 
-def shown_as_text(box: ui.element) -> str:
-    """The description's one text element: a label (escaped by the page), with nothing rendered inside it."""
+def shown_as_text(box: ui.expansion) -> str:
+    """The description's one text element once the box is open: a label (escaped by the page), nothing inside it."""
+    box.value = True
     (text,) = [e for e in box.descendants() if "tool-description-text" in e._markers]
     assert type(text) is ui.label and not list(text.descendants())[1:]
     assert not [e for e in box.descendants() if isinstance(e, ui.html | ui.markdown)]
@@ -65,8 +70,9 @@ async def test_the_tools_panel_shows_each_tools_description_verbatim_as_text_col
     panel = lambda: elements(chat, marker="tool-servers")  # noqa: E731
     await wait_until(lambda: panel() and descriptions(panel()[0], "delete_note"), 20, "the server's tools listed")
     (box,) = descriptions(panel()[0], "delete_note")
-    assert shown_as_text(box) == (DELETE_DESCRIPTION + HOSTILE).strip()
     assert box.value is False and box.props["data-changed"] == "false"
+    assert not [e for e in box.descendants() if "tool-description-text" in e._markers], "built when first opened"
+    assert shown_as_text(box) == (DELETE_DESCRIPTION + HOSTILE).strip()
     schemas = {s["function"]["name"]: s["function"]["description"] for s in engine().tools.schemas()}
     assert schemas["delete_note"] == DELETE_DESCRIPTION + HOSTILE, "what is shown is what the model receives"
     assert descriptions(panel()[0], "calculator"), "every tool has its description"
