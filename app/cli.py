@@ -1,4 +1,4 @@
-"""The command line: ``run`` (the default), ``export`` and ``migrate``.
+"""The command line: ``run`` (the default), ``export``, ``migrate`` and ``users`` (``app.users``).
 
 Guarantees: a bad option, a model litellm cannot route, a missing key or a broken tools file stops start-up with
 one line on stderr and exit code 2, before anything is opened; under NiceGUI's user simulation (tests) the command
@@ -28,6 +28,10 @@ def main(argv: list[str] | None = None) -> int:
             return backfill(config) if config.telemetry.traces_url else export(config)
         if config.command == "migrate":
             return migrate(config)
+        if config.command == "users":
+            from app.users import users
+
+            return users(config)
         if not config.is_demo and not simulated:
             check_model(config)
         tool_servers(config)  # a broken tools file stops start-up with one line

@@ -66,6 +66,8 @@ class AppConfig:
     max_attachment_mb: float = 20.0
     model_info: Path | None = None
     with_files: bool = False
+    accounts: str = "personal"  # personal: no sign-in; local: team mode, accounts of ``main.py users``
+    users: tuple[str, str | None, bool, bool] | None = None  # ``users`` command: (action, name, admin, stdin)
     titles: str = "model"  # model: each chat is named by the model after its first answer; off: by its first message
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)  # --otlp-endpoint, --otel-content
 
@@ -82,11 +84,16 @@ class AppConfig:
         return self.limits.leave_policy
 
     @property
+    def team(self) -> bool:
+        return self.accounts != "personal"
+
+    @property
     def is_loopback(self) -> bool:
         return is_loopback(self.host)
 
     @property
     def needs_token(self) -> bool:
+        """Personal mode's token (team mode signs people in instead; its token only reaches the demo model)."""
         return self.token is not None or not self.is_loopback
 
     @property
@@ -135,6 +142,8 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
         app["with_files"] = bool(getattr(args, "with_files", False))
     elif args.command == "migrate":
         app["from_data_dir"] = Path(args.from_data_dir)
+    elif args.command == "users":
+        app["users"] = (args.action, args.name, bool(args.admin), bool(args.password_stdin))
     else:
         app.update(_access(args, environ))
     if "models" in app:
@@ -171,6 +180,10 @@ def _validate(c: AppConfig) -> None:
         raise ConfigError(str(exc)) from None
     if c.model_info is not None:
         load_model_info(c.model_info)
+    if c.accounts not in ("personal", "local"):
+        raise ConfigError(f"--accounts: {c.accounts!r} must be 'personal' or 'local'")
+    if c.users is not None and c.users[0] != "list" and not c.users[1]:
+        raise ConfigError(f"users {c.users[0]}: name the account (users {c.users[0]} NAME)")
     if c.titles not in ("model", "off"):
         raise ConfigError(f"--titles: {c.titles!r} must be 'model' or 'off'")
     if c.demo_chunk_delay < 0:

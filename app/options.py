@@ -40,6 +40,12 @@ APP_OPTIONS: tuple[tuple[str, type, str], ...] = (
         "JSON file of tool servers in the mcpServers shape (default: the demo tools, demo model only)",
     ),
     ("titles", str, "model: the model names each chat after its first answer; off: its first message (default model)"),
+    (
+        "accounts",
+        str,
+        "personal: one person, no sign-in (default); local: a team, everyone signs in with an account of "
+        "'main.py users add'",
+    ),
     ("max_attachment_mb", float, "largest file a message may carry, in MB (default 20; 50 MB or one file per message)"),
     (
         "model_info",
@@ -99,6 +105,14 @@ def parser() -> argparse.ArgumentParser:
     )
     telemetry_flags(export, export=True)
     _add_options(export, only=("data_dir", "database_url"))
+    users = sub.add_parser("users", help="team mode's accounts: add, list, disable, enable, password")
+    users.add_argument("action", choices=("add", "list", "disable", "enable", "password"))
+    users.add_argument("name", nargs="?", help="the account's username (lowercase letters, digits, . _ @ -)")
+    users.add_argument("--admin", action="store_true", help="add: the account is an admin")
+    users.add_argument(
+        "--password-stdin", action="store_true", help="add, password: read the password from standard input"
+    )
+    _add_options(users, only=("data_dir", "database_url"))
     migrate = sub.add_parser("migrate", help="copy a TinyDB data folder into PostgreSQL (safe to re-run, verified)")
     migrate.add_argument("--from-data-dir", required=True, help="the data folder to copy")
     _add_options(migrate, only=("database_url",))

@@ -83,10 +83,12 @@ def run(config: AppConfig) -> int:
     except (DataDirInUseError, DatabaseUnavailableError) as exc:
         print(f"ledger-chat: {exc}", file=sys.stderr)
         return 1
-    token = (config.token or new_token()) if config.needs_token else None
+    token = (config.token or new_token()) if config.needs_token or config.team else None
     wire(config, store, token)
     where = f"http://{config.url_host}:{config.port}"
-    if token and not config.token:
+    if config.team:
+        where += " (team mode: everyone signs in)"
+    elif token and not config.token:
         where += f" — open {config.local_url}/?token={token}"
     elif token:
         where += " (access token required)"

@@ -8,6 +8,7 @@ that never write."""
 from __future__ import annotations
 
 from app.config import AppConfig
+from store.accounts import AccountStore
 from store.api import EventStore
 from store.blobs import BlobStore
 from store.grants import GrantStore
@@ -51,7 +52,7 @@ def open_presets(config: AppConfig, store: EventStore, *, read_only: bool = Fals
     return FilePresets(config.data_dir / "presets.json", read_only=read_only)
 
 
-def close_blobs(blobs: BlobStore | GrantStore | PresetStore) -> None:
+def close_blobs(blobs: BlobStore | GrantStore | PresetStore | AccountStore) -> None:
     close = getattr(blobs, "close", None)
     if callable(close):
         close()
@@ -68,3 +69,15 @@ def open_grants(config: AppConfig, store: EventStore) -> GrantStore:
     from store.grants import FileGrants
 
     return FileGrants(config.data_dir / "approval_grants.json")
+
+
+def open_accounts(config: AppConfig, instance: str = "users") -> AccountStore:
+    """Team mode's accounts and sessions beside the ledger: the ``accounts`` and ``sessions`` tables, else
+    ``<data-dir>/accounts.json``; close them with ``close_blobs``."""
+    if config.database_url:
+        from store.accounts import PgAccounts
+
+        return PgAccounts.open(config.database_url, instance=instance)
+    from store.accounts import FileAccounts
+
+    return FileAccounts(config.data_dir / "accounts.json")

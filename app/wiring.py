@@ -48,11 +48,20 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     from ui.socket_owner import bind_events_to_sockets
 
     policy = AccessPolicy.for_bind(config.host, config.port, token=token, allowed_hosts=config.allowed_hosts)
-    app.add_middleware(Guard, policy=policy)
+    people = None
+    if config.team:  # team mode: everyone signs in (ui.signin); sessions and accounts beside the ledger
+        from app.stores import open_accounts
+        from engine.people import People
+        from ui.signin import TeamDoor
+
+        people = People(open_accounts(config, str(getattr(store, "instance", "app"))))
+    app.add_middleware(Guard, policy=policy, door=TeamDoor(people) if people is not None else None)
     bind_events_to_sockets()  # a socket.io message acts only for the client whose socket sent it
     provider = provider_config(config, token=token)
     servers = tool_servers(config)
-    context = PageContext(model_label="demo model (offline)" if config.is_demo else config.model, demo=config.is_demo)
+    context = PageContext(
+        model_label="demo model (offline)" if config.is_demo else config.model, demo=config.is_demo, people=people
+    )
     if config.is_demo or "demo" in config.models:
         from demo.server import DemoModel
 
@@ -119,6 +128,8 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         if hub is not None:
             await hub.stop()
             await asyncio.to_thread(close_blobs, hub.grants)
+        if people is not None:
+            await asyncio.to_thread(close_blobs, people.store)
 
     app.on_startup(startup)
     app.on_shutdown(shutdown)  # registered before NiceGUI's own teardown, which cancels background tasks
@@ -128,4 +139,8 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     )
     app.timer(5.0, giver.check)
     app.timer(5.0, drop_unconnected_pages)
+    if people is not None:
+        from ui.sessions import SessionSweep
+
+        app.timer(SessionSweep.EVERY, SessionSweep(people, context).sweep)  # ended sessions out within ~2 s
     probes(app)

@@ -3,7 +3,8 @@
 Arrows inside point one way, from the commands down: ``commands`` (what pages call) → ``policies`` (what follows an
 attempt's end) → ``attempts`` (the one door in and out) → ``turns`` (one attempt's run) → ``provider`` (the model
 calls) → ``files`` → ``tools`` (the MCP client) → the basics beside this file (``offline``, ``stamps``, ``text``,
-``redaction``); ``read`` (the read side) sits under ``attempts``; ``telemetry`` reads the commands' engine.
+``redaction``, and ``people``: team mode's accounts, sessions and who is acting); ``read`` (the read side) sits
+under ``attempts``; ``telemetry`` reads the commands' engine.
 No sub-package imports one above it, and nothing here imports the pages or the app.
 """
 
@@ -12,6 +13,7 @@ __all__ = [
     "commands",
     "files",
     "offline",
+    "people",
     "policies",
     "provider",
     "read",

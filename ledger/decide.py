@@ -95,6 +95,7 @@ def send(
     edit_of: str | None = None,
     streaming: bool,
     attachments: tuple[Attachment, ...] | None = None,
+    actor: str | None = None,
 ) -> tuple[Submitted, Started]:
     """A user message after the shown path's last answer (or a new version of ``edit_of``), and its answer.
     ``attachments``: its files; None keeps those of the message edited (none for a new message)."""
@@ -113,6 +114,7 @@ def send(
         parent=parent,
         edit_of=edit_of,
         attachments=attachments,
+        actor=actor,
     )
     return submitted, _started(cid, new, answer_id, user_id, turn, "submit")
 

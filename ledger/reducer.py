@@ -116,7 +116,10 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
     match event:
         case Created():
             origin = (event.branched_from, event.branched_at or "") if event.branched_from else conv.branched_from
-            return conv._replace(title=event.title or conv.title, created_ts=event.ts, branched_from=origin)
+            owner = event.owner if event.owner is not None else conv.owner
+            return conv._replace(
+                title=event.title or conv.title, created_ts=event.ts, branched_from=origin, owner=owner
+            )
         case Renamed():
             return conv._replace(title=event.title)
         case Titled():

@@ -195,6 +195,7 @@ class ConversationState(NamedTuple):
     queue: tuple[QueuedItem, ...] = ()  # messages queued while an answer ran, not yet sent, in order (ledger.queue)
     queue_paused: QueuePause | None = None  # why the queue waits for the person (None: it sends by itself)
     grants: Mapping[str, str] = _EMPTY  # type: ignore[assignment]  # "server/tool" -> grant hash (chat grants)
+    owner: str | None = None  # team mode: the person it belongs to (its ``created`` event's); None in personal mode
 
     def live_attempt(self) -> AttemptState | None:
         """The attempt that is streaming or closing, if any (newest first); never a chat's title being made."""

@@ -2,7 +2,8 @@
 
 Guarantees:
 - A ``ConversationSummary`` is small and immutable: id, title, created/updated times, the attempts still open
-  (streaming or closing: what restart recovery must finish; sorted), the last seq, and whether it was deleted.
+  (streaming or closing: what restart recovery must finish; sorted), the last seq, whether it was deleted, and
+  (team mode) whose it is.
 - ``summarize(summary, event)`` is pure and folds one event in; folding a conversation's events gives the same
   title, times, last seq and open attempts as ``summary_of(replay(events))`` (a property test holds them equal):
   a store keeps it up to date on append, so the list and recovery never need the events.
@@ -47,6 +48,7 @@ class ConversationSummary(NamedTuple):
     open_attempts: tuple[str, ...] = ()
     last_seq: int = 0
     deleted: bool = False
+    owner: str | None = None  # team mode: the person it belongs to (``ledger.state.ConversationState.owner``)
 
     @property
     def when(self) -> str:
@@ -60,10 +62,11 @@ def summarize(summary: ConversationSummary | None, event: AnyEvent) -> Conversat
         summary = ConversationSummary(event.conversation_id, created_ts=event.ts)
     elif summary.deleted:
         return summary
-    title, created, open_attempts = summary.title, summary.created_ts, summary.open_attempts
+    title, created, open_attempts, owner = summary.title, summary.created_ts, summary.open_attempts, summary.owner
     match event:
         case Created():
             title, created = event.title or title, event.ts
+            owner = event.owner if event.owner is not None else owner
         case Renamed():
             title = event.title
         case Titled():
@@ -83,6 +86,7 @@ def summarize(summary: ConversationSummary | None, event: AnyEvent) -> Conversat
         updated_ts=event.ts or summary.updated_ts,
         open_attempts=open_attempts,
         last_seq=max(summary.last_seq, event.seq),
+        owner=owner,
     )
 
 
@@ -99,7 +103,14 @@ def summary_of(conv: ConversationState) -> ConversationSummary:
     """The summary of a replayed conversation."""
     live = tuple(sorted(a.attempt_id for a in conv.attempts.values() if a.is_live))
     return ConversationSummary(
-        conv.conversation_id, conv.title, conv.created_ts, conv.updated_ts, live, conv.last_seq, conv.deleted
+        conv.conversation_id,
+        conv.title,
+        conv.created_ts,
+        conv.updated_ts,
+        live,
+        conv.last_seq,
+        conv.deleted,
+        conv.owner,
     )
 
 
@@ -120,6 +131,7 @@ def as_doc(summary: ConversationSummary) -> dict[str, Any]:
         "updated": summary.updated_ts,
         "open": list(summary.open_attempts),
         "last_seq": summary.last_seq,
+        **({"owner": summary.owner} if summary.owner is not None else {}),
     }
 
 
@@ -133,4 +145,9 @@ def from_doc(cid: str, doc: Mapping[str, Any]) -> ConversationSummary | None:
         return None
     if not isinstance(last_seq, int) or isinstance(last_seq, bool):
         return None
-    return ConversationSummary(cid, title, created, updated, tuple(open_attempts), last_seq, bool(doc.get("deleted")))
+    owner = doc.get("owner")
+    if owner is not None and not isinstance(owner, str):
+        return None
+    return ConversationSummary(
+        cid, title, created, updated, tuple(open_attempts), last_seq, bool(doc.get("deleted")), owner
+    )

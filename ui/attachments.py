@@ -30,6 +30,7 @@ from nicegui.events import GenericEventArguments
 
 from engine.commands import Engine
 from engine.files import RASTER, FileLimits, Files, clean_name
+from engine.people import acting
 from ledger.events import Attachment
 from ui.file_delivery import NAME_ONLY_NOTICE, said
 from ui.notices import notice
@@ -50,6 +51,7 @@ KINDS = {
     "text/html": "HTML",
 }
 _ACCEPTED: OrderedDict[str, Attachment] = OrderedDict()  # sha256 → what this process's ``POST /files`` accepted
+_UPLOADERS: dict[str, set[str | None]] = {}  # sha256 → who sent it (``engine.people.acting``; None: personal)
 _KEEP = 4096
 
 
@@ -105,11 +107,18 @@ def over_count_limit(name: str, max_files: int) -> str:
 
 
 def remember(attachment: Attachment) -> None:
-    """Note an attachment ``POST /files`` accepted (a tray adds only these, or a message's own)."""
+    """Note an attachment ``POST /files`` accepted (a tray adds only these, or a message's own), and who sent it
+    (team mode: only that person's tray may add it, and read it before it is sent)."""
     _ACCEPTED[attachment.sha256] = attachment
     _ACCEPTED.move_to_end(attachment.sha256)
+    _UPLOADERS.setdefault(attachment.sha256, set()).add(acting())
     while len(_ACCEPTED) > _KEEP:
-        _ACCEPTED.popitem(last=False)
+        _UPLOADERS.pop(_ACCEPTED.popitem(last=False)[0], None)
+
+
+def uploaded_by(sha256: str, person: str | None) -> bool:
+    """Whether ``person`` sent this file with ``POST /files`` (since this process started)."""
+    return person in _UPLOADERS.get(sha256, ())
 
 
 def accepted_name(sha256: str) -> str | None:
@@ -119,7 +128,7 @@ def accepted_name(sha256: str) -> str | None:
 
 
 def accepted(sha256: str, name: str) -> Attachment | None:
-    found = _ACCEPTED.get(sha256)
+    found = _ACCEPTED.get(sha256) if uploaded_by(sha256, acting()) else None
     if found is None or found.name == name:
         return found
     return replace(found, name=clean_name(name))

@@ -106,13 +106,15 @@ def audit_heading(a: AttemptAudit) -> str:
 def audit_counters(a: AttemptAudit) -> str:
     """The live counters line of an attempt in the audit panel."""
     parts = [f"status {a.status}", f"{a.chunk_count} chunks"]
+    if a.sent_by:  # team mode: who sent the message (``local:<name>``: the name)
+        parts.insert(0, f"sent by {a.sent_by.removeprefix('local:')}")
     if a.last_chunk_seq is not None:
         parts.append(f"last seq {a.last_chunk_seq}")
     parts.append(f"{a.stale_chunks} stale")
     if len(a.requests) > 1:
         parts.append(f"{len(a.requests)} requests")
     if a.cancel_source:
-        parts.append(f"cancel: {a.cancel_source}")
+        parts.append(f"cancel: {'account disabled' if a.cancel_source == 'account' else a.cancel_source}")
     if a.upstream_close_ms is not None:
         parts.append(f"closed +{a.upstream_close_ms:.1f} ms")
     if a.steps > 1:

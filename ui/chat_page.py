@@ -48,7 +48,7 @@ PAINTED = "'lc-painted'"  # a round trip to the browser: its answer comes after 
 class ChatPage:
     def __init__(self, context: PageContext, cid: str | None, preset: str | None = None) -> None:
         self.context = context
-        self.engine = context.require_engine()
+        self.engine, self.viewer = context.require_engine(), context.viewer()  # whose chats it may reach
         self.cid = cid
         self.client = ui.context.client
         self.shown_attempt: str | None = None
@@ -73,9 +73,10 @@ class ChatPage:
             toggle_chats=lambda: self.left.toggle(),
             toggle_audit=lambda: self.right.toggle(),
             extra=self._preset_bar,
+            person=self.context.person_name(),
         )
         with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer lc-chats-drawer") as self.left:
-            self.sidebar = Sidebar(self.engine, self.cid, self.switch_to, self.after_delete, self.open_hit)
+            self.sidebar = Sidebar(self.engine, self.cid, self.switch_to, self.after_delete, self.open_hit, self.viewer)
             with self.sidebar.foot:
                 self.tool_servers = ToolServersPanel(self.engine, self.context.tools)
                 self.grants = GrantsPanel(self.engine, on_grants=self.tool_servers.show_grants)
@@ -151,10 +152,9 @@ class ChatPage:
 
     async def switch_to(self, cid: str | None, *, push: bool = True) -> None:
         """Show another chat (None: a new one) in place; the URL follows unless it already did (Back/Forward). When
-        clicks overtake each other (a big chat still being read), the last one wins."""
-        self.switches += 1
-        mine = self.switches
-        conv = await self.engine.load(cid) if cid is not None else None  # read in a worker thread if need be
+        clicks overtake each other (a big chat still being read), the last one wins. Another's chat: as missing."""
+        self.switches = mine = self.switches + 1
+        conv = await self.engine.load(cid, self.viewer) if cid is not None else None  # read off the loop
         if mine != self.switches or self.client.is_deleted:
             return  # a later switch was asked for meanwhile, or the page went away
         with self.client:  # called from dialogs and list items that may be gone by now

@@ -9,9 +9,12 @@ changes outside any conversation is polled once for all pages (``ui.watch``): th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from engine.commands import Engine
+from engine.people import PERSONAL, People, Person, Viewer
 from engine.tools import ServerHealth
 from store.health import StoreHealth
 from ui.health_banner import shown
@@ -26,6 +29,7 @@ class PageContext:
     model_label: str
     demo: bool = False
     engine: Engine | None = None
+    people: People | None = None  # team mode (``--accounts local``): who may sign in; None in personal mode
     drafts: dict[str, str] = field(default_factory=dict)  # a branched chat's message box text, taken once
     health: Watch[StoreHealth] = field(init=False)
     tools: Watch[tuple[ServerHealth, ...]] = field(init=False)
@@ -34,10 +38,43 @@ class PageContext:
         self.health = Watch(lambda: shown(self.require_engine().health()), HEALTH_SECONDS)
         self.tools = Watch(lambda: self.require_engine().tool_health(), TOOLS_SECONDS)
 
+    @property
+    def team(self) -> bool:
+        return self.people is not None
+
+    def viewer(self) -> Viewer:
+        """Whose conversations the page being built may reach: the person the front door let in
+        (``ui.guard`` keeps them in the request's state), or every one in personal mode."""
+        if self.people is None:
+            return PERSONAL
+        person = self.person()
+        return Viewer(team=True, person=person.id if person is not None else None)
+
+    def person_name(self) -> str | None:
+        """The signed-in person's name, for the header (None in personal mode)."""
+        person = self.person() if self.people is not None else None
+        return person.name if person is not None else None
+
+    def person(self) -> Person | None:
+        """The signed-in person of the page being built (None in personal mode)."""
+        from nicegui import ui
+
+        found = ui.context.client.request.scope.get("state", {}).get("person")
+        return found if isinstance(found, Person) else None
+
     def require_engine(self) -> Engine:
         if self.engine is None:
             raise RuntimeError("the engine is not started yet")
         return self.engine
+
+
+def viewer_of(context: PageContext, scope: Mapping[str, Any]) -> Viewer:
+    """``PageContext.viewer`` for a plain route (an export, a file): the person in the request's state."""
+    if context.people is None:
+        return PERSONAL
+    state = scope.get("state")
+    person = state.get("person") if isinstance(state, dict) else None
+    return Viewer(team=True, person=person.id if isinstance(person, Person) else None)
 
 
 _CURRENT: list[PageContext] = []

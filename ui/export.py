@@ -23,6 +23,7 @@ from collections.abc import Iterable
 
 from engine.commands import Engine
 from engine.files import referenced_by
+from engine.people import PERSONAL, Viewer
 from engine.provider import CostReport
 from ledger.codec import to_jsonl
 from ledger.presets import dumps
@@ -62,10 +63,10 @@ def conversation_markdown(conv: ConversationState) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-async def archive_async(engine: Engine) -> bytes:
-    """``archive``, built in a worker thread over a snapshot of the loaded state."""
+async def archive_async(engine: Engine, viewer: Viewer = PERSONAL) -> bytes:
+    """``archive`` of the conversations ``viewer`` sees, built in a worker thread over a snapshot of the state."""
     state = engine.state
-    return await asyncio.to_thread(lambda: _zip(engine, engine.read_conversations(state)))
+    return await asyncio.to_thread(lambda: _zip(engine, engine.read_conversations(state, viewer)))
 
 
 def archive(engine: Engine) -> bytes:

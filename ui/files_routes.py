@@ -1,6 +1,8 @@
 """The file routes: ``GET /files/{sha256}``, ``GET /files/{sha256}/thumb`` and ``POST /files`` (multipart).
 
-Guarantees (all behind ``ui.guard`` like the pages: Host, Origin, the token):
+Guarantees (all behind ``ui.guard`` like the pages: Host, Origin, the token or, in team mode, the sign-in):
+- Team mode: a file is served (and its thumbnail) only to the person who sent it or one of whose conversations
+  names its hash; to anyone else it is 404, as an unknown hash (``may_read``).
 - ``GET /files/{sha}`` serves the bytes inline only when they are a raster image (PNG, JPEG, GIF, WebP) or audio, by
   their own signature (``inline_type``: ``engine.files.sniff.signature``, the app's one table of magic bytes), never
   by a name or a stored claim; everything else (SVG, HTML, PDF, text, unknown)
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from urllib.parse import quote
 
@@ -63,19 +65,22 @@ def refusal(status: int, sentence: str) -> JSONResponse:
 
 
 def register_file_routes(
-    service: Callable[[], FilesService | None], names: Callable[[str], str | None] = lambda _: None
+    service: Callable[[], FilesService | None],
+    names: Callable[[str], str | None] = lambda _: None,
+    may_read: Callable[[str, Request], Awaitable[bool]] | None = None,
 ) -> None:
     """Add the three routes; ``service()`` returns the running engine's ``FilesService`` (None: not started),
-    ``names(sha)`` the name the ledger holds for a file (None: none known)."""
+    ``names(sha)`` the name the ledger holds for a file (None: none known), ``may_read(sha, request)`` whether
+    the request's person may have it (team mode; otherwise it is answered as an unknown hash)."""
 
     @app.get("/files/queue")  # before /files/{sha256}, which would take "queue" for a hash
     async def decode_queue() -> Response:
         return JSONResponse({"waiting": GATE.waiting}, headers={"cache-control": "no-store"})
 
     @app.get("/files/{sha256}")
-    async def get_file(sha256: str) -> Response:
+    async def get_file(sha256: str, request: Request) -> Response:
         files = service()
-        if files is None or not SHA.fullmatch(sha256):
+        if files is None or not SHA.fullmatch(sha256) or (may_read is not None and not await may_read(sha256, request)):
             return PlainTextResponse("No such file.", status_code=404)
         data = await asyncio.to_thread(files.read, sha256)
         if data is None:
@@ -91,9 +96,9 @@ def register_file_routes(
         return Response(data, media_type=inline or "application/octet-stream", headers=headers)
 
     @app.get("/files/{sha256}/thumb")
-    async def get_thumb(sha256: str) -> Response:
+    async def get_thumb(sha256: str, request: Request) -> Response:
         files = service()
-        if files is None or not SHA.fullmatch(sha256):
+        if files is None or not SHA.fullmatch(sha256) or (may_read is not None and not await may_read(sha256, request)):
             return PlainTextResponse("No such file.", status_code=404)
         data = await asyncio.to_thread(files.thumbnail, sha256)
         media_type = inline_type(data) if data is not None else None

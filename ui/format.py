@@ -27,6 +27,7 @@ CAUSES = {
     "restart": "the server restarted",
     "timeout": "the provider stopped answering",
     "delete": "deleted",
+    "account": "the account was disabled",
 }
 ERROR_TITLES = {
     "rate_limit": "Rate limited",

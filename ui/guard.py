@@ -13,6 +13,12 @@ Guarantees (the rules themselves are ``ui.access``):
   a token: 401. A wrong token: 401, or 429 once its peer sent ``MAX_FAILURES`` wrong ones within the window;
   the correct token is checked first and never refused by that limit. Wrong tokens are logged with the peer's
   address and the path (the first ``MAX_FAILURES`` per window), never the token.
+- Team mode (``door`` given, ``--accounts local``): every route but ``/signin`` (and ``/signout``, which ends
+  a session) needs a signed-in person (``ui.signin.TeamDoor``), on loopback too, and the token is not asked: a
+  page load without one goes to the sign-in page (303, then back), anything else gets 401, a websocket is
+  refused. The person is kept in ``scope["state"]["person"]`` and set as the one acting
+  (``engine.people.acting``) for everything the request starts. Only the in-process demo model (``/demo``) is
+  reached with the internal token instead (the app's own requests to it carry no cookie).
 - Every HTTP response (pages, static files, errors, refusals) carries ``SECURITY_HEADERS``; an error raised
   before a response started is answered 500 with them (and still raised, so it is logged). A served file
   (``ui.files_routes``) keeps its own stricter CSP (``default-src 'none'``, sandboxed): it runs nothing.
@@ -28,7 +34,9 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from engine.people import set_acting
 from ui.access import AccessPolicy, FailedAttempts, peer_key
+from ui.signin import SIGN_IN, SIGN_OUT, TeamDoor, sign_in_address
 
 log = logging.getLogger("ledger_chat.access")
 
@@ -52,7 +60,7 @@ SECURITY_HEADERS = (
     ("content-security-policy", CSP),
     ("x-frame-options", "DENY"),
     ("x-content-type-options", "nosniff"),
-    ("referrer-policy", "no-referrer"),
+    ("referrer-policy", "same-origin"),  # never to another site; a form posted here keeps its Origin
     ("cross-origin-opener-policy", "same-origin"),
     ("cross-origin-resource-policy", "same-origin"),
 )
@@ -65,8 +73,8 @@ NEEDS_TOKEN = (
 class Guard:
     """``app.add_middleware(Guard, policy=...)``: Host, Origin and token checks, and the security headers."""
 
-    def __init__(self, app: ASGIApp, policy: AccessPolicy) -> None:
-        self.app, self.policy = app, policy
+    def __init__(self, app: ASGIApp, policy: AccessPolicy, door: TeamDoor | None = None) -> None:
+        self.app, self.policy, self.door = app, policy, door
         self.failures = FailedAttempts()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -85,8 +93,32 @@ class Guard:
         if origin is None and scope["type"] == "websocket":
             await refuse(scope, send, 403, "A websocket must say where it comes from (the Origin header).")
             return
+        if self.door is not None:
+            await self._team(self.door, scope, receive, send, headers)
+            return
         if self.policy.token is not None and not await self._token_ok(scope, headers, send):
             return
+        await self._serve(scope, receive, send)
+
+    async def _team(self, door: TeamDoor, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and path in (SIGN_IN, SIGN_OUT):
+            await self._serve(scope, receive, send, door.serve)
+            return
+        if path.startswith("/demo/") and self.policy.token is not None:  # the app's own calls to its demo model
+            if await self._token_ok(scope, headers, send):
+                await self._serve(scope, receive, send)
+            return
+        person, _ = await door.person(headers)
+        if person is None:
+            if scope["type"] == "http" and _is_page_load(scope, headers):
+                target = sign_in_address(scope.get("root_path", "") + path, scope.get("query_string", b""))
+                await respond(send, 303, "Sign in first.", "text/plain; charset=utf-8", [("location", target)])
+            else:
+                await refuse(scope, send, 401, "Sign in first: this Ledger Chat is shared by a team.")
+            return
+        scope.setdefault("state", {})["person"] = person
+        set_acting(person.id)
         await self._serve(scope, receive, send)
 
     async def _token_ok(self, scope: Scope, headers: Headers, send: Send) -> bool:
@@ -141,9 +173,10 @@ class Guard:
             send, 200, body, "text/html; charset=utf-8", [("set-cookie", cookie), ("cache-control", "no-store")]
         )
 
-    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp | None = None) -> None:
+        app = app or self.app
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
+            await app(scope, receive, send)
             return
         started = False
 
@@ -155,7 +188,7 @@ class Guard:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_with_headers)
+            await app(scope, receive, send_with_headers)
         except Exception:
             if not started:
                 await respond(send_with_headers, 500, "Internal server error.", "text/plain; charset=utf-8")

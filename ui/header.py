@@ -1,4 +1,5 @@
-"""The page header: the chats button, the model (a picker when more than one is offered), theme, audit panel.
+"""The page header: the chats button, the model (a picker when more than one is offered), theme, audit panel, and
+in team mode the account menu (who is signed in, "Sign out", "Sign out everywhere").
 
 Guarantees: every control has an accessible name and stays white on the dark header; the theme button is handled
 in the browser (``window.lcTheme``: follow the system until chosen, then remember); picking a model only changes
@@ -19,6 +20,11 @@ from nicegui.events import ValueChangeEventArguments
 from ledger.state import ConversationState
 from ui.format import model_label
 
+SIGN_OUT_JS = (
+    "() => { const f = document.createElement('form'); f.method = 'post'; f.action = '/signout';"
+    " const i = document.createElement('input'); i.type = 'hidden'; i.name = 'everywhere'; i.value = 'EVERYWHERE';"
+    " f.append(i); document.body.append(f); f.submit(); }"
+)
 CHIPS = "Model, preset and cost"  # the phone's menu of what the header shows beside the title on a desktop
 
 
@@ -31,6 +37,7 @@ def build_header(
     toggle_chats: Callable[[], object],
     toggle_audit: Callable[[], object],
     extra: Callable[[], object] | None = None,
+    person: str | None = None,
 ) -> tuple[ui.select | None, ui.label]:
     """Build the header; returns the model picker (None when one model is offered) and the chat's title."""
     picker: ui.select | None = None
@@ -63,7 +70,19 @@ def build_header(
         ui.button(icon="timeline", on_click=toggle_audit).props(
             'flat round dense color=white aria-label="Audit panel"'
         ).mark("audit-toggle")
+        if person is not None:
+            account_menu(person)
     return picker, heading
+
+
+def account_menu(person: str) -> None:
+    """Team mode: who is signed in, "Sign out" and "Sign out everywhere" (a form posted to ``/signout``)."""
+    button = ui.button(icon="account_circle").props(f'flat round dense color=white aria-label="Account: {person}"')
+    with button, ui.menu().mark("account-menu"):
+        ui.menu_item(f"Signed in as {person}").props("disable")
+        for words, everywhere in (("Sign out", "0"), ("Sign out everywhere", "1")):
+            item = ui.menu_item(words)
+            item.on("click", js_handler=SIGN_OUT_JS.replace("EVERYWHERE", everywhere))
 
 
 def model_of(conv: ConversationState | None, models: tuple[str, ...]) -> str:

@@ -18,16 +18,19 @@ from __future__ import annotations
 import asyncio
 
 from nicegui import Client, app, ui
+from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
+from engine.files import referenced_by
 from ledger.codec import to_jsonl
-from ui.attachments import files_of
+from ui.attachments import files_of, uploaded_by
 from ui.chat_page import ChatPage
-from ui.context import PageContext, install
+from ui.context import PageContext, install, viewer_of
 from ui.download_names import ledger_name
 from ui.files_routes import register_file_routes
 from ui.notices import notice
 from ui.presets_page import PresetsPage
+from ui.sessions import track
 from ui.style import serve_static
 
 UNCONNECTED_SECONDS = 15.0
@@ -44,20 +47,24 @@ def register_pages(context: PageContext) -> None:
     register_file_routes(
         lambda: files_of(context.engine) if context.engine is not None else None,
         lambda sha: ledger_name(context.engine.state.conversations.values(), sha) if context.engine else None,
+        (lambda sha, request: may_read(context, sha, request)) if context.team else None,
     )
 
     @ui.page("/")
     def index(preset: str | None = None) -> None:  # ``?preset=ID``: a new chat with that agent preset
+        track(context)  # team mode: the page is held to its session (ui.sessions)
         ChatPage(context, None, preset).build()
 
     @ui.page("/presets")
     def presets(preset: str | None = None) -> None:
+        track(context)
         PresetsPage(context.require_engine(), preset).build()
 
     @ui.page("/chat/{cid}")
     async def chat(cid: str) -> None:
+        track(context)
         engine = context.require_engine()
-        loading = asyncio.ensure_future(engine.load(cid))  # read in a worker thread when no page has it open
+        loading = asyncio.ensure_future(engine.load(cid, context.viewer()))  # off the loop; another's: None
         if not (await asyncio.wait({loading}, timeout=OPENING_SECONDS))[0]:
             ui.label(OPENING).classes("lc-meta").mark("opening")
             client = ui.context.client
@@ -74,8 +81,9 @@ def register_pages(context: PageContext) -> None:
         ChatPage(context, cid).build()
 
     @app.get("/export/{cid}")
-    async def export(cid: str) -> Response:
-        events = await context.require_engine().exported(cid)  # on the loop, read off it: never a thread's write
+    async def export(cid: str, request: Request) -> Response:
+        viewer = viewer_of(context, request.scope)  # someone else's conversation: as a missing one
+        events = await context.require_engine().exported(cid, viewer)  # on the loop, read off it
         if events is None:
             return PlainTextResponse("No such conversation.", status_code=404)
         return Response(
@@ -83,3 +91,15 @@ def register_pages(context: PageContext) -> None:
             media_type="application/x-ndjson",
             headers={"content-disposition": f'attachment; filename="ledger-{cid}.jsonl"'},
         )
+
+
+async def may_read(context: PageContext, sha256: str, request: Request) -> bool:
+    """Team mode: whether the request's person sent this file or owns a conversation that names it (the
+    conversations not in memory are read on a worker thread, newest first, until one does)."""
+    viewer = viewer_of(context, request.scope)
+    if uploaded_by(sha256, viewer.person):
+        return True
+    engine, state = context.require_engine(), context.require_engine().state
+    return await asyncio.to_thread(
+        lambda: any(sha256 in referenced_by(conv) for conv in engine.read_conversations(state, viewer))
+    )

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from nicegui import ui
 
 from engine.commands import Engine
+from engine.people import PERSONAL, Viewer
 from ledger.search import Hit
 from ui.search_snippet import snippet_html
 
@@ -21,8 +22,8 @@ OpenHit = Callable[[Hit, list[str]], Awaitable[None]]  # open the hit's chat at 
 
 
 class SearchDialog:
-    def __init__(self, engine: Engine, open_hit: OpenHit) -> None:
-        self.engine, self.open_hit = engine, open_hit
+    def __init__(self, engine: Engine, open_hit: OpenHit, viewer: Viewer = PERSONAL) -> None:
+        self.engine, self.open_hit, self.viewer = engine, open_hit, viewer  # only the chats ``viewer`` sees
         self.hits: list[Hit] = []
         self._asked = 0  # the newest query's number: an older search that ends later is not shown
         self._enter = -1  # the query Enter was pressed for before it had a result (``_open_first``)
@@ -49,10 +50,10 @@ class SearchDialog:
         """Titles and loaded chats at once, then the messages of every chat (read off the event loop)."""
         self._asked += 1
         asked = self._asked
-        self._render(query, self.engine.search(query))
+        self._render(query, self.engine.search(query, viewer=self.viewer))
         if not query.strip():
             return
-        hits = await self.engine.search_async(query, still_wanted=lambda: self._asked == asked)
+        hits = await self.engine.search_async(query, still_wanted=lambda: self._asked == asked, viewer=self.viewer)
         if self._asked == asked:
             self._render(query, hits)
             if self._enter == asked and hits:  # Enter was pressed before these results came: it opens the first

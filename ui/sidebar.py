@@ -16,6 +16,7 @@ from datetime import UTC, date, datetime
 from nicegui import ui
 
 from engine.commands import Engine, InputRejected
+from engine.people import PERSONAL, Viewer
 from ui.chat_list import ChatList, ChatRow
 from ui.composer import forget_draft
 from ui.export import archive_async
@@ -34,13 +35,14 @@ class Sidebar:
         open_chat: Callable[[str | None], Awaitable[None]],
         on_deleted: Callable[[str], Awaitable[None]],
         open_hit: OpenHit,
+        viewer: Viewer = PERSONAL,
     ) -> None:
-        self.engine, self.open_chat, self.on_deleted = engine, open_chat, on_deleted
+        self.engine, self.open_chat, self.on_deleted, self.viewer = engine, open_chat, on_deleted, viewer
         self.shown = PAGE
         self.query = ""
         self._signature: tuple[object, ...] = ()
         self._titles: dict[str, str] = {}  # the titles of the chats listed, as named (empty: never named)
-        self.search = SearchDialog(engine, open_hit)
+        self.search = SearchDialog(engine, open_hit, viewer)
         with ui.column().classes("w-full gap-1 no-wrap lc-side-scroll") as self.root:
             with ui.column().classes("w-full gap-1 lc-sidebar-top"):
                 ui.button("New chat", icon="add", on_click=lambda: self.open_chat(None)).props(
@@ -80,7 +82,7 @@ class Sidebar:
         self.list.select(cid)
 
     def refresh(self) -> None:
-        summaries = self.engine.summaries(self.query)
+        summaries = self.engine.summaries(self.query, self.viewer)
         visible = summaries[: self.shown]
         hidden = len(summaries) - len(visible)
         live = {s.conversation_id for s in visible if self.engine.is_streaming(s.conversation_id)}
@@ -109,7 +111,7 @@ class Sidebar:
         self.refresh()
 
     async def _export_all(self) -> None:
-        content = await archive_async(self.engine)  # every chat, read in a worker thread
+        content = await archive_async(self.engine, self.viewer)  # every chat they own, read off the loop
         ui.download.content(content, "ledger-chat.zip", media_type="application/zip")
 
     def _rename(self, cid: str) -> None:

@@ -10,6 +10,9 @@ Guarantees:
 - A message is handed to NiceGUI's own handler only when its ``client_id`` names a live client whose handshake
   registered the sending socket (``owns``: the socket id is among that client's sockets); otherwise it is
   dropped and a line says which socket tried (at most ``LOG_REFUSALS`` such lines per socket).
+- Team mode: a message is handed on only while the session its page was opened with holds
+  (``ui.sessions.acting_for``), and it runs as that person (``engine.people.acting``); an ended session's
+  messages are dropped (its page is sent to the sign-in page within a second: ``ui.sessions.SessionSweep``).
 - The browser's ``log`` event is written only for the owning socket, under ``ledger_chat.browser``, as one line:
   level one of debug/info/warning/error (anything else: warning), the text with control characters escaped
   (no forged log lines), cut to ``LOG_CHARS`` characters, at most ``LOG_LINES`` lines per socket per minute.
@@ -63,10 +66,18 @@ def bind_events_to_sockets() -> None:
 
 
 def _bound(original: Callable[[str, Any], Any]) -> Callable[[str, Any], Any]:
+    from engine.people import acting_as
+    from ui.sessions import ENDED, acting_for
+
     def handler(sid: str, msg: Any) -> Any:
-        if owns(sid, msg) is None:
+        client = owns(sid, msg)
+        if client is None:
             return None
-        return original(sid, msg)
+        person = acting_for(client)  # team mode: the page's session, checked at every event
+        if person == ENDED:
+            return None
+        with acting_as(person):  # the event, and every task it starts, acts for that person
+            return original(sid, msg)
 
     handler.bound_to_socket = True  # type: ignore[attr-defined]
     return handler

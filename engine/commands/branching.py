@@ -49,7 +49,9 @@ def branch_events(
 ) -> list[AnyEvent]:
     """``created`` (naming the origin) and the copy of ``chain`` ((message, attempt) pairs, root first)."""
     events: list[AnyEvent] = [
-        Created(conversation_id=new_cid, title=title, branched_from=conv.conversation_id, branched_at=at)
+        Created(
+            conversation_id=new_cid, title=title, branched_from=conv.conversation_id, branched_at=at, owner=conv.owner
+        )
     ]
     parent: str | None = None
     for message_id, attempt_id in chain:
@@ -65,6 +67,7 @@ def branch_events(
                     parent=parent,
                     attachments=message.attachments,  # the same files, by hash: the branch sends the same bytes
                     whole=message.whole,  # a long text: the same blob
+                    actor=conv.owner,  # team mode: only a conversation's owner sends in it
                 )
             )
             parent = message_id

@@ -45,6 +45,7 @@ from engine.commands.presence import Presence
 from engine.commands.presets import Presets, new_attempt
 from engine.commands.queue import Ids, MessageQueue
 from engine.files import Attached, Files, admit, kept, referenced_by, unreferenced
+from engine.people import acting
 from engine.policies import Titles
 from engine.provider import ProviderConfig
 from engine.read import ReadSide
@@ -134,7 +135,7 @@ class Engine(ReadFace, PresenceFace, CompactionFace):
     def create_conversation(self, title: str = "", cid: str | None = None) -> str:
         self._require_saving()
         cid = cid or new_id("conv")
-        self.read.append(Created(conversation_id=cid, title=title.strip()))
+        self.read.append(Created(conversation_id=cid, title=title.strip(), owner=acting()))
         return cid
 
     async def start_conversation(self, title: str = "") -> str:
@@ -270,7 +271,7 @@ class Engine(ReadFace, PresenceFace, CompactionFace):
             user_id, answer_id, new = new_id("msg"), new_id("msg"), new_attempt(provider)
             submitted, started = decide.send(
                 conv, text, new, user_id=user_id, answer_id=answer_id, edit_of=edit_of,
-                streaming=streaming, attachments=files,
+                streaming=streaming, attachments=files, actor=acting(),
             )  # fmt: skip
             await self.door.begin(rt, replace(submitted, whole=whole), started, provider)
         return user_id, answer_id

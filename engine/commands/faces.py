@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from engine.commands.compacting import Compactor
 from engine.commands.continuing import Continuing
 from engine.commands.presence import Presence
+from engine.people import PERSONAL, Viewer
 from engine.provider import Meter
 from engine.read import Listener, ReadSide
 from ledger.events import AnyEvent, CancelSource
@@ -30,8 +31,10 @@ def _always() -> bool:
 class ReadFace:
     read: ReadSide
 
-    async def load(self, cid: str) -> ConversationState | None:  # read on a worker thread (what pages use)
-        return await self.read.load(cid)
+    async def load(self, cid: str, viewer: Viewer = PERSONAL) -> ConversationState | None:
+        """Read on a worker thread (what pages use); someone else's conversation is None, as a missing one."""
+        conv = await self.read.load(cid)
+        return conv if conv is None or viewer.sees(conv.owner) else None
 
     def is_loaded(self, cid: str) -> bool:
         return self.read.is_loaded(cid)
@@ -39,23 +42,28 @@ class ReadFace:
     def loaded(self) -> list[str]:
         return self.read.loaded()
 
-    def read_conversations(self, state: State | None = None) -> Iterator[ConversationState]:
-        return self.read.read_conversations(state)
+    def read_conversations(self, state: State | None = None, viewer: Viewer = PERSONAL) -> Iterator[ConversationState]:
+        return self.read.read_conversations(state, viewer)
 
-    def summaries(self, query: str = "") -> list[ConversationSummary]:
-        return self.read.summaries(query)
+    def summaries(self, query: str = "", viewer: Viewer = PERSONAL) -> list[ConversationSummary]:
+        return self.read.summaries(query, viewer)
 
-    def search(self, query: str, limit: int = 20) -> list[Hit]:
-        return self.read.search(query, limit)
+    def owner(self, cid: str) -> tuple[bool, str | None]:  # (live, owner)
+        return self.read.owner(cid)
 
-    async def search_async(self, query: str, limit: int = 20, still_wanted: Callable[[], bool] = _always) -> list[Hit]:
-        return await self.read.search_async(query, limit, still_wanted)
+    def search(self, query: str, limit: int = 20, viewer: Viewer = PERSONAL) -> list[Hit]:
+        return self.read.search(query, limit, viewer)
+
+    async def search_async(
+        self, query: str, limit: int = 20, still_wanted: Callable[[], bool] = _always, viewer: Viewer = PERSONAL
+    ) -> list[Hit]:
+        return await self.read.search_async(query, limit, still_wanted, viewer)
 
     def events(self, cid: str) -> tuple[AnyEvent, ...]:
         return self.read.events(cid)
 
-    async def exported(self, cid: str) -> tuple[AnyEvent, ...] | None:
-        return await self.read.exported(cid)
+    async def exported(self, cid: str, viewer: Viewer = PERSONAL) -> tuple[AnyEvent, ...] | None:
+        return await self.read.exported(cid, viewer)
 
     def health(self) -> StoreHealth:
         return self.read.health()

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
+from engine.people import PERSONAL, Viewer
 from engine.stamps import now_iso
 from ledger.errors import UnknownConversationError
 from ledger.events import AnyEvent, Deleted
@@ -100,44 +101,57 @@ class ReadSide:
             self._state = State(conversations=self.state.conversations.delete(cid))
         return True
 
-    def read_conversations(self, state: State | None = None) -> Iterator[ConversationState]:
-        """Every live conversation, newest first, one at a time: loaded ones from ``state``, the others read from
-        the store without being kept (safe in a worker thread given a ``state`` snapshot)."""
+    def read_conversations(self, state: State | None = None, viewer: Viewer = PERSONAL) -> Iterator[ConversationState]:
+        """Every live conversation ``viewer`` sees, newest first, one at a time: loaded ones from ``state``, the
+        others read from the store without being kept (safe in a worker thread given a ``state`` snapshot)."""
         state = state or self.state
         for summary in newest_first(self.store.summaries()):
+            if not viewer.sees(summary.owner):
+                continue
             conv = state.conversations.get(summary.conversation_id) or self._read(summary.conversation_id, False)
             if conv is not None and not conv.deleted:
                 yield conv
 
-    def summaries(self, query: str = "") -> list[ConversationSummary]:
-        """The conversation list: live conversations whose title has every word of ``query``, newest first (from
-        the store's index: no conversation is read)."""
+    def summaries(self, query: str = "", viewer: Viewer = PERSONAL) -> list[ConversationSummary]:
+        """The conversation list: live conversations ``viewer`` sees whose title has every word of ``query``,
+        newest first (from the store's index: no conversation is read)."""
         listing = self._listing.newest_first(self.store)
         words = query.casefold().split()
-        if not words:
-            return listing
-        titles = self._listing.titles()
-        return [listing[n] for n, title in enumerate(titles) if all(w in title for w in words)]
+        if words:
+            titles = self._listing.titles()
+            listing = [listing[n] for n, title in enumerate(titles) if all(w in title for w in words)]
+        return listing if not viewer.team else [s for s in listing if viewer.sees(s.owner)]
 
-    def search(self, query: str, limit: int = 20) -> list[Hit]:
+    def owner(self, cid: str) -> tuple[bool, str | None]:
+        """(whether ``cid`` is a live conversation, its owner), from memory or the store's index."""
+        conv = self.state.conversations.get(cid)
+        if conv is not None:
+            return not conv.deleted, conv.owner
+        summary = self.store.summary(cid)
+        return (summary is not None and not summary.deleted), (summary.owner if summary else None)
+
+    def search(self, query: str, limit: int = 20, viewer: Viewer = PERSONAL) -> list[Hit]:
         """Every title (from the index) and the messages of loaded conversations; never reads a file."""
-        return self._search(query, limit, self.summaries(), self.state, None)
+        return self._search(query, limit, self.summaries(viewer=viewer), self.state, None)
 
     async def search_async(
-        self, query: str, limit: int = 20, still_wanted: Callable[[], bool] = lambda: True
+        self, query: str, limit: int = 20, still_wanted: Callable[[], bool] = lambda: True, viewer: Viewer = PERSONAL
     ) -> list[Hit]:
-        """``search`` over the messages of every conversation: those not loaded are read in a worker thread, one
-        at a time and not kept, newest first, until ``limit`` hits or ``still_wanted()`` turns False."""
-        state, summaries = self.state, self.summaries()
+        """``search`` over the messages of every conversation ``viewer`` sees: those not loaded are read in a
+        worker thread, one at a time and not kept, newest first, until ``limit`` hits or ``still_wanted()`` turns
+        False."""
+        state, summaries = self.state, self.summaries(viewer=viewer)
         return await asyncio.to_thread(self._search, query, limit, summaries, state, still_wanted)
 
     def events(self, cid: str) -> tuple[AnyEvent, ...]:
         """The conversation's ledger, in seq order; reading it keeps nothing in memory that was not loaded."""
         return self.store.events(cid, keep=self.is_loaded(cid))
 
-    async def exported(self, cid: str) -> tuple[AnyEvent, ...] | None:
-        """The ledger of a live conversation, read in a worker thread without loading it; None if there is none."""
-        if self.store.is_deleted(cid) or (cid not in self.state.conversations and self.store.summary(cid) is None):
+    async def exported(self, cid: str, viewer: Viewer = PERSONAL) -> tuple[AnyEvent, ...] | None:
+        """The ledger of a live conversation ``viewer`` sees, read in a worker thread without loading it; None if
+        there is none (or it is someone else's: the same answer)."""
+        live, owner = self.owner(cid)
+        if not live or self.store.is_deleted(cid) or not viewer.sees(owner):
             return None
         try:
             return await asyncio.to_thread(self.events, cid)

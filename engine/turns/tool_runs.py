@@ -185,4 +185,5 @@ def _why(run: AttemptRun) -> str:
         "delete": "the chat was deleted",
         "timeout": "the turn timed out",
         "shutdown": "the app was shutting down",
+        "account": "the account was disabled",
     }.get(source, "the turn was stopped")

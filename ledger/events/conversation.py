@@ -21,6 +21,7 @@ class Created(Event):
     title: str = ""
     branched_from: str | None = None  # the conversation this one was branched from
     branched_at: str | None = None  # the message of that conversation it was branched at
+    owner: str | None = None  # team mode: the person it belongs to (``local:<name>``); None in personal mode
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -88,6 +88,7 @@ class Submitted(Event):
     attachments: tuple[Attachment, ...] = ()  # the files sent with it, by content hash (every attempt sends these)
     queue_id: str | None = None  # the queued message this sends (``ledger.events.queue``): sent once, with it
     whole: TextRef | None = None  # a text over ``ledger.bounds.TEXT_BOUND``: ``text`` is its preview, this the blob
+    actor: str | None = None  # team mode: the person who sent it (``engine.people.acting``); None in personal mode
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

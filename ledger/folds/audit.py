@@ -107,6 +107,7 @@ def attempt_audit(t: AttemptTimeline, number: int, parent: int | None = None) ->
         stale_tool_results=stale_tool_results,
         late_events=t.late_events,
         phases=timeline,
+        sent_by=t.submitted.actor if t.submitted is not None else None,
     )
 
 

@@ -113,4 +113,5 @@ class AttemptAudit:
     tool_calls: int = 0
     stale_tool_results: int = 0
     late_events: int = 0  # events recorded after the attempt's end, never applied (``ledger.ends``)
+    sent_by: str | None = None  # team mode: who sent the message it answers (``submitted.actor``)
     phases: tuple[Phase, ...] = ()

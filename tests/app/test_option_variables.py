@@ -44,6 +44,7 @@ def sample(name: str, tmp_path: Path) -> str:
         "models": "openai/a,openai/b",
         "mcp_config": str(tmp_path / "tools.json"),
         "titles": "off",
+        "accounts": "local",
         "max_attachment_mb": "5",
         "model_info": str(info),
         "leave_policy": "cancel",

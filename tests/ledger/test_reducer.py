@@ -279,11 +279,13 @@ def test_each_step_text_is_its_slice_of_the_attempt_text(plan: list[tuple]) -> N
 
 
 @settings(max_examples=300, deadline=None)
-@given(streaming, st.sampled_from(["", "A title"]), st.booleans())
+@given(streaming, st.sampled_from(["", "A title"]), st.booleans(), st.sampled_from([None, "local:ann"]))
 def test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conversation(
-    plan: list[tuple], title: str, renamed: bool
+    plan: list[tuple], title: str, renamed: bool, owner: str | None
 ) -> None:
-    events: list[AnyEvent] = [Created(conversation_id=CONV, ts="2026-11-30T07:59:00.000+00:00", title=title)]
+    events: list[AnyEvent] = [
+        Created(conversation_id=CONV, ts="2026-11-30T07:59:00.000+00:00", title=title, owner=owner)
+    ]
     events += [replace(e, seq=e.seq + 1) for e in streamed_events(plan)]
     if renamed:
         events.insert(len(events) // 2, Renamed(conversation_id=CONV, ts=events[-1].ts, title="Renamed"))

@@ -57,6 +57,7 @@ from tests.support.queue_steps import QUEUE_STEPS, queue_event
 
 CONV = "c1"
 #: every error type the ledger knows (the loop guard's ``tool_loop`` among them): a failure of any kind reduces alike
+ACTORS = (None, "local:ann", "local:ben")  # who sends a message: nobody named (personal mode), or a person
 ERROR_TYPES = [value for part in get_args(ErrorType) for value in (get_args(part) or (part,))]
 
 
@@ -89,8 +90,9 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
             users.append(user)
             queue_id = f"q{step[1]}" if kind == "send_queued" else None
             whole = _whole(f"q {turn}") if step[1] % 3 == 0 else None  # a text over the bound: kept as a blob
+            actor = ACTORS[step[1] % len(ACTORS)]  # personal mode (None) or a person of team mode
             add(Submitted(**base, message_id=user, turn=turn, text=f"q {turn}", edit_of=edit_of, queue_id=queue_id,
-                          whole=whole))  # fmt: skip
+                          whole=whole, actor=actor))  # fmt: skip
             add(
                 Started(
                     **base | {"seq": seq + 1},

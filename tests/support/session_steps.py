@@ -9,8 +9,11 @@ events by ``tests.support.random_sessions.build_events``), or is listed in ``tes
 
 from __future__ import annotations
 
+from typing import get_args
+
 from hypothesis import strategies as st
 
+from ledger.events import CancelSource
 from tests.support.queue_steps import QUEUE_STEPS
 
 # One step of a random session, by name: what happens next, with small ids so that steps collide often.
@@ -21,7 +24,9 @@ STEPS = {
     "late_chunk": st.tuples(st.just("late_chunk"), st.integers(0, 7)),
     "stale": st.tuples(st.just("stale"), st.integers(0, 7)),
     "cancel": st.tuples(
-        st.just("cancel"), st.integers(0, 7), st.sampled_from(["user", "navigation", "delete", "shutdown"])
+        st.just("cancel"),
+        st.integers(0, 7),
+        st.sampled_from(get_args(CancelSource)),  # every source, "account" too
     ),
     "cancelled": st.tuples(st.just("cancelled"), st.integers(0, 7)),
     "fail": st.tuples(st.just("fail"), st.integers(0, 7), st.booleans()),

@@ -1,0 +1,67 @@
+"""``main.py users``: team mode's accounts from the command line (also ``python3.11 tasks.py app users …``).
+
+Guarantees: ``add NAME [--admin] --password-stdin`` reads the password from standard input (one line; never from
+the command line, where every process could read it) and stores only its argon2id hash; ``list`` prints each
+account with its role and state, never a hash; ``disable NAME`` ends every session of the account at once (its
+open pages go to the sign-in page within seconds on every instance, its running answers are stopped);
+``enable NAME`` lets it sign in again; ``password NAME --password-stdin`` sets a new password and signs it out
+everywhere. Each works beside a running app (same store). A refusal is one sentence on stderr and exit code 1.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from app.config import AppConfig
+from app.stores import close_blobs, open_accounts
+from engine.people import People, PeopleError
+from ledger.errors import StoreError
+
+
+def users(config: AppConfig) -> int:
+    assert config.users is not None
+    action, name, admin, from_stdin = config.users
+    try:
+        store = open_accounts(config)
+    except StoreError as exc:
+        print(f"ledger-chat: {exc}", file=sys.stderr)
+        return 1
+    people = People(store)
+    try:
+        if action == "list":
+            for account in people.accounts():
+                role = "admin" if account.admin else "member"
+                state = "disabled" if account.disabled else "active"
+                print(f"{account.name}\t{role}\t{state}\tsince {account.created_ts[:10]}")
+            return 0
+        assert name is not None
+        if action in ("add", "password"):
+            password = _password(from_stdin)
+            if password is None:
+                return 1
+            if action == "add":
+                people.add(name, password, admin=admin)
+                print(f"added {name.strip().lower()} ({'admin' if admin else 'member'})")
+            else:
+                people.set_password(name, password)
+                print(f"set a new password for {name}; every session of it was ended")
+        elif action == "disable":
+            ended = people.disable(name)
+            print(f"disabled {name}; {ended} session(s) ended")
+        else:
+            people.enable(name)
+            print(f"enabled {name}")
+        return 0
+    except (PeopleError, StoreError) as exc:
+        print(f"ledger-chat: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        close_blobs(store)
+
+
+def _password(from_stdin: bool) -> str | None:
+    if not from_stdin:
+        print("ledger-chat: give the password on standard input with --password-stdin", file=sys.stderr)
+        return None
+    line = sys.stdin.readline()
+    return line[:-1] if line.endswith("\n") else line

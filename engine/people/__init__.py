@@ -1,0 +1,24 @@
+"""Team mode's people: accounts, passwords, sign-in limits and sessions (``engine.people.people``), and who is
+acting now (``engine.people.acting``)."""
+
+from __future__ import annotations
+
+from engine.people.acting import PERSONAL, Viewer, acting, acting_as, set_acting
+from engine.people.passwords import password_problem
+from engine.people.people import ABSOLUTE, WRONG, People, PeopleError, Person, SignedIn, session_key
+
+__all__ = [
+    "ABSOLUTE",
+    "PERSONAL",
+    "WRONG",
+    "People",
+    "PeopleError",
+    "Person",
+    "SignedIn",
+    "Viewer",
+    "acting",
+    "acting_as",
+    "password_problem",
+    "session_key",
+    "set_acting",
+]

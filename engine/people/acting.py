@@ -1,0 +1,53 @@
+"""Who is acting: the signed-in person on whose behalf the code now running was started.
+
+Guarantees: ``acting()`` is the person id (``local:<name>``) the front door (``ui.guard``) or the socket's event
+check (``ui.socket_owner``) set for the request, page or event being served, and ``None`` in personal mode and in
+work nobody asked for (start-up, timers, another instance). It is a context variable, so a task started while
+serving a person carries that person and nothing else does. Command events take their actor from it when they
+are made (``engine.commands``); the reducer never reads it.
+
+``Viewer`` is the other half: what a page or a route may show is decided by the person it was opened for
+(explicitly, never by the context variable: a timer's refresh runs without one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+_ACTING: ContextVar[str | None] = ContextVar("ledger_chat_acting", default=None)
+
+
+def acting() -> str | None:
+    return _ACTING.get()
+
+
+@contextmanager
+def acting_as(person: str | None) -> Iterator[None]:
+    token = _ACTING.set(person)
+    try:
+        yield
+    finally:
+        _ACTING.reset(token)
+
+
+def set_acting(person: str | None) -> None:
+    """Set it for the rest of the current task (the front door, for the request it serves)."""
+    _ACTING.set(person)
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Whose conversations a page, a route or an export may reach: in personal mode (``team`` false) every one;
+    in team mode only those whose owner is ``person`` (a page without a person reaches none)."""
+
+    team: bool = False
+    person: str | None = None
+
+    def sees(self, owner: str | None) -> bool:
+        return not self.team or (self.person is not None and owner == self.person)
+
+
+PERSONAL = Viewer()

@@ -1,0 +1,83 @@
+"""What every account store offers (``AccountStore``), and the one in memory (``MemoryAccounts``).
+
+Team mode's people and their sessions (``engine.people``): an ``Account`` is a name with an argon2id hash (never a
+password), a role and whether it is disabled; a ``SessionRecord`` is one signed-in browser, kept under the sha256
+of its cookie (never the cookie itself), with when it began, when it was last seen and whether it ended.
+
+Guarantees: ``accounts`` and ``session`` give what any instance sharing the store last wrote (no cache: the caching
+is ``engine.people``'s); ``put_account`` replaces the name's record; ``put_session`` replaces the key's;
+``end_sessions(name)`` ends every session of that name and says how many were open. Methods may block on I/O (call
+them off the event loop) and raise ``ledger.errors.StoreError`` with a readable reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    name: str
+    password_hash: str  # argon2id (``engine.people.passwords``); "" for one that must set a password first
+    admin: bool = False
+    disabled: bool = False
+    created_ts: str = ""
+
+    @property
+    def person(self) -> str:
+        """The id every event and every owned thing names: ``local:<name>``."""
+        return f"local:{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    key: str  # sha256 hex of the cookie's value
+    name: str  # the account
+    created_ts: str
+    seen_ts: str
+    ended: bool = False
+
+
+class AccountStore(Protocol):
+    def accounts(self) -> dict[str, Account]: ...
+
+    def put_account(self, account: Account) -> None: ...
+
+    def session(self, key: str) -> SessionRecord | None: ...
+
+    def put_session(self, record: SessionRecord) -> None: ...
+
+    def end_sessions(self, name: str) -> int: ...
+
+
+class MemoryAccounts:
+    def __init__(self) -> None:
+        self._accounts: dict[str, Account] = {}
+        self._sessions: dict[str, SessionRecord] = {}
+        self._lock = threading.Lock()
+
+    def accounts(self) -> dict[str, Account]:
+        with self._lock:
+            return dict(self._accounts)
+
+    def put_account(self, account: Account) -> None:
+        with self._lock:
+            self._accounts[account.name] = account
+
+    def session(self, key: str) -> SessionRecord | None:
+        with self._lock:
+            return self._sessions.get(key)
+
+    def put_session(self, record: SessionRecord) -> None:
+        with self._lock:
+            self._sessions[record.key] = record
+
+    def end_sessions(self, name: str) -> int:
+        with self._lock:
+            open_ = [r for r in self._sessions.values() if r.name == name and not r.ended]
+            for record in open_:
+                self._sessions[record.key] = dataclasses.replace(record, ended=True)
+            return len(open_)

@@ -1,0 +1,167 @@
+"""Issue 35 in real Chromium: a team shares one app (``--accounts local``). Two people sign in from two browser
+contexts; each reaches only their own chats, and every route tried with someone else's id answers as for a
+missing one. Signing out, and an admin disabling an account, take the person's pages to the sign-in page; a
+disabled account's running answer ends interrupted with source ``account``, its prefix kept.
+
+Routes B tries with A's ids (each listed in the test that tries it): the chat list, ``/chat/<A's id>``, the search
+dialog, ``/export/<A's id>``, ``/files/<A's hash>`` and its thumbnail, and socket events naming A's page.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import httpx
+import pytest
+import requests
+import socketio  # type: ignore[import-untyped]
+from playwright.sync_api import Page, expect
+
+from tests.support.app_process import ROOT, AppProcess
+from tests.support.big_png import flat_png
+from tests.support.browser import Pages, conversation_id, last_answer, open_audit, send, wait_words
+from tests.support.people import PASSWORD, add_account, sign_in, users
+from tests.support.upstream import Behavior, ScriptedUpstream
+from tests.support.waiting import wait_until_blocking
+
+MISSING = "That conversation does not exist"
+
+
+@pytest.fixture(scope="module")
+def app_options() -> tuple[str, ...]:
+    return ("--accounts", "local")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def accounts(app: AppProcess) -> None:
+    for name in ("ann", "ben", "cat"):
+        add_account(app, name)
+
+
+def cookie_of(page: Page) -> dict[str, str]:
+    return {c["name"]: c["value"] for c in page.context.cookies()}
+
+
+def test_a_stranger_gets_the_sign_in_page_and_nothing_else(app: AppProcess) -> None:
+    with httpx.Client(base_url=app.url) as client:
+        page = client.get("/chat/conv_x", headers={"accept": "text/html"})
+        assert page.status_code == 303 and page.headers["location"] == "/signin?next=%2Fchat%2Fconv_x"
+        for path in ("/export/conv_x", "/files/" + "0" * 64, "/_nicegui_ws/socket.io/?EIO=4&transport=polling"):
+            assert client.get(path).status_code == 401, path
+        form = client.get("/signin")
+        assert form.status_code == 200 and 'for="username">Username' in form.text and "<script" not in form.text
+        assert form.headers["content-security-policy"].startswith("default-src 'self'")
+
+
+def test_a_wrong_name_and_a_wrong_password_get_the_same_sentence_and_no_cookie(app: AppProcess) -> None:
+    with httpx.Client(base_url=app.url, headers={"origin": app.url}) as client:
+        answers = [
+            client.post("/signin", data={"username": name, "password": password})
+            for name, password in (("ann", "not the password"), ("nobody", PASSWORD))
+        ]
+    assert [a.status_code for a in answers] == [401, 401]
+    assert "That username and password do not match an account." in answers[0].text
+    assert answers[0].text.replace("ann", "") == answers[1].text.replace("nobody", "")
+    assert all("set-cookie" not in a.headers for a in answers)
+
+
+def test_two_people_each_reach_only_their_own_chats_on_every_route(
+    app: AppProcess, open_page: Pages, upstream: ScriptedUpstream
+) -> None:
+    a = sign_in(open_page(None), app, "ann")
+    upstream.plan(Behavior(text="The alpha plan is ready."))
+    send(a, "alpha plan, please")
+    expect(last_answer(a)).to_have_attribute("data-status", "complete")
+    cid = conversation_id(a)
+    with httpx.Client(base_url=app.url, cookies=cookie_of(a), headers={"origin": app.url}) as as_a:
+        sent = as_a.post("/files", files={"files": ("dot.png", flat_png(8, 8, 3, 8), "image/png")})
+        assert sent.status_code == 200, sent.text
+        sha = sent.json()[0]["sha256"]
+        assert as_a.get(f"/files/{sha}").status_code == 200, "the sender reads the file"
+        assert as_a.get(f"/export/{cid}").status_code == 200
+
+    b = sign_in(open_page(None), app, "ben")
+    expect(b.locator(f'[data-conversation="{cid}"]')).to_have_count(0)  # the chat list
+    assert "alpha" not in b.locator(".lc-chats-drawer").inner_text()
+    b.goto(f"{app.url}/chat/{cid}")  # the chat's address
+    expect(b.get_by_text(MISSING)).to_be_visible()
+    expect(b).to_have_url(f"{app.url}/")
+    b.get_by_role("button", name="Search chats (Ctrl+K)").click()  # the search dialog
+    b.get_by_role("textbox", name="Search chats").fill("alpha")
+    expect(b.get_by_text("Nothing found.")).to_be_visible()
+    with httpx.Client(base_url=app.url, cookies=cookie_of(b)) as as_b:
+        for path in (f"/export/{cid}", f"/files/{sha}", f"/files/{sha}/thumb"):  # the export and the file
+            assert as_b.get(path).status_code == 404, path
+        assert as_b.get("/export/conv_none").text == as_b.get(f"/export/{cid}").text, "as for a missing id"
+    expect(last_answer(a).locator(".lc-body")).to_have_text("The alpha plan is ready.")  # A's page is untouched
+    open_audit(a)
+    expect(a.get_by_text("sent by ann", exact=False).first).to_be_visible()  # the audit names who sent it
+
+
+def test_a_socket_signed_in_as_one_person_cannot_press_anothers_buttons(app: AppProcess, open_page: Pages) -> None:
+    a = sign_in(open_page(None), app, "ann")
+    b = sign_in(open_page(None), app, "ben")
+    victim = a.evaluate("() => window.clientId")
+    signed_in_as_b = requests.Session()  # every request of the socket carries B's session, as B's browser would
+    signed_in_as_b.cookies.update(cookie_of(b))
+    intruder = socketio.Client(reconnection=False, http_session=signed_in_as_b)
+    intruder.connect(
+        app.url, socketio_path="/_nicegui_ws/socket.io", transports=["polling"], headers={"Origin": app.url}
+    )
+    try:
+        intruder.emit("event", {"id": 1, "client_id": victim, "listener_id": "x", "args": []})
+        wait_until_blocking(
+            lambda: "refused a socket.io message" in app.log.read_text(), 10, "the refusal in the server log"
+        )
+    finally:
+        intruder.disconnect()
+    expect(a.get_by_label("Message")).to_be_visible()
+
+
+def test_signing_out_goes_to_the_sign_in_page_and_the_cookie_opens_nothing_after(
+    app: AppProcess, open_page: Pages
+) -> None:
+    page = sign_in(open_page(None), app, "cat")
+    old = cookie_of(page)
+    page.get_by_role("button", name="Account: cat").click()
+    page.get_by_text("Sign out", exact=True).click()
+    expect(page.get_by_label("Username")).to_be_visible()
+    with httpx.Client(base_url=app.url, cookies=old) as replayed:  # the old cookie, replayed
+        assert replayed.get("/export/conv_x").status_code == 401
+
+
+def test_a_disabled_account_is_out_within_two_seconds_and_its_answer_ends_interrupted_by_account(
+    app: AppProcess, open_page: Pages, upstream: ScriptedUpstream
+) -> None:
+    add_account(app, "dan")
+    page = sign_in(open_page(None), app, "dan")
+    upstream.plan(Behavior(text=" ".join(f"w{n}" for n in range(2000)), chunk_delay=0.02))
+    send(page, "a long story")
+    cid = conversation_id(page)
+    wait_words(page, 10)
+    done = users(app, "disable", "dan")
+    assert done.returncode == 0 and "1 session(s) ended" in done.stdout, done.stderr
+    expect(page.get_by_label("Username")).to_be_visible(timeout=4_000)  # two seconds, and the page's load
+    wait_until_blocking(lambda: upstream.last.disconnected_at is not None, 10, "the upstream closed")
+    events = exported(app, cid)
+    cancel = [e for e in events if e["kind"] == "cancel_requested"]
+    assert [(c["source"], c["keep_partial"]) for c in cancel] == [("account", True)]
+    assert [e["source"] for e in events if e["kind"] == "cancelled"] == ["account"]
+    kept = [e for e in events if e["kind"] == "persisted"]
+    assert kept and kept[-1]["status"] == "interrupted" and str(kept[-1]["text"]).startswith("w0 w1"), "prefix kept"
+    assert [e["actor"] for e in events if e["kind"] == "submitted"] == ["local:dan"]
+    assert [e["owner"] for e in events if e["kind"] == "created"] == ["local:dan"]
+
+
+def exported(app: AppProcess, cid: str) -> list[dict[str, object]]:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "export", "--conversation", cid, "--data-dir", str(app.data_dir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
