@@ -26,6 +26,10 @@ def main(argv: list[str] | None = None) -> int:
             from app.telemetry import backfill  # --otlp URL: the stored attempts as traces
 
             return backfill(config) if config.telemetry.traces_url else export(config)
+        if config.command == "migrate" and config.owner is not None:
+            from app.handover import hand_over
+
+            return hand_over(config)
         if config.command == "migrate":
             return migrate(config)
         if config.command == "users":

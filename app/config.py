@@ -63,6 +63,8 @@ class AppConfig:
     forwarded_allow_ips: tuple[str, ...] = ()  # app.proxy_config
     database_url: str | None = field(default=None, repr=False)  # may hold a password: never shown
     from_data_dir: Path | None = None
+    owner: str | None = None  # ``migrate --owner NAME``: hand unowned conversations to this account (app.handover)
+    dry_run: bool = False
     max_attachment_mb: float = 20.0
     model_info: Path | None = None
     with_files: bool = False
@@ -141,7 +143,8 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
         app["conversation"] = getattr(args, "conversation", None)
         app["with_files"] = bool(getattr(args, "with_files", False))
     elif args.command == "migrate":
-        app["from_data_dir"] = Path(args.from_data_dir)
+        app["from_data_dir"] = Path(args.from_data_dir) if args.from_data_dir else None
+        app["owner"], app["dry_run"] = args.owner, bool(args.dry_run)
     elif args.command == "users":
         app["users"] = (args.action, args.name, bool(args.admin), bool(args.password_stdin))
     else:
@@ -172,7 +175,9 @@ def _validate(c: AppConfig) -> None:
         raise ConfigError(
             "--database-url: must start with postgresql:// (the value is not shown: it may hold a password)"
         )
-    if c.command == "migrate" and not c.database_url:
+    if c.command == "migrate" and (c.owner is None) == (c.from_data_dir is None):
+        raise ConfigError("migrate: give --from-data-dir (a copy into PostgreSQL) or --owner NAME (a hand-over)")
+    if c.command == "migrate" and c.from_data_dir is not None and not c.database_url:
         raise ConfigError("migrate: --database-url (or LEDGERCHAT_DATABASE_URL) names the database to copy into")
     try:
         c.file_limits  # noqa: B018 - validates --max-attachment-mb

@@ -113,9 +113,15 @@ def parser() -> argparse.ArgumentParser:
         "--password-stdin", action="store_true", help="add, password: read the password from standard input"
     )
     _add_options(users, only=("data_dir", "database_url"))
-    migrate = sub.add_parser("migrate", help="copy a TinyDB data folder into PostgreSQL (safe to re-run, verified)")
-    migrate.add_argument("--from-data-dir", required=True, help="the data folder to copy")
-    _add_options(migrate, only=("database_url",))
+    migrate = sub.add_parser(
+        "migrate",
+        help="copy a TinyDB data folder into PostgreSQL (safe to re-run, verified), or with --owner hand every "
+        "conversation nobody owns to an account (moving to --accounts local)",
+    )
+    migrate.add_argument("--from-data-dir", help="the data folder to copy into --database-url")
+    migrate.add_argument("--owner", help="the account every conversation without an owner is handed to")
+    migrate.add_argument("--dry-run", action="store_true", help="with --owner: say what would change, change nothing")
+    _add_options(migrate, only=("data_dir", "database_url"))
     return top
 
 

@@ -52,6 +52,7 @@ BENCHES = (
     Bench("bench.ws_bench", (), (), ("chromium",)),
     Bench("bench.stream_bench", (), ("--quick",), ("chromium",)),
     Bench("bench.pg_bench", (), ("--quick",), ("postgres",), (("PG_BENCH_ONLY", "store"),)),
+    Bench("bench.session_bench", (), ()),
 )
 
 BY_HAND = {

@@ -43,6 +43,7 @@ from ledger.events import (
     Done,
     Failed,
     GrantRevoked,
+    Handed,
     MessageQueued,
     Persisted,
     QuestionAnswered,
@@ -120,6 +121,8 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
             return conv._replace(
                 title=event.title or conv.title, created_ts=event.ts, branched_from=origin, owner=owner
             )
+        case Handed():  # only an unowned conversation is handed over: never taken from its owner
+            return conv._replace(owner=event.owner) if conv.owner is None else conv
         case Renamed():
             return conv._replace(title=event.title)
         case Titled():

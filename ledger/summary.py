@@ -27,6 +27,7 @@ from ledger.events import (
     Deleted,
     Done,
     Failed,
+    Handed,
     Persisted,
     Recovered,
     Renamed,
@@ -67,6 +68,8 @@ def summarize(summary: ConversationSummary | None, event: AnyEvent) -> Conversat
         case Created():
             title, created = event.title or title, event.ts
             owner = event.owner if event.owner is not None else owner
+        case Handed():
+            owner = event.owner if owner is None else owner
         case Renamed():
             title = event.title
         case Titled():

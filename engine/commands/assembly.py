@@ -4,7 +4,8 @@ Guarantees: nothing is filled in after construction and no part holds a referenc
 read side, the runtimes, the compaction planner and the after-end policies (``engine.policies.declared``, in
 their declared order) come first; the door (``engine.attempts.Attempts``) is made from them and the other
 instances (``peers``: ``ALONE`` for one process alone, the cluster ``app`` wires for several); every command
-object is made from the door. A policy is handed the door when it reacts, never holding it. ``order`` may
+object is made from the door. A policy is handed the door when it reacts, never holding it. Every task the
+engine spawns acts for nobody (``engine.people.for_nobody``): only a person's own command names them. ``order`` may
 rearrange or extend the declared reactions (tests add their own around them).
 litellm's import starts here (4-7 s once per process, on a thread): a turn awaits it before its timeouts start.
 """
@@ -12,6 +13,7 @@ litellm's import starts here (4-7 s once per process, on a thread): a turn await
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from engine.attempts import ALONE, Attempts, Peers, Planner, Policy, Runtimes
 from engine.commands.compacting import Compactor
@@ -21,6 +23,7 @@ from engine.commands.presence import Presence
 from engine.commands.presets import Presets
 from engine.commands.queue import MessageQueue
 from engine.offline import start_import
+from engine.people import for_nobody
 from engine.policies import Declared, declared
 from engine.read import ReadSide
 from engine.tools import ServerHealth, ToolHub
@@ -35,6 +38,7 @@ def build_engine(
     order: Order | None = None,
 ) -> Engine:  # fmt: skip
     start_import()
+    settings = replace(settings, spawn=for_nobody(settings.spawn))  # what the engine starts is no one's command
     read, runtimes, planner, policies = ReadSide(store), Runtimes(), Planner(settings), declared()
     follows, _, titles, _ = policies
     reactions: tuple[Policy, ...] = order(policies) if order is not None else policies

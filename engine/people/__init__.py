@@ -3,7 +3,7 @@ acting now (``engine.people.acting``)."""
 
 from __future__ import annotations
 
-from engine.people.acting import PERSONAL, Viewer, acting, acting_as, set_acting
+from engine.people.acting import PERSONAL, Viewer, acting, acting_as, for_nobody, set_acting
 from engine.people.passwords import password_problem
 from engine.people.people import ABSOLUTE, WRONG, People, PeopleError, Person, SignedIn, session_key
 
@@ -18,6 +18,7 @@ __all__ = [
     "Viewer",
     "acting",
     "acting_as",
+    "for_nobody",
     "password_problem",
     "session_key",
     "set_acting",

@@ -12,10 +12,12 @@ are made (``engine.commands``); the reducer never reads it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 _ACTING: ContextVar[str | None] = ContextVar("ledger_chat_acting", default=None)
 
@@ -51,3 +53,20 @@ class Viewer:
 
 
 PERSONAL = Viewer()
+
+
+def for_nobody(
+    spawn: Callable[[Coroutine[Any, Any, None], str], asyncio.Task[None]],
+) -> Callable[[Coroutine[Any, Any, None], str], asyncio.Task[None]]:
+    """``spawn``, with every task it starts acting for nobody: what the engine starts on its own (an attempt's run,
+    its timeout, a reaction to an end) is not a command, even when a person's command started it."""
+
+    def spawning(coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        return spawn(_as_nobody(coro), name)
+
+    return spawning
+
+
+async def _as_nobody(coro: Coroutine[Any, Any, None]) -> None:
+    _ACTING.set(None)  # this task's own copy of the context: the caller's is untouched
+    await coro

@@ -13,6 +13,7 @@ import logging
 
 from engine.attempts import Attempts, Ended
 from engine.files import admit
+from engine.people import acting_as
 from engine.provider import ProviderConfig
 from engine.stamps import new_id
 from ledger import decide, queue
@@ -32,8 +33,10 @@ class SendQueued:
             door.settings.spawn(self._send(door, end, item.queue_id), f"queued {item.queue_id}")
 
     async def _send(self, door: Attempts, end: Ended, queue_id: str) -> None:
+        conv = door.read.conversation(end.conversation_id)
         try:
-            await send_queued(door, end.conversation_id, queue_id, after=end.attempt_id)
+            with acting_as(conv.owner if conv is not None else None):  # sent for whoever the chat belongs to
+                await send_queued(door, end.conversation_id, queue_id, after=end.attempt_id)
         except (InputRejected, StoreError) as exc:  # it stays queued; the page shows it waiting, with Send now
             log.warning("the queued message %s was not sent: %s", queue_id, exc)
 

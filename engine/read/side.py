@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from engine.people import PERSONAL, Viewer
+from engine.people import PERSONAL, Viewer, acting
 from engine.stamps import now_iso
 from ledger.errors import UnknownConversationError
 from ledger.events import AnyEvent, Deleted
@@ -182,11 +182,15 @@ class ReadSide:
     # --- changing: the only code that assigns ``state`` ---------------------------------------------------------
 
     def append(self, event: AnyEvent) -> AnyEvent:
-        """Stamp, store (the store gives the seq), reduce, notify; returns the stored event."""
+        """Stamp (its time; a command's actor, from ``engine.people.acting``), store (the store gives the seq),
+        reduce, notify; returns the stored event."""
         cid = event.conversation_id
         if cid not in self.state.conversations:
             self.conversation(cid)  # an append always folds into the whole conversation
-        event = self.store.append(replace(event, ts=event.ts or now_iso()))
+        stamped = replace(event, ts=event.ts or now_iso())
+        if getattr(event, "actor", "") is None and (who := acting()) is not None:  # a command, in team mode
+            stamped = replace(stamped, actor=who)  # type: ignore[arg-type]
+        event = self.store.append(stamped)
         self._fold_missing(event)
         return self._fold(event)
 

@@ -73,6 +73,7 @@ class ApprovalGiven(Event):
     scope: ApprovalScope = "once"
     by: ApprovalBy = "user"
     grant_hash: str = ""
+    actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -85,6 +86,7 @@ class GrantRevoked(Event):
     tool: str
     scope: ApprovalScope = "chat"
     grant_hash: str = ""
+    actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
 
 
 ApprovalEvent = ApprovalAsked | ApprovalGiven | GrantRevoked

@@ -1,4 +1,5 @@
-"""The conversation's own events: made, renamed, deleted, and which version and attempt a reader follows.
+"""The conversation's own events: made, handed to its owner, renamed, deleted, and which version and attempt a
+reader follows.
 
 Guarantees: frozen values; each declares its ``KIND`` and ``FLAGS``; re-exported by ``ledger.events.core`` (import them
 from there). Ids and timestamps are never generated here.
@@ -11,7 +12,17 @@ from typing import ClassVar
 
 from ledger.events.values import Event, Flags
 
-__all__ = ["Attached", "Branched", "Created", "Deleted", "Detached", "Renamed", "Selected", "VersionSelected"]
+__all__ = [
+    "Attached",
+    "Branched",
+    "Created",
+    "Deleted",
+    "Detached",
+    "Handed",
+    "Renamed",
+    "Selected",
+    "VersionSelected",
+]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -25,10 +36,22 @@ class Created(Event):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class Handed(Event):
+    """A conversation nobody owned (made in personal mode) was handed to a person when the data moved to team mode
+    (``main.py migrate --owner NAME``). It never takes a conversation from the person who owns it."""
+
+    KIND: ClassVar[str] = "handed"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=False, listed=True, late_phase=False)
+    owner: str
+    actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Renamed(Event):
     KIND: ClassVar[str] = "renamed"
     FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=False, listed=True, late_phase=False)
     title: str
+    actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -37,6 +60,7 @@ class Selected(Event):
     FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=True, listed=False, late_phase=False)
     message_id: str
     attempt_id: str
+    actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -46,6 +70,7 @@ class VersionSelected(Event):
     KIND: ClassVar[str] = "version_selected"
     FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=False, listed=False, late_phase=False)
     message_id: str
+    actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -56,6 +81,7 @@ class Branched(Event):
     FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=False, listed=False, late_phase=False)
     message_id: str
     new_conversation_id: str
+    actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -76,3 +102,4 @@ class Attached(Event):
 class Deleted(Event):
     KIND: ClassVar[str] = "deleted"
     FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=True, listed=True, late_phase=False)
+    actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)

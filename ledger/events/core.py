@@ -27,6 +27,7 @@ from ledger.events.conversation import (
     Created as Created,
     Deleted as Deleted,
     Detached as Detached,
+    Handed as Handed,
     Renamed as Renamed,
     Selected as Selected,
     VersionSelected as VersionSelected,
@@ -151,6 +152,7 @@ class CancelRequested(Event):
     keep_partial: bool = True
     turn: int = 0
     requested_by: str | None = None
+    actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -200,6 +202,7 @@ class Retrying(Event):
     why: Literal["user", "auto"] = "user"
     previous_request_id: str | None = None
     request_id: str | None = None
+    actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -252,6 +255,7 @@ AnyEvent = (
     | Recovered
     | Detached
     | Attached
+    | Handed
     | Deleted
     | StepStarted
     | StepFinished

@@ -51,6 +51,7 @@ class QuestionAnswered(Event):
     action: QuestionAction
     content: str | None = None  # accept in form mode: the values as JSON text
     by: AnsweredBy = "user"
+    actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
 
 
 QuestionEvent = QuestionAsked | QuestionAnswered

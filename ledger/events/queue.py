@@ -32,6 +32,7 @@ class MessageQueued(Event):
     text: str
     attachments: tuple[Attachment, ...] = ()  # its files, by content hash, as a submitted message records them
     model: str | None = None  # the model chosen when it was queued (it answers the message)
+    actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -42,6 +43,7 @@ class QueuedEdited(Event):
     FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=False, prompt=False, listed=False, late_phase=False)
     queue_id: str
     text: str
+    actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -51,6 +53,7 @@ class QueuedRemoved(Event):
     KIND: ClassVar[str] = "queued_removed"
     FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=False, prompt=False, listed=False, late_phase=False)
     queue_id: str
+    actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
 
 
 QueueEvent = MessageQueued | QueuedEdited | QueuedRemoved

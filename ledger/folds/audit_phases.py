@@ -30,6 +30,7 @@ from ledger.events import (
     Done,
     Failed,
     GrantRevoked,
+    Handed,
     MessageQueued,
     Persisted,
     QuestionAnswered,
@@ -166,7 +167,10 @@ def _phase(p: Phases, event: AnyEvent) -> None:  # noqa: C901 - one case per kin
             pass  # they make the attempt (the timeline), or are counted only (stale chunks)
         case ToolCallStarted() | ToolProgress():
             pass  # the timeline shows a call once it is complete, and its result, not every piece in between
-        case Created() | Renamed() | Selected() | VersionSelected() | Branched() | Detached() | Attached() | Deleted():
+        case (
+            Created() | Handed() | Renamed() | Selected() | VersionSelected() | Branched() | Detached() | Attached()
+            | Deleted()
+        ):  # fmt: skip
             pass  # about the conversation, not an attempt
         case MessageQueued() | QueuedEdited() | QueuedRemoved():
             pass  # the queue (``ledger.queue``): a message reaches an attempt when its ``submitted`` sends it

@@ -29,6 +29,7 @@ from ledger.events import (
     Done,
     Failed,
     GrantRevoked,
+    Handed,
     MessageQueued,
     Persisted,
     QuestionAnswered,
@@ -244,6 +245,7 @@ class TimelineFold:
                 | VersionSelected()
                 | Branched()
                 | Detached()
+                | Handed()
                 | Attached()
                 | Deleted()
             ):

@@ -18,13 +18,15 @@ from tests.support.waiting import wait_until
 
 PEOPLE = ("local:ann", "local:ben", "local:cat")
 WORDS = ("plan", "budget", "secret", "launch", "notes")
-STEP = st.tuples(st.sampled_from(("new", "send", "rename", "branch")), st.sampled_from(PEOPLE), st.sampled_from(WORDS))
+COMMANDS = ("new", "send", "rename", "branch", "retry")
+STEP = st.tuples(st.sampled_from(COMMANDS), st.sampled_from(PEOPLE), st.sampled_from(WORDS))
 _RUN = itertools.count()
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(STEP, min_size=1, max_size=7))
 @example(steps=[("send", "local:ann", "plan"), ("branch", "local:ann", "plan"), ("send", "local:ben", "plan")])
+@example(steps=[("send", "local:ann", "plan"), ("retry", "local:ann", "plan"), ("rename", "local:ann", "plan")])
 async def test_every_event_names_who_acted_and_nobody_reaches_anothers_conversation(
     engines: EngineFactory, upstream: ScriptedUpstream, steps: list[tuple[str, str, str]]
 ) -> None:
@@ -40,6 +42,11 @@ async def test_every_event_names_who_acted_and_nobody_reaches_anothers_conversat
                 cid = mine[-1]
                 await engine.submit(cid, f"{person} asks about {word}")
                 await wait_until(lambda: not engine.is_streaming(cid), what="the answer's end")  # noqa: B023
+            elif command == "retry" and any(e.KIND == "submitted" for e in engine.store.events(mine[-1])):
+                upstream.plan(Behavior(text=f"again about {word}"))
+                cid = mine[-1]
+                await engine.retry(cid)
+                await wait_until(lambda: not engine.is_streaming(cid), what="the retry's end")  # noqa: B023
             elif command == "rename":
                 engine.rename(mine[-1], f"{word} of {person}")
             elif command == "branch":
@@ -51,6 +58,8 @@ async def test_every_event_names_who_acted_and_nobody_reaches_anothers_conversat
             events = engine.store.events(cid)
             assert [e.owner for e in events if e.KIND == "created"] == [person]
             assert {e.actor for e in events if e.KIND == "submitted"} <= {person}, "a branch's copy keeps its sender"
+            commands = [e for e in events if e.KIND in ("renamed", "branched") or getattr(e, "why", "") == "user"]
+            assert {getattr(e, "actor", None) for e in commands} <= {person}, "each command names who gave it"
         viewer = Viewer(team=True, person=person)
         others = {c for p, cs in owned.items() if p != person for c in cs}
         assert {s.conversation_id for s in engine.summaries(viewer=viewer)} == set(cids)

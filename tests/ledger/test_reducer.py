@@ -19,6 +19,7 @@ from ledger.events.core import (
     Created,
     Deleted,
     Event,
+    Handed,
     Renamed,
     StaleChunk,
     ToolResult,
@@ -41,6 +42,7 @@ MARK_TEXT = re.compile(r"<a\d+:\d+:\d+>")
 NOT_IN_SESSIONS: dict[type[Event], str] = {
     Created: "test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conversation puts it first",
     Renamed: "test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conversation inserts it",
+    Handed: "test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conversation inserts it",
     Deleted: "test_nothing_changes_a_deleted_conversation (in a session it would leave most properties nothing)",
 }
 
@@ -279,9 +281,9 @@ def test_each_step_text_is_its_slice_of_the_attempt_text(plan: list[tuple]) -> N
 
 
 @settings(max_examples=300, deadline=None)
-@given(streaming, st.sampled_from(["", "A title"]), st.booleans(), st.sampled_from([None, "local:ann"]))
+@given(streaming, st.sampled_from(["", "A title"]), st.booleans(), st.sampled_from([None, "local:ann"]), st.booleans())
 def test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conversation(
-    plan: list[tuple], title: str, renamed: bool, owner: str | None
+    plan: list[tuple], title: str, renamed: bool, owner: str | None, handed: bool
 ) -> None:
     events: list[AnyEvent] = [
         Created(conversation_id=CONV, ts="2026-11-30T07:59:00.000+00:00", title=title, owner=owner)
@@ -289,12 +291,15 @@ def test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conve
     events += [replace(e, seq=e.seq + 1) for e in streamed_events(plan)]
     if renamed:
         events.insert(len(events) // 2, Renamed(conversation_id=CONV, ts=events[-1].ts, title="Renamed"))
+    if handed:  # an unowned chat gets its owner; an owned one keeps it
+        events.insert(len(events) // 3 + 1, Handed(conversation_id=CONV, ts=events[-1].ts, owner="local:ben"))
     folded = None
     for n, event in enumerate(events, start=1):
         folded = summarize(folded, replace(event, seq=n))
         assert folded == summary_of(
             replay(replace(e, seq=i) for i, e in enumerate(events[:n], start=1)).conversations[CONV]
         )
+    assert folded is not None and folded.owner == (owner or ("local:ben" if handed else None)), "never taken"
 
 
 @settings(max_examples=200, deadline=None)

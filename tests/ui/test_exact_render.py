@@ -1,12 +1,12 @@
 """A completed answer renders exactly the text received; the growing tail never shows a character it was not sent.
 
-"Visible" is defined as follows. Whitespace is layout and is not compared. The visible characters of a render
-are its text content (tags dropped, entities decoded). The render must be the source with only *markers* taken
-out: the characters of markdown syntax (``MARKERS``) and a link's target (``](…)``, ``LINK_TARGET``), and only
-where the construct they belong to really rendered. So nothing is added (no twin backtick, no closing ``__``) and
-nothing that is not syntax is dropped; and where no construct renders at all, the visible text is exactly the
-source's. A math span that renders (as ``ui.markdown.math`` finds it) is MathML, not its source's characters: it
-counts as one character (``MATH``) on both sides.
+"Visible" is defined as follows. Whitespace is layout and is not compared. The visible characters of a render are
+its text content (tags dropped, entities decoded). The render must be the source with only *markers* taken out: the
+characters of markdown syntax (``MARKERS``) and a link's target (``](…)``: any target is the link's address, never
+its text), and only where the construct they belong to really rendered. So nothing is added (no twin backtick, no
+closing ``__``) and nothing that is not syntax is dropped; and where no construct renders at all, the visible text
+is exactly the source's. A math span that renders (as ``ui.markdown.math`` finds it) is MathML, not its source's
+characters: it counts as one character (``MATH``) on both sides.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ EXACT = [  # (received, what shows): the markers of what really renders go, ever
     ("costs $5 and $10, x <b", "costs $5 and $10, x <b"),
 ]
 _TAG = re.compile(r"<[^>]*>")
+_TARGET = re.compile(r"\]\([^()]*\)")  # ``](target)`` of a link (any target: the sanitizer may drop it, never shows it)
 
 
 MATH = "\x00"
@@ -68,7 +69,7 @@ def only_markers_taken_out(source: str, shown: str) -> bool:
             return j == len(r)
         if j < len(r) and s[i] == r[j] and fits(i + 1, j + 1):
             return True
-        if s.startswith(LINK_TARGET, i) and fits(i + len(LINK_TARGET), j):
+        if (target := _TARGET.match(s, i)) is not None and fits(target.end(), j):  # a link's target: its href
             return True
         return s[i] in MARKERS and fits(i + 1, j)
 
