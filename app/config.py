@@ -68,7 +68,11 @@ class AppConfig:
     max_attachment_mb: float = 20.0
     model_info: Path | None = None
     with_files: bool = False
-    accounts: str = "personal"  # personal: no sign-in; local: team mode, accounts of ``main.py users``
+    accounts: str = "personal"  # personal: no sign-in; local: team mode, accounts of ``main.py users``; oidc
+    oidc_issuer: str | None = None
+    oidc_client_id: str | None = None
+    oidc_admin_group: str | None = None
+    oidc_client_secret: str | None = field(default=None, repr=False)  # LEDGERCHAT_OIDC_CLIENT_SECRET only
     users: tuple[str, str | None, bool, bool] | None = None  # ``users`` command: (action, name, admin, stdin)
     titles: str = "model"  # model: each chat is named by the model after its first answer; off: by its first message
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)  # --otlp-endpoint, --otel-content
@@ -149,6 +153,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
         app["users"] = (args.action, args.name, bool(args.admin), bool(args.password_stdin))
     else:
         app.update(_access(args, environ))
+        app["oidc_client_secret"] = environ.get("LEDGERCHAT_OIDC_CLIENT_SECRET") or None
     if "models" in app:
         app["models"] = tuple(dict.fromkeys(m.strip() for m in str(app["models"]).split(",") if m.strip()))
     try:
@@ -185,8 +190,14 @@ def _validate(c: AppConfig) -> None:
         raise ConfigError(str(exc)) from None
     if c.model_info is not None:
         load_model_info(c.model_info)
-    if c.accounts not in ("personal", "local"):
-        raise ConfigError(f"--accounts: {c.accounts!r} must be 'personal' or 'local'")
+    if c.accounts not in ("personal", "local", "oidc"):
+        raise ConfigError(f"--accounts: {c.accounts!r} must be 'personal', 'local' or 'oidc'")
+    if c.accounts == "oidc" and not (c.oidc_issuer and c.oidc_client_id):
+        raise ConfigError(
+            "--accounts oidc: give --oidc-issuer and --oidc-client-id (the secret in LEDGERCHAT_OIDC_CLIENT_SECRET)"
+        )
+    if c.oidc_issuer and not c.oidc_issuer.startswith(("https://", "http://")):
+        raise ConfigError(f"--oidc-issuer: {c.oidc_issuer!r} must start with https:// (or http:// on this machine)")
     if c.users is not None and c.users[0] != "list" and not c.users[1]:
         raise ConfigError(f"users {c.users[0]}: name the account (users {c.users[0]} NAME)")
     if c.titles not in ("model", "off"):

@@ -48,14 +48,24 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     from ui.socket_owner import bind_events_to_sockets
 
     policy = AccessPolicy.for_bind(config.host, config.port, token=token, allowed_hosts=config.allowed_hosts)
-    people = None
+    people, door = None, None
     if config.team:  # team mode: everyone signs in (ui.signin); sessions and accounts beside the ledger
         from app.stores import open_accounts
         from engine.people import People
         from ui.signin import TeamDoor
 
         people = People(open_accounts(config, str(getattr(store, "instance", "app"))))
-    app.add_middleware(Guard, policy=policy, door=TeamDoor(people) if people is not None else None)
+        oidc = None
+        if config.accounts == "oidc":  # sign-in at the provider (ui.oidc), no password form
+            from ui.oidc import OidcDoor, OidcSettings
+
+            assert config.oidc_issuer and config.oidc_client_id, "checked by load_config"
+            settings = OidcSettings(
+                config.oidc_issuer, config.oidc_client_id, config.oidc_client_secret, config.oidc_admin_group
+            )
+            oidc = OidcDoor(settings, people)
+        door = TeamDoor(people, oidc)
+    app.add_middleware(Guard, policy=policy, door=door)
     bind_events_to_sockets()  # a socket.io message acts only for the client whose socket sent it
     provider = provider_config(config, token=token)
     servers = tool_servers(config)

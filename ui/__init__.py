@@ -39,6 +39,7 @@ __all__ = [
     "model_saw",
     "money",
     "notices",
+    "oidc",
     "pages",
     "pending",
     "preset_picker",

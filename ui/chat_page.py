@@ -73,7 +73,7 @@ class ChatPage:
             toggle_chats=lambda: self.left.toggle(),
             toggle_audit=lambda: self.right.toggle(),
             extra=self._preset_bar,
-            person=self.context.person_name(),
+            person=self.context.person() if self.context.team else None,
         )
         with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer lc-chats-drawer") as self.left:
             self.sidebar = Sidebar(self.engine, self.cid, self.switch_to, self.after_delete, self.open_hit, self.viewer)

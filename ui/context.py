@@ -50,11 +50,6 @@ class PageContext:
         person = self.person()
         return Viewer(team=True, person=person.id if person is not None else None)
 
-    def person_name(self) -> str | None:
-        """The signed-in person's name, for the header (None in personal mode)."""
-        person = self.person() if self.people is not None else None
-        return person.name if person is not None else None
-
     def person(self) -> Person | None:
         """The signed-in person of the page being built (None in personal mode)."""
         from nicegui import ui

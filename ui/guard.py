@@ -13,12 +13,13 @@ Guarantees (the rules themselves are ``ui.access``):
   a token: 401. A wrong token: 401, or 429 once its peer sent ``MAX_FAILURES`` wrong ones within the window;
   the correct token is checked first and never refused by that limit. Wrong tokens are logged with the peer's
   address and the path (the first ``MAX_FAILURES`` per window), never the token.
-- Team mode (``door`` given, ``--accounts local``): every route but ``/signin`` (and ``/signout``, which ends
-  a session) needs a signed-in person (``ui.signin.TeamDoor``), on loopback too, and the token is not asked: a
-  page load without one goes to the sign-in page (303, then back), anything else gets 401, a websocket is
-  refused. The person is kept in ``scope["state"]["person"]`` and set as the one acting
-  (``engine.people.acting``) for everything the request starts. Only the in-process demo model (``/demo``) is
-  reached with the internal token instead (the app's own requests to it carry no cookie).
+- Team mode (``door`` given, ``--accounts local`` or ``oidc``): every route but ``/signin`` and what follows it
+  (``/signin/oidc``, its callback; and ``/signout``, which ends a session) needs a signed-in person
+  (``ui.signin.TeamDoor``), on loopback too, and the token is not asked: a page load without one goes to the sign-in
+  page (303, then back), anything else gets 401, a websocket is refused. The person is kept in
+  ``scope["state"]["person"]`` and set as the one acting (``engine.people.acting``) for everything the request
+  starts. Only the in-process demo model (``/demo``) is reached with the internal token instead (the app's own
+  requests to it carry no cookie). When the sessions' store does not answer, nobody is let in: 503 with a sentence.
 - Every HTTP response (pages, static files, errors, refusals) carries ``SECURITY_HEADERS``; an error raised
   before a response started is answered 500 with them (and still raised, so it is logged). A served file
   (``ui.files_routes``) keeps its own stricter CSP (``default-src 'none'``, sandboxed): it runs nothing.
@@ -35,6 +36,7 @@ from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from engine.people import set_acting
+from ledger.errors import StoreError
 from ui.access import AccessPolicy, FailedAttempts, peer_key
 from ui.signin import SIGN_IN, SIGN_OUT, TeamDoor, sign_in_address
 
@@ -102,14 +104,18 @@ class Guard:
 
     async def _team(self, door: TeamDoor, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
         path = scope.get("path", "")
-        if scope["type"] == "http" and path in (SIGN_IN, SIGN_OUT):
+        if scope["type"] == "http" and (path in (SIGN_IN, SIGN_OUT) or path.startswith(SIGN_IN + "/")):
             await self._serve(scope, receive, send, door.serve)
             return
         if path.startswith("/demo/") and self.policy.token is not None:  # the app's own calls to its demo model
             if await self._token_ok(scope, headers, send):
                 await self._serve(scope, receive, send)
             return
-        person, _ = await door.person(headers)
+        try:
+            person, _ = await door.person(headers)
+        except StoreError as exc:  # the sessions' store does not answer: nobody is let in, and the page says why
+            await refuse(scope, send, 503, f"Sign-in cannot be checked just now ({exc}); try again in a moment.")
+            return
         if person is None:
             if scope["type"] == "http" and _is_page_load(scope, headers):
                 target = sign_in_address(scope.get("root_path", "") + path, scope.get("query_string", b""))

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from nicegui import ui
 from nicegui.events import ValueChangeEventArguments
 
+from engine.people import Person
 from ledger.state import ConversationState
 from ui.format import model_label
 
@@ -37,7 +38,7 @@ def build_header(
     toggle_chats: Callable[[], object],
     toggle_audit: Callable[[], object],
     extra: Callable[[], object] | None = None,
-    person: str | None = None,
+    person: Person | None = None,
 ) -> tuple[ui.select | None, ui.label]:
     """Build the header; returns the model picker (None when one model is offered) and the chat's title."""
     picker: ui.select | None = None
@@ -71,15 +72,18 @@ def build_header(
             'flat round dense color=white aria-label="Audit panel"'
         ).mark("audit-toggle")
         if person is not None:
-            account_menu(person)
+            account_menu(person.name, person.admin)
     return picker, heading
 
 
-def account_menu(person: str) -> None:
-    """Team mode: who is signed in, "Sign out" and "Sign out everywhere" (a form posted to ``/signout``)."""
+def account_menu(person: str, admin: bool) -> None:
+    """Team mode: who is signed in, "Accounts" for an admin (``/admin/users``), "Sign out" and "Sign out
+    everywhere" (a form posted to ``/signout``)."""
     button = ui.button(icon="account_circle").props(f'flat round dense color=white aria-label="Account: {person}"')
     with button, ui.menu().mark("account-menu"):
         ui.menu_item(f"Signed in as {person}").props("disable")
+        if admin:
+            ui.menu_item("Accounts", on_click=lambda: ui.navigate.to("/admin/users"))
         for words, everywhere in (("Sign out", "0"), ("Sign out everywhere", "1")):
             item = ui.menu_item(words)
             item.on("click", js_handler=SIGN_OUT_JS.replace("EVERYWHERE", everywhere))

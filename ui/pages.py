@@ -23,6 +23,7 @@ from starlette.responses import PlainTextResponse, Response
 
 from engine.files import referenced_by
 from ledger.codec import to_jsonl
+from ui.admin_users import AdminUsersPage
 from ui.attachments import files_of, uploaded_by
 from ui.chat_page import ChatPage
 from ui.context import PageContext, install, viewer_of
@@ -54,6 +55,11 @@ def register_pages(context: PageContext) -> None:
     def index(preset: str | None = None) -> None:  # ``?preset=ID``: a new chat with that agent preset
         track(context)  # team mode: the page is held to its session (ui.sessions)
         ChatPage(context, None, preset).build()
+
+    @ui.page("/admin/users")
+    async def admin_users() -> None:  # team mode, admins only; anyone else: as an unknown address
+        track(context)
+        await AdminUsersPage(context.people, context.person() if context.team else None).build()
 
     @ui.page("/presets")
     def presets(preset: str | None = None) -> None:

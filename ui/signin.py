@@ -27,6 +27,7 @@ from starlette.types import Receive, Scope, Send
 
 from engine.people import ABSOLUTE, People, PeopleError, Person
 from ui.access import FailedAttempts, peer_key
+from ui.oidc import CALLBACK, PENDING, PENDING_SECONDS, START, OidcDoor, OidcRefused
 
 COOKIE = "lc_session"
 SIGN_IN, SIGN_OUT = "/signin", "/signout"
@@ -43,7 +44,8 @@ h1 {{ font-size: 1.3rem; margin: 0 0 1rem; }}
 label {{ display: block; margin: .8rem 0 .2rem; font-weight: 600; }}
 input {{ width: 100%; box-sizing: border-box; padding: .55rem; font: inherit; border: 1px solid #8a8a86;
   border-radius: 6px; }}
-button {{ margin-top: 1.2rem; width: 100%; padding: .6rem; font: inherit; font-weight: 600; color: #fff;
+.lc-provider {{ display: block; text-align: center; text-decoration: none; }}
+button, .lc-provider {{ margin-top: 1.2rem; width: 100%; padding: .6rem; font: inherit; font-weight: 600; color: #fff;
   background: #2b5fb3; border: 0; border-radius: 6px; cursor: pointer; }}
 .lc-error {{ color: #a3201c; margin: .8rem 0 0; }}
 @media (prefers-color-scheme: dark) {{ body {{ background: #161615; color: #eee; }}
@@ -62,8 +64,8 @@ button {{ margin-top: 1.2rem; width: 100%; padding: .6rem; font: inherit; font-w
 
 
 class TeamDoor:
-    def __init__(self, people: People) -> None:
-        self.people = people
+    def __init__(self, people: People, oidc: OidcDoor | None = None) -> None:
+        self.people, self.oidc = people, oidc  # ``oidc``: --accounts oidc (``ui.oidc``), no password form
         self.failures = FailedAttempts()
 
     async def person(self, headers: Headers) -> tuple[Person | None, str | None]:
@@ -79,11 +81,14 @@ class TeamDoor:
     async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         """``/signin`` (GET, POST) and ``/signout`` (POST); any other method: 405."""
         method, path = scope.get("method", "GET"), scope["path"]
-        if path == SIGN_IN and method in ("GET", "HEAD"):
-            wanted = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"))).get("next", "/")
-            await _page(send, 200, local_path(wanted))
+        wanted = local_path(dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"))).get("next", "/"))
+        if self.oidc is not None and path in (START, CALLBACK) and method == "GET":
+            await self._oidc(self.oidc, scope, send, path, wanted)
             return
-        if method != "POST":
+        if path == SIGN_IN and method in ("GET", "HEAD"):
+            await (_provider_page(send, 200, self.oidc, wanted) if self.oidc else _page(send, 200, wanted))
+            return
+        if method != "POST" or (path == SIGN_IN and self.oidc is not None):
             await _respond(send, 405, "Use the sign-in page.", "text/plain; charset=utf-8")
             return
         form = await _form(receive, Headers(scope=scope))
@@ -98,6 +103,26 @@ class TeamDoor:
             await _redirect(send, SIGN_IN, f"{COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{_secure(scope)}")
             return
         await self._sign_in(scope, send, form)
+
+    async def _oidc(self, oidc: OidcDoor, scope: Scope, send: Send, path: str, wanted: str) -> None:
+        gone = f"{PENDING}=; Path={START}; Max-Age=0; HttpOnly; SameSite=Lax{_secure(scope)}"
+        try:
+            if path == START:
+                address, pending = await oidc.start(scope, wanted)
+                cookie = f"{PENDING}={pending}; Path={START}; Max-Age={PENDING_SECONDS}; HttpOnly; SameSite=Lax"
+                await _respond(
+                    send, 303, "", "text/plain", [("location", address), ("set-cookie", cookie + _secure(scope))]
+                )
+                return
+            signed, then = await oidc.finish(scope)
+        except OidcRefused as refused:
+            await _provider_page(send, 401, oidc, "/", str(refused), [("set-cookie", gone)])
+            return
+        age = int(ABSOLUTE.total_seconds())
+        session = f"{COOKIE}={signed.cookie}; Path=/; Max-Age={age}; HttpOnly; SameSite=Lax{_secure(scope)}"
+        await _respond(
+            send, 303, "", "text/plain", [("location", local_path(then)), ("set-cookie", session), ("set-cookie", gone)]
+        )
 
     async def _sign_in(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
         name, password, wanted = form.get("username", ""), form.get("password", ""), local_path(form.get("next", "/"))
@@ -153,6 +178,19 @@ async def _page(send: Send, status: int, wanted: str, name: str = "", error: str
     shown = f'<p class="lc-error" role="alert">{html.escape(error)}</p>\n' if error else ""
     body = PAGE.format(next=html.escape(wanted, quote=True), name=html.escape(name, quote=True), error=shown)
     await _respond(send, status, body, "text/html; charset=utf-8")
+
+
+async def _provider_page(
+    send: Send, status: int, oidc: OidcDoor, wanted: str, error: str = "", extra: list[tuple[str, str]] | None = None
+) -> None:
+    """The sign-in page of ``--accounts oidc``: one button to the provider, and why the last try failed."""
+    shown = f'<p class="lc-error" role="alert">{html.escape(error)}</p>\n' if error else ""
+    target = html.escape(f"{START}?next={quote(wanted, safe='')}", quote=True)
+    provider = html.escape(oidc.settings.provider_name)
+    button = f'{shown}<p><a class="lc-provider" href="{target}">Sign in with {provider}</a></p>'
+    head = PAGE.format(next="", name="", error="").split('<form method="post"')[0]
+    body = head + button + "\n</main></body></html>\n"
+    await _respond(send, status, body, "text/html; charset=utf-8", extra)
 
 
 async def _redirect(send: Send, to: str, cookie: str) -> None:

@@ -32,6 +32,7 @@ from store.accounts import Account, AccountStore, SessionRecord
 IDLE = timedelta(hours=12)
 ABSOLUTE = timedelta(days=7)
 FRESH = 1.0  # seconds a cached answer about a session holds
+FORGET_ENDED = 300.0  # seconds an ended session stays known as ended (its pages are sent away within a second)
 SEEN_EVERY = timedelta(minutes=5)  # a session's last-seen time is written at most this often
 NAME = re.compile(r"[a-z0-9][a-z0-9._@-]{0,63}")
 WRONG = "That username and password do not match an account."
@@ -59,7 +60,7 @@ def session_key(cookie: str) -> str:
 
 
 def person_of_account(account: Account) -> Person:
-    return Person(account.person, account.name, account.admin)
+    return Person(account.person, account.display or account.name, account.admin)
 
 
 class People:
@@ -113,16 +114,32 @@ class People:
         account = self.store.accounts().get(name)
         if password_matches(password, account.password_hash if account else ""):
             assert account is not None
-            if account.disabled:
-                raise PeopleError("This account is disabled; ask an admin.")
-            cookie = secrets.token_urlsafe(32)
-            now = now_iso()
-            self.store.put_session(SessionRecord(session_key(cookie), account.name, now, now))
-            person = person_of_account(account)
-            with self._lock:
-                self._cache[session_key(cookie)] = (time.monotonic(), person)  # the first page needs no read
-            return SignedIn(person, cookie)
+            return self.start_session(account)
         raise PeopleError(WRONG)
+
+    def signed_in_elsewhere(self, name: str, display: str, *, admin: bool) -> SignedIn:
+        """A person an OpenID Connect provider vouched for (``name``: ``oidc:<hash>``): their account is made or
+        brought up to date (name claim, admin group), then a session starts, unless an admin disabled it."""
+        account = self.store.accounts().get(name)
+        if account is None:
+            account = Account(name, "", admin=admin, created_ts=now_iso(), display=display)
+        else:
+            account = dataclasses.replace(account, admin=admin, display=display)
+        if not account.disabled:
+            self.store.put_account(account)
+        return self.start_session(account)
+
+    def start_session(self, account: Account) -> SignedIn:
+        """A new session for ``account`` (never one given before: no fixation); a disabled one is refused."""
+        if account.disabled:
+            raise PeopleError("This account is disabled; ask an admin.")
+        cookie = secrets.token_urlsafe(32)
+        now = now_iso()
+        self.store.put_session(SessionRecord(session_key(cookie), account.name, now, now))
+        person = person_of_account(account)
+        with self._lock:
+            self._cache[session_key(cookie)] = (time.monotonic(), person)  # the first page needs no read
+        return SignedIn(person, cookie)
 
     def sign_out(self, cookie: str, *, everywhere: bool = False) -> None:
         key = session_key(cookie)
@@ -138,10 +155,11 @@ class People:
                 self._cache[key] = (time.monotonic(), None)
 
     def cached(self, cookie: str) -> tuple[bool, Person | None]:
-        """(whether the cache knows this session now, who it is): never touches the store."""
+        """(whether the cache knows this session now, who it is): never touches the store. An ended session is
+        known as ended for ``FORGET_ENDED`` s (it never holds again)."""
         with self._lock:
             hit = self._cache.get(session_key(cookie))
-        if hit is None or time.monotonic() - hit[0] > FRESH:
+        if hit is None or (hit[1] is not None and time.monotonic() - hit[0] > FRESH):
             return False, None
         return True, hit[1]
 
@@ -160,9 +178,14 @@ class People:
         return person
 
     def refresh(self) -> None:
-        """Re-read every cached session (the app calls this off the loop each second)."""
+        """Re-read every cached session that still holds (the app calls this off the loop each second). An ended
+        one never holds again: it is not read again, and forgotten ``FORGET_ENDED`` seconds after it ended."""
+        now = time.monotonic()
         with self._lock:
-            keys = list(self._cache)
+            for key, (when, person) in list(self._cache.items()):
+                if person is None and now - when > FORGET_ENDED:
+                    del self._cache[key]
+            keys = [key for key, (_, person) in self._cache.items() if person is not None]
         accounts = self.store.accounts()
         for key in keys:
             person = self._check(key, accounts)

@@ -25,11 +25,13 @@ class Account:
     admin: bool = False
     disabled: bool = False
     created_ts: str = ""
+    display: str = ""  # how the person is named on the page (an OpenID Connect account's name claim)
 
     @property
     def person(self) -> str:
-        """The id every event and every owned thing names: ``local:<name>``."""
-        return f"local:{self.name}"
+        """The id every event and every owned thing names: ``local:<name>`` for a local account, the name itself
+        for one from an OpenID Connect provider (``oidc:<hash of issuer and subject>``)."""
+        return self.name if ":" in self.name else f"local:{self.name}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,17 +17,27 @@ class PgAccounts(SideStore):
 
     def accounts(self) -> dict[str, Account]:
         rows = self._run(
-            lambda c: c.execute("SELECT name, password_hash, admin, disabled, created_ts FROM accounts").fetchall()
+            lambda c: c.execute(
+                "SELECT name, password_hash, admin, disabled, created_ts, display FROM accounts"
+            ).fetchall()
         )
-        return {str(r[0]): Account(str(r[0]), str(r[1]), bool(r[2]), bool(r[3]), str(r[4])) for r in rows}
+        return {str(r[0]): Account(str(r[0]), str(r[1]), bool(r[2]), bool(r[3]), str(r[4]), str(r[5])) for r in rows}
 
     def put_account(self, account: Account) -> None:
         self._run(
             lambda c: c.execute(
-                "INSERT INTO accounts (name, password_hash, admin, disabled, created_ts) VALUES (%s, %s, %s, %s, %s) "
-                "ON CONFLICT (name) DO UPDATE SET password_hash = EXCLUDED.password_hash, admin = EXCLUDED.admin, "
-                "disabled = EXCLUDED.disabled",
-                (account.name, account.password_hash, account.admin, account.disabled, account.created_ts),
+                "INSERT INTO accounts (name, password_hash, admin, disabled, created_ts, display) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (name) DO UPDATE SET password_hash = "
+                "EXCLUDED.password_hash, admin = EXCLUDED.admin, disabled = EXCLUDED.disabled, "
+                "display = EXCLUDED.display",
+                (
+                    account.name,
+                    account.password_hash,
+                    account.admin,
+                    account.disabled,
+                    account.created_ts,
+                    account.display,
+                ),  # fmt: skip
             )
         )
 

@@ -44,7 +44,10 @@ def sample(name: str, tmp_path: Path) -> str:
         "models": "openai/a,openai/b",
         "mcp_config": str(tmp_path / "tools.json"),
         "titles": "off",
-        "accounts": "local",
+        "accounts": "local",  # (oidc needs its issuer and client id too: tests/browser/test_oidc.py)
+        "oidc_issuer": "https://idp.example.org",
+        "oidc_client_id": "ledger-chat",
+        "oidc_admin_group": "admins",
         "max_attachment_mb": "5",
         "model_info": str(info),
         "leave_policy": "cancel",

@@ -36,7 +36,8 @@ def app_options() -> tuple[str, ...]:
 
 @pytest.fixture(scope="module", autouse=True)
 def accounts(app: AppProcess) -> None:
-    for name in ("ann", "ben", "cat"):
+    add_account(app, "ann", admin=True)
+    for name in ("ben", "cat"):
         add_account(app, name)
 
 
@@ -118,6 +119,34 @@ def test_a_socket_signed_in_as_one_person_cannot_press_anothers_buttons(app: App
     finally:
         intruder.disconnect()
     expect(a.get_by_label("Message")).to_be_visible()
+
+
+def test_an_admin_adds_and_disables_accounts_on_the_accounts_page_and_a_member_finds_no_such_page(
+    app: AppProcess, open_page: Pages
+) -> None:
+    member = sign_in(open_page(None), app, "cat")
+    member.goto(app.url + "/admin/users")
+    expect(member.get_by_text("There is nothing at this address.")).to_be_visible()
+    member.goto(app.url + "/")
+    admin = sign_in(open_page(None), app, "ann")
+    admin.get_by_role("button", name="Account: ann").click()
+    admin.get_by_text("Accounts", exact=True).click()
+    expect(admin.locator("[data-account]")).to_have_count(3)
+    admin.get_by_label("Username").fill("gus")
+    admin.get_by_label("Password").fill("short")
+    admin.get_by_role("button", name="Add").click()
+    expect(admin.get_by_role("alert")).to_have_text("A password needs at least 8 characters.")
+    expect(admin.get_by_label("Password")).to_have_value("")  # a password never stays on the page
+    admin.get_by_label("Password").fill(PASSWORD)
+    admin.get_by_role("button", name="Add").click()
+    expect(admin.locator('[data-account="gus"]')).to_contain_text("member")
+    assert "$argon2" not in admin.content(), "no hash on the page"
+    admin.get_by_role("button", name="Disable cat").click()
+    expect(admin.locator('[data-account="cat"]')).to_contain_text("disabled")
+    expect(member.get_by_label("Username")).to_be_visible(timeout=4_000)  # out within two seconds
+    admin.get_by_role("button", name="Enable cat").click()
+    expect(admin.locator('[data-account="cat"]')).to_contain_text("active")
+    sign_in(member, app, "cat")
 
 
 def test_signing_out_goes_to_the_sign_in_page_and_the_cookie_opens_nothing_after(

@@ -6,7 +6,8 @@ CREATE TABLE accounts (
     password_hash text NOT NULL,
     admin         boolean NOT NULL DEFAULT false,
     disabled      boolean NOT NULL DEFAULT false,
-    created_ts    text NOT NULL
+    created_ts    text NOT NULL,
+    display       text NOT NULL DEFAULT ''   -- an OpenID Connect account's name claim
 );
 
 CREATE TABLE sessions (
