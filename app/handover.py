@@ -27,7 +27,8 @@ def hand_over(config: AppConfig) -> int:
     try:
         accounts = open_accounts(config)
         try:
-            if name not in accounts.accounts():
+            account = accounts.accounts().get(name)
+            if account is None:
                 print(
                     f"ledger-chat: there is no account named {name}; add it first (users add {name})", file=sys.stderr
                 )
@@ -51,7 +52,7 @@ def hand_over(config: AppConfig) -> int:
         if not dry_run:
             for cid in unowned:
                 store.events(cid)  # read in, so the event folds into the whole conversation
-                store.append(Handed(conversation_id=cid, ts=now_iso(), owner=f"local:{name}"))
+                store.append(Handed(conversation_id=cid, ts=now_iso(), owner=account.person))  # local: or oidc:
     finally:
         unsaved = store.close()
     if unsaved:

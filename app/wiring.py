@@ -70,7 +70,10 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     provider = provider_config(config, token=token)
     servers = tool_servers(config)
     context = PageContext(
-        model_label="demo model (offline)" if config.is_demo else config.model, demo=config.is_demo, people=people
+        model_label="demo model (offline)" if config.is_demo else config.model,
+        demo=config.is_demo,
+        people=people,
+        oidc=config.accounts == "oidc",
     )
     if config.is_demo or "demo" in config.models:
         from demo.server import DemoModel

@@ -3,7 +3,9 @@
 Guarantees:
 - ``to_dict(e)`` gives ``{"seq", "ts", "kind", "conversation_id", ...fields}`` with the field names of docs/ledger.md;
   tuples become lists, ``Param`` tuples become an object, nested values become objects.
-- ``from_dict(to_dict(e)) == e`` for every event.
+- ``from_dict(to_dict(e)) == e`` for every event; ``actor`` and ``owner`` are left out when ``None``
+  (``ABSENT_WHEN_NONE``), so a personal-mode ledger is written exactly as before team mode, and older versions
+  (a rolling upgrade, a rollback) read it.
 - ``dumps_line`` is valid UTF-8 JSON for any event, even one carrying a lone surrogate (written as a JSON escape).
 - ``from_dict`` rejects an unknown kind, a missing required field, an unknown field or a value of the wrong
   type with a ``CodecError`` whose message names the kind and the field.
@@ -23,6 +25,8 @@ from ledger.events import EVENT_CLASSES, AnyEvent, Attachment, Event, Param, Tex
 
 KIND_TO_CLASS: dict[str, type[Event]] = {cls.KIND: cls for cls in EVENT_CLASSES}
 _VALUE_CLASSES = (Usage, TurnMetrics, Param, Attachment, ToolPart, TextRef)
+# fields written only when set: personal mode's events stay exactly as a version before team mode wrote (and reads)
+ABSENT_WHEN_NONE = frozenset({"actor", "owner"})
 
 
 def to_dict(event: Event) -> dict[str, Any]:
@@ -33,6 +37,8 @@ def to_dict(event: Event) -> dict[str, Any]:
         if field.name in ("seq", "ts"):
             continue
         value = getattr(event, field.name)
+        if value is None and field.name in ABSENT_WHEN_NONE:
+            continue
         out[field.name] = _encode_params(value) if hints[field.name] == _PARAMS else _encode(value)
     return out
 

@@ -26,14 +26,14 @@ NOT_FOUND = "There is nothing at this address."
 
 
 class AdminUsersPage:
-    def __init__(self, people: People | None, person: Person | None) -> None:
-        self.people, self.person = people, person
+    def __init__(self, people: People | None, person: Person | None, *, oidc: bool = False) -> None:
+        self.people, self.person, self.oidc = people, person, oidc
 
     async def build(self) -> None:
         add_style()
         if self.people is None or self.person is None or not self.person.admin:
             ui.page_title("Not found · Ledger Chat")
-            ui.label(NOT_FOUND).classes("text-lg p-4").mark("not-found")
+            ui.label(NOT_FOUND).classes("text-lg px-3 py-10").mark("not-found")
             return
         ui.page_title("Accounts · Ledger Chat")
         with ui.header().classes("lc-header items-center gap-2 px-3 py-1 no-wrap"):
@@ -41,9 +41,9 @@ class AdminUsersPage:
                 'flat round dense color=white aria-label="Back to the chats"'
             )
             ui.label("Accounts").classes("text-lg font-medium")
-        with ui.column().classes("w-full max-w-2xl mx-auto gap-3 px-3"):
+        with ui.column().classes("w-full max-w-xl mx-auto gap-3 px-3"):
             self.rows = ui.column().classes("w-full gap-1").mark("accounts")
-            with ui.card().classes("w-full").mark("add-account"):
+            with ui.card().classes("w-full").mark("add-account") as adding:
                 ui.label("Add an account").classes("font-medium")
                 self.name = ui.input("Username").props('autocomplete="off"').classes("w-full")
                 self.password = ui.input("Password", password=True).props('autocomplete="new-password"')
@@ -51,6 +51,7 @@ class AdminUsersPage:
                 self.admin = ui.checkbox("Admin (manages accounts)")
                 self.problem = ui.label("").classes("lc-error-text").props('role="alert"')
                 ui.button("Add", on_click=self.add).props("unelevated no-caps")
+            adding.set_visibility(not self.oidc)  # with a provider, people sign in there: no passwords here
         await self.show()
 
     async def show(self) -> None:
@@ -66,7 +67,7 @@ class AdminUsersPage:
                     ui.label("admin" if account.admin else "member").classes("lc-chip")
                     ui.label("disabled" if account.disabled else "active").classes("lc-meta")
                     ui.space()
-                    if account.name != self.person.name:
+                    if account.person != self.person.id:  # never one's own account (the last admin's)
                         words = "Enable" if account.disabled else "Disable"
                         ui.button(words, on_click=lambda _, a=account: self.toggle(a.name, a.disabled)).props(
                             f'outline no-caps dense aria-label="{words} {account.name}"'

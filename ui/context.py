@@ -30,6 +30,7 @@ class PageContext:
     demo: bool = False
     engine: Engine | None = None
     people: People | None = None  # team mode (``--accounts local``): who may sign in; None in personal mode
+    oidc: bool = False  # team mode with an OpenID Connect provider: nobody signs in with a password
     drafts: dict[str, str] = field(default_factory=dict)  # a branched chat's message box text, taken once
     health: Watch[StoreHealth] = field(init=False)
     tools: Watch[tuple[ServerHealth, ...]] = field(init=False)

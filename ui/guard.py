@@ -124,7 +124,9 @@ class Guard:
                 await refuse(scope, send, 401, "Sign in first: this Ledger Chat is shared by a team.")
             return
         scope.setdefault("state", {})["person"] = person
-        set_acting(person.id)
+        # socket.io's own tasks (started by whichever socket came first) act for nobody: each event is set to its
+        # page's person by ui.socket_owner
+        set_acting(None if path.startswith("/_nicegui_ws") else person.id)
         await self._serve(scope, receive, send)
 
     async def _token_ok(self, scope: Scope, headers: Headers, send: Send) -> bool:

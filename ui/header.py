@@ -79,7 +79,8 @@ def build_header(
 def account_menu(person: str, admin: bool) -> None:
     """Team mode: who is signed in, "Accounts" for an admin (``/admin/users``), "Sign out" and "Sign out
     everywhere" (a form posted to ``/signout``)."""
-    button = ui.button(icon="account_circle").props(f'flat round dense color=white aria-label="Account: {person}"')
+    button = ui.button(icon="account_circle").props("flat round dense color=white")
+    button.props["aria-label"] = f"Account: {person}"  # a provider's name claim: a value, never parsed as props
     with button, ui.menu().mark("account-menu"):
         ui.menu_item(f"Signed in as {person}").props("disable")
         if admin:

@@ -19,6 +19,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -32,6 +33,7 @@ from starlette.requests import cookie_parser
 from starlette.types import Scope
 
 from engine.people import People, PeopleError, SignedIn
+from ledger.errors import StoreError
 
 log = logging.getLogger("ledger_chat.access")
 START, CALLBACK = "/signin/oidc", "/signin/oidc/callback"
@@ -84,10 +86,13 @@ class OidcDoor:
     async def finish(self, scope: Scope) -> tuple[SignedIn, str]:
         """(the session of the person the provider vouched for, where to go now)."""
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-        if "error" in query:
-            raise OidcRefused(f"The sign-in provider refused: {query.get('error_description') or query['error']}.")
         pending = read_pending(Headers(scope=scope))
         if pending is None or not query.get("state") or query["state"] != pending.get("state"):
+            raise OidcRefused("This sign-in was not started here, or it took too long; please sign in again.")
+        if "error" in query:  # after the state: a made-up link cannot put its words on this page
+            code = "".join(c for c in query["error"][:40] if c.isalnum() or c == "_")
+            raise OidcRefused(f"The sign-in provider refused this sign-in ({code}).")
+        if not pending.get("verifier") or not pending.get("nonce"):
             raise OidcRefused("This sign-in was not started here, or it took too long; please sign in again.")
         await self._metadata()
         token = await self._call(
@@ -109,12 +114,14 @@ class OidcDoor:
             raise OidcRefused("The sign-in provider sent no ID token.")
         name = "oidc:" + hashlib.sha256(f"{claims['iss']}\n{claims['sub']}".encode()).hexdigest()[:24]
         shown = str(claims.get("name") or claims.get("preferred_username") or claims.get("email") or claims["sub"])
-        groups = claims.get("groups") or []
-        admin = bool(self.settings.admin_group) and self.settings.admin_group in groups
+        groups = claims.get("groups")
+        admin = isinstance(groups, list) and bool(self.settings.admin_group) and self.settings.admin_group in groups
         try:
-            signed = self.people.signed_in_elsewhere(name, shown[:100], admin=admin)
+            signed = await asyncio.to_thread(self.people.signed_in_elsewhere, name, shown[:100], admin=admin)
         except PeopleError as exc:
             raise OidcRefused(str(exc)) from None
+        except StoreError as exc:
+            raise OidcRefused(f"Sign-in cannot be saved just now ({exc}); try again in a moment.") from None
         return signed, str(pending.get("next") or "/")
 
     async def _metadata(self) -> None:

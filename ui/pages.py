@@ -59,7 +59,8 @@ def register_pages(context: PageContext) -> None:
     @ui.page("/admin/users")
     async def admin_users() -> None:  # team mode, admins only; anyone else: as an unknown address
         track(context)
-        await AdminUsersPage(context.people, context.person() if context.team else None).build()
+        person = context.person() if context.team else None
+        await AdminUsersPage(context.people, person, oidc=context.oidc).build()
 
     @ui.page("/presets")
     def presets(preset: str | None = None) -> None:

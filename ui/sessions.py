@@ -76,11 +76,12 @@ class SessionSweep:
             if not running or engine is None:
                 return
             accounts = await asyncio.to_thread(self.people.store.accounts)
+            by_person = {a.person: a for a in accounts.values()}  # local:<name> and oidc:<hash> alike
             for cid in running:
                 _, owner = engine.owner(cid)
-                if owner is None or not owner.startswith("local:"):
+                if owner is None:  # made in personal mode: nobody's account
                     continue
-                account = accounts.get(owner.removeprefix("local:"))
+                account = by_person.get(owner)
                 if account is None or account.disabled:
                     log.warning("stopping the answer in %s: the account %s is disabled", cid, owner)
                     await engine.cancel(cid, "account")

@@ -26,10 +26,12 @@ from starlette.requests import cookie_parser
 from starlette.types import Receive, Scope, Send
 
 from engine.people import ABSOLUTE, People, PeopleError, Person
+from ledger.errors import StoreError
 from ui.access import FailedAttempts, peer_key
 from ui.oidc import CALLBACK, PENDING, PENDING_SECONDS, START, OidcDoor, OidcRefused
 
 COOKIE = "lc_session"
+HASHING = asyncio.Semaphore(2)  # password checks at once (each is argon2id: memory and CPU on purpose)
 SIGN_IN, SIGN_OUT = "/signin", "/signout"
 MAX_BODY = 16_384
 PAGE = """<!doctype html>
@@ -88,8 +90,9 @@ class TeamDoor:
         if path == SIGN_IN and method in ("GET", "HEAD"):
             await (_provider_page(send, 200, self.oidc, wanted) if self.oidc else _page(send, 200, wanted))
             return
-        if method != "POST" or (path == SIGN_IN and self.oidc is not None):
-            await _respond(send, 405, "Use the sign-in page.", "text/plain; charset=utf-8")
+        password_form = path == SIGN_IN and self.oidc is None  # with a provider, no password signs anyone in
+        if method != "POST" or not (password_form or path == SIGN_OUT):
+            await _respond(send, 404 if path not in (SIGN_IN, SIGN_OUT) else 405, "Use the sign-in page.", "text/plain")
             return
         form = await _form(receive, Headers(scope=scope))
         if form is None:
@@ -99,7 +102,11 @@ class TeamDoor:
             cookie = cookie_parser(Headers(scope=scope).get("cookie", "")).get(COOKIE)
             if cookie:
                 everywhere = form.get("everywhere") == "1"
-                await asyncio.to_thread(self.people.sign_out, cookie, everywhere=everywhere)
+                try:
+                    await asyncio.to_thread(self.people.sign_out, cookie, everywhere=everywhere)
+                except StoreError as exc:
+                    await _respond(send, 503, f"Signing out cannot be saved just now ({exc}); try again.", "text/plain")
+                    return
             await _redirect(send, SIGN_IN, f"{COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{_secure(scope)}")
             return
         await self._sign_in(scope, send, form)
@@ -120,15 +127,18 @@ class TeamDoor:
             return
         age = int(ABSOLUTE.total_seconds())
         session = f"{COOKIE}={signed.cookie}; Path=/; Max-Age={age}; HttpOnly; SameSite=Lax{_secure(scope)}"
-        await _respond(
-            send, 303, "", "text/plain", [("location", local_path(then)), ("set-cookie", session), ("set-cookie", gone)]
-        )
+        to = quote(local_path(then), safe="/?=&%:")  # any character of ``next`` fits the header
+        await _respond(send, 303, "", "text/plain", [("location", to), ("set-cookie", session), ("set-cookie", gone)])
 
     async def _sign_in(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
         name, password, wanted = form.get("username", ""), form.get("password", ""), local_path(form.get("next", "/"))
         peer = peer_key((scope.get("client") or ("unknown",))[0])
         try:
-            signed = await asyncio.to_thread(self.people.sign_in, name, password)
+            async with HASHING:  # argon2id costs 64 MiB and tens of ms: a flood of tries never starves the app
+                signed = await asyncio.to_thread(self.people.sign_in, name, password)
+        except StoreError as exc:
+            await _page(send, 503, wanted, name, f"Sign-in cannot be checked just now ({exc}); try again.")
+            return
         except PeopleError as refused:
             account = f"account:{name.strip().lower()}"
             wait = max(self.failures.blocked(peer), self.failures.blocked(account))

@@ -31,7 +31,8 @@ from store.accounts import Account, AccountStore, SessionRecord
 
 IDLE = timedelta(hours=12)
 ABSOLUTE = timedelta(days=7)
-FRESH = 1.0  # seconds a cached answer about a session holds
+FRESH = 2.5  # seconds a cached answer about a session holds (the sweep re-reads the ones in use every second)
+UNUSED = 600.0  # seconds after its last request a session leaves the cache (read from the store if it returns)
 FORGET_ENDED = 300.0  # seconds an ended session stays known as ended (its pages are sent away within a second)
 SEEN_EVERY = timedelta(minutes=5)  # a session's last-seen time is written at most this often
 NAME = re.compile(r"[a-z0-9][a-z0-9._@-]{0,63}")
@@ -67,6 +68,7 @@ class People:
     def __init__(self, store: AccountStore) -> None:
         self.store = store
         self._cache: dict[str, tuple[float, Person | None]] = {}  # session key -> (when read, who)
+        self._used: dict[str, float] = {}  # session key -> when a request last presented it
         self._lock = threading.Lock()
 
     # accounts -------------------------------------------------------------------------------------------------
@@ -157,8 +159,10 @@ class People:
     def cached(self, cookie: str) -> tuple[bool, Person | None]:
         """(whether the cache knows this session now, who it is): never touches the store. An ended session is
         known as ended for ``FORGET_ENDED`` s (it never holds again)."""
+        key = session_key(cookie)
         with self._lock:
-            hit = self._cache.get(session_key(cookie))
+            hit = self._cache.get(key)
+            self._used[key] = time.monotonic()  # a request used it: it counts as seen (idle expiry)
         if hit is None or (hit[1] is not None and time.monotonic() - hit[0] > FRESH):
             return False, None
         return True, hit[1]
@@ -183,16 +187,19 @@ class People:
         now = time.monotonic()
         with self._lock:
             for key, (when, person) in list(self._cache.items()):
-                if person is None and now - when > FORGET_ENDED:
+                unused = now - self._used.get(key, when) > UNUSED  # read again from the store if it comes back
+                if (person is None and now - when > FORGET_ENDED) or (person is not None and unused):
                     del self._cache[key]
+                    self._used.pop(key, None)
             keys = [key for key, (_, person) in self._cache.items() if person is not None]
+            used = {key for key in keys if now - self._used.get(key, 0.0) < SEEN_EVERY.total_seconds()}
         accounts = self.store.accounts()
         for key in keys:
-            person = self._check(key, accounts)
+            person = self._check(key, accounts, used=key in used)
             with self._lock:
                 self._cache[key] = (time.monotonic(), person)
 
-    def _check(self, key: str, accounts: dict[str, Account] | None = None) -> Person | None:
+    def _check(self, key: str, accounts: dict[str, Account] | None = None, *, used: bool = True) -> Person | None:
         record = self.store.session(key)
         if record is None or record.ended:
             return None
@@ -202,8 +209,8 @@ class People:
         now = datetime.now(UTC)
         if now - _when(record.created_ts) > ABSOLUTE or now - _when(record.seen_ts) > IDLE:
             return None
-        if now - _when(record.seen_ts) > SEEN_EVERY:
-            self.store.put_session(dataclasses.replace(record, seen_ts=now_iso()))
+        if used and now - _when(record.seen_ts) > SEEN_EVERY:  # only a session a request used is "seen"
+            self.store.touch_session(key, now_iso())
         return person_of_account(account)
 
     def _account(self, name: str) -> Account:
@@ -213,9 +220,10 @@ class People:
         return account
 
     def _forget(self, name: str) -> None:
+        gone = Account(name, "").person  # local:<name>, or the oidc: name itself
         with self._lock:
             for key, (_, person) in list(self._cache.items()):
-                if person is not None and person.name == name:
+                if person is not None and person.id == gone:
                     self._cache[key] = (time.monotonic(), None)
 
 

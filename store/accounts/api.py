@@ -5,9 +5,10 @@ password), a role and whether it is disabled; a ``SessionRecord`` is one signed-
 of its cookie (never the cookie itself), with when it began, when it was last seen and whether it ended.
 
 Guarantees: ``accounts`` and ``session`` give what any instance sharing the store last wrote (no cache: the caching
-is ``engine.people``'s); ``put_account`` replaces the name's record; ``put_session`` replaces the key's;
-``end_sessions(name)`` ends every session of that name and says how many were open. Methods may block on I/O (call
-them off the event loop) and raise ``ledger.errors.StoreError`` with a readable reason.
+is ``engine.people``'s); ``put_account`` replaces the name's record; ``put_session`` replaces the key's,
+``touch_session`` only the last-seen time of an open one (never reopening an ended one); ``end_sessions(name)`` ends
+every session of that name and says how many were open. Methods may block on I/O (call them off the event loop) and
+raise ``ledger.errors.StoreError`` with a readable reason.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class AccountStore(Protocol):
 
     def put_session(self, record: SessionRecord) -> None: ...
 
+    def touch_session(self, key: str, seen_ts: str) -> None: ...  # only an open one: an ended one stays ended
+
     def end_sessions(self, name: str) -> int: ...
 
 
@@ -76,6 +79,12 @@ class MemoryAccounts:
     def put_session(self, record: SessionRecord) -> None:
         with self._lock:
             self._sessions[record.key] = record
+
+    def touch_session(self, key: str, seen_ts: str) -> None:
+        with self._lock:
+            record = self._sessions.get(key)
+            if record is not None and not record.ended:
+                self._sessions[key] = dataclasses.replace(record, seen_ts=seen_ts)
 
     def end_sessions(self, name: str) -> int:
         with self._lock:

@@ -52,6 +52,14 @@ class FileAccounts:
             sessions[record.key] = record
             self._write(accounts, sessions)
 
+    def touch_session(self, key: str, seen_ts: str) -> None:
+        with self._locked():
+            accounts, sessions = self._read()
+            record = sessions.get(key)
+            if record is not None and not record.ended:  # read and written under the lock: never reopened
+                sessions[key] = dataclasses.replace(record, seen_ts=seen_ts)
+                self._write(accounts, sessions)
+
     def end_sessions(self, name: str) -> int:
         with self._locked():
             accounts, sessions = self._read()

@@ -58,6 +58,9 @@ class PgAccounts(SideStore):
             )
         )
 
+    def touch_session(self, key: str, seen_ts: str) -> None:
+        self._run(lambda c: c.execute("UPDATE sessions SET seen_ts = %s WHERE key = %s AND NOT ended", (seen_ts, key)))
+
     def end_sessions(self, name: str) -> int:
         cursor = self._run(
             lambda c: c.execute("UPDATE sessions SET ended = true WHERE name = %s AND NOT ended", (name,))

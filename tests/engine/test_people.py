@@ -140,3 +140,20 @@ async def test_what_a_person_sends_names_them_and_another_person_reaches_none_of
     assert await engine.load(cid, ann) is not None and await engine.exported(cid, ann)
     assert list(engine.read_conversations(viewer=ben)) == []
     assert engine.summaries(viewer=Viewer(team=True, person=None)) == [], "a page without a person sees nothing"
+
+
+def test_only_a_request_keeps_a_session_alive_and_nothing_reopens_an_ended_one(people: People) -> None:
+    held = people.sign_in("ann", PASSWORD)
+    key = session_key(held.cookie)
+    record = people.store.session(key)
+    assert record is not None
+    nearly_idle = (datetime.now(UTC) - IDLE + timedelta(minutes=30)).isoformat()
+    people.store.put_session(dataclasses.replace(record, seen_ts=nearly_idle))
+    people.refresh()
+    assert people.store.session(key).seen_ts == nearly_idle, "the instance's own checks are not use"
+    assert people.cached(held.cookie)[1] == held.person  # a request presents the cookie
+    people.refresh()
+    assert people.store.session(key).seen_ts > nearly_idle, "a request's use is"
+    people.sign_out(held.cookie)
+    people.store.touch_session(key, datetime.now(UTC).isoformat())
+    assert people.session(held.cookie) is None, "a late touch never reopens it"

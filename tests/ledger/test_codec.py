@@ -12,7 +12,19 @@ from hypothesis import strategies as st
 
 from ledger.codec import KIND_TO_CLASS, dumps_line, from_dict, from_jsonl, to_dict
 from ledger.errors import CodecError, LedgerError
-from ledger.events.core import EVENT_CLASSES, Attachment, Event, Failed, Param, TextRef, ToolPart, TurnMetrics, Usage
+from ledger.events.core import (
+    EVENT_CLASSES,
+    Attachment,
+    Created,
+    Event,
+    Failed,
+    Param,
+    Submitted,
+    TextRef,
+    ToolPart,
+    TurnMetrics,
+    Usage,
+)
 
 text = st.text(st.characters(exclude_categories=["Cs"]), max_size=20)
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-(10**6), 10**6), text)
@@ -177,3 +189,11 @@ def test_usage_and_metrics_of_an_older_ledger_decode_and_read_as_estimated_as_th
     done = {"seq": 7, "ts": "", "kind": "done", "conversation_id": "c1", "attempt_id": "a1", "request_id": "r1"}
     done["usage"] = {"input_tokens": 5, "output_tokens": 2, "cached_tokens": 0, "estimated": False}
     assert from_dict(done).usage == Usage(input_tokens=5, output_tokens=2)
+
+
+def test_a_personal_mode_event_is_written_as_before_team_mode_and_a_team_mode_one_names_its_actor() -> None:
+    plain = Submitted(conversation_id="c", message_id="u1", turn=1, text="hi")
+    assert "actor" not in to_dict(plain) and "owner" not in to_dict(Created(conversation_id="c"))
+    signed = Submitted(conversation_id="c", message_id="u1", turn=1, text="hi", actor="local:ann")
+    assert to_dict(signed)["actor"] == "local:ann" and from_dict(to_dict(signed)) == signed
+    assert from_dict(to_dict(plain)) == plain
