@@ -4,10 +4,11 @@ Guarantees:
 - ``TeamDoor.person`` reads the session cookie (``COOKIE``) and answers from ``engine.people``'s cache, reading
   the store on a worker thread only for a session it has not seen within a second: the event loop never waits on
   the store for it.
-- ``GET /signin`` is a page of its own (no script, nothing loaded from anywhere) with fields labelled "Username"
-  and "Password" and a "Sign in" button; ``POST /signin`` checks them on a worker thread (argon2id is slow on
-  purpose) and, when they match, makes a new session (no fixation), sets its cookie (HttpOnly, SameSite=Lax,
-  Secure behind HTTPS, never readable by the page) and goes on to ``next`` (a path of this server only).
+- ``GET /signin`` is a page of its own (no script, nothing loaded from anywhere) with fields labelled "Username" and
+  "Password" and a "Sign in" button; ``POST /signin`` checks them on a worker thread (argon2id is slow on purpose)
+  and, when they match, makes a new session (no fixation; the browser's previous one ends), sets its cookie
+  (HttpOnly, SameSite=Lax, Secure behind HTTPS, never readable by the page) and goes on to ``next`` (a path of this
+  server only).
 - A wrong name and a wrong password get the same sentence (``engine.people.WRONG``); refusals are counted per
   address (``ui.access.peer_key``) and per account, and after ``ui.access.MAX_FAILURES`` within a minute either
   is answered "try again in N s" (429) — after the check, so a correct password is never refused by the limit.
@@ -18,6 +19,7 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 from urllib.parse import parse_qsl, quote
 
@@ -127,6 +129,7 @@ class TeamDoor:
             return
         age = int(ABSOLUTE.total_seconds())
         session = f"{COOKIE}={signed.cookie}; Path=/; Max-Age={age}; HttpOnly; SameSite=Lax{_secure(scope)}"
+        await self._end_previous(scope)
         to = quote(local_path(then), safe="/?=&%:")  # any character of ``next`` fits the header
         await _respond(send, 303, "", "text/plain", [("location", to), ("set-cookie", session), ("set-cookie", gone)])
 
@@ -149,9 +152,17 @@ class TeamDoor:
             self.failures.record(account)
             await _page(send, 401, wanted, name, str(refused))
             return
+        await self._end_previous(scope)
         age = int(ABSOLUTE.total_seconds())
         cookie = f"{COOKIE}={signed.cookie}; Path=/; Max-Age={age}; HttpOnly; SameSite=Lax{_secure(scope)}"
         await _redirect(send, wanted, cookie)
+
+    async def _end_previous(self, scope: Scope) -> None:
+        """A new sign-in ends the session this browser held before: its old cookie never works again."""
+        old = cookie_parser(Headers(scope=scope).get("cookie", "")).get(COOKIE)
+        if old:
+            with contextlib.suppress(StoreError):  # the new session stands; the old one still expires
+                await asyncio.to_thread(self.people.sign_out, old)
 
 
 def local_path(wanted: str) -> str:

@@ -149,7 +149,7 @@ def test_an_admin_adds_and_disables_accounts_on_the_accounts_page_and_a_member_f
     sign_in(member, app, "cat")
 
 
-def test_signing_out_goes_to_the_sign_in_page_and_the_cookie_opens_nothing_after(
+def test_signing_out_or_in_again_ends_the_session_held_before_and_its_cookie_opens_nothing_after(
     app: AppProcess, open_page: Pages
 ) -> None:
     page = sign_in(open_page(None), app, "cat")
@@ -159,6 +159,17 @@ def test_signing_out_goes_to_the_sign_in_page_and_the_cookie_opens_nothing_after
     expect(page.get_by_label("Username")).to_be_visible()
     with httpx.Client(base_url=app.url, cookies=old) as replayed:  # the old cookie, replayed
         assert replayed.get("/export/conv_x").status_code == 401
+    again = sign_in(page, app, "cat")  # signing in again in the same browser ends the session held before
+    held = cookie_of(again)
+    again.goto(app.url + "/signin")
+    again.get_by_label("Username").fill("cat")
+    again.get_by_label("Password").fill(PASSWORD)
+    again.get_by_role("button", name="Sign in").click()
+    expect(again.get_by_label("Message")).to_be_visible()
+    with httpx.Client(base_url=app.url, cookies=held) as replayed:
+        assert replayed.get("/export/conv_x").status_code == 401
+    with httpx.Client(base_url=app.url, cookies=cookie_of(again)) as current:
+        assert current.get("/export/conv_x").status_code == 404, "the new one works (a missing chat: 404)"
 
 
 def test_a_disabled_account_is_out_within_two_seconds_and_its_answer_ends_interrupted_by_account(
