@@ -46,17 +46,15 @@ class PageContext:
     def viewer(self) -> Viewer:
         """Whose conversations the page being built may reach: the person the front door let in
         (``ui.guard`` keeps them in the request's state), or every one in personal mode."""
-        if self.people is None:
-            return PERSONAL
-        person = self.person()
-        return Viewer(team=True, person=person.id if person is not None else None)
+        from nicegui import ui
+
+        return viewer_of(self, ui.context.client.request.scope) if self.people is not None else PERSONAL
 
     def person(self) -> Person | None:
         """The signed-in person of the page being built (None in personal mode)."""
         from nicegui import ui
 
-        found = ui.context.client.request.scope.get("state", {}).get("person")
-        return found if isinstance(found, Person) else None
+        return person_in(ui.context.client.request.scope)
 
     def require_engine(self) -> Engine:
         if self.engine is None:
@@ -68,9 +66,15 @@ def viewer_of(context: PageContext, scope: Mapping[str, Any]) -> Viewer:
     """``PageContext.viewer`` for a plain route (an export, a file): the person in the request's state."""
     if context.people is None:
         return PERSONAL
+    person = person_in(scope)
+    return Viewer(team=True, person=person.id if person is not None else None)
+
+
+def person_in(scope: Mapping[str, Any]) -> Person | None:
+    """The person ``ui.guard`` let in for this request (kept in its state), if any."""
     state = scope.get("state")
-    person = state.get("person") if isinstance(state, dict) else None
-    return Viewer(team=True, person=person.id if isinstance(person, Person) else None)
+    found = state.get("person") if isinstance(state, dict) else None
+    return found if isinstance(found, Person) else None
 
 
 _CURRENT: list[PageContext] = []

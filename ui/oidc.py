@@ -104,10 +104,7 @@ class OidcDoor:
             claims = await self.client.parse_id_token(token, nonce=pending["nonce"], leeway=60)
         except Exception as exc:  # noqa: BLE001 - Authlib's and joserfc's many errors: each named in words
             if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore"):  # its keys: not reached
-                raise OidcRefused(
-                    f"The sign-in provider at {self.settings.provider_name} does not answer as expected "
-                    f"({type(exc).__name__}); try again in a moment."
-                ) from None
+                raise self._not_answering(exc) from None
             log.warning("refused an ID token from %s: %s", self.settings.provider_name, type(exc).__name__)
             raise OidcRefused(refusal(exc)) from None
         if claims is None:
@@ -149,10 +146,13 @@ class OidcDoor:
         except Exception as exc:  # noqa: BLE001 - not reached, or not understood: Authlib's HTTP client (httpx2), JSON
             log.warning("the sign-in provider %s did not answer: %s", self.settings.provider_name, type(exc).__name__)
             self.client.server_metadata = {}  # asked again next time: the provider may be back
-            raise OidcRefused(
-                f"The sign-in provider at {self.settings.provider_name} does not answer as expected "
-                f"({type(exc).__name__}); try again in a moment."
-            ) from None
+            raise self._not_answering(exc) from None
+
+    def _not_answering(self, exc: Exception) -> OidcRefused:
+        return OidcRefused(
+            f"The sign-in provider at {self.settings.provider_name} does not answer as expected "
+            f"({type(exc).__name__}); try again in a moment."
+        )
 
 
 def refusal(exc: Exception) -> str:

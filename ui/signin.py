@@ -27,7 +27,7 @@ from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 from starlette.types import Receive, Scope, Send
 
-from engine.people import ABSOLUTE, People, PeopleError, Person
+from engine.people import ABSOLUTE, People, PeopleError, Person, SignedIn
 from ledger.errors import StoreError
 from ui.access import FailedAttempts, peer_key
 from ui.oidc import CALLBACK, PENDING, PENDING_SECONDS, START, OidcDoor, OidcRefused
@@ -109,29 +109,24 @@ class TeamDoor:
                 except StoreError as exc:
                     await _respond(send, 503, f"Signing out cannot be saved just now ({exc}); try again.", "text/plain")
                     return
-            await _redirect(send, SIGN_IN, f"{COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{_secure(scope)}")
+            await _redirect(send, SIGN_IN, _cookie(COOKIE, "", scope, age=0))
             return
         await self._sign_in(scope, send, form)
 
     async def _oidc(self, oidc: OidcDoor, scope: Scope, send: Send, path: str, wanted: str) -> None:
-        gone = f"{PENDING}=; Path={START}; Max-Age=0; HttpOnly; SameSite=Lax{_secure(scope)}"
+        gone = _cookie(PENDING, "", scope, path=START, age=0)
         try:
             if path == START:
                 address, pending = await oidc.start(scope, wanted)
-                cookie = f"{PENDING}={pending}; Path={START}; Max-Age={PENDING_SECONDS}; HttpOnly; SameSite=Lax"
-                await _respond(
-                    send, 303, "", "text/plain", [("location", address), ("set-cookie", cookie + _secure(scope))]
-                )
+                cookie = _cookie(PENDING, pending, scope, path=START, age=PENDING_SECONDS)
+                # the provider's address goes as Authlib made it (its query's "+" must stay a "+")
+                await _respond(send, 303, "", "text/plain", [("location", address), ("set-cookie", cookie)])
                 return
             signed, then = await oidc.finish(scope)
         except OidcRefused as refused:
             await _provider_page(send, 401, oidc, "/", str(refused), [("set-cookie", gone)])
             return
-        age = int(ABSOLUTE.total_seconds())
-        session = f"{COOKIE}={signed.cookie}; Path=/; Max-Age={age}; HttpOnly; SameSite=Lax{_secure(scope)}"
-        await self._end_previous(scope)
-        to = quote(local_path(then), safe="/?=&%:")  # any character of ``next`` fits the header
-        await _respond(send, 303, "", "text/plain", [("location", to), ("set-cookie", session), ("set-cookie", gone)])
+        await self._signed_in(scope, send, signed, local_path(then), gone)
 
     async def _sign_in(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
         name, password, wanted = form.get("username", ""), form.get("password", ""), local_path(form.get("next", "/"))
@@ -152,17 +147,17 @@ class TeamDoor:
             self.failures.record(account)
             await _page(send, 401, wanted, name, str(refused))
             return
-        await self._end_previous(scope)
-        age = int(ABSOLUTE.total_seconds())
-        cookie = f"{COOKIE}={signed.cookie}; Path=/; Max-Age={age}; HttpOnly; SameSite=Lax{_secure(scope)}"
-        await _redirect(send, wanted, cookie)
+        await self._signed_in(scope, send, signed, wanted)
 
-    async def _end_previous(self, scope: Scope) -> None:
-        """A new sign-in ends the session this browser held before: its old cookie never works again."""
+    async def _signed_in(self, scope: Scope, send: Send, signed: SignedIn, to: str, *cookies: str) -> None:
+        """End the session this browser held before (its old cookie never works again), set the new one's
+        cookie (and ``cookies``) and go on to ``to``."""
         old = cookie_parser(Headers(scope=scope).get("cookie", "")).get(COOKIE)
         if old:
             with contextlib.suppress(StoreError):  # the new session stands; the old one still expires
                 await asyncio.to_thread(self.people.sign_out, old)
+        age = int(ABSOLUTE.total_seconds())
+        await _redirect(send, to, _cookie(COOKIE, signed.cookie, scope, age=age), *cookies)
 
 
 def local_path(wanted: str) -> str:
@@ -214,8 +209,15 @@ async def _provider_page(
     await _respond(send, status, body, "text/html; charset=utf-8", extra)
 
 
-async def _redirect(send: Send, to: str, cookie: str) -> None:
-    await _respond(send, 303, "", "text/plain", [("location", quote(to, safe="/?=&%:")), ("set-cookie", cookie)])
+def _cookie(name: str, value: str, scope: Scope, *, age: int, path: str = "/") -> str:
+    """One ``Set-Cookie`` value of the sign-in: HttpOnly, SameSite=Lax, Secure behind HTTPS; ``age`` 0 clears it."""
+    return f"{name}={value}; Path={path}; Max-Age={age}; HttpOnly; SameSite=Lax{_secure(scope)}"
+
+
+async def _redirect(send: Send, to: str, *cookies: str) -> None:
+    """303 to ``to`` (any character of it fits the header) with ``cookies`` set."""
+    headers = [("location", quote(to, safe="/?=&%:")), *(("set-cookie", c) for c in cookies)]
+    await _respond(send, 303, "", "text/plain", headers)
 
 
 async def _respond(send: Send, status: int, body: str, media: str, extra: list[tuple[str, str]] | None = None) -> None:

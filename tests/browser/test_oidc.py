@@ -104,11 +104,8 @@ def test_an_id_token_whose_signature_was_changed_is_refused(
     app: AppProcess, provider: OidcProvider, proxy: SpoilingProxy
 ) -> None:
     provider.user("mallory", name="Mallory")
-    proxy.spoil_signature = True
-    try:
+    with proxy.fault("spoil_signature"):
         answer = signed_in_by_script(app, "mallory")
-    finally:
-        proxy.spoil_signature = False
     assert answer.status_code == 401 and "its signature does not match the provider's keys" in unescape(answer.text)
     assert "lc_session" not in answer.headers.get("set-cookie", "")
     assert signed_in_by_script(app, "mallory").status_code == 303, "the same person, untouched, gets in"
@@ -118,11 +115,8 @@ def test_a_provider_that_goes_down_during_a_sign_in_gets_a_sentence_not_an_error
     app: AppProcess, provider: OidcProvider, proxy: SpoilingProxy
 ) -> None:
     provider.user("dora", name="Dora")
-    proxy.token_down = True
-    try:
+    with proxy.fault("token_down"):
         answer = signed_in_by_script(app, "dora")
-    finally:
-        proxy.token_down = False
     assert answer.status_code == 401 and "does not answer as expected" in unescape(answer.text)
     assert signed_in_by_script(app, "dora").status_code == 303, "once it is back, the same sign-in works"
 

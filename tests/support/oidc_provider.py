@@ -17,6 +17,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
@@ -93,6 +95,15 @@ class SpoilingProxy:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_port}"
         threading.Thread(target=self.server.serve_forever, name="oidc-proxy", daemon=True).start()
+
+    @contextmanager
+    def fault(self, name: str) -> Iterator[None]:
+        """``spoil_signature`` or ``token_down`` set for the block (cleared after it, even after a failure)."""
+        setattr(self, name, True)
+        try:
+            yield
+        finally:
+            setattr(self, name, False)
 
     def stop(self) -> None:
         self.server.shutdown()
