@@ -73,6 +73,7 @@ class AppConfig:
     oidc_client_id: str | None = None
     oidc_admin_group: str | None = None
     oidc_client_secret: str | None = field(default=None, repr=False)  # LEDGERCHAT_OIDC_CLIENT_SECRET only
+    admin_can_read: bool = False  # team mode: admins may read anyone's chat, each read recorded for its owner
     users: tuple[str, str | None, bool, bool] | None = None  # ``users`` command: (action, name, admin, stdin)
     titles: str = "model"  # model: each chat is named by the model after its first answer; off: by its first message
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)  # --otlp-endpoint, --otel-content
@@ -154,6 +155,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
     else:
         app.update(_access(args, environ))
         app["oidc_client_secret"] = environ.get("LEDGERCHAT_OIDC_CLIENT_SECRET") or None
+        app["admin_can_read"] = switch(args, environ, "admin_can_read")
     if "models" in app:
         app["models"] = tuple(dict.fromkeys(m.strip() for m in str(app["models"]).split(",") if m.strip()))
     try:
@@ -196,6 +198,8 @@ def _validate(c: AppConfig) -> None:
         raise ConfigError(
             "--accounts oidc: give --oidc-issuer and --oidc-client-id (the secret in LEDGERCHAT_OIDC_CLIENT_SECRET)"
         )
+    if c.admin_can_read and not c.team:
+        raise ConfigError("--admin-can-read: only with accounts (--accounts local or oidc); personal mode has no admin")
     if c.oidc_issuer and not c.oidc_issuer.startswith(("https://", "http://")):
         raise ConfigError(f"--oidc-issuer: {c.oidc_issuer!r} must start with https:// (or http:// on this machine)")
     if c.users is not None and c.users[0] != "list" and not c.users[1]:

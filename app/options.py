@@ -98,6 +98,12 @@ def parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="comma-separated extra names the browser may use for this server (Host header), e.g. chat.example.org",
     )
+    top.add_argument(
+        "--admin-can-read",
+        action="store_true",
+        help="team mode: admins may read anyone's conversation (/admin/read); each read is written to its owner's "
+        "ledger and shown in their audit panel",
+    )
     telemetry_flags(top)
     proxy_flag(top)
     sub = top.add_subparsers(dest="command")

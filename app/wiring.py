@@ -74,6 +74,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         demo=config.is_demo,
         people=people,
         oidc=config.accounts == "oidc",
+        admin_can_read=config.admin_can_read,
     )
     if config.is_demo or "demo" in config.models:
         from demo.server import DemoModel

@@ -9,6 +9,8 @@ Guarantees:
   offered, does the tool exist) is checked by ``engine.commands.presets``.
 - ``to_dict``/``from_dict`` are the one plain-dict form (the TinyDB file, the PostgreSQL rows, the export):
   ``from_dict(to_dict(p)) == p``; an unknown key or a wrong type raises ``ValueError`` naming it.
+- ``owner`` is whose it is in team mode (a person id); None is a shared one (every preset in personal mode, and the
+  ones an admin shares): everyone may use it, only an admin may change it (``engine.commands.presets``).
 - ``approvals`` has exactly the shape of the approval configuration (``{"*": "ask", "read_file": "run"}``, modes
   ``run`` | ``ask`` | ``once`` | ``never``), kept as sorted pairs so the value stays hashable.
 """
@@ -47,6 +49,7 @@ class Preset:
     approvals: tuple[tuple[str, str], ...] = ()
     deleted: bool = False
     saved_at: str = ""
+    owner: str | None = None  # team mode: the person whose own it is; None: shared
 
     @property
     def key(self) -> tuple[str, int]:
@@ -94,6 +97,7 @@ _OPTIONAL: dict[str, tuple[type, ...]] = {
     "top_p": (int, float),
     "max_tokens": (int,),
     "reasoning_effort": (str,),
+    "owner": (str,),
 }
 
 
@@ -105,6 +109,8 @@ def to_dict(preset: Preset) -> dict[str, Any]:
             value = dict(value)
         elif field.name in _TUPLES and value is not None:
             value = list(value)
+        elif field.name == "owner" and value is None:
+            continue  # a personal-mode preset reads as before in an older version
         out[field.name] = value
     return out
 

@@ -50,6 +50,7 @@ from ledger.events import (
     QuestionAsked,
     QueuedEdited,
     QueuedRemoved,
+    ReadBy,
     Recovered,
     Renamed,
     RequestSent,
@@ -95,6 +96,9 @@ def reduce(state: State, event: AnyEvent) -> State:
     elif is_late(conv, event):
         new = late(conv, getattr(event, "attempt_id", ""))
         new = new._replace(last_seq=max(new.last_seq, event.seq), updated_ts=event.ts or new.updated_ts)
+    elif type(event) is ReadBy:  # an admin's read: recorded, never the chat's last activity
+        read = (event.name or event.actor or "an admin", event.ts)
+        new = conv._replace(reads=(*conv.reads, read), last_seq=max(conv.last_seq, event.seq))
     else:
         new = _apply(conv, event)
         new = new._replace(last_seq=max(new.last_seq, event.seq), updated_ts=event.ts or new.updated_ts)
@@ -121,6 +125,8 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
             return conv._replace(
                 title=event.title or conv.title, created_ts=event.ts, branched_from=origin, owner=owner
             )
+        case ReadBy():
+            return conv  # folded in ``reduce`` (it leaves the last activity as it was)
         case Handed():  # only an unowned conversation is handed over: never taken from its owner
             return conv._replace(owner=event.owner) if conv.owner is None else conv
         case Renamed():

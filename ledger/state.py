@@ -196,6 +196,7 @@ class ConversationState(NamedTuple):
     queue_paused: QueuePause | None = None  # why the queue waits for the person (None: it sends by itself)
     grants: Mapping[str, str] = _EMPTY  # type: ignore[assignment]  # "server/tool" -> grant hash (chat grants)
     owner: str | None = None  # team mode: the person it belongs to (its ``created`` event's); None in personal mode
+    reads: tuple[tuple[str, str], ...] = ()  # (admin's name, time) of each ``read_by``: an admin's read
 
     def live_attempt(self) -> AttemptState | None:
         """The attempt that is streaming or closing, if any (newest first); never a chat's title being made."""

@@ -4,6 +4,8 @@ Guarantees: everything shown is ``ledger.folds.audit`` over the conversation's e
 when a phase is added, otherwise only the live counters (chunks, stale chunks) change; the ledger is read and
 audited in a worker thread (a long answer's 20,000 chunk events cost the event loop nothing), one read at a time,
 the latest request winning; Export downloads the conversation's ledger as JSON Lines.
+- Every read of the chat by an admin (``read_by``, team mode with ``--admin-can-read``) is listed first, by whom
+  and when, so its owner always knows.
 - Each ended attempt has its waterfall and replay (``ui.waterfall``) under a closed expansion: folded
   (``ledger.folds.waterfall``) in a worker thread only when the expansion is first opened, then drawn; the timeline
   itself costs nothing more.
@@ -17,16 +19,17 @@ from nicegui import background_tasks, ui
 
 from engine.commands import Engine
 from ledger.codec import to_jsonl
-from ledger.events import AnyEvent
+from ledger.events import AnyEvent, ReadBy
 from ledger.folds import AttemptAudit, PhaseKind, Waterfall, audit, waterfalls
 from ui.audit_words import audit_counters, audit_heading, phase_detail, phase_label
 from ui.export import conversation_markdown
-from ui.format import clock
+from ui.format import clock, date_time
 from ui.model_saw import model_saw
 from ui.notices import notice
 from ui.waterfall import WaterfallView
 from ui.widgets import TimeLabel
 
+Reads = tuple[tuple[str, str], ...]  # (the admin's name, when): ``read_by`` events
 ICONS: dict[PhaseKind, str] = {
     "submitted": "send",
     "started": "play_arrow",
@@ -121,37 +124,45 @@ class AuditPanel:
                     self.timeline_box.clear()
                     self._signature = ()
                     return
-                audits = await asyncio.to_thread(self._audits, cid)
+                audits, reads = await asyncio.to_thread(self._audits, cid)
                 if self.timeline_box.is_deleted:
                     return
                 if not self._again and cid == self.cid:
                     force, self._force = self._force, False
-                    self._show(audits, force)
+                    self._show(audits, reads, force)
                 if not self._again:
                     return
         finally:
             self._reading = False
 
-    def _audits(self, cid: str) -> list[AttemptAudit]:
-        return audit(self.engine.events(cid))
+    def _audits(self, cid: str) -> tuple[list[AttemptAudit], Reads]:
+        events = self.engine.events(cid)
+        return audit(events), tuple((e.name or e.actor or "an admin", e.ts) for e in events if isinstance(e, ReadBy))
 
-    def _show(self, audits: list[AttemptAudit], force: bool) -> None:
+    def _show(self, audits: list[AttemptAudit], reads: Reads, force: bool) -> None:
         if self.scope.value == "message" and self.message_id:
             audits = [a for a in audits if a.message_id == self.message_id]
-        signature = tuple((a.attempt_id, len(a.phases)) for a in audits)
+        signature = (len(reads), *((a.attempt_id, len(a.phases)) for a in audits))
         if force or signature != self._signature:
             self._signature = signature
-            self._rebuild(audits)
+            self._rebuild(audits, reads)
         else:
             for a in audits:
                 label = self._counters.get(a.attempt_id)
                 if label is not None:
                     label.set_text(audit_counters(a))
 
-    def _rebuild(self, audits: list[AttemptAudit]) -> None:
+    def _rebuild(self, audits: list[AttemptAudit], reads: Reads = ()) -> None:
         self.timeline_box.clear()
         self._counters = {}
         with self.timeline_box:
+            if reads:
+                with ui.card().classes("w-full lc-audit-card").props("flat bordered").mark("audit-reads"):
+                    ui.label("Read by an admin").classes("font-medium")
+                    for name, ts in reads:
+                        with ui.row().classes("items-baseline gap-2"):
+                            ui.icon("visibility", size="xs").classes("lc-phase-icon")
+                            ui.label(f"Read by {name} on {date_time(ts)}").classes("text-sm").mark("audit-read")
             if not audits:
                 ui.label("Nothing yet: send a message and its timeline appears here.").classes("lc-meta")
             for a in audits:

@@ -58,8 +58,8 @@ class ChatPage:
         self.drafts: dict[str, str] = {}  # "" = the new chat; per chat, the message box text while switched away
         self.draft_files: dict[str, tuple[Attachment, ...]] = {}  # and the files attached to it
         self.files = files_of(self.engine)
-        self.preset = preset_of(self.engine, self.engine.conversation(cid) if cid else None, preset)
-        self.model = preset_model(self.engine, self.preset) if preset else self.model
+        self.preset = preset_of(self.engine, self.engine.conversation(cid) if cid else None, preset, self.viewer)
+        self.model = preset_model(self.engine, self.preset, self.viewer) if preset else self.model
 
     def build(self) -> None:
         add_style()
@@ -79,7 +79,7 @@ class ChatPage:
             self.sidebar = Sidebar(self.engine, self.cid, self.switch_to, self.after_delete, self.open_hit, self.viewer)
             with self.sidebar.foot:
                 self.tool_servers = ToolServersPanel(self.engine, self.context.tools)
-                self.grants = GrantsPanel(self.engine, on_grants=self.tool_servers.show_grants)
+                self.grants = GrantsPanel(self.engine, self.viewer.person, self.tool_servers.show_grants)
         audit_drawer = ui.right_drawer(value=False).props("width=380 breakpoint=800")
         with audit_drawer.classes("lc-drawer lc-audit-drawer") as self.right:
             audit_close_button(self.right)
@@ -98,13 +98,14 @@ class ChatPage:
                 open_chat=lambda cid: background_tasks.create(self.switch_to(cid), name="open chat"),
                 open_audit=self.open_audit,
                 drafts=self.context.drafts,
+                viewer=self.viewer,
             )
             self.edits = EditFiles(self.files, self.engine, lambda: self.cid, lambda: self.model, lambda: self.preset)
             self.transcript = Transcript(actions.actions(), demo=self.context.demo, files=self.edits)
             self.pending = PendingMessage(empty=self.transcript.empty, settled=lambda: self.refresh.flush_in_slot())
             self.queued = QueuedPanel(self.engine, lambda: self.cid)  # messages sent after the answer (ui.queued)
         with ui.footer().classes("lc-footer"):
-            told = lambda: preset_instructions(self.engine, self.preset)  # noqa: E731 - the meter counts them too
+            told = lambda: preset_instructions(self.engine, self.preset, self.viewer)  # noqa: E731 - the meter counts them too
             self.meter = ContextMeter(self.engine, lambda: self.cid, lambda: self.model, told)  # ui.context_meter
             self.composer = Composer(
                 submit=self.submit,
@@ -185,7 +186,7 @@ class ChatPage:
         if self.composer.tray is not None:
             self.composer.tray.set(self.draft_files.pop(cid or "", ()))
         self.model = model_of(self.engine.conversation(cid) if cid else None, self.engine.settings.models)
-        self.preset = preset_of(self.engine, self.engine.conversation(cid) if cid else None)
+        self.preset = preset_of(self.engine, self.engine.conversation(cid) if cid else None, None, self.viewer)
         self.bar.show(self.preset)
         if self.picker is not None:
             self.picker.value = self.model
@@ -254,19 +255,17 @@ class ChatPage:
         else:
             self.sidebar.refresh()
 
-    # --- parts and helpers -------------------------------------------------------------------------------------
-
     def _use_model(self, model: str) -> None:  # the meter and the file chips (the box's, open edits') follow it
         self.model = model
         for follower in (self.meter, self.composer, self.edits):
             follower.model_changed()
 
     def _preset_bar(self) -> None:  # in the header: the agent preset, the chat's cost, a link to the presets
-        self.bar = PresetBar(self.engine, self.preset, self._use_preset)
+        self.bar = PresetBar(self.engine, self.preset, self._use_preset, self.viewer)
 
     def _use_preset(self, preset: str) -> None:  # the model picker (and the meter) follow the preset
         self.preset = preset
-        self._use_model(preset_model(self.engine, preset))
+        self._use_model(preset_model(self.engine, preset, self.viewer))
         if self.picker is not None:
             self.picker.value = self.model
 

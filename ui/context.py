@@ -31,6 +31,7 @@ class PageContext:
     engine: Engine | None = None
     people: People | None = None  # team mode (``--accounts local``): who may sign in; None in personal mode
     oidc: bool = False  # team mode with an OpenID Connect provider: nobody signs in with a password
+    admin_can_read: bool = False  # team mode with ``--admin-can-read``: ``/admin/read`` (``ui.admin_read``)
     drafts: dict[str, str] = field(default_factory=dict)  # a branched chat's message box text, taken once
     health: Watch[StoreHealth] = field(init=False)
     tools: Watch[tuple[ServerHealth, ...]] = field(init=False)
@@ -67,7 +68,9 @@ def viewer_of(context: PageContext, scope: Mapping[str, Any]) -> Viewer:
     if context.people is None:
         return PERSONAL
     person = person_in(scope)
-    return Viewer(team=True, person=person.id if person is not None else None)
+    if person is None:
+        return Viewer(team=True)
+    return Viewer(team=True, person=person.id, admin=person.admin)
 
 
 def person_in(scope: Mapping[str, Any]) -> Person | None:

@@ -66,7 +66,7 @@ def conversation_markdown(conv: ConversationState) -> str:
 async def archive_async(engine: Engine, viewer: Viewer = PERSONAL) -> bytes:
     """``archive`` of the conversations ``viewer`` sees, built in a worker thread over a snapshot of the state."""
     state = engine.state
-    return await asyncio.to_thread(lambda: _zip(engine, engine.read_conversations(state, viewer)))
+    return await asyncio.to_thread(lambda: _zip(engine, engine.read_conversations(state, viewer), viewer))
 
 
 def archive(engine: Engine) -> bytes:
@@ -74,10 +74,10 @@ def archive(engine: Engine) -> bytes:
     return _zip(engine, engine.read_conversations())
 
 
-def _zip(engine: Engine, conversations: Iterable[ConversationState]) -> bytes:
+def _zip(engine: Engine, conversations: Iterable[ConversationState], viewer: Viewer = PERSONAL) -> bytes:
     buffer, written, costs = io.BytesIO(), set[str](), CostReport()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
-        zipped.writestr("presets.json", dumps(engine.presets.versions()))  # every version of every preset
+        zipped.writestr("presets.json", dumps(engine.presets.versions(viewer=viewer)))  # every version ``viewer`` uses
         for conv in conversations:
             costs.add(conv)
             cid, name = conv.conversation_id, chat_file_name(conv)  # "Its title (its id)"

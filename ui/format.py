@@ -56,6 +56,11 @@ def clock(iso: str, *, millis: bool = False) -> Clock:
     return Clock(iso=iso, text=f"{iso[11:end]} UTC" if len(iso) >= end else iso)
 
 
+def date_time(iso: str) -> str:
+    """A moment as its date and time in UTC ("2026-12-04 01:47 UTC"): for what may be days old."""
+    return f"{iso[:10]} {iso[11:16]} UTC" if len(iso) >= 16 else iso
+
+
 TOOL_STATES = {
     "writing": "the model is writing this call",
     "queued": "about to run",

@@ -1,10 +1,11 @@
 """The "always allow" grants in the Tools panel: this chat's and every server's, each with a Revoke button.
 
 Guarantees: a projection of ``engine.commands.grants`` (chat grants folded from the conversation's ledger, server
-grants read from the grant store off the event loop); re-read when the chat shown or its approvals changed, and after
-a revoke; each row carries ``data-grant`` (``chat`` | ``server``) and ``data-tool``, and its button's accessible name
-says what it revokes; a revoked tool asks again at its next call. Nothing is shown when there is no grant. Each list
-read is also given to ``on_grants`` (the Tools panel marks a tool whose description changed since its grant).
+grants read from the grant store off the event loop; in team mode only the page's person's); re-read when the
+chat shown or its approvals changed, and after a revoke; each row carries ``data-grant`` (``chat`` | ``server``)
+and ``data-tool``, and its button's accessible name says what it revokes; a revoked tool asks again at its next
+call. Nothing is shown when there is no grant. Each list read is also given to ``on_grants`` (the Tools panel
+marks a tool whose description changed since its grant).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from ui.notices import notice
 
 
 class GrantsPanel:
-    def __init__(self, engine: Engine, on_grants: Callable[[tuple[GrantView, ...]], None] | None = None) -> None:
-        self.engine = engine
+    def __init__(
+        self, engine: Engine, person: str | None, on_grants: Callable[[tuple[GrantView, ...]], None] | None = None
+    ) -> None:
+        self.engine, self.person = engine, person  # team mode: whose server grants (None: personal mode's)
         self.on_grants = on_grants  # the Tools panel marks a tool changed since its grant
         self.cid: str | None = None
         self._seen: object = None
@@ -41,7 +44,7 @@ class GrantsPanel:
 
     async def reload(self) -> None:
         try:
-            everywhere = await server_grants(self.engine)
+            everywhere = await server_grants(self.engine, self.person)
         except StoreError as exc:
             notice(f"The server grants could not be read: {exc}", "warning")
             everywhere = ()
@@ -72,7 +75,7 @@ class GrantsPanel:
 
     async def _revoke(self, grant: GrantView) -> None:
         try:
-            done = await revoke(self.engine, self.cid, grant)
+            done = await revoke(self.engine, self.cid, grant, self.person)
         except StoreError as exc:
             notice(f"Not revoked: {exc}", "warning")
             return

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from engine.commands import Engine, InputRejected
+from engine.people import PERSONAL, Viewer
 from engine.tools import ToolDescribed
 from ledger.errors import StoreError
 from ledger.events import ApprovalScope
@@ -36,8 +37,9 @@ class MessageActions:
         open_chat: Callable[[str], object],
         open_audit: Callable[[str], None],
         drafts: dict[str, str],
+        viewer: Viewer = PERSONAL,
     ) -> None:
-        self.engine, self.cid, self.model, self.preset = engine, cid, model, preset
+        self.engine, self.cid, self.model, self.preset, self.viewer = engine, cid, model, preset, viewer
         self.open_chat, self.open_audit, self.drafts = open_chat, open_audit, drafts
         self._preset_names: dict[tuple[str, int], str | None] = {}
 
@@ -57,7 +59,7 @@ class MessageActions:
             ),
             compact_retry=self.compact_and_retry,
             retry_summary=self.retry_summary,
-            presets=lambda: tuple((p.preset_id, p.name) for p in self.engine.presets.all()),
+            presets=lambda: tuple((p.preset_id, p.name) for p in self.engine.presets.all(self.viewer)),
             preset_name=self.preset_name,
             retry_preset=self.retry_preset,
             continue_answer=lambda message_id: self._do_async(self.engine.continue_answer, message_id),

@@ -1,5 +1,5 @@
 """The app's pages: ``/`` (a new chat) and ``/chat/{id}``, each a ``ChatPage`` over the engine it is given, the
-agent presets (``/presets``, ``ui.presets_page``), and
+agent presets (``/presets``, ``ui.presets_page``), an admin's recorded reads (``/admin/read``, ``ui.admin_read``), and
 ``/export/{id}``, a conversation's ledger as JSON Lines (for scripts: ``Authorization: Bearer <token>``), and the
 file routes (``ui.files_routes``: ``/files/{sha}``, its thumbnail, ``POST /files``).
 
@@ -23,6 +23,7 @@ from starlette.responses import PlainTextResponse, Response
 
 from engine.files import referenced_by
 from ledger.codec import to_jsonl
+from ui.admin_read import allowed, chat_page, chats_page, not_found
 from ui.admin_users import AdminUsersPage
 from ui.attachments import files_of, uploaded_by
 from ui.chat_page import ChatPage
@@ -62,10 +63,26 @@ def register_pages(context: PageContext) -> None:
         person = context.person() if context.team else None
         await AdminUsersPage(context.people, person, oidc=context.oidc).build()
 
+    @ui.page("/admin/read")
+    async def admin_read(person: str | None = None) -> None:  # --admin-can-read, admins only: each read recorded
+        track(context)
+        admin = context.person() if context.team else None
+        if not allowed(context.people, admin, context.admin_can_read) or context.people is None:
+            return not_found()
+        await chats_page(context.require_engine(), context.people, person)
+
+    @ui.page("/admin/read/{cid}")
+    async def admin_read_chat(cid: str) -> None:
+        track(context)
+        admin = context.person() if context.team else None
+        if not allowed(context.people, admin, context.admin_can_read) or context.people is None or admin is None:
+            return not_found()
+        await chat_page(context.require_engine(), context.people, admin, cid)
+
     @ui.page("/presets")
     def presets(preset: str | None = None) -> None:
         track(context)
-        PresetsPage(context.require_engine(), preset).build()
+        PresetsPage(context.require_engine(), preset, context.viewer()).build()
 
     @ui.page("/chat/{cid}")
     async def chat(cid: str) -> None:

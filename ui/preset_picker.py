@@ -17,6 +17,7 @@ from nicegui import ui
 from nicegui.events import ValueChangeEventArguments
 
 from engine.commands import Engine
+from engine.people import Viewer
 from engine.provider import chat_cost
 from ledger.presets import DEFAULT_ID
 from ledger.state import ConversationState
@@ -24,9 +25,10 @@ from ui.money import chat_words, title_of
 from ui.widgets import Actions
 
 
-def preset_of(engine: Engine, conv: ConversationState | None, wanted: str | None = None) -> str:
-    """The preset a chat's next answer runs with: ``wanted`` (a link's), else its last answer's, else the default."""
-    live = {p.preset_id for p in engine.presets.all()}
+def preset_of(engine: Engine, conv: ConversationState | None, wanted: str | None, viewer: Viewer) -> str:
+    """The preset a chat's next answer runs with: ``wanted`` (a link's), else its last answer's, else the default
+    (only one ``viewer`` may use)."""
+    live = {p.preset_id for p in engine.presets.all(viewer)}
     if wanted in live:
         return wanted
     if conv is not None:
@@ -39,8 +41,8 @@ def preset_of(engine: Engine, conv: ConversationState | None, wanted: str | None
 class PresetBar:
     """Built inside the header: the preset picker, the chat's cost, the link to the presets page."""
 
-    def __init__(self, engine: Engine, preset: str, on_preset: Callable[[str], None]) -> None:
-        self.engine, self.on_preset = engine, on_preset
+    def __init__(self, engine: Engine, preset: str, on_preset: Callable[[str], None], viewer: Viewer) -> None:
+        self.engine, self.on_preset, self.viewer = engine, on_preset, viewer
         self.picker = ui.select(self._options(), value=preset, on_change=self._changed)
         self.picker.props('dense dark borderless options-dense aria-label="Agent preset for the next answer"')
         self.picker.classes("lc-model-picker").mark("preset-picker")
@@ -65,7 +67,7 @@ class PresetBar:
                 self.cost.props["title"] = title_of(chat_cost(conv))
 
     def _options(self) -> dict[str, str]:
-        return {p.preset_id: p.name for p in self.engine.presets.all()}
+        return {p.preset_id: p.name for p in self.engine.presets.all(self.viewer)}
 
     def _changed(self, e: ValueChangeEventArguments[str]) -> None:
         if e.value:
@@ -88,14 +90,14 @@ def retry_with_preset(actions: Actions, message_id: str, current: str | None) ->
             ui.menu_item(f"Retry as {name}", on_click=lambda p=pid: retry(message_id, p)).mark("retry-preset-item")
 
 
-def preset_model(engine: Engine, preset: str) -> str:
+def preset_model(engine: Engine, preset: str, viewer: Viewer) -> str:
     """The model an answer with this preset uses: the preset's, if the app offers it, else the app's default."""
-    chosen = engine.presets.get(preset)
+    chosen = engine.presets.get(preset, viewer=viewer)
     models = engine.settings.models
     return chosen.model if chosen is not None and chosen.model in models else models[0]
 
 
-def preset_instructions(engine: Engine, preset: str) -> str:
+def preset_instructions(engine: Engine, preset: str, viewer: Viewer) -> str:
     """What an answer with this preset is told first ("" for none, or a preset that is gone)."""
-    chosen = engine.presets.get(preset)
+    chosen = engine.presets.get(preset, viewer=viewer)
     return chosen.instructions if chosen is not None and not chosen.deleted else ""

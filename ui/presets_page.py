@@ -6,6 +6,9 @@ Guarantees:
 - A refused save shows every problem, one sentence each, in an alert next to the form and under the field it names,
   and keeps what was typed.
 - Every control has an accessible name; the page links back to the chats (``/``) and a chat's header links here.
+- In team mode a person lists the shared presets and their own, each marked "Shared" or "Yours"; a shared one
+  (the default included) is read-only for a member, who may duplicate it into one of their own; an admin's new
+  preset may be shared with everyone ("Share with everyone").
 - Approval overrides are typed as JSON in the approval configuration's shape (``{"*": "ask", "read_file": "run"}``).
 """
 
@@ -18,6 +21,7 @@ from typing import Any
 from nicegui import ui
 
 from engine.commands import Engine, InputRejected
+from engine.people import PERSONAL, Viewer
 from ledger.errors import StoreError
 from ledger.presets import DEFAULT_ID, REASONING_EFFORTS, Preset
 from ui.format import model_label
@@ -29,9 +33,10 @@ NO_EFFORT = "(the model's default)"
 
 
 class PresetsPage:
-    def __init__(self, engine: Engine, chosen: str | None = None) -> None:
-        self.engine = engine
+    def __init__(self, engine: Engine, chosen: str | None = None, viewer: Viewer = PERSONAL) -> None:
+        self.engine, self.viewer = engine, viewer
         self.chosen = chosen or DEFAULT_ID
+        self.share: ui.switch | None = None
 
     def build(self) -> None:
         add_style()
@@ -54,20 +59,27 @@ class PresetsPage:
             ui.button("New preset", icon="add", on_click=lambda: self.show(None)).props(
                 'no-caps aria-label="New preset"'
             ).mark("new-preset")
-            for preset in self.engine.presets.all():
+            for preset in self.engine.presets.all(self.viewer):
                 flat = "" if preset.preset_id == preset_id else "flat "
-                ui.button(preset.name, on_click=lambda p=preset.preset_id: self.show(p)).props(
-                    f'{flat}no-caps dense aria-label="Open preset {preset.name}"'
-                ).classes("w-full").mark("preset-item")
-        found = self.engine.presets.get(preset_id, version) if preset_id else None
+                whose = f" ({_whose(preset)})" if self.viewer.team else ""
+                button = ui.button(preset.name + whose, on_click=lambda p=preset.preset_id: self.show(p))
+                button.props(f'{flat}no-caps dense aria-label="Open preset {preset.name}"')
+                button.classes("w-full").mark("preset-item")
+        found = self.engine.presets.get(preset_id, version, self.viewer) if preset_id else None
         draft = found or Preset(preset_id="", version=0, name="")
         self.form_box.clear()
         with self.form_box:
-            self._form(draft, read_only=version is not None)
+            self._form(draft, old=version is not None)
 
-    def _form(self, draft: Preset, *, read_only: bool) -> None:
+    def _form(self, draft: Preset, *, old: bool) -> None:
         title = f"{draft.name} · version {draft.version}" if draft.preset_id else "New preset"
-        ui.label(title + (" (an older version, read-only)" if read_only else "")).classes("text-lg")
+        theirs = bool(draft.preset_id) and not self.viewer.changes(draft.owner)
+        read_only = old or theirs
+        ui.label(title + (" (an older version, read-only)" if old else "")).classes("text-lg")
+        if self.viewer.team and draft.preset_id:
+            words = "Yours." if draft.owner is not None else "Shared with everyone by an admin."
+            words += " Only an admin can change it; duplicate it to make one of your own." if theirs else ""
+            ui.label(words).classes("lc-meta").mark("preset-whose")
         self.errors = ui.label("").classes("lc-error whitespace-pre-wrap").props("role=alert").mark("preset-errors")
         self.errors.set_visibility(False)
         self.name = ui.input("Name", value=draft.name).props('aria-label="Name"').classes("w-full").mark("preset-name")
@@ -107,6 +119,10 @@ class PresetsPage:
             .classes("w-full font-mono")
         )
         self.approvals.mark("preset-approvals")
+        self.share = None
+        if self.viewer.team and self.viewer.admin and not draft.preset_id:
+            self.share = ui.switch("Share with everyone", value=False).props('aria-label="Share with everyone"')
+            self.share.mark("preset-share")
         with ui.row().classes("gap-2 items-center"):
             if not read_only:
                 ui.button("Save", icon="save", on_click=lambda: self._save(draft)).props(
@@ -127,7 +143,7 @@ class PresetsPage:
             self._versions(draft)
 
     def _versions(self, shown: Preset) -> None:
-        versions = self.engine.presets.versions(shown.preset_id)
+        versions = self.engine.presets.versions(shown.preset_id, self.viewer)
         with ui.expansion(f"Versions ({len(versions)})", icon="history").classes("w-full").mark("preset-versions"):
             for preset in reversed(versions):
                 words = f"Version {preset.version}" + (" (deleted)" if preset.deleted else "")
@@ -155,7 +171,8 @@ class PresetsPage:
 
     def _save(self, draft: Preset) -> None:
         try:
-            saved = self.engine.presets.save(self._read(draft))
+            shared = self.share is not None and bool(self.share.value)
+            saved = self.engine.presets.save(self._read(draft), self.viewer, shared=shared)
         except (InputRejected, StoreError) as exc:  # what was typed stays in the form
             words = str(exc) if isinstance(exc, InputRejected) else f"Not saved: {exc}. What you typed is still here."
             problems = re.split(r"(?<=\.)\s+(?=[A-Z])", words)  # one sentence each
@@ -184,7 +201,7 @@ class PresetsPage:
 
     def _duplicate(self, draft: Preset) -> None:
         try:
-            copy = self.engine.presets.duplicate(draft.preset_id, draft.version)
+            copy = self.engine.presets.duplicate(draft.preset_id, draft.version, self.viewer)
         except (InputRejected, StoreError) as exc:
             notice(str(exc), "warning")
             return
@@ -192,7 +209,7 @@ class PresetsPage:
 
     def _delete(self, draft: Preset) -> None:
         try:
-            self.engine.presets.delete(draft.preset_id)
+            self.engine.presets.delete(draft.preset_id, self.viewer)
         except (InputRejected, StoreError) as exc:
             notice(str(exc), "warning")
             return
@@ -201,6 +218,10 @@ class PresetsPage:
 
     def _chat(self, preset_id: str) -> None:
         ui.navigate.to(f"/?preset={preset_id}")
+
+
+def _whose(preset: Preset) -> str:
+    return "yours" if preset.owner is not None else "shared"
 
 
 def _number(label: str, value: float | None, marker: str) -> ui.number:

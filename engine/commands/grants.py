@@ -5,6 +5,7 @@ Guarantees:
   revoked by appending ``grant_revoked`` to that conversation: a reload, a second tab and a replay agree.
 - A server grant is read from and revoked in the hub's grant store (``store.grants``, shared by every instance on
   one PostgreSQL database), off the event loop; a store that fails raises ``StoreError`` with its reason.
+- In team mode each person lists and revokes only their own server grants (``person``: the page's viewer).
 - Revoking what is not granted changes nothing and says so (``False``). The next call of a revoked tool asks.
 """
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 from engine.commands.engine import Engine
 from ledger.events import ApprovalScope, GrantRevoked
-from store.grants import Grant
+from store.grants import Grant, grant_key, split_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,21 +37,25 @@ def chat_grants(engine: Engine, cid: str | None) -> tuple[GrantView, ...]:
     return tuple(GrantView("chat", *_split(key), grant_hash=h) for key, h in sorted(conv.grants.items()))
 
 
-async def server_grants(engine: Engine) -> tuple[GrantView, ...]:
+async def server_grants(engine: Engine, person: str | None = None) -> tuple[GrantView, ...]:
+    """The server grants ``person`` gave (None: personal mode's, the only ones there)."""
     if engine.tools is None:
         return ()
     grants: dict[str, Grant] = await asyncio.to_thread(engine.tools.grants.grants)
+    mine = ((split_key(g.key), g) for g in sorted(grants.values(), key=lambda g: g.key))
     return tuple(
-        GrantView("server", *_split(g.key), grant_hash=g.grant_hash, granted_ts=g.granted_ts)
-        for g in sorted(grants.values(), key=lambda g: g.key)
+        GrantView("server", server, tool, grant_hash=g.grant_hash, granted_ts=g.granted_ts)
+        for (owner, server, tool), g in mine
+        if owner == person
     )
 
 
-async def revoke(engine: Engine, cid: str | None, grant: GrantView) -> bool:
-    """Take back ``grant``: in the chat ``cid`` (scope ``chat``) or on its server (scope ``server``)."""
+async def revoke(engine: Engine, cid: str | None, grant: GrantView, person: str | None = None) -> bool:
+    """Take back ``grant``: in the chat ``cid`` (scope ``chat``) or ``person``'s on its server (scope ``server``)."""
     key = f"{grant.server}/{grant.tool}"
     if grant.scope == "server":
-        return engine.tools is not None and await asyncio.to_thread(engine.tools.grants.revoke, key)
+        mine = grant_key(person, grant.server, grant.tool)
+        return engine.tools is not None and await asyncio.to_thread(engine.tools.grants.revoke, mine)
     conv = engine.conversation(cid) if cid is not None else None  # read again if it left memory meanwhile
     if conv is None or cid is None or key not in conv.grants:
         return False

@@ -10,6 +10,10 @@ Guarantees:
   ``InputRejected`` with every problem, one sentence each, storing nothing; otherwise it stores the next version
   (a version saved meanwhile by another tab or instance: ``InputRejected`` saying so, nothing overwritten).
 - Deleting stores a last version marked deleted: older versions, and the attempts that name them, stay readable.
+- In team mode every read and change is a ``viewer``'s: a person lists, reads and uses the shared presets and their
+  own, never another person's (that one reads as missing); a new preset is the person's own, or shared when an admin
+  asks (``shared``); a shared one (the default included) is changed or deleted only by an admin, anyone may
+  duplicate it into one of their own. An attempt is refused a preset its actor may not use.
 - ``provider`` is how an attempt with a preset calls its model: the preset's model (or the one given: Retry with
   another model), its parameters over the model's defaults, and ``AppliedPreset`` (instructions, tools,
   approval overrides), whose (id, version) the attempt records on ``started``.
@@ -21,6 +25,7 @@ import dataclasses
 from collections.abc import Callable
 
 from engine.offline import imported
+from engine.people import PERSONAL, Viewer, acting
 from engine.provider import AppliedPreset, ProviderConfig, takes_reasoning
 from engine.stamps import new_id, now_iso
 from engine.tools import ServerHealth
@@ -40,56 +45,74 @@ class Presets:
     def default(self) -> Preset:
         return Preset(preset_id=DEFAULT_ID, version=1, name="Default")
 
-    def versions(self, preset_id: str | None = None) -> list[Preset]:
-        """Every version (of one preset), oldest first; the default's version 1 included."""
+    def versions(self, preset_id: str | None = None, viewer: Viewer = PERSONAL) -> list[Preset]:
+        """Every version (of one preset) ``viewer`` may use, oldest first; the default's version 1 included."""
         stored = self.store.versions()
         if not any(p.preset_id == DEFAULT_ID and p.version == 1 for p in stored):
             stored = [self.default(), *stored]
-        return [p for p in stored if preset_id is None or p.preset_id == preset_id]
+        return [p for p in stored if (preset_id is None or p.preset_id == preset_id) and viewer.uses(p.owner)]
 
-    def all(self) -> list[Preset]:
-        """The newest version of every preset not deleted: the default first, then by name."""
-        live = [p for p in latest(self.versions()).values() if not p.deleted]
+    def all(self, viewer: Viewer = PERSONAL) -> list[Preset]:
+        """The newest version of every preset not deleted ``viewer`` may use: the default first, then by name."""
+        live = [p for p in latest(self.versions(viewer=viewer)).values() if not p.deleted]
         return sorted(live, key=lambda p: (p.preset_id != DEFAULT_ID, p.name.casefold(), p.preset_id))
 
-    def get(self, preset_id: str, version: int | None = None) -> Preset | None:
-        """That version (default: the newest), deleted or not; None when it never existed."""
-        mine = self.versions(preset_id)
+    def get(self, preset_id: str, version: int | None = None, viewer: Viewer = PERSONAL) -> Preset | None:
+        """That version (default: the newest), deleted or not; None when it never existed or is not ``viewer``'s."""
+        mine = self.versions(preset_id, viewer)
         if version is None:
             return mine[-1] if mine else None
         return next((p for p in mine if p.version == version), None)
 
-    def save(self, draft: Preset) -> Preset:
-        """Store ``draft`` as the next version of its preset (a new preset when its id is empty)."""
+    def save(self, draft: Preset, viewer: Viewer = PERSONAL, *, shared: bool = False) -> Preset:
+        """Store ``draft`` as the next version of its preset (a new preset when its id is empty: ``viewer``'s own,
+        or shared when ``shared`` and ``viewer`` is an admin; personal mode's are all shared)."""
         found = self.check(draft)
         if found:
             raise InputRejected(" ".join(found))
         preset_id = draft.preset_id or new_id("preset")
-        current = self.get(preset_id) if draft.preset_id else None
+        current = self.get(preset_id, viewer=viewer) if draft.preset_id else None
+        if draft.preset_id and current is None:
+            raise InputRejected("That preset does not exist.")
         if current is not None and current.deleted:
             raise InputRejected("That preset was deleted; duplicate an older version to use it again.")
+        if current is not None:
+            owner = self._changeable(current, viewer).owner
+        elif shared and viewer.team and not viewer.admin:
+            raise InputRejected("Only an admin can share a preset with everyone.")
+        else:
+            owner = viewer.person if viewer.team and not shared else None
         version = current.version + 1 if current is not None else 1
         saved = dataclasses.replace(
-            draft, preset_id=preset_id, version=version, name=draft.name.strip(), deleted=False, saved_at=now_iso()
-        )
+            draft, preset_id=preset_id, version=version, name=draft.name.strip(), deleted=False, saved_at=now_iso(),
+            owner=owner,
+        )  # fmt: skip
         self._add(saved)
         return saved
 
-    def duplicate(self, preset_id: str, version: int | None = None) -> Preset:
-        original = self.get(preset_id, version)
+    def duplicate(self, preset_id: str, version: int | None = None, viewer: Viewer = PERSONAL) -> Preset:
+        """A new preset like that version, ``viewer``'s own (in team mode, even a copy of a shared one)."""
+        original = self.get(preset_id, version, viewer)
         if original is None:
             raise InputRejected("That preset does not exist.")
-        return self.save(dataclasses.replace(original, preset_id="", name=f"{original.name} (copy)"[:80]))
+        return self.save(dataclasses.replace(original, preset_id="", name=f"{original.name} (copy)"[:80]), viewer)
 
-    def delete(self, preset_id: str) -> Preset:
+    def delete(self, preset_id: str, viewer: Viewer = PERSONAL) -> Preset:
         if preset_id == DEFAULT_ID:
             raise InputRejected("The default preset cannot be deleted (edit it instead).")
-        current = self.get(preset_id)
+        current = self.get(preset_id, viewer=viewer)
         if current is None or current.deleted:
             raise InputRejected("That preset does not exist (any more).")
+        self._changeable(current, viewer)
         gone = dataclasses.replace(current, version=current.version + 1, deleted=True, saved_at=now_iso())
         self._add(gone)
         return gone
+
+    @staticmethod
+    def _changeable(current: Preset, viewer: Viewer) -> Preset:
+        if not viewer.changes(current.owner):
+            raise InputRejected("Only an admin can change a shared preset; duplicate it to make one of your own.")
+        return current
 
     def check(self, draft: Preset) -> list[str]:
         """Every problem of ``draft``, one sentence each (empty: it can be saved)."""
@@ -120,6 +143,9 @@ class Presets:
         """How an attempt with ``preset_id`` (None: no preset, the app's model) calls ``model`` (None: the
         preset's). Raises ``InputRejected`` for a preset or model that is not there."""
         preset = self.get(preset_id) if preset_id is not None else None
+        person = acting()  # a command's person may use only theirs and the shared ones (None: the engine's own work)
+        if preset is not None and person is not None and preset.owner not in (None, person):
+            preset = None
         if preset_id is not None and (preset is None or preset.deleted):
             raise InputRejected("That preset no longer exists; choose another one.")
         chosen = model or (preset.model if preset is not None else None)

@@ -43,13 +43,23 @@ def set_acting(person: str | None) -> None:
 @dataclass(frozen=True, slots=True)
 class Viewer:
     """Whose conversations a page, a route or an export may reach: in personal mode (``team`` false) every one;
-    in team mode only those whose owner is ``person`` (a page without a person reaches none)."""
+    in team mode only those whose owner is ``person`` (a page without a person reaches none). Shared things
+    (owner None: presets an admin shares) everyone uses; only an ``admin`` changes them."""
 
     team: bool = False
     person: str | None = None
+    admin: bool = False
 
     def sees(self, owner: str | None) -> bool:
         return not self.team or (self.person is not None and owner == self.person)
+
+    def uses(self, owner: str | None) -> bool:
+        """A thing that is ``owner``'s own, or shared (None), is one this viewer may use."""
+        return owner is None or self.sees(owner)
+
+    def changes(self, owner: str | None) -> bool:
+        """Whether this viewer may change (or delete) a thing that is ``owner``'s own, or shared (None)."""
+        return self.admin if owner is None and self.team else self.sees(owner)
 
 
 PERSONAL = Viewer()

@@ -8,6 +8,8 @@ Guarantees:
   ``AttemptRun.approvals`` (``AttemptWorker.decide_tool``): the first answer wins, later ones are refused there.
   Run with scope ``chat`` (or any Run under mode ``once``) grants the tool in this chat (in the ledger); scope
   ``server`` also writes the server grant (``ToolHub.grants``, off the event loop). Skip answers ``declined``.
+- In team mode a server grant is the chat owner's (``store.grants.grant_key``): one person's "always allow" never
+  lets a call run unasked in another person's chat.
 - Stop while waiting records ``approval_given`` (skip, by ``stop``) and lets the cancellation go on (the caller
   answers the call ``not_run``). Nothing here ever leaves a call without its one result.
 """
@@ -27,6 +29,7 @@ from ledger.errors import StoreError
 from ledger.events import ApprovalAsked, ApprovalBy, ApprovalDecision, ApprovalGiven, ApprovalMode, ApprovalScope
 from ledger.reduce_approval import grant_key
 from store.grants import Grant
+from store.grants import grant_key as server_key
 
 log = logging.getLogger("ledger_chat.tools")
 
@@ -34,9 +37,9 @@ log = logging.getLogger("ledger_chat.tools")
 async def approved(run: AttemptRun, call: PendingCall, resolved: ResolvedTool, hub: ToolHub) -> bool:
     """Whether the call may be dispatched now (see the module's guarantees); a refused or skipped call has its
     one result already."""
-    key = grant_key(resolved.server, resolved.tool)
     conv = run.view()
-    chat = conv.grants.get(key) if conv is not None else None
+    chat = conv.grants.get(grant_key(resolved.server, resolved.tool)) if conv is not None else None
+    key = server_key(conv.owner if conv is not None else None, resolved.server, resolved.tool)
     server = await _server_grant(hub, key)
     grants = Grants(current=resolved.grant_hash, chat=chat, server=server)
     overrides = approval_overrides(run.provider.preset)  # the agent preset's modes (validated on save), if any

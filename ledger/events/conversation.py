@@ -1,5 +1,5 @@
-"""The conversation's own events: made, handed to its owner, renamed, deleted, and which version and attempt a
-reader follows.
+"""The conversation's own events: made, handed to its owner, read by an admin, renamed, deleted, and which version
+and attempt a reader follows.
 
 Guarantees: frozen values; each declares its ``KIND`` and ``FLAGS``; re-exported by ``ledger.events.core`` (import them
 from there). Ids and timestamps are never generated here.
@@ -19,6 +19,7 @@ __all__ = [
     "Deleted",
     "Detached",
     "Handed",
+    "ReadBy",
     "Renamed",
     "Selected",
     "VersionSelected",
@@ -44,6 +45,18 @@ class Handed(Event):
     FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=False, listed=True, late_phase=False)
     owner: str
     actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ReadBy(Event):
+    """An admin read this conversation (team mode with ``--admin-can-read``): written before anything of it is
+    shown to them, so its owner sees every such read in the audit panel. It changes nothing else: not the list's
+    order, not what the model is sent."""
+
+    KIND: ClassVar[str] = "read_by"
+    FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=True, listed=False, late_phase=False)
+    actor: str | None = None  # the admin who read it (team mode's person id)
+    name: str = ""  # how that admin was named then (an OpenID Connect person id says nothing to a reader)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -28,6 +28,7 @@ from ledger.events.conversation import (
     Deleted as Deleted,
     Detached as Detached,
     Handed as Handed,
+    ReadBy as ReadBy,
     Renamed as Renamed,
     Selected as Selected,
     VersionSelected as VersionSelected,
@@ -256,6 +257,7 @@ AnyEvent = (
     | Detached
     | Attached
     | Handed
+    | ReadBy
     | Deleted
     | StepStarted
     | StepFinished

@@ -37,6 +37,7 @@ from ledger.events import (
     QuestionAsked,
     QueuedEdited,
     QueuedRemoved,
+    ReadBy,
     Recovered,
     Renamed,
     RequestSent,
@@ -168,8 +169,8 @@ def _phase(p: Phases, event: AnyEvent) -> None:  # noqa: C901 - one case per kin
         case ToolCallStarted() | ToolProgress():
             pass  # the timeline shows a call once it is complete, and its result, not every piece in between
         case (
-            Created() | Handed() | Renamed() | Selected() | VersionSelected() | Branched() | Detached() | Attached()
-            | Deleted()
+            Created() | Handed() | ReadBy() | Renamed() | Selected() | VersionSelected() | Branched() | Detached()
+            | Attached() | Deleted()
         ):  # fmt: skip
             pass  # about the conversation, not an attempt
         case MessageQueued() | QueuedEdited() | QueuedRemoved():

@@ -36,6 +36,7 @@ from ledger.events import (
     QuestionAsked,
     QueuedEdited,
     QueuedRemoved,
+    ReadBy,
     Recovered,
     Renamed,
     RequestSent,
@@ -246,6 +247,7 @@ class TimelineFold:
                 | Branched()
                 | Detached()
                 | Handed()
+                | ReadBy()
                 | Attached()
                 | Deleted()
             ):

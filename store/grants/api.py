@@ -1,8 +1,9 @@
 """What every grant store offers (``GrantStore``), and the one in memory (``MemoryGrants``).
 
 A server grant lets every call of one tool of one server (key ``server/tool``) run without asking, in every chat,
-while the tool's grant hash is the one granted (``engine.tools.approval``). Chat grants are not here: they are in
-each conversation's ledger (``ledger.events.approval``).
+while the tool's grant hash is the one granted (``engine.tools.approval``). In team mode a grant is one person's:
+its key is ``<person>|server/tool`` (``grant_key``) and it lets only the calls in that person's chats run. Chat
+grants are not here: they are in each conversation's ledger (``ledger.events.approval``).
 
 Guarantees: ``grants`` gives key → ``Grant`` as last written by any instance sharing the store (no cache);
 ``grant`` replaces the key's grant; ``revoke`` removes it and says whether it was there. Methods may block on
@@ -21,6 +22,20 @@ class Grant:
     key: str  # "server/tool"
     grant_hash: str
     granted_ts: str  # ISO 8601 UTC, stamped by the engine
+
+
+def grant_key(owner: str | None, server: str, tool: str) -> str:
+    """The store's key of a server grant: ``server/tool``, or ``<person>|server/tool`` for one person's (team mode:
+    a person id never holds ``|`` or ``/``)."""
+    return f"{server}/{tool}" if owner is None else f"{owner}|{server}/{tool}"
+
+
+def split_key(key: str) -> tuple[str | None, str, str]:
+    """``grant_key``'s inverse: (owner, server, tool)."""
+    person, bar, rest = key.partition("|")
+    owner = person if bar else None
+    server, _, tool = (rest if bar else key).partition("/")
+    return owner, server, tool
 
 
 class GrantStore(Protocol):

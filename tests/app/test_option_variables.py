@@ -22,6 +22,7 @@ from app.options import parser
 
 ROOT = Path(__file__).resolve().parents[2]
 NOT_OPTIONS = {"help"}  # argparse's own
+NEEDS = {"admin_can_read": ("--accounts", "local")}  # an option that means something only beside another one
 
 
 def run_options() -> list[argparse.Action]:
@@ -76,8 +77,9 @@ def test_every_option_of_the_run_command_is_read_from_its_ledgerchat_variable(tm
         variable = "LEDGERCHAT_" + flag.removeprefix("--").replace("-", "_").upper()
         switch = action.nargs == 0
         value = "1" if switch else sample(action.dest, tmp_path)
-        given = load_config([flag] if switch else [flag, value], {})
-        from_variable: AppConfig = load_config([], {variable: value})
+        needs = list(NEEDS.get(action.dest, ()))
+        given = load_config([*needs, flag] if switch else [*needs, flag, value], {})
+        from_variable: AppConfig = load_config(needs, {variable: value})
         assert from_variable == given, f"{variable}={value} is not read as {flag}"
         assert from_variable != default, f"{flag} changes nothing (so its variable cannot be told apart)"
 

@@ -31,7 +31,7 @@ MISSING = "That conversation does not exist"
 
 @pytest.fixture(scope="module")
 def app_options() -> tuple[str, ...]:
-    return ("--accounts", "local")
+    return ("--accounts", "local", "--admin-can-read")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -193,6 +193,64 @@ def test_a_disabled_account_is_out_within_two_seconds_and_its_answer_ends_interr
     assert kept and kept[-1]["status"] == "interrupted" and str(kept[-1]["text"]).startswith("w0 w1"), "prefix kept"
     assert [e["actor"] for e in events if e["kind"] == "submitted"] == ["local:dan"]
     assert [e["owner"] for e in events if e["kind"] == "created"] == ["local:dan"]
+
+
+def test_an_admins_read_of_a_chat_is_recorded_first_and_its_owner_sees_it_in_the_audit_panel(
+    app: AppProcess, open_page: Pages, upstream: ScriptedUpstream
+) -> None:
+    owner = sign_in(open_page(None), app, "ben")
+    upstream.plan(Behavior(text="The budget is 40 k."))
+    send(owner, "budget for the offsite")
+    expect(last_answer(owner)).to_have_attribute("data-status", "complete")
+    cid = conversation_id(owner)
+    open_audit(owner)
+    member = sign_in(open_page(None), app, "cat")
+    for path in ("/admin/read", f"/admin/read/{cid}"):  # a member: as an unknown address, and nothing recorded
+        member.goto(app.url + path)
+        expect(member.get_by_text("There is nothing at this address.")).to_be_visible()
+    admin = sign_in(open_page(None), app, "ann")
+    admin.goto(app.url + "/admin/read?person=ben")
+    row = admin.locator(f'[data-chat="{cid}"]')
+    expect(row).to_contain_text("Begun")
+    assert "budget" not in admin.locator("body").inner_text(), "the list never shows a title or text"
+    assert [e["kind"] for e in exported(app, cid)].count("read_by") == 0, "listing is not reading"
+    row.get_by_role("button").click()
+    expect(admin.get_by_text("budget for the offsite")).to_be_visible()
+    expect(admin.get_by_role("status")).to_contain_text("You are reading ben's chat as an admin.")
+    assert not admin.get_by_label("Message").count(), "read-only: nothing on the page changes it"
+    expect(owner.get_by_text("Read by ann on", exact=False)).to_be_visible()  # live, in the owner's audit panel
+    reads = [e for e in exported(app, cid) if e["kind"] == "read_by"]
+    assert [(e["actor"], e["name"]) for e in reads] == [("local:ann", "ann")]
+    expect(owner.locator(f'[data-conversation="{cid}"]')).to_have_count(1)
+
+
+def test_each_persons_presets_are_their_own_and_only_an_admin_shares_or_changes_a_shared_one(
+    app: AppProcess, open_page: Pages
+) -> None:
+    ben = sign_in(open_page(None), app, "ben")
+    ben.goto(app.url + "/presets")
+    ben.get_by_role("button", name="New preset").click()
+    ben.get_by_label("Name").fill("Ben's helper")
+    ben.get_by_role("button", name="Save the preset").click()
+    expect(ben.get_by_role("button", name="Open preset Ben's helper")).to_contain_text("(yours)")
+    expect(ben.get_by_role("switch", name="Share with everyone")).to_have_count(0)  # a member shares nothing
+    cat = sign_in(open_page(None), app, "cat")
+    cat.goto(app.url + "/presets")
+    expect(cat.get_by_role("button", name="Open preset Default")).to_contain_text("(shared)")
+    expect(cat.get_by_role("button", name="Open preset Ben's helper")).to_have_count(0)
+    expect(cat.get_by_text("Only an admin can change it", exact=False)).to_be_visible()  # the default: read-only
+    expect(cat.get_by_role("button", name="Save the preset")).to_have_count(0)
+    admin = sign_in(open_page(None), app, "ann")
+    admin.goto(app.url + "/presets")
+    admin.get_by_role("button", name="New preset").click()
+    admin.get_by_label("Name").fill("House style")
+    admin.get_by_role("switch", name="Share with everyone").click()
+    admin.get_by_role("button", name="Save the preset").click()
+    expect(admin.get_by_role("button", name="Open preset House style")).to_contain_text("(shared)")
+    cat.goto(app.url + "/")
+    cat.get_by_role("combobox", name="Agent preset for the next answer").click()
+    expect(cat.get_by_role("option", name="House style")).to_be_visible()
+    expect(cat.get_by_role("option", name="Ben's helper")).to_have_count(0)
 
 
 def exported(app: AppProcess, cid: str) -> list[dict[str, object]]:

@@ -17,6 +17,7 @@ import pytest
 
 from engine.commands.engine import Engine, InputRejected
 from engine.commands.grants import GrantView, chat_grants, revoke, server_grants
+from engine.people import acting_as
 from engine.tools.config import ServerConfig
 from engine.tools.hub import ToolHub
 from ledger.events.approval import ApprovalAsked, ApprovalGiven
@@ -153,6 +154,34 @@ async def test_always_allow_on_this_server_runs_it_in_another_chat_until_revoked
     await finished(engine, second)
     sent = await follow_up_is_accepted(engine, second, upstream)
     assert tool_messages(sent) == ["call_s2", "call_s3"]
+
+
+async def test_in_team_mode_one_persons_always_allow_never_runs_a_call_unasked_in_anothers_chat(
+    hub_engines: EngineFactory, hub: ToolHub, upstream: ScriptedUpstream
+) -> None:
+    engine = hub_engines(tools=hub)
+    with acting_as("local:ann"):
+        mine, later = engine.create_conversation(), engine.create_conversation()
+    with acting_as("local:ben"):
+        theirs = engine.create_conversation()
+    with acting_as("local:ann"):
+        await ask_delete(engine, upstream, mine, "call_t1")
+        engine.decide_tool(mine, "call_t1", True, "server")
+    await finished(engine, mine)
+    try:
+        assert [g.tool for g in await server_grants(engine, "local:ann")] == ["delete_note"]
+        assert await server_grants(engine, "local:ben") == () and await server_grants(engine) == ()
+        with acting_as("local:ben"):
+            await ask_delete(engine, upstream, theirs, "call_t2")  # ann's grant is not ben's: it asks
+            engine.decide_tool(theirs, "call_t2", False)
+        await finished(engine, theirs)
+        with acting_as("local:ann"):
+            await run_delete(engine, upstream, later, "call_t3")  # ann's own other chat: it runs
+        assert [(g.scope, g.by) for g in given(engine, later)] == [("server", "grant")]
+        assert not await revoke(engine, None, GrantView("server", "demo", "delete_note", ""), "local:ben")
+    finally:
+        assert await revoke(engine, None, GrantView("server", "demo", "delete_note", ""), "local:ann")
+    assert await server_grants(engine, "local:ann") == ()
 
 
 async def test_stop_while_waiting_answers_skip_and_not_run_and_the_next_request_is_accepted(

@@ -9,11 +9,13 @@ import io
 import json
 import zipfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from engine.commands.engine import Engine
+from engine.people import Viewer, acting_as
 from engine.provider.request_view import requests_seen
 from ledger.codec import to_jsonl
 from ledger.decide import InputRejected
@@ -210,3 +212,34 @@ async def test_the_demo_model_follows_a_presets_persona_and_language_and_ignores
     assert answers[0].startswith("Bonjour, je suis Ada.") and "Dites-moi" in answers[0]
     assert answers[1].startswith("Hello, I am Ada.") and "Bonjour" not in answers[1]
     assert "Ada" not in answers[2] and "Bonjour" not in answers[2]
+
+
+async def test_in_team_mode_a_persons_presets_are_their_own_and_a_shared_one_only_an_admin_changes(
+    engines: EngineFactory, upstream: ScriptedUpstream
+) -> None:
+    engine = engines()
+    ann, ben, root = (Viewer(team=True, person=f"local:{n}", admin=n == "root") for n in ("ann", "ben", "root"))
+    mine = engine.presets.save(Preset(preset_id="", name="Ann's pirate", instructions=PIRATE), ann)
+    team = engine.presets.save(Preset(preset_id="", name="House style", instructions=FRENCH), root, shared=True)
+    assert (mine.owner, team.owner) == ("local:ann", None)
+    assert [p.name for p in engine.presets.all(ben)] == ["Default", "House style"], "never another's own"
+    assert [p.name for p in engine.presets.all(ann)] == ["Default", "Ann's pirate", "House style"]
+    assert engine.presets.get(mine.preset_id, viewer=ben) is None and engine.presets.versions(mine.preset_id, ben) == []
+    for refused in (
+        lambda: engine.presets.save(replace(mine, name="Ben's now"), ben),  # another's: as a missing one
+        lambda: engine.presets.delete(mine.preset_id, ben),
+        lambda: engine.presets.duplicate(mine.preset_id, viewer=ben),
+        lambda: engine.presets.save(replace(team, name="Mine now"), ann),  # shared: only an admin changes it
+        lambda: engine.presets.save(replace(engine.presets.default(), instructions="x"), ben),
+        lambda: engine.presets.delete(team.preset_id, ann),
+        lambda: engine.presets.save(Preset(preset_id="", name="Everyone's"), ben, shared=True),
+    ):
+        with pytest.raises(InputRejected):
+            refused()
+    copy = engine.presets.duplicate(team.preset_id, viewer=ben)  # anyone may make a shared one their own
+    assert copy.owner == "local:ben" and copy.instructions == FRENCH
+    assert engine.presets.save(replace(team, instructions=PIRATE), root).version == 2
+    cid = engine.create_conversation()
+    with acting_as("local:ben"), pytest.raises(InputRejected, match="no longer exists"):
+        await engine.submit(cid, "hello", preset=mine.preset_id)  # a forged choice of another's preset
+    assert not [e for e in engine.events(cid) if isinstance(e, Started)], "nothing was sent"

@@ -20,6 +20,7 @@ from ledger.events.core import (
     Deleted,
     Event,
     Handed,
+    ReadBy,
     Renamed,
     StaleChunk,
     ToolResult,
@@ -43,6 +44,7 @@ NOT_IN_SESSIONS: dict[type[Event], str] = {
     Created: "test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conversation puts it first",
     Renamed: "test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conversation inserts it",
     Handed: "test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conversation inserts it",
+    ReadBy: "test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conversation inserts it",
     Deleted: "test_nothing_changes_a_deleted_conversation (in a session it would leave most properties nothing)",
 }
 
@@ -281,9 +283,12 @@ def test_each_step_text_is_its_slice_of_the_attempt_text(plan: list[tuple]) -> N
 
 
 @settings(max_examples=300, deadline=None)
-@given(streaming, st.sampled_from(["", "A title"]), st.booleans(), st.sampled_from([None, "local:ann"]), st.booleans())
+@given(
+    streaming, st.sampled_from(["", "A title"]), st.booleans(), st.sampled_from([None, "local:ann"]), st.booleans(),
+    st.lists(st.integers(0, 10_000), max_size=3),
+)  # fmt: skip
 def test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conversation(
-    plan: list[tuple], title: str, renamed: bool, owner: str | None, handed: bool
+    plan: list[tuple], title: str, renamed: bool, owner: str | None, handed: bool, reads: list[int]
 ) -> None:
     events: list[AnyEvent] = [
         Created(conversation_id=CONV, ts="2026-11-30T07:59:00.000+00:00", title=title, owner=owner)
@@ -293,6 +298,10 @@ def test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conve
         events.insert(len(events) // 2, Renamed(conversation_id=CONV, ts=events[-1].ts, title="Renamed"))
     if handed:  # an unowned chat gets its owner; an owned one keeps it
         events.insert(len(events) // 3 + 1, Handed(conversation_id=CONV, ts=events[-1].ts, owner="local:ben"))
+    without_reads = replay(replace(e, seq=i) for i, e in enumerate(events, start=1)).conversations[CONV]
+    for at in reads:  # an admin's read (--admin-can-read), late in the day: never the chat's last activity
+        read = ReadBy(conversation_id=CONV, ts="2026-12-31T23:59:59.000+00:00", actor="local:root", name="root")
+        events.insert(1 + at % len(events), read)
     folded = None
     for n, event in enumerate(events, start=1):
         folded = summarize(folded, replace(event, seq=n))
@@ -300,6 +309,9 @@ def test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conve
             replay(replace(e, seq=i) for i, e in enumerate(events[:n], start=1)).conversations[CONV]
         )
     assert folded is not None and folded.owner == (owner or ("local:ben" if handed else None)), "never taken"
+    conv = replay(replace(e, seq=i) for i, e in enumerate(events, start=1)).conversations[CONV]
+    assert conv.reads == tuple(("root", "2026-12-31T23:59:59.000+00:00") for _ in reads)
+    assert conv._replace(reads=(), last_seq=0) == without_reads._replace(last_seq=0), "a read changes nothing else"
 
 
 @settings(max_examples=200, deadline=None)
