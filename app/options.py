@@ -114,8 +114,8 @@ def parser() -> argparse.ArgumentParser:
     )
     telemetry_flags(export, export=True)
     _add_options(export, only=("data_dir", "database_url"))
-    users = sub.add_parser("users", help="team mode's accounts: add, list, disable, enable, password")
-    users.add_argument("action", choices=("add", "list", "disable", "enable", "password"))
+    users = sub.add_parser("users", help="team mode's accounts: add, list, disable, enable, password, reset")
+    users.add_argument("action", choices=("add", "list", "disable", "enable", "password", "reset"))
     users.add_argument("name", nargs="?", help="the account's username (lowercase letters, digits, . _ @ -)")
     users.add_argument("--admin", action="store_true", help="add: the account is an admin")
     users.add_argument(

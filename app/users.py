@@ -5,7 +5,11 @@ the command line, where every process could read it) and stores only its argon2i
 account with its role and state, never a hash; ``disable NAME`` ends every session of the account at once (its
 open pages go to the sign-in page within seconds on every instance, its running answers are stopped);
 ``enable NAME`` lets it sign in again; ``password NAME --password-stdin`` sets a new password and signs it out
-everywhere. Each works beside a running app (same store). A refusal is one sentence on stderr and exit code 1.
+everywhere; ``reset NAME`` prints a one-time link (``/signin/reset/<token>``, to put after the address the team
+uses: there is no option naming it) with which the person sets a new password within ``RESET_VALID`` (24 h), once;
+the account's earlier link stops working, and a disabled or OpenID Connect account gets none (``ResetLinks``). The
+token is printed on stdout only, never logged. Each works beside a running app (same store). A refusal is one
+sentence on stderr and exit code 1.
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ import sys
 
 from app.config import AppConfig
 from app.stores import close_blobs, open_accounts
-from engine.people import People, PeopleError
+from engine.people import RESET_VALID, People, PeopleError, ResetLinks
 from ledger.errors import StoreError
+from ui.reset_page import RESET
 
 
 def users(config: AppConfig) -> int:
@@ -45,6 +50,16 @@ def users(config: AppConfig) -> int:
             else:
                 people.set_password(name, password)
                 print(f"set a new password for {name}; every session of it was ended")
+        elif action == "reset":
+            token = ResetLinks(people).make(name)
+            hours, who = RESET_VALID.total_seconds() / 3600, name.strip().lower()
+            print(
+                f"a one-time link for {who} to set a new password (once, within {hours:g} hours; an earlier one ends):"
+            )
+            print(f"{RESET}{token}")
+            print(
+                f"put the address your team opens Ledger Chat at in front of it (e.g. https://chat.example.org{RESET}...)"
+            )
         elif action == "disable":
             ended = people.disable(name)
             print(f"disabled {name}; {ended} session(s) ended")

@@ -47,6 +47,7 @@ __all__ = [
     "question_form",
     "queued",
     "refresh",
+    "reset_page",
     "search",
     "search_snippet",
     "sessions",

@@ -1,5 +1,5 @@
 """The accounts page (``/admin/users``, team mode, admins only): every account with its role and state, a form to
-add one, and Disable / Enable beside each.
+add one, and Disable / Enable and "Reset link" beside each.
 
 Guarantees:
 - Only an admin gets the page; anyone else (and personal mode) gets the same "not found" page as an unknown
@@ -9,6 +9,10 @@ Guarantees:
   after every try. Disabling an account ends its sessions at once (its pages go to the sign-in page within
   seconds on every instance, its running answers stop: ``ui.sessions``); an admin cannot disable their own account
   here (the last admin could lock everyone out).
+- "Reset link" (``--accounts local``, a local account) makes a one-time link to set a new password
+  (``engine.people.ResetLinks``: once, within 24 h; the account's earlier link stops working) and shows it once, in a
+  dialog with a Copy button, as this page's address plus ``ui.reset_page.RESET`` and the token; the dialog is removed
+  from the page when it closes. A disabled account's is refused with a sentence.
 - No hash is ever put on the page.
 """
 
@@ -18,8 +22,10 @@ import asyncio
 
 from nicegui import ui
 
-from engine.people import People, PeopleError, Person
+from engine.people import RESET_VALID, People, PeopleError, Person, ResetLinks
 from ledger.errors import StoreError
+from ui.notices import notice
+from ui.reset_page import RESET
 from ui.style import add_style
 
 NOT_FOUND = "There is nothing at this address."
@@ -36,6 +42,7 @@ class AdminUsersPage:
             ui.label(NOT_FOUND).classes("text-lg px-3 py-10").mark("not-found")
             return
         ui.page_title("Accounts · Ledger Chat")
+        self.base = str(ui.context.client.request.base_url).rstrip("/")  # as this browser reached the server
         with ui.header().classes("lc-header items-center gap-2 px-3 py-1 no-wrap"):
             ui.button(icon="arrow_back", on_click=lambda: ui.navigate.to("/")).props(
                 'flat round dense color=white aria-label="Back to the chats"'
@@ -67,6 +74,10 @@ class AdminUsersPage:
                     ui.label("admin" if account.admin else "member").classes("lc-chip")
                     ui.label("disabled" if account.disabled else "active").classes("lc-meta")
                     ui.space()
+                    if not self.oidc and ":" not in account.name:  # a provider's account has no password here
+                        ui.button("Reset link", on_click=lambda _, a=account: self.reset(a.name)).props(
+                            f'outline no-caps dense aria-label="Reset link for {account.name}"'
+                        )
                     if account.person != self.person.id:  # never one's own account (the last admin's)
                         words = "Enable" if account.disabled else "Disable"
                         ui.button(words, on_click=lambda _, a=account: self.toggle(a.name, a.disabled)).props(
@@ -94,3 +105,34 @@ class AdminUsersPage:
             self.problem.text = str(refused)
             return
         await self.show()
+
+    async def reset(self, name: str) -> None:
+        """Make a one-time link for ``name`` and show it once."""
+        assert self.people is not None
+        try:
+            token = await asyncio.to_thread(ResetLinks(self.people).make, name)
+        except (PeopleError, StoreError) as refused:
+            self.problem.text = str(refused)
+            return
+        self.problem.text, link = "", self.base + RESET + token
+        hours = RESET_VALID.total_seconds() / 3600
+        with (
+            ui.dialog().props(f'aria-label="Reset link for {name}"') as dialog,
+            ui.card().classes("min-w-[320px]").mark("reset-link"),
+        ):
+            ui.label(f"A one-time link for {name}").classes("text-lg")
+            ui.label(
+                f"It sets a new password once, within {hours:g} hours, and signs {name} out everywhere. It is shown "
+                "only now; a new link replaces it."
+            ).classes("lc-meta")
+            ui.input("One-time link", value=link).props("readonly").classes("w-full")
+
+            def copy() -> None:
+                ui.clipboard.write(link)
+                notice("Copied", "positive")
+
+            with ui.row().classes("justify-end w-full"):
+                ui.button("Copy", on_click=copy).props("no-caps")
+                ui.button("Done", on_click=dialog.close).props("flat no-caps")
+        dialog.on_value_change(lambda e: None if e.value else dialog.delete())  # shown once: gone when closed
+        dialog.open()

@@ -14,7 +14,8 @@ Guarantees (the rules themselves are ``ui.access``):
   the correct token is checked first and never refused by that limit. Wrong tokens are logged with the peer's
   address and the path (the first ``MAX_FAILURES`` per window), never the token.
 - Team mode (``door`` given, ``--accounts local`` or ``oidc``): every route but ``/signin`` and what follows it
-  (``/signin/oidc``, its callback; and ``/signout``, which ends a session) needs a signed-in person
+  (``/signin/oidc``, its callback, a one-time password link ``/signin/reset/<token>`` served by
+  ``ui.reset_page``; and ``/signout``, which ends a session) needs a signed-in person
   (``ui.signin.TeamDoor``), on loopback too, and the token is not asked: a page load without one goes to the sign-in
   page (303, then back), anything else gets 401, a websocket is refused. The person is kept in
   ``scope["state"]["person"]`` and set as the one acting (``engine.people.acting``) for everything the request
@@ -38,6 +39,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from engine.people import set_acting
 from ledger.errors import StoreError
 from ui.access import AccessPolicy, FailedAttempts, peer_key
+from ui.reset_page import RESET, ResetDoor
 from ui.signin import SIGN_IN, SIGN_OUT, TeamDoor, sign_in_address
 
 log = logging.getLogger("ledger_chat.access")
@@ -77,6 +79,7 @@ class Guard:
 
     def __init__(self, app: ASGIApp, policy: AccessPolicy, door: TeamDoor | None = None) -> None:
         self.app, self.policy, self.door = app, policy, door
+        self.reset = ResetDoor(door) if door is not None else None  # one-time password links (ui.reset_page)
         self.failures = FailedAttempts()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -104,6 +107,9 @@ class Guard:
 
     async def _team(self, door: TeamDoor, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
         path = scope.get("path", "")
+        if scope["type"] == "http" and path.startswith(RESET) and self.reset is not None:
+            await self._serve(scope, receive, send, self.reset.serve)
+            return
         if scope["type"] == "http" and (path in (SIGN_IN, SIGN_OUT) or path.startswith(SIGN_IN + "/")):
             await self._serve(scope, receive, send, door.serve)
             return

@@ -8,7 +8,8 @@ Guarantees:
   "Password" and a "Sign in" button; ``POST /signin`` checks them on a worker thread (argon2id is slow on purpose)
   and, when they match, makes a new session (no fixation; the browser's previous one ends), sets its cookie
   (HttpOnly, SameSite=Lax, Secure behind HTTPS, never readable by the page) and goes on to ``next`` (a path of this
-  server only).
+  server only). ``TeamDoor.signed_in`` is that one ending: the provider's callback and a one-time password link
+  (``ui.reset_page``, which also shows its page in the door's look: ``door_page``) end the same way.
 - A wrong name and a wrong password get the same sentence (``engine.people.WRONG``); refusals are counted per
   address (``ui.access.peer_key``) and per account, and after ``ui.access.MAX_FAILURES`` within a minute either
   is answered "try again in N s" (429) — after the check, so a correct password is never refused by the limit.
@@ -36,9 +37,9 @@ COOKIE = "lc_session"
 HASHING = asyncio.Semaphore(2)  # password checks at once (each is argon2id: memory and CPU on purpose)
 SIGN_IN, SIGN_OUT = "/signin", "/signout"
 MAX_BODY = 16_384
-PAGE = """<!doctype html>
+HEAD = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sign in · Ledger Chat</title>
+<title>{title} · Ledger Chat</title>
 <style>
 body {{ font: 16px/1.5 system-ui, sans-serif; margin: 0; display: grid; place-items: center; min-height: 100vh;
   background: #f6f6f4; color: #1d1d1b; }}
@@ -55,15 +56,16 @@ button, .lc-provider {{ margin-top: 1.2rem; width: 100%; padding: .6rem; font: i
 @media (prefers-color-scheme: dark) {{ body {{ background: #161615; color: #eee; }}
   main {{ background: #222220; }} input {{ background: #161615; color: #eee; }} .lc-error {{ color: #ff8a80; }} }}
 </style></head>
-<body><main><h1>Sign in to Ledger Chat</h1>
-<form method="post" action="/signin">
+<body><main><h1>{heading}</h1>
+"""  # the look of every page of the door (sign-in, provider, password link): no script, nothing loaded
+PAGE = """<form method="post" action="/signin">
 <input type="hidden" name="next" value="{next}">
 <label for="username">Username</label>
 <input id="username" name="username" autocomplete="username" autocapitalize="none" required autofocus value="{name}">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 {error}<button type="submit">Sign in</button>
-</form></main></body></html>
+</form>
 """
 
 
@@ -94,11 +96,11 @@ class TeamDoor:
             return
         password_form = path == SIGN_IN and self.oidc is None  # with a provider, no password signs anyone in
         if method != "POST" or not (password_form or path == SIGN_OUT):
-            await _respond(send, 404 if path not in (SIGN_IN, SIGN_OUT) else 405, "Use the sign-in page.", "text/plain")
+            await respond(send, 404 if path not in (SIGN_IN, SIGN_OUT) else 405, "Use the sign-in page.", "text/plain")
             return
-        form = await _form(receive, Headers(scope=scope))
+        form = await read_form(receive, Headers(scope=scope))
         if form is None:
-            await _respond(send, 413, "That form is too large.", "text/plain; charset=utf-8")
+            await respond(send, 413, "That form is too large.", "text/plain; charset=utf-8")
             return
         if path == SIGN_OUT:
             cookie = cookie_parser(Headers(scope=scope).get("cookie", "")).get(COOKIE)
@@ -107,7 +109,7 @@ class TeamDoor:
                 try:
                     await asyncio.to_thread(self.people.sign_out, cookie, everywhere=everywhere)
                 except StoreError as exc:
-                    await _respond(send, 503, f"Signing out cannot be saved just now ({exc}); try again.", "text/plain")
+                    await respond(send, 503, f"Signing out cannot be saved just now ({exc}); try again.", "text/plain")
                     return
             await _redirect(send, SIGN_IN, _cookie(COOKIE, "", scope, age=0))
             return
@@ -120,13 +122,13 @@ class TeamDoor:
                 address, pending = await oidc.start(scope, wanted)
                 cookie = _cookie(PENDING, pending, scope, path=START, age=PENDING_SECONDS)
                 # the provider's address goes as Authlib made it (its query's "+" must stay a "+")
-                await _respond(send, 303, "", "text/plain", [("location", address), ("set-cookie", cookie)])
+                await respond(send, 303, "", "text/plain", [("location", address), ("set-cookie", cookie)])
                 return
             signed, then = await oidc.finish(scope)
         except OidcRefused as refused:
             await _provider_page(send, 401, oidc, "/", str(refused), [("set-cookie", gone)])
             return
-        await self._signed_in(scope, send, signed, local_path(then), gone)
+        await self.signed_in(scope, send, signed, local_path(then), gone)
 
     async def _sign_in(self, scope: Scope, send: Send, form: dict[str, str]) -> None:
         name, password, wanted = form.get("username", ""), form.get("password", ""), local_path(form.get("next", "/"))
@@ -147,9 +149,9 @@ class TeamDoor:
             self.failures.record(account)
             await _page(send, 401, wanted, name, str(refused))
             return
-        await self._signed_in(scope, send, signed, wanted)
+        await self.signed_in(scope, send, signed, wanted)
 
-    async def _signed_in(self, scope: Scope, send: Send, signed: SignedIn, to: str, *cookies: str) -> None:
+    async def signed_in(self, scope: Scope, send: Send, signed: SignedIn, to: str, *cookies: str) -> None:
         """End the session this browser held before (its old cookie never works again), set the new one's
         cookie (and ``cookies``) and go on to ``to``."""
         old = cookie_parser(Headers(scope=scope).get("cookie", "")).get(COOKIE)
@@ -172,7 +174,7 @@ def sign_in_address(path: str, query: bytes) -> str:
     return f"{SIGN_IN}?next={quote(local_path(back), safe='')}"
 
 
-async def _form(receive: Receive, headers: Headers) -> dict[str, str] | None:
+async def read_form(receive: Receive, headers: Headers) -> dict[str, str] | None:
     if int(headers.get("content-length") or 0) > MAX_BODY:
         return None
     body = b""
@@ -191,22 +193,29 @@ def _secure(scope: Scope) -> str:
 
 
 async def _page(send: Send, status: int, wanted: str, name: str = "", error: str = "") -> None:
-    shown = f'<p class="lc-error" role="alert">{html.escape(error)}</p>\n' if error else ""
-    body = PAGE.format(next=html.escape(wanted, quote=True), name=html.escape(name, quote=True), error=shown)
-    await _respond(send, status, body, "text/html; charset=utf-8")
+    page = PAGE.format(next=html.escape(wanted, quote=True), name=html.escape(name, quote=True), error=alert(error))
+    await respond(send, status, door_page("Sign in", "Sign in to Ledger Chat", page), "text/html; charset=utf-8")
 
 
 async def _provider_page(
     send: Send, status: int, oidc: OidcDoor, wanted: str, error: str = "", extra: list[tuple[str, str]] | None = None
 ) -> None:
     """The sign-in page of ``--accounts oidc``: one button to the provider, and why the last try failed."""
-    shown = f'<p class="lc-error" role="alert">{html.escape(error)}</p>\n' if error else ""
     target = html.escape(f"{START}?next={quote(wanted, safe='')}", quote=True)
     provider = html.escape(oidc.settings.provider_name)
-    button = f'{shown}<p><a class="lc-provider" href="{target}">Sign in with {provider}</a></p>'
-    head = PAGE.format(next="", name="", error="").split('<form method="post"')[0]
-    body = head + button + "\n</main></body></html>\n"
-    await _respond(send, status, body, "text/html; charset=utf-8", extra)
+    button = f'{alert(error)}<p><a class="lc-provider" href="{target}">Sign in with {provider}</a></p>\n'
+    body = door_page("Sign in", "Sign in to Ledger Chat", button)
+    await respond(send, status, body, "text/html; charset=utf-8", extra)
+
+
+def door_page(title: str, heading: str, body: str) -> str:
+    """A whole page of the door: ``HEAD`` with ``title`` and ``heading`` (plain text), then ``body`` (HTML)."""
+    return HEAD.format(title=html.escape(title), heading=html.escape(heading)) + body + "</main></body></html>\n"
+
+
+def alert(error: str) -> str:
+    """``error`` (plain text) as the page's alert paragraph; nothing when there is none."""
+    return f'<p class="lc-error" role="alert">{html.escape(error)}</p>\n' if error else ""
 
 
 def _cookie(name: str, value: str, scope: Scope, *, age: int, path: str = "/") -> str:
@@ -217,10 +226,10 @@ def _cookie(name: str, value: str, scope: Scope, *, age: int, path: str = "/") -
 async def _redirect(send: Send, to: str, *cookies: str) -> None:
     """303 to ``to`` (any character of it fits the header) with ``cookies`` set."""
     headers = [("location", quote(to, safe="/?=&%:")), *(("set-cookie", c) for c in cookies)]
-    await _respond(send, 303, "", "text/plain", headers)
+    await respond(send, 303, "", "text/plain", headers)
 
 
-async def _respond(send: Send, status: int, body: str, media: str, extra: list[tuple[str, str]] | None = None) -> None:
+async def respond(send: Send, status: int, body: str, media: str, extra: list[tuple[str, str]] | None = None) -> None:
     """(``ui.guard`` adds the security headers to every answer that passes it, these included.)"""
     payload = body.encode("utf-8")
     headers = [("content-type", media), ("content-length", str(len(payload))), ("cache-control", "no-store")]

@@ -1,14 +1,16 @@
-"""Accounts and sessions in PostgreSQL (``store/postgres/migrations/0007_accounts.sql``): every instance on one
-database reads the same people and sessions, so a session made on one works on the others.
+"""Accounts and sessions in PostgreSQL (``store/postgres/migrations/0007_accounts.sql``), and one-time password
+links (``0008_password_resets.sql``): every instance on one database reads the same people, sessions and links, so a
+session made on one works on the others.
 
 Guarantees (beyond ``store.accounts.api.AccountStore``): each write is one statement (an upsert, or one update
-for ``end_sessions``); opened, pooled and mapped like every side store (``store.postgres.side``): its own small
+for ``end_sessions``; ``take_reset`` is one ``DELETE … RETURNING``, so of two callers at once only one gets the
+link); opened, pooled and mapped like every side store (``store.postgres.side``): its own small
 pool; a database that cannot be reached raises ``StoreError`` with a readable reason.
 """
 
 from __future__ import annotations
 
-from store.accounts.api import Account, SessionRecord
+from store.accounts.api import Account, ResetRecord, SessionRecord
 from store.postgres import SideStore
 
 
@@ -66,3 +68,26 @@ class PgAccounts(SideStore):
             lambda c: c.execute("UPDATE sessions SET ended = true WHERE name = %s AND NOT ended", (name,))
         )
         return int(cursor.rowcount)
+
+    def put_reset(self, record: ResetRecord) -> None:
+        self._run(
+            lambda c: c.execute(
+                "INSERT INTO password_resets (name, key, expires_ts) VALUES (%s, %s, %s) "
+                "ON CONFLICT (name) DO UPDATE SET key = EXCLUDED.key, expires_ts = EXCLUDED.expires_ts",
+                (record.name, record.key, record.expires_ts),
+            )
+        )
+
+    def reset(self, key: str) -> ResetRecord | None:
+        row = self._run(
+            lambda c: c.execute("SELECT key, name, expires_ts FROM password_resets WHERE key = %s", (key,)).fetchone()
+        )
+        return None if row is None else ResetRecord(str(row[0]), str(row[1]), str(row[2]))
+
+    def take_reset(self, key: str) -> ResetRecord | None:
+        row = self._run(
+            lambda c: c.execute(
+                "DELETE FROM password_resets WHERE key = %s RETURNING key, name, expires_ts", (key,)
+            ).fetchone()
+        )
+        return None if row is None else ResetRecord(str(row[0]), str(row[1]), str(row[2]))
