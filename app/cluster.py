@@ -42,6 +42,7 @@ from typing import Any
 from app.claims import Claims
 from app.peer_requests import LEAVING, serve
 from engine.attempts import LiveElsewhere, Local
+from engine.people import acting
 from ledger.errors import ConversationBusyError, ConversationDeletedError, StoreError
 from ledger.events import AnyEvent, ApprovalScope, CancelSource, Persisted
 from store.health import ProblemLog
@@ -138,7 +139,10 @@ class Cluster:
         return True
 
     async def _ask(self, cid: str, attempt_id: str, request: Request) -> None:
-        """Send the request to the attempt's live owner; with none, finalize the attempt here (its owner is gone)."""
+        """Send the request to the attempt's live owner; with none, finalize the attempt here (its owner is gone).
+        The person who asked (team mode) goes with it: the owner records the command as theirs."""
+        if (person := acting()) is not None:
+            request = {**request, "actor": person}
         try:
             rows = await asyncio.to_thread(self.owners.owners, [attempt_id])
             alive = [r.owner for r in rows if not r.expired and r.owner != self.me and not is_dead(r.owner)]

@@ -5,6 +5,8 @@ here; the first answer stands (a later one, or values now refused, is dropped). 
 cancel path (``Engine.cancel``, ``requested_by`` naming the requester) for that attempt and turn only; a
 leave-policy cancel (``navigation``, ``disconnect``) is ignored while this instance still has viewers of the
 conversation. Anything else (an unknown source, an attempt not running here) is ignored.
+- Team mode: each runs for the person who asked on the other instance (``actor``), so the event it appends names
+  them, as it would have there.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import contextlib
 from typing import get_args
 
 from engine.attempts import Local
+from engine.people import acting_as, set_acting
 from ledger.decide import InputRejected
 from ledger.events import ApprovalScope, CancelSource
 from store.postgres import Request
@@ -24,13 +27,14 @@ SCOPES: tuple[ApprovalScope, ...] = get_args(ApprovalScope)
 def serve(engine: Local, request: Request) -> None:
     """On the loop: run one request another instance sent (see the module's guarantees)."""
     cid, source = str(request.get("cid")), str(request.get("source"))
+    actor = request.get("actor") if isinstance(request.get("actor"), str) else None
     if request.get("kind") == "approval" and engine.is_running_here(cid):
         scope: ApprovalScope = next((s for s in SCOPES if s == request.get("scope")), "once")
-        with contextlib.suppress(InputRejected):  # answered here meanwhile: the first answer stands
+        with contextlib.suppress(InputRejected), acting_as(actor):  # answered meanwhile: the first answer stands
             engine.decide_tool(cid, str(request.get("call")), request.get("run") is True, scope)
         return
     if request.get("kind") == "question" and engine.is_running_here(cid):
-        with contextlib.suppress(InputRejected, ValueError):  # answered here meanwhile, or values now refused
+        with contextlib.suppress(InputRejected, ValueError), acting_as(actor):  # answered meanwhile, or refused
             qid, action = str(request.get("question")), str(request.get("action"))
             engine.answer_question(cid, qid, action, request.get("content"))
         return
@@ -40,6 +44,7 @@ def serve(engine: Local, request: Request) -> None:
         return  # someone still watches it here: only the last viewer leaving counts
 
     async def cancel() -> None:
+        set_acting(actor)  # this task's own context (the engine's tasks start acting for nobody)
         await engine.cancel(
             cid,
             source,  # type: ignore[arg-type]  # checked against CancelSource above

@@ -32,8 +32,10 @@ NOT_FOUND = "There is nothing at this address."
 
 
 class AdminUsersPage:
-    def __init__(self, people: People | None, person: Person | None, *, oidc: bool = False) -> None:
-        self.people, self.person, self.oidc = people, person, oidc
+    def __init__(
+        self, people: People | None, person: Person | None, *, oidc: bool = False, can_read: bool = False
+    ) -> None:
+        self.people, self.person, self.oidc, self.can_read = people, person, oidc, can_read
 
     async def build(self) -> None:
         add_style()
@@ -48,6 +50,11 @@ class AdminUsersPage:
                 'flat round dense color=white aria-label="Back to the chats"'
             )
             ui.label("Accounts").classes("text-lg font-medium")
+            if self.can_read:  # --admin-can-read: every read is recorded for its owner (ui.admin_read)
+                ui.space()
+                ui.button("Read a person's chats", on_click=lambda: ui.navigate.to("/admin/read")).props(
+                    "flat no-caps dense color=white"
+                )
         with ui.column().classes("w-full max-w-xl mx-auto gap-3 px-3"):
             self.rows = ui.column().classes("w-full gap-1").mark("accounts")
             with ui.card().classes("w-full").mark("add-account") as adding:

@@ -61,7 +61,7 @@ def register_pages(context: PageContext) -> None:
     async def admin_users() -> None:  # team mode, admins only; anyone else: as an unknown address
         track(context)
         person = context.person() if context.team else None
-        await AdminUsersPage(context.people, person, oidc=context.oidc).build()
+        await AdminUsersPage(context.people, person, oidc=context.oidc, can_read=context.admin_can_read).build()
 
     @ui.page("/admin/read")
     async def admin_read(person: str | None = None) -> None:  # --admin-can-read, admins only: each read recorded

@@ -209,7 +209,9 @@ def test_an_admins_read_of_a_chat_is_recorded_first_and_its_owner_sees_it_in_the
         member.goto(app.url + path)
         expect(member.get_by_text("There is nothing at this address.")).to_be_visible()
     admin = sign_in(open_page(None), app, "ann")
-    admin.goto(app.url + "/admin/read?person=ben")
+    admin.goto(app.url + "/admin/users")
+    admin.get_by_role("button", name="Read a person's chats").click()
+    admin.get_by_role("button", name="ben", exact=True).click()
     row = admin.locator(f'[data-chat="{cid}"]')
     expect(row).to_contain_text("Begun")
     assert "budget" not in admin.locator("body").inner_text(), "the list never shows a title or text"

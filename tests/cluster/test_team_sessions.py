@@ -50,3 +50,24 @@ def test_a_session_made_on_one_instance_works_on_the_other_and_a_disabled_accoun
     )
     sources = [p["source"] for k, _, p in team.rows(cid) if k in ("cancel_requested", "cancelled")]
     assert set(sources) == {"account"}, sources
+
+
+def test_a_stop_pressed_on_the_other_instance_is_recorded_as_that_persons_where_the_answer_runs(
+    team: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream
+) -> None:
+    add_account(team.a, "fay", database_url=team.url)
+    on_a = sign_in(open_page(None), team.a, "fay")
+    on_b = on_a.context.new_page()
+    on_b.set_default_timeout(30_000)
+    upstream.plan(Behavior(text=" ".join(f"w{n}" for n in range(2000)), chunk_delay=0.02))
+    send(on_a, "a long story")  # it runs on A
+    cid = conversation_id(on_a)
+    load(on_b, f"{team.b.url}/chat/{cid}")
+    wait_words(on_b, 10)
+    on_b.get_by_role("button", name="Stop").click()  # B relays the cancel to A, which records it
+    wait_until_blocking(
+        lambda: any(k == "cancelled" for k, _, _ in team.rows(cid)), 10, "the attempt's end in the ledger"
+    )
+    [asked] = [p for k, _, p in team.rows(cid) if k == "cancel_requested"]
+    assert (asked["source"], asked["actor"]) == ("user", "local:fay")
+    assert asked["requested_by"], "recorded where the answer runs, on the other instance's behalf"
