@@ -10,7 +10,8 @@ Guarantees: every table row of the file names the bench that made it, the commit
 ``tests/app/test_docs.py`` refuses, so only committed code is ever reported), the date, the machine's cores and its
 1-minute load average when the bench started and when it ended. A bench that cannot run here (no Chromium, no
 PostgreSQL, Chainlit not installed) or that failed gets one line saying so, never a row. Benches too heavy for
-this report are listed with how to run them by hand.
+this report are listed with how to run them by hand. With ``--only``, the rows the other benches made in an
+earlier run stay as they were (each still naming its own commit and date); only the named benches' rows are new.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ BENCHES = (
     Bench("bench.session_bench", (), ()),
 )
 
+BY_MODULE = {b.module for b in BENCHES}
 BY_HAND = {
     "bench.many_streams_bench": "100 streams with 20 Chromium tabs take more than the 2 cores have; run it alone",
     "bench.many_chats_bench": "makes 10,000 chats first (about 5 minutes), then a long Chromium run",
@@ -109,7 +111,18 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render(rows: list[tuple[Row, str, str, str]], notes: list[str], quick: bool, cores: int) -> str:
+def earlier_rows(path: Path, others_than: list[str]) -> dict[str, list[str]]:
+    """The table rows of ``path`` made by benches not in ``others_than``, by bench, as written."""
+    kept: dict[str, list[str]] = {}
+    for line in path.read_text().splitlines() if path.exists() else ():
+        if line.startswith("| `bench.") and (module := line.split("`")[1]) not in others_than:
+            kept.setdefault(module, []).append(line)
+    return kept
+
+
+def render(
+    rows: list[tuple[Row, str, str, str]], notes: list[str], quick: bool, cores: int, kept: dict[str, list[str]]
+) -> str:
     lines = [
         "# Measured",
         "",
@@ -125,11 +138,14 @@ def render(rows: list[tuple[Row, str, str, str]], notes: list[str], quick: bool,
         "| bench | what | figure | compared with, same run | commit | date (UTC) | cores | load average |",
         "|---|---|---|---|---|---|---|---|",
     ]
+    new: dict[str, list[str]] = {}
     for row, sha, date, load_avg in rows:
-        lines.append(
+        new.setdefault(row.bench, []).append(
             f"| `{row.bench}` | {cell(row.what)} | {cell(row.figure)} | {cell(row.compared_with)} | {sha} | {date} "
             f"| {cores} | {load_avg} |"
         )
+    for bench in [*(b.module for b in BENCHES), *(m for m in {**kept, **new} if m not in BY_MODULE)]:
+        lines += new.get(bench) or kept.get(bench, [])  # this run's rows, else an earlier run's (``--only``)
     lines += ["", "## Not in this run", ""]
     lines += [f"- {note}" for note in notes]
     lines += [
@@ -183,7 +199,8 @@ def main() -> None:
             notes.append(f"`{bench.module}`: ran, but recorded no rows.")
         rows += [(r, sha, date, load_avg) for r in got]
     notes += [f"`{module}`: not run by the report: {why}." for module, why in BY_HAND.items()]
-    args.out.write_text(render(rows, notes, args.quick, cores))
+    kept = earlier_rows(args.out, args.only) if args.only else {}
+    args.out.write_text(render(rows, notes, args.quick, cores, kept))
     print(f"wrote {args.out} ({len(rows)} rows, commit {sha})")
 
 
