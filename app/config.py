@@ -72,6 +72,7 @@ class AppConfig:
     oidc_issuer: str | None = None
     oidc_client_id: str | None = None
     oidc_admin_group: str | None = None
+    oidc_member_group: str | None = None
     oidc_client_secret: str | None = field(default=None, repr=False)  # LEDGERCHAT_OIDC_CLIENT_SECRET only
     admin_can_read: bool = False  # team mode: admins may read anyone's chat, each read recorded for its owner
     users: tuple[str, str | None, bool, bool] | None = None  # ``users`` command: (action, name, admin, stdin)

@@ -49,6 +49,12 @@ APP_OPTIONS: tuple[tuple[str, type, str], ...] = (
     ("oidc_issuer", str, "the OpenID Connect provider's issuer URL (--accounts oidc), e.g. https://idp.example.org"),
     ("oidc_client_id", str, "this app's client id at the provider (the secret: LEDGERCHAT_OIDC_CLIENT_SECRET)"),
     ("oidc_admin_group", str, "people whose ID token's 'groups' claim holds this group are admins (--accounts oidc)"),
+    (
+        "oidc_member_group",
+        str,
+        "only people whose ID token's 'groups' claim holds this group (or the admin group) may sign in "
+        "(--accounts oidc)",
+    ),
     ("max_attachment_mb", float, "largest file a message may carry, in MB (default 20; 50 MB or one file per message)"),
     (
         "model_info",

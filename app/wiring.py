@@ -61,7 +61,11 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
 
             assert config.oidc_issuer and config.oidc_client_id, "checked by load_config"
             settings = OidcSettings(
-                config.oidc_issuer, config.oidc_client_id, config.oidc_client_secret, config.oidc_admin_group
+                config.oidc_issuer,
+                config.oidc_client_id,
+                config.oidc_client_secret,
+                config.oidc_admin_group,
+                config.oidc_member_group,
             )
             oidc = OidcDoor(settings, people)
         door = TeamDoor(people, oidc)

@@ -12,7 +12,9 @@ Guarantees:
   client id, not expired, and carrying the nonce of this sign-in. Anything else is refused with a sentence saying
   which check failed (``refusal``), on the sign-in page, and no session is made.
 - The person is the issuer and subject (account ``oidc:<sha256 of both, 24 hex>``), named by the ``name``,
-  ``preferred_username`` or ``email`` claim; an admin when ``--oidc-admin-group`` is in the ``groups`` claim.
+  ``preferred_username`` or ``email`` claim; an admin when ``--oidc-admin-group`` is in the ``groups`` claim. With
+  ``--oidc-member-group`` only people whose ``groups`` claim holds it (or the admin group) get in; anyone else is
+  refused with a sentence and no account is made.
 - A provider that does not answer (discovery, keys, token) is a sentence too ("does not answer"), never a 500.
 - Tokens from the provider are used once and never stored, logged or shown.
 """
@@ -47,6 +49,7 @@ class OidcSettings:
     client_id: str
     client_secret: str | None = None
     admin_group: str | None = None
+    member_group: str | None = None  # when set, only people in it (or in the admin group) may sign in
 
     @property
     def provider_name(self) -> str:
@@ -111,8 +114,14 @@ class OidcDoor:
             raise OidcRefused("The sign-in provider sent no ID token.")
         name = "oidc:" + hashlib.sha256(f"{claims['iss']}\n{claims['sub']}".encode()).hexdigest()[:24]
         shown = str(claims.get("name") or claims.get("preferred_username") or claims.get("email") or claims["sub"])
-        groups = claims.get("groups")
-        admin = isinstance(groups, list) and bool(self.settings.admin_group) and self.settings.admin_group in groups
+        groups = claims.get("groups") if isinstance(claims.get("groups"), list) else []
+        admin = bool(self.settings.admin_group) and self.settings.admin_group in groups
+        if self.settings.member_group and not admin and self.settings.member_group not in groups:
+            log.info("refused a sign-in from %s: not in the member group", self.settings.provider_name)
+            raise OidcRefused(
+                f"Your account at {self.settings.provider_name} is not one this Ledger Chat lets in (it is not in "
+                "the group that may use it); ask an admin."
+            )
         try:
             signed = await asyncio.to_thread(self.people.signed_in_elsewhere, name, shown[:100], admin=admin)
         except PeopleError as exc:

@@ -49,6 +49,7 @@ def sample(name: str, tmp_path: Path) -> str:
         "oidc_issuer": "https://idp.example.org",
         "oidc_client_id": "ledger-chat",
         "oidc_admin_group": "admins",
+        "oidc_member_group": "team",
         "max_attachment_mb": "5",
         "model_info": str(info),
         "leave_policy": "cancel",

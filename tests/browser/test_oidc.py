@@ -1,7 +1,8 @@
 """Issue 35's OpenID Connect sign-in (``--accounts oidc``) against a real provider the tests start as a process
 (``oidc-provider-mock``), reached through a proxy that can spoil a signature: a person signs in at the provider in
 Chromium and is named and given a role by its claims; an ID token with a wrong issuer, audience or nonce, an
-expired one and one with a bad signature are each refused with a sentence and make no session; a provider that
+expired one and one with a bad signature are each refused with a sentence and make no session, as is someone
+outside ``--oidc-member-group``; a provider that
 does not answer is a sentence too; signing out ends the session.
 """
 
@@ -20,6 +21,7 @@ from tests.support.app_process import AppProcess
 from tests.support.app_runner import AppRunner
 from tests.support.browser import Pages
 from tests.support.oidc_provider import OidcProvider, SpoilingProxy
+from tests.support.people import users
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +42,8 @@ def proxy(provider: OidcProvider) -> Iterator[SpoilingProxy]:
 def app(run_app: AppRunner, proxy: SpoilingProxy) -> Iterator[AppProcess]:
     options = ("--accounts", "oidc", "--oidc-issuer", proxy.url, "--oidc-client-id", "ledger-chat")
     secret = {"LEDGERCHAT_OIDC_CLIENT_SECRET": "a-client-secret-for-tests"}  # from the environment only
-    process = run_app.made(*options, "--oidc-admin-group", "admins", env=secret)
+    groups = ("--oidc-admin-group", "admins", "--oidc-member-group", "team")  # only the team gets in
+    process = run_app.made(*options, *groups, env=secret)
     try:
         yield process.start(60)
     finally:
@@ -81,6 +84,19 @@ def test_a_person_signs_in_at_the_provider_is_named_by_its_claims_and_signs_out(
     expect(page.get_by_role("link", name=re.compile("Sign in with"))).to_be_visible()
 
 
+def test_someone_the_provider_vouches_for_outside_the_member_group_is_refused_and_gets_no_account(
+    app: AppProcess, provider: OidcProvider
+) -> None:
+    provider.user("outsider", name="Out Sider", groups=["contractors"])
+    before = users(app, "list").stdout.splitlines()
+    answer = signed_in_by_script(app, "outsider")
+    assert answer.status_code == 401 and "not in the group that may use it" in unescape(answer.text)
+    assert "lc_session" not in answer.headers.get("set-cookie", "")
+    assert users(app, "list").stdout.splitlines() == before, "no account was made"
+    provider.user("insider", name="In Sider", groups=["team"])
+    assert signed_in_by_script(app, "insider").status_code == 303, "the team's member gets in"
+
+
 @pytest.mark.parametrize(
     ("claims", "nonce", "why"),
     [
@@ -103,7 +119,7 @@ def test_an_id_token_that_fails_a_check_is_refused_with_a_sentence_and_makes_no_
 def test_an_id_token_whose_signature_was_changed_is_refused(
     app: AppProcess, provider: OidcProvider, proxy: SpoilingProxy
 ) -> None:
-    provider.user("mallory", name="Mallory")
+    provider.user("mallory", name="Mallory", groups=["team"])
     with proxy.fault("spoil_signature"):
         answer = signed_in_by_script(app, "mallory")
     assert answer.status_code == 401 and "its signature does not match the provider's keys" in unescape(answer.text)
@@ -114,7 +130,7 @@ def test_an_id_token_whose_signature_was_changed_is_refused(
 def test_a_provider_that_goes_down_during_a_sign_in_gets_a_sentence_not_an_error_page(
     app: AppProcess, provider: OidcProvider, proxy: SpoilingProxy
 ) -> None:
-    provider.user("dora", name="Dora")
+    provider.user("dora", name="Dora", groups=["team"])
     with proxy.fault("token_down"):
         answer = signed_in_by_script(app, "dora")
     assert answer.status_code == 401 and "does not answer as expected" in unescape(answer.text)
