@@ -2,10 +2,10 @@
 (``<data-dir>/accounts.json``, mode 0600).
 
 Guarantees (beyond ``store.accounts.api.AccountStore``): every write replaces the file whole (a temporary file,
-then ``os.replace``), so a crash leaves the old or the new records, never half; each read-and-write holds an
-exclusive lock on ``accounts.json.lock`` (``fcntl.flock``), so ``main.py users`` and a running app never lose each
-other's changes; a missing file is no accounts; a
-file that is not what this module writes is refused with ``StoreError`` (never read as "no accounts", which would
+fsynced, then ``os.replace`` and an fsync of the folder), so a crash or a power cut leaves the old or the new
+records, never half; each read-and-write holds an exclusive lock on ``accounts.json.lock`` (``fcntl.flock``), so
+``main.py users`` and a running app never lose each other's changes; a missing file is no accounts; a file that
+is not what this module writes is refused with ``StoreError`` (never read as "no accounts", which would
 open a team's data to a new first admin); ended sessions older than ``KEEP_ENDED`` are dropped on write. A file
 written before password links existed reads as one without any.
 """
@@ -25,6 +25,7 @@ from typing import Any
 
 from ledger.errors import StoreError
 from store.accounts.api import Account, ResetRecord, SessionRecord
+from store.tinydb import fsync_dir
 
 KEEP_ENDED = timedelta(days=30)
 Records = tuple[dict[str, Account], dict[str, SessionRecord], dict[str, ResetRecord]]  # resets by account name
@@ -135,6 +136,9 @@ class FileAccounts:
             descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(descriptor, "w", encoding="utf-8") as out:
                 json.dump(data, out, indent=1)
+                out.flush()
+                os.fsync(out.fileno())  # on disk before it replaces the old records: a power cut loses neither
             os.replace(temporary, self.path)
+            fsync_dir(self.path.parent)
         except OSError as exc:
             raise StoreError(f"cannot save the accounts to {self.path}: {exc.strerror or exc}") from None
