@@ -4,7 +4,8 @@ Guarantees:
 - ``read_as_admin`` appends ``read_by`` (the admin as its actor) to the conversation before it returns anything of
   it: a read that cannot be recorded (the store refuses it) raises ``StoreError`` and shows nothing. Its owner sees
   every such read in the audit panel (``ledger.state.ConversationState.reads``); the chat's last activity, its
-  place in the list and what the model is sent do not change.
+  place in the list and what the model is sent do not change. While another instance writes the chat (an answer
+  streaming there) the read cannot be recorded: ``StoreError`` (``ConversationBusyError``), nothing shown.
 - A conversation that does not exist, or was deleted, is None. An admin's own conversation is theirs: no record.
 - ``chats_of`` lists a person's conversations without their titles (when, how many messages): choosing one to
   open is the read, and is recorded as one.
@@ -39,6 +40,7 @@ async def read_as_admin(engine: Engine, cid: str, admin: str, name: str) -> Conv
     reason = await engine.read.saving_fails()
     if reason is not None:
         raise StoreError(reason)
+    await engine.peers.writable(cid)  # another instance may still be writing its last events
     engine.read.append(ReadBy(conversation_id=cid, actor=admin, name=name))  # urgent: written at once (``FLAGS``)
     saved = await engine.flush()
     engine.presence.release(cid)
