@@ -232,6 +232,7 @@ def test_each_persons_presets_are_their_own_and_only_an_admin_shares_or_changes_
     ben = sign_in(open_page(None), app, "ben")
     ben.goto(app.url + "/presets")
     ben.get_by_role("button", name="New preset").click()
+    expect(ben.get_by_label("Name")).to_have_value("")  # the new, empty form replaced the default's
     ben.get_by_label("Name").fill("Ben's helper")
     ben.get_by_role("button", name="Save the preset").click()
     expect(ben.get_by_role("button", name="Open preset Ben's helper")).to_contain_text("(yours)")
@@ -245,6 +246,7 @@ def test_each_persons_presets_are_their_own_and_only_an_admin_shares_or_changes_
     admin = sign_in(open_page(None), app, "ann")
     admin.goto(app.url + "/presets")
     admin.get_by_role("button", name="New preset").click()
+    expect(admin.get_by_label("Name")).to_have_value("")
     admin.get_by_label("Name").fill("House style")
     admin.get_by_role("switch", name="Share with everyone").click()
     admin.get_by_role("button", name="Save the preset").click()
