@@ -141,9 +141,10 @@ def apt_install(*packages: str) -> str | None:
 
 
 def ensure_chromium() -> str | None:
-    """Debian's Chromium for the browser suite (Playwright drives it; chromedriver comes along, unused by the
-    tests): installed when missing and apt-get is usable; else the sentence saying what is missing."""
-    if shutil.which("chromium") and shutil.which("chromedriver"):
+    """Debian's Chromium for the browser suite (Playwright drives its headless shell, the lighter old headless mode,
+    when there is one, else Chromium itself; chromedriver comes along, unused by the tests): installed when missing
+    and apt-get is usable; else the sentence saying what is missing."""
+    if shutil.which("chromium") and shutil.which("chromedriver") and shutil.which("chromium-headless-shell"):
         return None
     if not apt_usable():
         if shutil.which("chromium"):
@@ -153,7 +154,7 @@ def ensure_chromium() -> str | None:
             "Chromium is missing (no `chromium` on PATH) and cannot be installed here "
             f"({why}): the browser tests need Debian's chromium package"
         )
-    failed = apt_install("chromium", "chromium-driver")
+    failed = apt_install("chromium", "chromium-driver", "chromium-headless-shell")
     if shutil.which("chromium"):
         return None  # (chromedriver may still be missing: the tests do not use it)
     return f"Chromium is missing (no `chromium` on PATH) and {failed or 'installing it did not provide it'}"

@@ -17,6 +17,7 @@ Playwright drives Chromium itself, so ``chromedriver`` is not needed for these t
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -26,7 +27,10 @@ from playwright.sync_api import Browser, expect, sync_playwright
 
 from tests.support.app_process import CHROMIUM_ARGS
 
-MISSING = None if shutil.which("chromium") else "Debian chromium is not installed (tasks.py installs it)"
+#: Debian's headless shell (the old headless mode, what Playwright itself runs headless: no browser window code),
+#: else its full Chromium; ``LC_CHROMIUM`` names another binary
+EXECUTABLE = os.environ.get("LC_CHROMIUM") or shutil.which("chromium-headless-shell") or shutil.which("chromium")
+MISSING = None if EXECUTABLE else "Debian chromium is not installed (tasks.py installs it)"
 EXPECT_TIMEOUT_MS = 15_000  # every ``expect`` waits this long for its condition (Playwright's default is 5 s): a
 # wait, never a bound, so a passing test takes no longer; the test workers share 2 cores
 expect.set_options(timeout=EXPECT_TIMEOUT_MS)
@@ -43,7 +47,7 @@ def mark_as_browser_tests(items: Iterable[pytest.Item]) -> None:
 def launched() -> Iterator[Browser]:
     """A headless Chromium; each test opens its own contexts in it."""
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(executable_path=EXECUTABLE, args=CHROMIUM_ARGS)
         try:
             yield chromium
         finally:
