@@ -125,10 +125,10 @@ async def _serve(config: AppConfig, store: Any, out_fd: int) -> int:
         log.warning("finalized %d answer(s) interrupted by the last shutdown", len(recovered))
     if opened.hub is not None:
         spawn(opened.hub.start(), "tool servers")
-    serving = loop.create_task(serve(engine, *await protocol_streams(out_fd)), name="acp")
-    loop.add_signal_handler(signal.SIGTERM, serving.cancel)
-    log.info("Ledger Chat serves an editor over ACP on stdio — model: %s — data: %s", config.model, store.where)
     try:
+        serving = loop.create_task(serve(engine, *await protocol_streams(out_fd)), name="acp")
+        loop.add_signal_handler(signal.SIGTERM, serving.cancel)
+        log.info("Ledger Chat serves an editor over ACP on stdio — model: %s — data: %s", config.model, store.where)
         with contextlib.suppress(asyncio.CancelledError):
             await serving
     finally:
