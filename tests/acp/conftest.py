@@ -10,6 +10,7 @@ module (each test its own session); ``start_agent`` starts more (a restart, a cl
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -37,6 +38,7 @@ class Editor:
         self.updates: dict[str, list[Any]] = {}
         self.wire: list[dict[str, Any]] = []  # every message the agent wrote, in order
         self.permission: str | None = "allow_once"  # the option chosen; None: answered "cancelled"
+        self.hold = asyncio.Event()  # with ``permission`` "hold": answered "cancelled" once this is set
         self.asked: list[Any] = []  # the permission requests, in order
         self.conn: Any = None
         self.process: Any = None
@@ -47,7 +49,9 @@ class Editor:
 
     async def request_permission(self, session_id: str, tool_call: Any, options: Any, **kwargs: Any) -> Any:
         self.asked.append((session_id, tool_call, [o.option_id for o in options]))
-        if self.permission is None:
+        if self.permission == "hold":  # an editor shows the question until its Stop: then it answers cancelled
+            await self.hold.wait()
+        if self.permission in (None, "hold"):
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=AllowedOutcome(option_id=self.permission, outcome="selected"))
 

@@ -10,6 +10,7 @@ import json
 import pytest
 from acp import RequestError
 
+from ledger.events.approval import ApprovalGiven
 from ledger.events.core import Cancelled, CancelRequested, Chunk, Persisted, ToolResult
 from tests.acp.conftest import Editor, ledger_events
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
@@ -117,6 +118,27 @@ async def test_allow_always_grants_the_tool_in_this_chat_so_the_next_call_runs_u
     assert results == {"call_a": "ok", "call_b": "ok"}
 
 
+async def test_cancel_while_a_permission_is_pending_ends_the_prompt_cancelled_and_the_call_never_runs(
+    agent: Editor, scripted: ScriptedUpstream
+) -> None:
+    sid = await agent.new_session()
+    agent.permission, agent.hold = "hold", asyncio.Event()
+    scripted.plan(Behavior(text="", tool_calls=[PlannedCall("delete_note", DELETE, "call_held")]), Behavior(text="!"))
+    prompt = asyncio.ensure_future(agent.prompt(sid, "delete the caching note"))
+    await wait_until(lambda: any(s == sid for s, _, _ in agent.asked), 30, "the permission request")
+    await agent.conn.cancel(session_id=sid)
+    agent.hold.set()  # the editor answers its open request "cancelled" after its Stop, as the protocol asks
+    assert (await prompt).stop_reason == "cancelled"
+    await persisted(agent, sid)
+    events = ledger_events(agent.data_dir, sid)
+    assert [(e.decision, e.by) for e in events if isinstance(e, ApprovalGiven)] == [("skip", "stop")]
+    [result] = [e for e in events if isinstance(e, ToolResult)]
+    assert result.status != "ok"
+    finals = [u.status for u in agent.of_kind(sid, "tool_call_update") if u.tool_call_id == "call_held"]
+    assert finals[-1] == "failed", "the editor's card ends as the ledger's call"
+    agent.permission = "allow_once"
+
+
 async def test_a_prompt_to_an_unknown_session_and_a_second_prompt_while_one_runs_are_refused(
     agent: Editor, scripted: ScriptedUpstream
 ) -> None:
@@ -135,15 +157,19 @@ async def test_a_prompt_to_an_unknown_session_and_a_second_prompt_while_one_runs
     assert len(await persisted(agent, sid)) == 1, "the refused prompt sent nothing"
 
 
-async def test_malformed_json_and_an_unknown_method_get_the_protocols_answers_and_the_agent_goes_on(
+async def test_malformed_json_an_unknown_method_and_bad_params_get_the_protocols_answers_and_the_agent_goes_on(
     agent: Editor, scripted: ScriptedUpstream
 ) -> None:
     agent.write_raw(b"{this is not json\n")
     agent.write_raw(
         json.dumps({"jsonrpc": "2.0", "id": 90001, "method": "session/nothing", "params": {}}).encode() + b"\n"
     )
+    bad_params = {"jsonrpc": "2.0", "id": 90002, "method": "session/prompt", "params": {"prompt": "not a list"}}
+    agent.write_raw(json.dumps(bad_params).encode() + b"\n")
     error = await wait_until(lambda: next((m for m in agent.wire if m.get("id") == 90001), None), 20, "an answer")
-    assert error["error"]["code"] == -32601
+    assert error["error"]["code"] == -32601, "method not found"
+    error = await wait_until(lambda: next((m for m in agent.wire if m.get("id") == 90002), None), 20, "an answer")
+    assert error["error"]["code"] == -32602, "invalid params"
     scripted.plan(Behavior(text="Still here."))
     sid = await agent.new_session()
     assert (await agent.prompt(sid, "are you there?")).stop_reason == "end_turn"
