@@ -43,6 +43,7 @@ class Editor:
         self.conn: Any = None
         self.process: Any = None
         self.data_dir = Path()
+        self.record = Path()  # what the demo tool server's handlers saw (``tests.support.tools.server_record``)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.setdefault(session_id, []).append(update)
@@ -100,6 +101,7 @@ async def start_agent(data_dir: Path, upstream: ScriptedUpstream, *extra: str) -
             observers=[editor.observe],
         ) as (conn, process):
             editor.conn, editor.process, editor.data_dir = conn, process, data_dir
+            editor.record = tools / "record.jsonl"
             await conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities())
             yield editor
 

@@ -13,6 +13,7 @@ from acp import RequestError
 from ledger.events.approval import ApprovalGiven
 from ledger.events.core import Cancelled, CancelRequested, Chunk, Persisted, ToolResult
 from tests.acp.conftest import Editor, ledger_events
+from tests.support.tools import server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
 
@@ -78,6 +79,26 @@ async def test_cancel_mid_stream_sends_every_chunk_before_the_cancelled_answer_a
     scripted.plan(Behavior(text="Fine."))
     assert (await agent.prompt(sid, "and now?")).stop_reason == "end_turn"
     assert {"role": "assistant", "content": received} in scripted.last.messages, "the prefix is in the next request"
+
+
+async def test_cancel_during_a_tool_call_reaches_the_tool_server_and_the_editors_card_ends_as_the_ledgers_call(
+    agent: Editor, scripted: ScriptedUpstream
+) -> None:
+    sid = await agent.new_session()
+    scripted.plan(Behavior(text="Working. ", tool_calls=[PlannedCall("slow_task", '{"seconds": 30}', "call_slow")]))
+    prompt = asyncio.ensure_future(agent.prompt(sid, "run the slow task"))
+    await wait_until(
+        lambda: any(u.status == "in_progress" for u in agent.of_kind(sid, "tool_call_update")), 30, "the call running"
+    )
+    await agent.conn.cancel(session_id=sid)
+    assert (await prompt).stop_reason == "cancelled"
+    [answer] = await persisted(agent, sid)
+    assert answer.status == "interrupted" and agent.text(sid) == answer.text == "Working. "
+    [result] = [e for e in ledger_events(agent.data_dir, sid) if isinstance(e, ToolResult)]
+    assert result.call_id == "call_slow" and result.status == "cancelled"
+    assert "slow_task_cancelled" in [line["event"] for line in server_record(agent.record)], "the server saw it"
+    last = [u for u in agent.of_kind(sid, "tool_call_update") if u.tool_call_id == "call_slow"][-1]
+    assert (last.status, last.content[0].content.text) == ("failed", result.content)
 
 
 async def test_a_tool_call_the_policy_asks_about_runs_once_allowed_and_is_declined_when_rejected(
