@@ -207,3 +207,11 @@ async def test_a_provider_error_answers_the_prompt_with_an_error_not_an_end_turn
     assert failed.value.data["error_type"] == "auth" and failed.value.data["http_status"] == 401
     [answer] = await persisted(agent, sid)
     assert answer.status == "failed"
+
+
+async def test_an_answer_the_output_limit_ended_answers_max_tokens(agent: Editor, scripted: ScriptedUpstream) -> None:
+    scripted.plan(Behavior(text="This answer stops at the", cut=True))
+    sid = await agent.new_session()
+    assert (await agent.prompt(sid, "a long one")).stop_reason == "max_tokens"
+    [answer] = await persisted(agent, sid)
+    assert agent.text(sid) == answer.text == "This answer stops at the"
