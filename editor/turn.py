@@ -13,7 +13,8 @@ Guarantees:
   started: the attempt is then cancelled as soon as it has begun).
 - A tool call the policy asks about becomes one ``session/request_permission`` (allow once, allow always: a grant
   for this chat, reject), answered through ``Engine.decide_tool``; an answer ``cancelled`` is a Skip unless the
-  turn is being cancelled (the cancel path answers it then). A request still open when the turn ends is withdrawn.
+  turn is being cancelled (the cancel path answers it then). A request still open when the turn ends is no longer
+  awaited (its answer, if one comes, changes nothing).
   A tool's question (elicitation) is declined, with the reason in the log: this bridge asks none over ACP.
 """
 

@@ -37,3 +37,16 @@ def test_each_end_of_an_attempt_answers_the_prompt_with_its_stop_reason_or_an_er
     assert stop_reason(failed) is None
     error = failure(failed)
     assert (error.code, str(error), error.data["http_status"]) == (-32603, "Slow down (HTTP 429).", 429)
+
+
+def test_the_acp_command_path_imports_no_nicegui() -> None:
+    import subprocess
+    import sys
+
+    from tests.support.app_process import ROOT
+
+    loads = "import app.cli, app.acp, app.parts, app.cluster, app.telemetry, editor, demo.server, uvicorn"
+    check = f"{loads}; import sys; print(sorted(m for m in sys.modules if m.split('.')[0] == 'nicegui'))"
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
