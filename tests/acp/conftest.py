@@ -5,7 +5,8 @@ the demo tool server (stdio MCP) from an ``mcp.json``.
 ``Editor`` is the client: it keeps every ``session/update`` per session, every raw message the agent wrote (in
 the order it wrote them, to check that the last chunk precedes a prompt's answer), and answers
 ``session/request_permission`` with the option the test chose (``permission``). ``agent`` is one process for the
-module (each test its own session); ``start_agent`` starts more (a restart, a client that goes away).
+module (each test its own session); ``start_agent`` starts more (a restart, a client that goes away, one beside
+the web app on PostgreSQL). Tests that drive Chromium are marked ``browser``.
 """
 
 from __future__ import annotations
@@ -26,9 +27,19 @@ from acp.stdio import spawn_agent_process
 from ledger.events.core import AnyEvent
 from store.tinydb.store import Store
 from tests.support.app_process import FAKE_KEY, ROOT
+from tests.support.chromium import mark_as_browser_tests
 from tests.support.tools import demo_tools_options
 from tests.support.upstream import ScriptedUpstream
 from tests.support.waiting import wait_until
+
+HERE = Path(__file__).parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that drive Chromium are marked ``browser`` (and skipped, saying why, where it is missing)."""
+    here = [item for item in items if item.path.is_relative_to(HERE)]
+    mark_as_browser_tests(item for item in here if "browser" in getattr(item, "fixturenames", ()))
 
 
 class Editor:
