@@ -1,7 +1,8 @@
 """An editor's session in the browser: ``main.py acp`` and the web app on one PostgreSQL database; a Chromium tab
 of the app shows the session's answer live while the editor is streamed it, and Stop pressed in that tab ends the
 editor's prompt with ``cancelled``, the editor and the tab showing the same interrupted text. The editor's client
-runs on a loop of its own thread (the browser tests are synchronous)."""
+runs on a loop of its own thread (the browser tests are synchronous). The ledger, read from the database after,
+holds the Stop as the tab's (source ``user``) and the interrupted message as the text the editor received."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from typing import Any, TypeVar
 
 from playwright.sync_api import expect
 
+from ledger.events.core import Cancelled, Persisted
+from store.postgres.store import PgStore
 from tests.acp.conftest import Editor, start_agent
 from tests.support.app_runner import AppRunner
 from tests.support.browser import Pages, last_answer, visible_words, wait_words
@@ -78,3 +81,11 @@ def test_an_editors_session_shows_live_in_a_chromium_tab_and_stop_there_ends_the
         expect(last_answer(page)).to_have_attribute("data-status", "interrupted")
         received = editor.text(sid).split()
         assert 10 <= len(received) < 600 and visible_words(page) == received
+    store = PgStore.open(database_url, read_only=True)
+    try:
+        events = list(store.events(sid))
+    finally:
+        store.close()
+    [answer] = [e for e in events if isinstance(e, Persisted)]
+    assert answer.status == "interrupted" and answer.text == editor.text(sid), "the editor got the kept prefix"
+    assert [e.source for e in events if isinstance(e, Cancelled)] == ["user"], "the tab's Stop, on the one path"
