@@ -215,3 +215,25 @@ async def test_an_answer_the_output_limit_ended_answers_max_tokens(agent: Editor
     assert (await agent.prompt(sid, "a long one")).stop_reason == "max_tokens"
     [answer] = await persisted(agent, sid)
     assert agent.text(sid) == answer.text == "This answer stops at the"
+
+
+async def test_session_load_replays_the_messages_the_answer_and_each_tool_call_with_its_one_result(
+    agent: Editor, scripted: ScriptedUpstream
+) -> None:
+    sid = await agent.new_session()
+    agent.permission = "allow_once"
+    call = PlannedCall("delete_note", DELETE, "call_replayed")
+    scripted.plan(Behavior(text="Deleting. ", tool_calls=[call]), Behavior(text="Deleted."))
+    assert (await agent.prompt(sid, "delete the caching note")).stop_reason == "end_turn"
+    streamed = agent.text(sid)
+    await persisted(agent, sid)
+    [result] = [e for e in ledger_events(agent.data_dir, sid) if isinstance(e, ToolResult)]
+    agent.updates[sid] = []
+    await agent.conn.load_session(cwd="/", session_id=sid, mcp_servers=[])
+    assert [u.content.text for u in agent.of_kind(sid, "user_message_chunk")] == ["delete the caching note"]
+    assert agent.text(sid) == streamed == "Deleting. Deleted."
+    [replayed] = agent.of_kind(sid, "tool_call")
+    assert (replayed.tool_call_id, replayed.status) == ("call_replayed", "completed")
+    assert replayed.content[0].content.text == result.content
+    kinds = [u.session_update for u in agent.updates[sid]]
+    assert kinds == ["user_message_chunk", "agent_message_chunk", "tool_call", "agent_message_chunk"], "in order"
