@@ -3,6 +3,7 @@
 
     python3.11 tasks.py app [main.py options]   # the app (offline demo model) on http://127.0.0.1:8080; it becomes
                                                 # the app: Ctrl+C or a kill stops the app itself
+    python3.11 tasks.py app acp [options]       # the editor's agent (ACP) on stdin/stdout: set-up words on stderr
     python3.11 tasks.py test [--allow-skip] [pytest options]
                                                 # lint, types, and every test (installs Chromium for the browser suite)
                                                 # (no options: two workers, then the fault timings alone)
@@ -49,7 +50,7 @@ def main(argv: list[str]) -> int:
         return 2
     command, rest = argv[0], argv[1:]
     if command == "app":  # the app replaces this process: a signal to it (Ctrl+C, kill) reaches the app itself
-        ensure_venv(extras=())
+        ensure_venv(extras=(), quiet=rest[:1] == ["acp"])  # ``app acp``: stdout is the editor's protocol alone
         os.chdir(ROOT)
         os.execv(PYTHON, [str(PYTHON), str(ROOT / "main.py"), *rest])
     allow_skip = "--allow-skip" in rest
@@ -104,7 +105,8 @@ def not_every_test(missing: list[str]) -> str:
     )
 
 
-def ensure_venv(extras: tuple[str, ...]) -> None:
+def ensure_venv(extras: tuple[str, ...], quiet: bool = False) -> None:
+    """Make or update .venv; ``quiet``: every word of it (and of pip) on stderr, stdout left untouched."""
     import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -114,13 +116,14 @@ def ensure_venv(extras: tuple[str, ...]) -> None:
     key = hashlib.sha256("\n".join(wanted).encode()).hexdigest()
     stamp = VENV / ".installed"
     done = set(stamp.read_text().split()) if stamp.exists() else set()
+    say = sys.stderr if quiet else sys.stdout
     if not PYTHON.exists():
-        print(f"creating {VENV}", flush=True)
+        print(f"creating {VENV}", flush=True, file=say)
         venv.create(VENV, with_pip=True)
     if key in done:
         return
-    print("installing dependencies into .venv", flush=True)
-    check([str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *wanted])
+    print("installing dependencies into .venv", flush=True, file=say)
+    check([str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *wanted], quiet=quiet)
     stamp.write_text("\n".join(done | {key}))
 
 
@@ -215,9 +218,9 @@ def run(cmd: list[str], env: dict[str, str] | None = None) -> int:
     return subprocess.call(cmd, cwd=ROOT, env=env)
 
 
-def check(cmd: list[str], env: dict[str, str] | None = None) -> None:
-    print("+", " ".join(cmd), flush=True)
-    subprocess.check_call(cmd, cwd=ROOT, env=env)
+def check(cmd: list[str], env: dict[str, str] | None = None, quiet: bool = False) -> None:
+    print("+", " ".join(cmd), flush=True, file=sys.stderr if quiet else sys.stdout)
+    subprocess.check_call(cmd, cwd=ROOT, env=env, stdout=sys.stderr if quiet else None)
 
 
 if __name__ == "__main__":

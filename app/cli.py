@@ -1,4 +1,4 @@
-"""The command line: ``run`` (the default), ``export``, ``migrate`` and ``users`` (``app.users``).
+"""The command line: ``run`` (the default), ``export``, ``migrate``, ``users`` (``app.users``), ``acp`` (``app.acp``).
 
 Guarantees: a bad option, a model litellm cannot route, a missing key or a broken tools file stops start-up with
 one line on stderr and exit code 2, before anything is opened; under NiceGUI's user simulation (tests) the command
@@ -22,6 +22,10 @@ def main(argv: list[str] | None = None) -> int:
     args = [] if simulated else (sys.argv[1:] if argv is None else argv)
     try:
         config = load_config(args, os.environ)
+        if config.command == "acp":  # an editor's agent on stdin/stdout: nothing else may write to stdout
+            from app.acp import acp
+
+            return acp(config)
         if config.command == "export":
             from app.telemetry import backfill  # --otlp URL: the stored attempts as traces
 

@@ -2,8 +2,8 @@
 
 Guarantees: ``APP_OPTIONS`` and ``LIMIT_OPTIONS`` are the one list of options that take a value (``app.config``
 reads each from the command line, else from its variable); ``parser`` adds each of them, the switches and the
-sub-commands (``export``, ``migrate``); an option not given stays unset (``argparse.SUPPRESS``), so a variable or
-the default applies.
+sub-commands (``export``, ``migrate``, ``users``, ``acp``: the app's options, served to an editor); an option not
+given stays unset (``argparse.SUPPRESS``), so a variable or the default applies.
 """
 
 from __future__ import annotations
@@ -120,6 +120,13 @@ def parser() -> argparse.ArgumentParser:
     )
     telemetry_flags(export, export=True)
     _add_options(export, only=("data_dir", "database_url"))
+    acp = sub.add_parser(
+        "acp",
+        help="run as an Agent Client Protocol agent on stdin/stdout for an editor (Zed, JetBrains): the same data, "
+        "models, tool servers, presets and approvals as the app (docs/operations.md)",
+    )
+    _add_options(acp)
+    acp.add_argument("--no-tools", action="store_true", default=argparse.SUPPRESS, help="start no tool server")
     users = sub.add_parser("users", help="team mode's accounts: add, list, disable, enable, password, reset")
     users.add_argument("action", choices=("add", "list", "disable", "enable", "password", "reset"))
     users.add_argument("name", nargs="?", help="the account's username (lowercase letters, digits, . _ @ -)")

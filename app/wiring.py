@@ -19,10 +19,10 @@ import asyncio
 import gc
 import logging
 
-from app.config import AppConfig, load_model_info
+from app.config import AppConfig
 from app.memory import MemoryGiver, collect_less_often, drop_unconnected_pages
+from app.parts import close_parts, engine_settings, open_parts
 from app.probes import probes
-from app.providers import provider_config, tool_servers
 from store.api import EventStore
 
 log = logging.getLogger("ledger_chat")
@@ -33,14 +33,12 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     from nicegui import Client, app, background_tasks
 
     from app.cluster import Cluster
-    from app.stores import close_blobs, open_blobs, open_grants, open_presets
+    from app.stores import close_blobs
     from engine.attempts import ALONE
     from engine.commands import build_engine
-    from engine.files import Files, models
+    from engine.files import models
     from engine.offline import rehearse, start_import
     from engine.provider import warm_up
-    from engine.tools import ToolHub
-    from engine.turns import EngineSettings
     from ui.access import AccessPolicy
     from ui.context import PageContext
     from ui.guard import Guard
@@ -71,8 +69,8 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         door = TeamDoor(people, oidc)
     app.add_middleware(Guard, policy=policy, door=door)
     bind_events_to_sockets()  # a socket.io message acts only for the client whose socket sent it
-    provider = provider_config(config, token=token)
-    servers = tool_servers(config)
+    opened = open_parts(config, store, token)  # the provider, tool servers, files, grants, presets (app.parts)
+    provider, hub = opened.provider, opened.hub
     context = PageContext(
         model_label="demo model (offline)" if config.is_demo else config.model,
         demo=config.is_demo,
@@ -85,16 +83,6 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
 
         app.mount("/demo", DemoModel(chunk_delay=config.demo_chunk_delay, transient_faults=True).app)
     clusters: list[Cluster] = []
-    files = Files(open_blobs(config, store), config.file_limits)
-    grants = open_grants(config, store) if servers else None  # server approval grants (store.grants)
-    presets = open_presets(config, store)  # agent presets beside the ledger (a file, or a table)
-    hub = ToolHub(servers, log_dir=config.data_dir / "logs", blobs=files.blobs, grants=grants) if servers else None
-    if config.model_info is not None:
-        models.declare(load_model_info(config.model_info))  # registered with litellm once it is imported
-    if config.is_demo or "demo" in config.models:  # the demo model reads images and PDFs (demo.agent)
-        from demo import PROVIDER_MODEL
-
-        models.declare({PROVIDER_MODEL: {"supports_vision": True, "supports_pdf_input": True, "mode": "chat"}})
 
     async def startup() -> None:
         # on a thread, pages are served meanwhile; then everything alive so far (litellm's modules, the store's
@@ -107,15 +95,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
             print(READY_LINE, flush=True)
 
         start_import(then=loaded)
-        settings = EngineSettings(
-            provider=provider,
-            limits=config.limits,
-            spawn=lambda coro, name: background_tasks.create(coro, name=name),
-            others=tuple(provider_config(config, model, token) for model in config.models),
-            files=files,
-            presets=presets,
-            titles=config.titles == "model",  # (engine.policies.titles)
-        )
+        settings = engine_settings(config, opened, lambda coro, name: background_tasks.create(coro, name=name), token)
         if config.database_url is not None:  # several instances may share the database: follow them, own
             from store.postgres import PgStore
 
@@ -141,11 +121,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         if clusters:
             await clusters.pop().close()
         await asyncio.to_thread(store.close)
-        await asyncio.to_thread(close_blobs, files.blobs)
-        await asyncio.to_thread(close_blobs, presets)
-        if hub is not None:
-            await hub.stop()
-            await asyncio.to_thread(close_blobs, hub.grants)
+        await close_parts(opened)  # files, presets, the tool servers and their grants
         if people is not None:
             await asyncio.to_thread(close_blobs, people.store)
 

@@ -28,6 +28,7 @@ CAUSES = {
     "timeout": "the provider stopped answering",
     "delete": "deleted",
     "account": "the account was disabled",
+    "acp": "the editor stopped it",
 }
 ERROR_TITLES = {
     "rate_limit": "Rate limited",

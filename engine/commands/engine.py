@@ -132,10 +132,10 @@ class Engine(ReadFace, PresenceFace, CompactionFace):
         route_reply(self.active_run(cid), self.peers, self.spawn, cid, asked, self.conversation(cid))
 
     # --- commands ----------------------------------------------------------------------------------------------
-    def create_conversation(self, title: str = "", cid: str | None = None) -> str:
-        self._require_saving()
+    def create_conversation(self, title: str = "", cid: str | None = None, cwd: str | None = None) -> str:
+        self._require_saving()  # ``cwd``: an editor's session (``editor``) records the folder it works in
         cid = cid or new_id("conv")
-        self.read.append(Created(conversation_id=cid, title=title.strip(), owner=acting()))
+        self.read.append(Created(conversation_id=cid, title=title.strip(), owner=acting(), cwd=cwd))
         return cid
 
     async def start_conversation(self, title: str = "") -> str:

@@ -186,4 +186,5 @@ def _why(run: AttemptRun) -> str:
         "timeout": "the turn timed out",
         "shutdown": "the app was shutting down",
         "account": "the account was disabled",
+        "acp": "the editor stopped the turn",
     }.get(source, "the turn was stopped")

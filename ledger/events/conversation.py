@@ -34,6 +34,7 @@ class Created(Event):
     branched_from: str | None = None  # the conversation this one was branched from
     branched_at: str | None = None  # the message of that conversation it was branched at
     owner: str | None = None  # team mode: the person it belongs to (``local:<name>``); None in personal mode
+    cwd: str | None = None  # an editor's session (``main.py acp``): the working directory it gave at ``session/new``
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -16,7 +16,7 @@ from typing import ClassVar, Literal
 
 from ledger.events.flags import Flags as Flags  # re-exported: every event module reads it from here
 
-CancelSource = Literal["user", "navigation", "disconnect", "delete", "timeout", "shutdown", "account"]
+CancelSource = Literal["user", "navigation", "disconnect", "delete", "timeout", "shutdown", "account", "acp"]
 ErrorType = Literal[
     "rate_limit", "auth", "server", "timeout", "connection", "malformed_stream", "bad_request", "step_limit", "unknown"
 ] | Literal["context_length"] | Literal["tool_loop"]  # fmt: skip  # over the context window; the loop guard
@@ -34,7 +34,7 @@ ToolPartKind = Literal["text", "image", "audio", "resource", "resource_link"]
 
 #: Cancel sources whose delivered prefix stays in the model history (docs/ledger.md).
 PARTIAL_KEEPING_SOURCES: frozenset[str] = frozenset(
-    {"user", "navigation", "disconnect", "shutdown", "restart", "account"}
+    {"user", "navigation", "disconnect", "shutdown", "restart", "account", "acp"}
 )
 
 

@@ -15,7 +15,7 @@ from tests.support.house import PACKAGES, ROOT, find_cycle, imports, modules, pr
 
 #: The rooms a module's size is checked in, the most lines a module there may have, and the generated files that
 #: are excepted by name (the utility CSS is compiled by ``tests/support/utilities_css.py``).
-SIZED = ("ledger", "store", "engine", "ui", "app", "demo")
+SIZED = ("ledger", "store", "engine", "ui", "editor", "app", "demo")
 MAX_LINES = 300
 GENERATED = {"ui/static/utilities.css"}
 #: What each layer may not import (project packages and third-party top-level names).
@@ -26,10 +26,12 @@ FORBIDDEN = {
         "store",
         "engine",
         "ui",
+        "editor",
         "app",
         "demo",
         "main",
         "nicegui",
+        "acp",
         "litellm",
         "httpx",
         "mcp",
@@ -47,11 +49,13 @@ FORBIDDEN = {
         "fcntl",
         "shutil",
     },
-    "store": {"engine", "ui", "app", "demo", "main", "nicegui", "litellm", "httpx", "mcp"},
-    "engine": {"ui", "app", "demo", "main", "nicegui", *BACK_ENDS},  # the cluster on PostgreSQL is wired in app/
-    "ui": {"app", "demo", "main", "litellm", "mcp", *BACK_ENDS},
+    "store": {"engine", "ui", "editor", "app", "demo", "main", "nicegui", "litellm", "httpx", "mcp", "acp"},
+    "engine": {"ui", "editor", "app", "demo", "main", "nicegui", "acp", *BACK_ENDS},  # the cluster: wired in app/
+    "ui": {"editor", "app", "demo", "main", "litellm", "mcp", "acp", *BACK_ENDS},
+    # the editors' front door (ACP), beside ui/: the engine's face and the ledger's values, never a page or a store
+    "editor": {"ui", "app", "demo", "main", "nicegui", "litellm", "mcp", "store", *BACK_ENDS},
     "app": {"main"},
-    "demo": {"ledger", "store", "engine", "ui", "app", "main"},
+    "demo": {"ledger", "store", "engine", "ui", "editor", "app", "main"},
 }
 #: The two back ends stand side by side: neither imports the other.
 SIDE_BY_SIDE = {
@@ -105,6 +109,8 @@ def test_the_layer_rules_catch_a_forbidden_import_anywhere_in_a_module(tmp_path:
         "engine.bad": "from nicegui import ui\n",
         "engine.bad2": "from store.postgres.store import PgStore\n",
         "ui.bad": "from store.tinydb.store import Store\n",
+        "editor.bad": "from nicegui import ui\n",
+        "engine.bad3": "from editor.agent import LedgerAgent\n",
     }
     mods = {}
     for name, source in cases.items():

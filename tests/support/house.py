@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("ledger", "store", "engine", "ui", "app", "demo")
+PACKAGES = ("ledger", "store", "engine", "ui", "editor", "app", "demo")
 
 
 def modules() -> dict[str, Path]:

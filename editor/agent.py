@@ -1,0 +1,130 @@
+"""Ledger Chat as an Agent Client Protocol agent: the methods an editor calls, each on the engine's face.
+
+Guarantees:
+- ``initialize`` answers protocol version 1 (``PROTOCOL_VERSION``) with ``loadSession`` and embedded context.
+- A session is a conversation and its id is the conversation's id: ``session/new`` creates one (recording the
+  editor's ``cwd`` in its ``created`` event); ``session/load`` opens one from the ledger (made here, in the
+  browser or by another instance) and replays its history (``editor.replay``) before it answers.
+- ``session/prompt`` runs one ``editor.turn.Turn``; a session not opened on this connection, or one whose prompt is
+  still running, is refused with a JSON-RPC error (invalid params, invalid request) and changes nothing.
+- ``session/cancel`` hands the running turn to the one cancel path (source ``acp``); for no running turn it does
+  nothing. ``cancel_all`` does the same for every session (the editor went away).
+- The client's ``mcpServers`` are not started (this part of the bridge runs the app's tool servers only); the log
+  says so once per session that named some.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from acp import PROTOCOL_VERSION, Client, RequestError
+from acp.schema import (
+    AgentCapabilities,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+)
+
+from editor.replay import replayed
+from editor.turn import Turn
+from editor.words import prompt_text
+from engine.commands import Engine, InputRejected
+
+log = logging.getLogger("ledger_chat.editor")
+
+
+@dataclass(slots=True)
+class Session:
+    cid: str
+    turn: Turn | None = None
+
+
+class LedgerAgent:
+    """The agent side of one editor connection (``on_connect`` hands it the client to call back)."""
+
+    def __init__(self, engine: Engine, version: str = "0.1.0") -> None:
+        self.engine, self.version = engine, version
+        self.sessions: dict[str, Session] = {}
+        self.client: Client | None = None
+
+    def on_connect(self, conn: Client) -> None:
+        self.client = conn
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
+                         **kwargs: Any) -> InitializeResponse:  # fmt: skip
+        capabilities = AgentCapabilities(
+            load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)
+        )
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=capabilities,
+            agent_info=Implementation(name="ledger-chat", title="Ledger Chat", version=self.version),
+        )
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
+        self._tool_servers_not_started(mcp_servers)
+        try:
+            cid = self.engine.create_conversation(cwd=cwd)
+        except InputRejected as exc:
+            raise RequestError.internal_error({"details": str(exc)}) from None
+        self.sessions[cid] = Session(cid)
+        log.info("session %s: a new conversation for %s", cid, cwd)
+        return NewSessionResponse(session_id=cid)
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
+                           **kwargs: Any) -> LoadSessionResponse:  # fmt: skip
+        self._tool_servers_not_started(mcp_servers)
+        conv = await self.engine.load(session_id)
+        if conv is None:
+            raise RequestError.invalid_params({"details": f"no conversation {session_id} in this ledger"})
+        self.sessions.setdefault(session_id, Session(session_id))
+        for update in replayed(conv):
+            await self._client().session_update(session_id, update)
+        return LoadSessionResponse()
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params(
+                {"details": f"no session {session_id} here: open it with session/new or session/load first"}
+            )
+        if session.turn is not None:
+            raise RequestError.invalid_request(
+                {"details": f"a prompt is already running in session {session_id}: cancel it or wait for its end"}
+            )
+        session.turn = Turn(self.engine, self._client(), session_id, session.cid)
+        try:
+            return await session.turn.run(prompt_text(prompt))
+        finally:
+            session.turn = None
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is None or session.turn is None:
+            log.info("session/cancel for %s: no prompt running", session_id)
+            return
+        await session.turn.cancel()
+
+    async def cancel_all(self) -> None:
+        """Every running turn through the one cancel path, source ``acp`` (the editor disconnected)."""
+        for session in list(self.sessions.values()):
+            if session.turn is not None:
+                await session.turn.cancel()
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None
+
+    def _client(self) -> Client:
+        if self.client is None:
+            raise RequestError.internal_error({"details": "no client connected"})
+        return self.client
+
+    def _tool_servers_not_started(self, servers: list[Any] | None) -> None:
+        if servers:
+            names = ", ".join(str(getattr(s, "name", "?")) for s in servers)
+            log.warning("the editor's MCP servers (%s) are not started: this bridge runs the app's tool servers", names)

@@ -1,0 +1,52 @@
+"""What an editor's prompt becomes and how an ended attempt answers it (``editor.words``, pure)."""
+
+from __future__ import annotations
+
+from acp import text_block
+from acp.helpers import embedded_blob_resource, embedded_text_resource, resource_block, resource_link_block
+
+from editor.words import failure, prompt_text, stop_reason
+from ledger.state import AttemptState
+
+
+def test_a_prompts_text_links_and_embedded_text_resources_become_one_message_in_order() -> None:
+    blocks = [
+        text_block("Explain this function:"),
+        resource_link_block("main.py", "file:///p/main.py", title="main.py"),
+        resource_block(embedded_text_resource("file:///p/a.py", "def f():\n    return 1")),
+        resource_block(embedded_blob_resource("file:///p/logo.png", "iVBOR", mime_type="image/png")),
+    ]
+    assert prompt_text(blocks) == (
+        "Explain this function:\n\n[main.py](file:///p/main.py)\n\n"
+        "file:///p/a.py:\n```\ndef f():\n    return 1\n```\n\n[a binary resource: file:///p/logo.png, not sent]"
+    )
+
+
+def attempt(**fields: object) -> AttemptState:
+    return AttemptState(attempt_id="a1", message_id="m1", number=1, model="x")._replace(**fields)
+
+
+def test_each_end_of_an_attempt_answers_the_prompt_with_its_stop_reason_or_an_error() -> None:
+    assert stop_reason(attempt(status="complete")) == "end_turn"
+    assert stop_reason(attempt(status="complete", finish_reason="length")) == "max_tokens"
+    assert stop_reason(attempt(status="complete", finish_reason="content_filter")) == "refusal"
+    assert stop_reason(attempt(status="interrupted", cancel_source="acp")) == "cancelled"
+    assert stop_reason(attempt(status="empty", cancel_source="user")) == "cancelled"
+    assert stop_reason(attempt(status="failed", error_type="step_limit")) == "max_turn_requests"
+    failed = attempt(status="failed", error_type="rate_limit", http_status=429, error_summary="Slow down (HTTP 429).")
+    assert stop_reason(failed) is None
+    error = failure(failed)
+    assert (error.code, str(error), error.data["http_status"]) == (-32603, "Slow down (HTTP 429).", 429)
+
+
+def test_the_acp_command_path_imports_no_nicegui() -> None:
+    import subprocess
+    import sys
+
+    from tests.support.app_process import ROOT
+
+    loads = "import app.cli, app.acp, app.parts, app.cluster, app.telemetry, editor, demo.server, uvicorn"
+    check = f"{loads}; import sys; print(sorted(m for m in sys.modules if m.split('.')[0] == 'nicegui'))"
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
