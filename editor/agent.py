@@ -34,6 +34,7 @@ from editor.replay import replayed
 from editor.turn import Turn
 from editor.words import prompt_text
 from engine.commands import Engine, InputRejected
+from ledger.errors import StoreError
 
 log = logging.getLogger("ledger_chat.editor")
 
@@ -69,8 +70,8 @@ class LedgerAgent:
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         self._tool_servers_not_started(mcp_servers)
         try:
-            cid = self.engine.create_conversation(cwd=cwd)
-        except InputRejected as exc:
+            cid = await self.engine.start_conversation(cwd=cwd)  # taken for writing first, off the loop
+        except (InputRejected, StoreError) as exc:
             raise RequestError.internal_error({"details": str(exc)}) from None
         self.sessions[cid] = Session(cid)
         log.info("session %s: a new conversation for %s", cid, cwd)

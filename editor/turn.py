@@ -100,7 +100,11 @@ class Turn:
         while True:
             updates, sent = project(self.attempt_id, self.events, sent)
             for update in updates:
-                await self.client.session_update(self.session_id, update)
+                try:
+                    await self.client.session_update(self.session_id, update)
+                except ConnectionError:  # the editor went away: its turn stops through the one cancel path
+                    await self.engine.cancel(self.cid, "acp", attempt_id=self.attempt_id)
+                    raise
             self._react(sent.seen)
             conv = sent.state.conversations.get(self.cid)
             attempt = conv.attempts.get(self.attempt_id) if conv is not None else None
@@ -136,8 +140,11 @@ class Turn:
         call = ToolCallUpdate(tool_call_id=asked.call_id, title=f"{asked.tool} ({asked.server})", status="pending")
         try:
             response = await self.client.request_permission(self.session_id, call, OPTIONS)
-        except (ConnectionError, RequestError) as exc:
+        except Exception as exc:  # noqa: BLE001 - an error, a malformed answer, a closed editor: never a hang
             log.info("the editor did not answer the permission for %s: %s", asked.call_id, exc)
+            if not self.cancelling and not isinstance(exc, ConnectionError):  # (a closed editor: its cancel ends it)
+                with contextlib.suppress(InputRejected):
+                    self.engine.decide_tool(self.cid, asked.call_id, False, "once")  # a Skip: the turn goes on
             return
         outcome = response.outcome
         if not isinstance(outcome, AllowedOutcome) and self.cancelling:

@@ -51,6 +51,8 @@ def stop_reason(attempt: AttemptState) -> StopReason | None:
     """How ``session/prompt`` answers an ended attempt; None for a failure (``failure`` says which error)."""
     if attempt.status == "complete":
         return {"length": "max_tokens", "content_filter": "refusal"}.get(attempt.finish_reason or "", "end_turn")  # type: ignore[return-value]
+    if attempt.status == "failed" and attempt.cancel_source == "timeout":
+        return None  # a model that stopped sending: an error, not a cancel the editor asked for
     if attempt.cancel_source is not None or attempt.status in ("interrupted", "empty"):
         return "cancelled"
     if attempt.error_type in ("step_limit", "tool_loop"):

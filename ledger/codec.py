@@ -26,7 +26,7 @@ from ledger.events import EVENT_CLASSES, AnyEvent, Attachment, Event, Param, Tex
 KIND_TO_CLASS: dict[str, type[Event]] = {cls.KIND: cls for cls in EVENT_CLASSES}
 _VALUE_CLASSES = (Usage, TurnMetrics, Param, Attachment, ToolPart, TextRef)
 # fields written only when set: personal mode's events stay exactly as a version before team mode wrote (and reads)
-ABSENT_WHEN_NONE = frozenset({"actor", "owner"})
+ABSENT_WHEN_NONE = frozenset({"actor", "owner", "cwd"})
 
 
 def to_dict(event: Event) -> dict[str, Any]:

@@ -138,12 +138,12 @@ class Engine(ReadFace, PresenceFace, CompactionFace):
         self.read.append(Created(conversation_id=cid, title=title.strip(), owner=acting(), cwd=cwd))
         return cid
 
-    async def start_conversation(self, title: str = "") -> str:
+    async def start_conversation(self, title: str = "", cwd: str | None = None) -> str:
         """``create_conversation``, taken for writing first, off the loop (no database answer: ``StoreError``)."""
         self._require_saving(await self.read.saving_fails())
         cid = new_id("conv")
         await self.peers.writable(cid)
-        return self.create_conversation(title, cid)
+        return self.create_conversation(title, cid, cwd)
 
     def rename(self, cid: str, title: str) -> None:
         self.read.append(decide.rename(self._require(cid).conversation_id, valid_text(visible_title(title))))

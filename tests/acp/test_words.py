@@ -33,6 +33,8 @@ def test_each_end_of_an_attempt_answers_the_prompt_with_its_stop_reason_or_an_er
     assert stop_reason(attempt(status="interrupted", cancel_source="acp")) == "cancelled"
     assert stop_reason(attempt(status="empty", cancel_source="user")) == "cancelled"
     assert stop_reason(attempt(status="failed", error_type="step_limit")) == "max_turn_requests"
+    stalled = attempt(status="failed", error_type="timeout", cancel_source="timeout")  # the model stopped sending
+    assert stop_reason(stalled) is None, "an error, not a cancel the editor asked for"
     failed = attempt(status="failed", error_type="rate_limit", http_status=429, error_summary="Slow down (HTTP 429).")
     assert stop_reason(failed) is None
     error = failure(failed)

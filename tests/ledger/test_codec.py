@@ -193,7 +193,9 @@ def test_usage_and_metrics_of_an_older_ledger_decode_and_read_as_estimated_as_th
 
 def test_a_personal_mode_event_is_written_as_before_team_mode_and_a_team_mode_one_names_its_actor() -> None:
     plain = Submitted(conversation_id="c", message_id="u1", turn=1, text="hi")
-    assert "actor" not in to_dict(plain) and "owner" not in to_dict(Created(conversation_id="c"))
+    assert "actor" not in to_dict(plain) and {"owner", "cwd"}.isdisjoint(to_dict(Created(conversation_id="c")))
+    opened = Created(conversation_id="c", cwd="/home/me/project")  # an editor's session (``main.py acp``)
+    assert from_dict(to_dict(opened)) == opened
     signed = Submitted(conversation_id="c", message_id="u1", turn=1, text="hi", actor="local:ann")
     assert to_dict(signed)["actor"] == "local:ann" and from_dict(to_dict(signed)) == signed
     assert from_dict(to_dict(plain)) == plain
