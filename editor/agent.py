@@ -9,6 +9,9 @@ Guarantees:
   still running, is refused with a JSON-RPC error (invalid params, invalid request) and changes nothing.
 - ``session/cancel`` hands the running turn to the one cancel path (source ``acp``); for no running turn it does
   nothing. ``cancel_all`` does the same for every session (the editor went away).
+- The agent presets are the session's modes (``modes`` on ``session/new`` and ``session/load``): a session starts
+  with the default preset (a loaded one with its last answer's, if that preset still exists); ``session/set_mode``
+  chooses another for the next prompts, and an unknown one is refused (invalid params) and changes nothing.
 - The client's ``mcpServers`` are not started (this part of the bridge runs the app's tool servers only); the log
   says so once per session that named some.
 """
@@ -28,6 +31,9 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
 )
 
 from editor.replay import replayed
@@ -35,6 +41,8 @@ from editor.turn import Turn
 from editor.words import prompt_text
 from engine.commands import Engine, InputRejected
 from ledger.errors import StoreError
+from ledger.presets import DEFAULT_ID
+from ledger.state import ConversationState
 
 log = logging.getLogger("ledger_chat.editor")
 
@@ -43,6 +51,7 @@ log = logging.getLogger("ledger_chat.editor")
 class Session:
     cid: str
     turn: Turn | None = None
+    preset: str = DEFAULT_ID  # the agent preset the next prompt runs with (the session's mode)
 
 
 class LedgerAgent:
@@ -75,7 +84,7 @@ class LedgerAgent:
             raise RequestError.internal_error({"details": str(exc)}) from None
         self.sessions[cid] = Session(cid)
         log.info("session %s: a new conversation for %s", cid, cwd)
-        return NewSessionResponse(session_id=cid)
+        return NewSessionResponse(session_id=cid, modes=self._modes(DEFAULT_ID))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:  # fmt: skip
@@ -83,10 +92,20 @@ class LedgerAgent:
         conv = await self.engine.load(session_id)
         if conv is None:
             raise RequestError.invalid_params({"details": f"no conversation {session_id} in this ledger"})
-        self.sessions.setdefault(session_id, Session(session_id))
+        session = self.sessions.setdefault(session_id, Session(session_id, preset=self._last_preset(conv)))
         for update in replayed(conv):
             await self._client().session_update(session_id, update)
-        return LoadSessionResponse()
+        return LoadSessionResponse(modes=self._modes(session.preset))
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        """Choose the agent preset of the session's next prompts."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"details": f"no session {session_id} here"})
+        if mode_id not in {p.preset_id for p in self.engine.presets.all()}:
+            raise RequestError.invalid_params({"details": f"no agent preset {mode_id!r} (see the session's modes)"})
+        session.preset = mode_id
+        return SetSessionModeResponse()
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         session = self.sessions.get(session_id)
@@ -100,7 +119,7 @@ class LedgerAgent:
             )
         session.turn = Turn(self.engine, self._client(), session_id, session.cid)
         try:
-            return await session.turn.run(prompt_text(prompt))
+            return await session.turn.run(prompt_text(prompt), session.preset)
         finally:
             session.turn = None
 
@@ -119,6 +138,20 @@ class LedgerAgent:
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None
+
+    def _modes(self, current: str) -> SessionModeState:
+        """The agent presets as modes (each described by its instructions' first line, or its model)."""
+        modes = [
+            SessionMode(id=p.preset_id, name=p.name, description=(p.instructions.strip().splitlines() or [""])[0][:120]
+                        or (f"the model {p.model}" if p.model else "the app's model, no instructions"))
+            for p in self.engine.presets.all()
+        ]  # fmt: skip
+        return SessionModeState(current_mode_id=current, available_modes=modes)
+
+    def _last_preset(self, conv: ConversationState) -> str:
+        last = max(conv.attempts.values(), key=lambda a: a.started_ts, default=None)
+        live = {p.preset_id for p in self.engine.presets.all()}
+        return last.preset[0] if last is not None and last.preset is not None and last.preset[0] in live else DEFAULT_ID
 
     def _client(self) -> Client:
         if self.client is None:

@@ -25,6 +25,8 @@ from acp.schema import AllowedOutcome, ClientCapabilities, DeniedOutcome, Reques
 from acp.stdio import spawn_agent_process
 
 from ledger.events.core import AnyEvent
+from ledger.presets import Preset
+from store.presets import FilePresets
 from store.tinydb.store import Store
 from tests.support.app_process import FAKE_KEY, ROOT
 from tests.support.chromium import mark_as_browser_tests
@@ -126,6 +128,9 @@ def ledger_events(data_dir: Path, cid: str) -> list[AnyEvent]:
         store.close()
 
 
+PIRATE = "You are Bonny. Answer like a pirate."  # the agent preset the module's agent has besides the default
+
+
 @pytest.fixture
 def scripted(upstream_server: ScriptedUpstream) -> ScriptedUpstream:
     """The session's scripted upstream, nothing planned, no request recorded (litellm is the agent's, not ours)."""
@@ -137,5 +142,7 @@ def scripted(upstream_server: ScriptedUpstream) -> ScriptedUpstream:
 async def agent(tmp_path_factory: pytest.TempPathFactory, upstream_server: ScriptedUpstream) -> AsyncIterator[Editor]:
     """One agent process for the module's tests (each opens its own session)."""
     data_dir = tmp_path_factory.mktemp("acp") / "data"
+    data_dir.mkdir()
+    FilePresets(data_dir / "presets.json").add(Preset(preset_id="pirate", name="Pirate", instructions=PIRATE))
     async with start_agent(data_dir, upstream_server) as editor:
         yield editor

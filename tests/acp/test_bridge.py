@@ -11,8 +11,9 @@ import pytest
 from acp import RequestError
 
 from ledger.events.approval import ApprovalGiven
-from ledger.events.core import Cancelled, CancelRequested, Chunk, Persisted, ToolResult
-from tests.acp.conftest import Editor, ledger_events
+from ledger.events.core import Cancelled, CancelRequested, Chunk, Persisted, Started, ToolResult
+from tests.acp.conftest import PIRATE, Editor, ledger_events
+from tests.support.app_process import ROOT
 from tests.support.tools import server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
@@ -50,6 +51,24 @@ async def test_a_streamed_answer_arrives_as_chunks_whose_text_is_the_ledgers_ans
     )
     assert agent.text(sid, "agent_thought_chunk") == reasoning == "Let me see."
     assert scripted.last.messages[-1] == {"role": "user", "content": "what does the ledger keep?"}
+
+
+async def test_the_agent_presets_are_the_sessions_modes_and_the_chosen_one_instructs_the_next_answer(
+    agent: Editor, scripted: ScriptedUpstream
+) -> None:
+    made = await agent.conn.new_session(cwd=str(ROOT), mcp_servers=[])
+    assert made.modes is not None and made.modes.current_mode_id == "default"
+    assert [(m.id, m.name) for m in made.modes.available_modes] == [("default", "Default"), ("pirate", "Pirate")]
+    sid = made.session_id
+    with pytest.raises(RequestError) as refused:
+        await agent.conn.set_session_mode(session_id=sid, mode_id="no-such-preset")
+    assert refused.value.code == -32602
+    await agent.conn.set_session_mode(session_id=sid, mode_id="pirate")
+    scripted.plan(Behavior(text="Arr, the ledger keeps it all."))
+    assert (await agent.prompt(sid, "what does the ledger keep?")).stop_reason == "end_turn"
+    assert scripted.last.messages[0] == {"role": "system", "content": PIRATE}
+    [started] = [e for e in ledger_events(agent.data_dir, sid) if isinstance(e, Started)]
+    assert started.preset_id == "pirate", "the attempt names the preset it ran with"
 
 
 async def test_cancel_mid_stream_sends_every_chunk_before_the_cancelled_answer_and_keeps_that_prefix(
