@@ -42,7 +42,6 @@ from editor.words import prompt_text
 from engine.commands import Engine, InputRejected
 from ledger.errors import StoreError
 from ledger.presets import DEFAULT_ID
-from ledger.state import ConversationState
 
 log = logging.getLogger("ledger_chat.editor")
 
@@ -92,7 +91,7 @@ class LedgerAgent:
         conv = await self.engine.load(session_id)
         if conv is None:
             raise RequestError.invalid_params({"details": f"no conversation {session_id} in this ledger"})
-        session = self.sessions.setdefault(session_id, Session(session_id, preset=self._last_preset(conv)))
+        session = self.sessions.setdefault(session_id, Session(session_id, preset=self.engine.presets.of_chat(conv)))
         for update in replayed(conv):
             await self._client().session_update(session_id, update)
         return LoadSessionResponse(modes=self._modes(session.preset))
@@ -147,11 +146,6 @@ class LedgerAgent:
             for p in self.engine.presets.all()
         ]  # fmt: skip
         return SessionModeState(current_mode_id=current, available_modes=modes)
-
-    def _last_preset(self, conv: ConversationState) -> str:
-        last = max(conv.attempts.values(), key=lambda a: a.started_ts, default=None)
-        live = {p.preset_id for p in self.engine.presets.all()}
-        return last.preset[0] if last is not None and last.preset is not None and last.preset[0] in live else DEFAULT_ID
 
     def _client(self) -> Client:
         if self.client is None:

@@ -24,7 +24,6 @@ from nicegui import ui
 from engine.commands import Engine, chats_of, read_as_admin
 from engine.people import People, Person
 from ledger.errors import StoreError
-from ui.admin_users import NOT_FOUND
 from ui.export import conversation_markdown
 from ui.format import date_time
 from ui.style import add_style
@@ -32,13 +31,11 @@ from ui.style import add_style
 RECORDED = "You are reading {owner}'s chat as an admin. This read is recorded in their ledger and shown to them."
 
 
-def allowed(people: People | None, person: Person | None, admin_can_read: bool) -> bool:
-    return people is not None and person is not None and person.admin and admin_can_read
-
-
-def not_found() -> None:
-    ui.page_title("Not found · Ledger Chat")
-    ui.label(NOT_FOUND).classes("text-lg px-3 py-10").mark("not-found")
+def reader(people: People | None, person: Person | None, admin_can_read: bool) -> tuple[People, Person] | None:
+    """(the accounts, the admin) when ``person`` may read others' chats here; None: the page is not found."""
+    if people is None or person is None or not person.admin or not admin_can_read:
+        return None
+    return people, person
 
 
 def _header(title: str, back: str) -> None:

@@ -31,6 +31,12 @@ from ui.style import add_style
 NOT_FOUND = "There is nothing at this address."
 
 
+def not_found() -> None:
+    """The page an address nobody may see here answers with: the same as an unknown address."""
+    ui.page_title("Not found · Ledger Chat")
+    ui.label(NOT_FOUND).classes("text-lg px-3 py-10").mark("not-found")
+
+
 class AdminUsersPage:
     def __init__(
         self, people: People | None, person: Person | None, *, oidc: bool = False, can_read: bool = False
@@ -40,9 +46,7 @@ class AdminUsersPage:
     async def build(self) -> None:
         add_style()
         if self.people is None or self.person is None or not self.person.admin:
-            ui.page_title("Not found · Ledger Chat")
-            ui.label(NOT_FOUND).classes("text-lg px-3 py-10").mark("not-found")
-            return
+            return not_found()
         ui.page_title("Accounts · Ledger Chat")
         self.base = str(ui.context.client.request.base_url).rstrip("/")  # as this browser reached the server
         with ui.header().classes("lc-header items-center gap-2 px-3 py-1 no-wrap"):

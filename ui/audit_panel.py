@@ -19,7 +19,7 @@ from nicegui import background_tasks, ui
 
 from engine.commands import Engine
 from ledger.codec import to_jsonl
-from ledger.events import AnyEvent, ReadBy
+from ledger.events import AnyEvent
 from ledger.folds import AttemptAudit, PhaseKind, Waterfall, audit, waterfalls
 from ui.audit_words import audit_counters, audit_heading, phase_detail, phase_label
 from ui.export import conversation_markdown
@@ -29,7 +29,7 @@ from ui.notices import notice
 from ui.waterfall import WaterfallView
 from ui.widgets import TimeLabel
 
-Reads = tuple[tuple[str, str], ...]  # (the admin's name, when): ``read_by`` events
+Reads = tuple[tuple[str, str], ...]  # (the admin's name, when): ``ConversationState.reads``
 ICONS: dict[PhaseKind, str] = {
     "submitted": "send",
     "started": "play_arrow",
@@ -120,11 +120,13 @@ class AuditPanel:
             while True:
                 self._again = False
                 cid = self.cid
-                if cid is None or self.engine.conversation(cid) is None:
+                conv = self.engine.conversation(cid) if cid is not None else None
+                if cid is None or conv is None:
                     self.timeline_box.clear()
                     self._signature = ()
                     return
-                audits, reads = await asyncio.to_thread(self._audits, cid)
+                reads = conv.reads  # (the reducer's fold of ``read_by``)
+                audits = await asyncio.to_thread(self._audits, cid)
                 if self.timeline_box.is_deleted:
                     return
                 if not self._again and cid == self.cid:
@@ -135,9 +137,8 @@ class AuditPanel:
         finally:
             self._reading = False
 
-    def _audits(self, cid: str) -> tuple[list[AttemptAudit], Reads]:
-        events = self.engine.events(cid)
-        return audit(events), tuple((e.name or e.actor or "an admin", e.ts) for e in events if isinstance(e, ReadBy))
+    def _audits(self, cid: str) -> list[AttemptAudit]:
+        return audit(self.engine.events(cid))
 
     def _show(self, audits: list[AttemptAudit], reads: Reads, force: bool) -> None:
         if self.scope.value == "message" and self.message_id:

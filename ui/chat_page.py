@@ -32,7 +32,7 @@ from ui.health_banner import HealthBanner
 from ui.message_actions import MessageActions
 from ui.notices import not_recorded, notice
 from ui.pending import PendingMessage
-from ui.preset_picker import PresetBar, preset_instructions, preset_model, preset_of
+from ui.preset_picker import PresetBar, preset_instructions, preset_model
 from ui.queued import QueuedPanel
 from ui.refresh import RefreshScheduler
 from ui.sidebar import Sidebar
@@ -58,7 +58,7 @@ class ChatPage:
         self.drafts: dict[str, str] = {}  # "" = the new chat; per chat, the message box text while switched away
         self.draft_files: dict[str, tuple[Attachment, ...]] = {}  # and the files attached to it
         self.files = files_of(self.engine)
-        self.preset = preset_of(self.engine, self.engine.conversation(cid) if cid else None, preset, self.viewer)
+        self.preset = self.engine.presets.of_chat(self.engine.conversation(cid) if cid else None, preset, self.viewer)
         self.model = preset_model(self.engine, self.preset, self.viewer) if preset else self.model
 
     def build(self) -> None:
@@ -186,7 +186,7 @@ class ChatPage:
         if self.composer.tray is not None:
             self.composer.tray.set(self.draft_files.pop(cid or "", ()))
         self.model = model_of(self.engine.conversation(cid) if cid else None, self.engine.settings.models)
-        self.preset = preset_of(self.engine, self.engine.conversation(cid) if cid else None, None, self.viewer)
+        self.preset = self.engine.presets.of_chat(self.engine.conversation(cid) if cid else None, None, self.viewer)
         self.bar.show(self.preset)
         if self.picker is not None:
             self.picker.value = self.model

@@ -23,8 +23,8 @@ from starlette.responses import PlainTextResponse, Response
 
 from engine.files import referenced_by
 from ledger.codec import to_jsonl
-from ui.admin_read import allowed, chat_page, chats_page, not_found
-from ui.admin_users import AdminUsersPage
+from ui.admin_read import chat_page, chats_page, reader
+from ui.admin_users import AdminUsersPage, not_found
 from ui.attachments import files_of, uploaded_by
 from ui.chat_page import ChatPage
 from ui.context import PageContext, install, viewer_of
@@ -66,18 +66,18 @@ def register_pages(context: PageContext) -> None:
     @ui.page("/admin/read")
     async def admin_read(person: str | None = None) -> None:  # --admin-can-read, admins only: each read recorded
         track(context)
-        admin = context.person() if context.team else None
-        if not allowed(context.people, admin, context.admin_can_read) or context.people is None:
+        found = reader(context.people, context.person() if context.team else None, context.admin_can_read)
+        if found is None:
             return not_found()
-        await chats_page(context.require_engine(), context.people, person)
+        await chats_page(context.require_engine(), found[0], person)
 
     @ui.page("/admin/read/{cid}")
     async def admin_read_chat(cid: str) -> None:
         track(context)
-        admin = context.person() if context.team else None
-        if not allowed(context.people, admin, context.admin_can_read) or context.people is None or admin is None:
+        found = reader(context.people, context.person() if context.team else None, context.admin_can_read)
+        if found is None:
             return not_found()
-        await chat_page(context.require_engine(), context.people, admin, cid)
+        await chat_page(context.require_engine(), *found, cid)
 
     @ui.page("/presets")
     def presets(preset: str | None = None) -> None:

@@ -25,19 +25,6 @@ from ui.money import chat_words, title_of
 from ui.widgets import Actions
 
 
-def preset_of(engine: Engine, conv: ConversationState | None, wanted: str | None, viewer: Viewer) -> str:
-    """The preset a chat's next answer runs with: ``wanted`` (a link's), else its last answer's, else the default
-    (only one ``viewer`` may use)."""
-    live = {p.preset_id for p in engine.presets.all(viewer)}
-    if wanted in live:
-        return wanted
-    if conv is not None:
-        last = max(conv.attempts.values(), key=lambda a: a.started_ts, default=None)
-        if last is not None and last.preset is not None and last.preset[0] in live:
-            return last.preset[0]
-    return DEFAULT_ID
-
-
 class PresetBar:
     """Built inside the header: the preset picker, the chat's cost, the link to the presets page."""
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from engine.commands.engine import Engine
 from ledger.events import ApprovalScope, GrantRevoked
-from store.grants import Grant, grant_key, split_key
+from ledger.reduce_approval import grant_key
+from store.grants import Grant, server_grant_key, split_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +53,10 @@ async def server_grants(engine: Engine, person: str | None = None) -> tuple[Gran
 
 async def revoke(engine: Engine, cid: str | None, grant: GrantView, person: str | None = None) -> bool:
     """Take back ``grant``: in the chat ``cid`` (scope ``chat``) or ``person``'s on its server (scope ``server``)."""
-    key = f"{grant.server}/{grant.tool}"
     if grant.scope == "server":
-        mine = grant_key(person, grant.server, grant.tool)
+        mine = server_grant_key(person, grant.server, grant.tool)
         return engine.tools is not None and await asyncio.to_thread(engine.tools.grants.revoke, mine)
+    key = grant_key(grant.server, grant.tool)
     conv = engine.conversation(cid) if cid is not None else None  # read again if it left memory meanwhile
     if conv is None or cid is None or key not in conv.grants:
         return False

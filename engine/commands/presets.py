@@ -31,6 +31,7 @@ from engine.stamps import new_id, now_iso
 from engine.tools import ServerHealth
 from ledger.decide import InputRejected, NewAttempt
 from ledger.presets import DEFAULT_ID, Preset, latest, problems
+from ledger.state import ConversationState
 from store.presets import PresetStore, VersionTaken
 
 Models = Callable[[], tuple[str, ...]]
@@ -63,6 +64,15 @@ class Presets:
         if version is None:
             return mine[-1] if mine else None
         return next((p for p in mine if p.version == version), None)
+
+    def of_chat(self, conv: ConversationState | None, wanted: str | None = None, viewer: Viewer = PERSONAL) -> str:
+        """The preset a chat's next answer runs with (the page's, an editor session's): ``wanted`` (a link's), else
+        its last answer's, else the default; only one ``viewer`` may use and not deleted."""
+        live = {p.preset_id for p in self.all(viewer)}
+        if wanted in live:
+            return wanted
+        last = max(conv.attempts.values(), key=lambda a: a.started_ts, default=None) if conv is not None else None
+        return last.preset[0] if last is not None and last.preset is not None and last.preset[0] in live else DEFAULT_ID
 
     def save(self, draft: Preset, viewer: Viewer = PERSONAL, *, shared: bool = False) -> Preset:
         """Store ``draft`` as the next version of its preset (a new preset when its id is empty: ``viewer``'s own,

@@ -8,7 +8,7 @@ Guarantees:
   ``AttemptRun.approvals`` (``AttemptWorker.decide_tool``): the first answer wins, later ones are refused there.
   Run with scope ``chat`` (or any Run under mode ``once``) grants the tool in this chat (in the ledger); scope
   ``server`` also writes the server grant (``ToolHub.grants``, off the event loop). Skip answers ``declined``.
-- In team mode a server grant is the chat owner's (``store.grants.grant_key``): one person's "always allow" never
+- In team mode a server grant is the chat owner's (``store.grants.server_grant_key``): one person's "always allow" never
   lets a call run unasked in another person's chat.
 - Stop while waiting records ``approval_given`` (skip, by ``stop``) and lets the cancellation go on (the caller
   answers the call ``not_run``). Nothing here ever leaves a call without its one result.
@@ -28,8 +28,7 @@ from engine.turns.attempt import AttemptRun, PendingCall
 from ledger.errors import StoreError
 from ledger.events import ApprovalAsked, ApprovalBy, ApprovalDecision, ApprovalGiven, ApprovalMode, ApprovalScope
 from ledger.reduce_approval import grant_key
-from store.grants import Grant
-from store.grants import grant_key as server_key
+from store.grants import Grant, server_grant_key
 
 log = logging.getLogger("ledger_chat.tools")
 
@@ -39,7 +38,7 @@ async def approved(run: AttemptRun, call: PendingCall, resolved: ResolvedTool, h
     one result already."""
     conv = run.view()
     chat = conv.grants.get(grant_key(resolved.server, resolved.tool)) if conv is not None else None
-    key = server_key(conv.owner if conv is not None else None, resolved.server, resolved.tool)
+    key = server_grant_key(conv.owner if conv is not None else None, resolved.server, resolved.tool)
     server = await _server_grant(hub, key)
     grants = Grants(current=resolved.grant_hash, chat=chat, server=server)
     overrides = approval_overrides(run.provider.preset)  # the agent preset's modes (validated on save), if any

@@ -4,8 +4,8 @@ table; the ledger records each grant and revoke, the store answers whether one h
 
 from __future__ import annotations
 
-from store.grants.api import Grant, GrantStore, MemoryGrants, grant_key, split_key
+from store.grants.api import Grant, GrantStore, MemoryGrants, server_grant_key, split_key
 from store.grants.file import FileGrants
 from store.grants.postgres import PgGrants
 
-__all__ = ["FileGrants", "Grant", "GrantStore", "MemoryGrants", "PgGrants", "grant_key", "split_key"]
+__all__ = ["FileGrants", "Grant", "GrantStore", "MemoryGrants", "PgGrants", "server_grant_key", "split_key"]

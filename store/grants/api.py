@@ -2,7 +2,7 @@
 
 A server grant lets every call of one tool of one server (key ``server/tool``) run without asking, in every chat,
 while the tool's grant hash is the one granted (``engine.tools.approval``). In team mode a grant is one person's:
-its key is ``<person>|server/tool`` (``grant_key``) and it lets only the calls in that person's chats run. Chat
+its key is ``<person>|server/tool`` (``server_grant_key``) and it lets only the calls in that person's chats run. Chat
 grants are not here: they are in each conversation's ledger (``ledger.events.approval``).
 
 Guarantees: ``grants`` gives key → ``Grant`` as last written by any instance sharing the store (no cache);
@@ -16,6 +16,8 @@ import threading
 from dataclasses import dataclass
 from typing import Protocol
 
+from ledger.reduce_approval import grant_key
+
 
 @dataclass(frozen=True, slots=True)
 class Grant:
@@ -24,14 +26,15 @@ class Grant:
     granted_ts: str  # ISO 8601 UTC, stamped by the engine
 
 
-def grant_key(owner: str | None, server: str, tool: str) -> str:
-    """The store's key of a server grant: ``server/tool``, or ``<person>|server/tool`` for one person's (team mode:
-    a person id never holds ``|`` or ``/``)."""
-    return f"{server}/{tool}" if owner is None else f"{owner}|{server}/{tool}"
+def server_grant_key(owner: str | None, server: str, tool: str) -> str:
+    """The store's key of a server grant: the chat grants' ``server/tool`` (``ledger.reduce_approval.grant_key``),
+    or ``<person>|server/tool`` for one person's (team mode: a person id never holds ``|`` or ``/``)."""
+    key = grant_key(server, tool)
+    return key if owner is None else f"{owner}|{key}"
 
 
 def split_key(key: str) -> tuple[str | None, str, str]:
-    """``grant_key``'s inverse: (owner, server, tool)."""
+    """``server_grant_key``'s inverse: (owner, server, tool)."""
     person, bar, rest = key.partition("|")
     owner = person if bar else None
     server, _, tool = (rest if bar else key).partition("/")
