@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import psycopg
 from playwright.sync_api import expect
 
 from ledger.events.core import Cancelled, Persisted
@@ -22,6 +23,7 @@ from tests.acp.conftest import Editor, start_agent
 from tests.support.app_runner import AppRunner
 from tests.support.browser import Pages, last_answer, visible_words, wait_words
 from tests.support.upstream import Behavior, ScriptedUpstream
+from tests.support.waiting import wait_until_blocking
 
 T = TypeVar("T")
 LONG = " ".join(f"w{i}" for i in range(600))
@@ -44,6 +46,18 @@ class Beside:
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
+
+
+def started_in_database(url: str, cid: str) -> None:
+    """Wait until the bridge's first writes of the chat are in the database: it answers ``session/new`` a moment
+    before they are, and a tab opened at once on a busy machine found no such chat (fresh run 57)."""
+
+    def started() -> bool:
+        with psycopg.connect(url) as conn:
+            query = "SELECT 1 FROM events WHERE conversation_id = %s AND kind = 'started'"
+            return conn.execute(query, (cid,)).fetchone() is not None
+
+    wait_until_blocking(started, 30, "the editor's answer started, in the database")
 
 
 @contextmanager
