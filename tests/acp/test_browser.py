@@ -87,6 +87,7 @@ def test_an_editors_session_shows_live_in_a_chromium_tab_and_stop_there_ends_the
         sid = beside.call(editor.new_session())
         upstream_server.plan(Behavior(text=LONG, chunk_delay=0.04))
         prompt = beside.submit(editor.prompt(sid, "a long answer, please"))
+        started_in_database(database_url, sid)
         page = open_page(app, f"/chat/{sid}")
         wait_words(page, 10)  # live in the tab while the editor is streamed it
         assert not prompt.done()
