@@ -44,6 +44,16 @@ def to_documents(events: Sequence[AnyEvent]) -> list[dict[str, Any]]:
     return docs
 
 
+def last_seq(docs: Sequence[dict[str, Any]]) -> int:
+    """The seq of the last event in stored documents (0 when none can be told): a batch's is its last row's."""
+    for doc in reversed(docs):
+        rows = doc.get("rows") if doc.get("kind") == BATCH_KIND else None
+        seq = rows[-1][0] if rows and isinstance(rows[-1], list | tuple) and rows[-1] else doc.get("seq")
+        if isinstance(seq, int):
+            return seq
+    return 0
+
+
 def untracked_rows(docs: Iterable[dict[str, Any]]) -> None:
     """Turn the rows of chunk batches read from a file (JSON arrays: lists) into tuples of tuples, in place."""
     for doc in docs:

@@ -3,9 +3,13 @@ conversation; the backing of the store's lazy memory (``store.memory.Backing``).
 
 Guarantees:
 - ``take_lock`` holds the folder's lock (``store.tinydb.lock``) before anything is written; every write checks it.
-- ``write(cid, events)`` appends the events' documents to the conversation's file, or, when the last event is
-  ``deleted``, removes the file. Each file is replaced atomically (``store.tinydb.storage``); a write that raises leaves
-  file and cache as they were, so retrying it neither loses nor doubles anything.
+- ``write(cid, events)`` appends the events' documents to the conversation's files (``store.tinydb.logfile``: one
+  record on its log, fsynced; its cost follows the batch, not the conversation), or, when the last event is
+  ``deleted``, removes them. A write that raises leaves the files as they were, so retrying it neither loses nor
+  doubles anything.
+- A log grown to the size of its compacted file is compacted (``compact_one``) by the writer thread after a batch
+  (``Store.housekeep``), never while a batch is written, and never while another thread reads that conversation:
+  a read waits for the compaction of its conversation, a compaction skips a conversation being read.
 - ``write_index(summaries, deleted)`` replaces the index (one entry per live conversation with its summary, and a
   tombstone per deleted one) atomically; the store writes it before the conversation files of the same batch, so
   an index never says less than the files (an attempt it marks open may be closed on disk, never the reverse).
@@ -14,26 +18,33 @@ Guarantees:
 - ``read(cid)`` reads a conversation's file when the store's memory asks (damage is kept aside, when
   ``writable``, and reported: ``store.tinydb.opening``); ``might_contain`` reads only the texts of user messages
   and finished answers (``persisted``), and says True for a file it cannot read (reading it reports the damage).
-- Only the files of conversations written (or read and kept) since they were last ``forget``-ten are cached.
+- Only the writer's handles of conversations written (or read and kept) since they were last ``forget``-ten are
+  kept: an open log, its size and its compacted file's; never their documents.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+import threading
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-from tinydb import TinyDB
 
 from ledger.events import AnyEvent, Deleted
 from ledger.summary import ConversationSummary
 from store.memory import Read
 from store.tinydb.bounding import OVERSIZE_FILE, Bounding
-from store.tinydb.documents import to_documents, untracked_rows
+from store.tinydb.documents import last_seq, to_documents
 from store.tinydb.lock import DataDirLock
-from store.tinydb.opening import INDEX_FILE, TABLE, Report, index_docs, read_conversation
-from store.tinydb.storage import AtomicJSONStorage, atomic_write, dumps, loads
+from store.tinydb.logfile import ConversationLog, read_log, table_docs
+from store.tinydb.opening import INDEX_FILE, Report, index_docs, read_conversation
+from store.tinydb.records import scan
+from store.tinydb.storage import atomic_write, dumps, loads
+
+log = logging.getLogger("store.tinydb.files")
 
 
 class FolderFiles:
@@ -44,7 +55,11 @@ class FolderFiles:
         self.index_due = False
         self._report = report
         self._lock: DataDirLock | None = None
-        self._dbs: dict[str, TinyDB] = {}
+        self._logs: dict[str, ConversationLog] = {}  # the writer's handles (``forget`` drops them)
+        self._guard = threading.Condition()  # over what follows: reads and compactions of one conversation exclude
+        self._reading: Counter[str] = Counter()
+        self._compacting: str | None = None
+        self._due: set[str] = set()  # conversations whose log is to be compacted
         self._index: dict[str, Any] = {}
         self._deleted_at: dict[str, str] = {}
 
@@ -53,8 +68,12 @@ class FolderFiles:
         self.take_lock()
         if isinstance(events[-1], Deleted):
             self._remove(cid)
-        else:
-            self._db(cid).table(TABLE).insert_multiple(to_documents(events))
+            return
+        files = self._files(cid)
+        files.append(to_documents(events))
+        if files.due:
+            with self._guard:
+                self._due.add(cid)
 
     def write_index(self, summaries: dict[str, ConversationSummary], deleted: set[str]) -> None:
         """Replace the index with these summaries and tombstones; raises on any failure."""
@@ -72,21 +91,26 @@ class FolderFiles:
         """Start from the index opening read."""
         self._index = index
 
-    def loaded(self, cid: str, docs: list[dict[str, Any]]) -> None:
-        """The conversation's stored documents, as opening read them (saves reading the file again to append)."""
-        untracked_rows(docs)
-        data = {TABLE: {str(i): doc for i, doc in enumerate(docs, start=1)}}
-        self._dbs[cid] = TinyDB(self.path(cid), storage=AtomicJSONStorage, data=data)
+    def loaded(self, cid: str, end: int) -> None:
+        """Under the store's lock: the conversation was read and is kept, its log's good records ending at ``end``
+        (the writer appends there, after keeping aside anything beyond)."""
+        path = self.path(cid)
+        base = path.stat().st_size if path.exists() else 0
+        with self._guard:
+            old, self._logs[cid] = self._logs.get(cid), ConversationLog(path, base_bytes=base, end=end)
+        if old is not None:
+            old.close()
 
     def read(self, cid: str) -> Read | None:
-        """The conversation's events from its file; None when there is none (``store.memory.Backing``)."""
-        read = read_conversation(
-            self.data_dir, cid, writable=self.writable, report=self._report, bounding=self.bounding
-        )
+        """The conversation's events from its files; None when there are none (``store.memory.Backing``)."""
+        with self._read(cid):
+            read = read_conversation(
+                self.data_dir, cid, writable=self.writable, report=self._report, bounding=self.bounding
+            )
         if read is None:
             return None
-        events, docs = read
-        return Read(events, kept=lambda: self.loaded(cid, docs))
+        events, end = read
+        return Read(events, kept=lambda: self.loaded(cid, end))
 
     def might_contain(self, cid: str, words: list[str]) -> bool:
         """False only when no line of a user message or of a finished answer (its ``persisted`` text) in the
@@ -95,7 +119,13 @@ class FolderFiles:
             path = self.path(cid)
             if self.bounding is not None and self.writable and path.stat().st_size > OVERSIZE_FILE:
                 return True  # not parsed here (it would hold the interpreter): reading it bounds it first
-            docs = loads(path.read_bytes())[TABLE].values()
+            with self._read(cid):
+                tail = read_log(path)
+                docs = table_docs(loads(path.read_bytes())) if path.exists() or not tail else []
+            found = scan(tail, after=last_seq(docs))
+            if found.damaged:
+                return True  # reading it reports the damage
+            docs += found.docs
             texts = [d["text"] for d in docs if d.get("kind") in ("submitted", "persisted")]
         except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return True  # damaged: reading it reports the damage
@@ -107,10 +137,38 @@ class FolderFiles:
         self.index_due = True
 
     def forget(self, cid: str) -> None:
-        """Drop the cached file of a conversation nothing is being written to."""
-        db = self._dbs.pop(cid, None)
-        if db is not None:
-            db.close()
+        """Drop the writer's handle of a conversation nothing is being written to."""
+        with self._guard:
+            files = self._logs.pop(cid, None)
+            self._due.discard(cid)
+        if files is not None and self._compacting != cid:
+            files.close()
+
+    def compaction_due(self) -> bool:
+        """Whether a log waits to be compacted (and its conversation is not being read)."""
+        with self._guard:
+            return any(not self._reading[cid] for cid in self._due)
+
+    def compact_one(self) -> None:
+        """On the writer thread, after a batch: compact one due log. A failure is logged (the log stays as it is,
+        whole, and is compacted again when it next grows)."""
+        with self._guard:
+            cid = next((c for c in sorted(self._due) if not self._reading[c]), None)
+            if cid is None:
+                return
+            self._due.discard(cid)
+            files = self._logs.get(cid)
+            if files is None or not files.due:
+                return
+            self._compacting = cid
+        try:
+            files.compact()
+        except (OSError, ValueError) as exc:
+            log.warning("the log of conversation %s could not be compacted (it stays as it is): %s", cid, exc)
+        finally:
+            with self._guard:
+                self._compacting = None
+                self._guard.notify_all()
 
     def take_lock(self) -> None:
         """Hold the folder's lock; raises ``DataDirInUseError`` or the ``OSError`` of an unwritable folder."""
@@ -125,15 +183,33 @@ class FolderFiles:
     def path(self, cid: str) -> Path:
         return self.data_dir / f"conv-{cid}.json"
 
-    def _db(self, cid: str) -> TinyDB:
-        db = self._dbs.get(cid)
-        if db is None:
-            db = self._dbs[cid] = TinyDB(self.path(cid), storage=AtomicJSONStorage)
-        return db
+    def _files(self, cid: str) -> ConversationLog:
+        files = self._logs.get(cid)
+        if files is None:  # a new conversation (one on disk is read, and its handle made, before it is written)
+            files = ConversationLog(self.path(cid))
+            with self._guard:
+                self._logs[cid] = files
+        return files
+
+    @contextmanager
+    def _read(self, cid: str) -> Iterator[None]:
+        """While another thread reads a conversation's files: never during its compaction (waits for it to end)."""
+        with self._guard:
+            self._guard.wait_for(lambda: self._compacting != cid)
+            self._reading[cid] += 1
+        try:
+            yield
+        finally:
+            with self._guard:
+                self._reading[cid] -= 1
+                if not self._reading[cid]:
+                    del self._reading[cid]
+                self._guard.notify_all()
 
     def _remove(self, cid: str) -> None:
+        files = self._logs.get(cid) or ConversationLog(self.path(cid), base_bytes=0, end=0)
         self.forget(cid)
-        self.path(cid).unlink(missing_ok=True)
+        files.remove()
 
 
 def _now() -> str:

@@ -1,6 +1,11 @@
 """Reading a data folder at start-up: whatever is damaged is kept aside and reported, opening never raises.
 
 Guarantees:
+- A conversation is its compacted file (``conv-<id>.json``) and the log of the batches written after it
+  (``conv-<id>.log``, ``store.tinydb.logfile``): the log is read first, then the file, and its records replayed
+  after the file's documents. A log's torn or damaged tail is cut back to its last complete record, the cut part
+  kept aside and reported (``store.tinydb.aside.cut_log``). A folder written before logs existed has compacted
+  files only: they are read as they are, and the writer appends a log beside each from then on.
 - ``read_index`` reads the index only: per live conversation its summary (``ledger.summary``), and the tombstones.
   Entries without a summary (an index written before summaries) and conversation files the index does not list
   are read once, their summaries rebuilt from their events and the index rewritten (when ``writable``): an old
@@ -25,7 +30,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +37,13 @@ from ledger.bounds import TEXT_BOUND
 from ledger.events import AnyEvent
 from ledger.summary import ConversationSummary, as_doc, from_doc
 from store.memory import summary_of_events
+from store.tinydb.aside import Aside, cut_log, keep_aside, why
 from store.tinydb.bounding import OVERSIZE_FILE, Bounded, Bounding, bound_data
-from store.tinydb.documents import from_documents, to_documents
+from store.tinydb.documents import from_documents, last_seq, to_documents
+from store.tinydb.logfile import as_table, log_path, read_log, table_docs
+from store.tinydb.records import scan
 from store.tinydb.storage import AtomicJSONStorage, loads, salvage
 
-TABLE = "events"
 INDEX_FILE = "index.json"
 INDEX_TABLE = "conversations"
 ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -47,10 +53,9 @@ _READ_ERRORS = (ValueError, KeyError, TypeError, AttributeError, RecursionError)
 
 @dataclass
 class Folder:
-    """What could be read: events and stored documents per conversation, tombstones, the index's documents."""
+    """What could be read: events per conversation, tombstones, the index's documents."""
 
     events: dict[str, list[AnyEvent]] = field(default_factory=dict)
-    docs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     deleted: set[str] = field(default_factory=set)
     index: dict[str, Any] = field(default_factory=dict)
 
@@ -106,11 +111,11 @@ def index_docs(
 
 def read_conversation(
     data_dir: Path, cid: str, *, writable: bool, report: Report, bounding: Bounding | None = None
-) -> tuple[list[AnyEvent], list[dict[str, Any]]] | None:
-    """One conversation's events and stored documents; damage is kept aside (when ``writable``) and reported;
-    ``None`` when its file is not there or cannot be read."""
+) -> tuple[list[AnyEvent], int] | None:
+    """One conversation's events and where its log's good records end; damage is kept aside (when ``writable``)
+    and reported; ``None`` when its files are not there or cannot be read."""
     path = data_dir / f"conv-{cid}.json"
-    if not (path.exists() or path.is_symlink()):
+    if not (path.exists() or path.is_symlink() or log_path(path).exists()):
         return None
     return _conversation(_Reader(data_dir, writable, report, bounding), cid, path)
 
@@ -118,8 +123,8 @@ def read_conversation(
 def _file_ids(data_dir: Path, reader: _Reader) -> list[str]:
     """The ids of the conversation files in the folder; a file not named like one is kept aside and reported."""
     found = []
-    for path in sorted(data_dir.glob("conv-*.json")):
-        cid = path.name.removeprefix("conv-").removesuffix(".json")
+    for path in sorted([*data_dir.glob("conv-*.json"), *data_dir.glob("conv-*.log")]):
+        cid = path.name.removeprefix("conv-").removesuffix(path.suffix)
         if ID_PATTERN.fullmatch(cid):
             found.append(cid)
             continue
@@ -127,7 +132,7 @@ def _file_ids(data_dir: Path, reader: _Reader) -> list[str]:
         reader.report(
             f"name:{path.name}", f"The file {path.name!r} is not named like a conversation: ignored{aside.note}."
         )
-    return found
+    return list(dict.fromkeys(found))
 
 
 def read_folder(data_dir: Path, *, writable: bool, report: Report) -> Folder:
@@ -140,34 +145,26 @@ def read_folder(data_dir: Path, *, writable: bool, report: Report) -> Folder:
             continue
         read = _conversation(reader, cid, data_dir / f"conv-{cid}.json")
         if read is not None:
-            folder.events[cid], folder.docs[cid] = read
+            folder.events[cid] = read[0]
     return folder
 
 
-def _conversation(reader: _Reader, cid: str, path: Path) -> tuple[list[AnyEvent], list[dict[str, Any]]] | None:
-    docs = reader.conversation(cid, path)
-    if docs is None:
+def _conversation(reader: _Reader, cid: str, path: Path) -> tuple[list[AnyEvent], int] | None:
+    read = reader.conversation(cid, path)
+    if read is None:
         return None
+    docs, end = read
     events, problems = from_documents(cid, docs)
     events.sort(key=lambda e: e.seq)
     if problems:
         readable = to_documents(events)
-        aside = reader.keep_aside(path, replacement=_table(readable))
+        aside = reader.keep_aside(path, replacement=as_table(readable))
         reader.report(
             f"codec:{path.name}",
             f"Conversation {cid}: {len(problems)} stored record(s) could not be read and were left out "
             f"({problems[0]}){aside.note}.",
         )
-        docs = readable if aside.moved else docs
-    return events, docs
-
-
-@dataclass(frozen=True, slots=True)
-class Aside:
-    """Whether a damaged path was moved aside, and the words that say so in a report."""
-
-    moved: bool
-    note: str
+    return events, end
 
 
 def is_conversation_id(cid: object) -> bool:
@@ -194,7 +191,7 @@ class _Reader:
             if aside.moved:
                 self.write(path, rebuilt)
             action = "it was rebuilt from the files" if aside.moved else "it is read as if empty"
-            self.report("index", f"The conversation index is damaged ({_why(exc)}); {action}{aside.note}.")
+            self.report("index", f"The conversation index is damaged ({why(exc)}); {action}{aside.note}.")
             return rebuilt, set()
         good = {key: doc for key, doc in table.items() if is_conversation_id(doc.get("id"))}
         cleaned = {**data, INDEX_TABLE: good}
@@ -204,30 +201,43 @@ class _Reader:
             self.report("index-entries", f"The conversation index has entries without a valid id ({bad}){aside.note}.")
         return cleaned, {str(doc["id"]) for doc in good.values() if doc.get("deleted")}
 
-    def conversation(self, cid: str, path: Path) -> list[dict[str, Any]] | None:
-        """The stored documents of one file, in order; ``None`` when the path is not a readable file."""
+    def conversation(self, cid: str, path: Path) -> tuple[list[dict[str, Any]], int] | None:
+        """The stored documents of one conversation, in order, and where its log's good records end; ``None``
+        when neither its compacted file nor its log can be read."""
         self.bound_aside(cid, path)
+        try:
+            tail = read_log(path)  # before the compacted file: see ``store.tinydb.logfile``
+        except OSError as exc:
+            tail = b""
+            self.report(f"read:{path.name}.log", f"Conversation {cid}: its log cannot be read ({why(exc)}).")
+        docs = self.compacted(cid, path) if path.exists() or path.is_symlink() else []
+        if docs is None and not tail:
+            return None
+        docs = docs or []
+        found = scan(tail, after=last_seq(docs))
+        if found.damaged:
+            cut_log(cid, path, found, writable=self.writable, report=self.report)
+        return docs + found.docs, found.end
+
+    def compacted(self, cid: str, path: Path) -> list[dict[str, Any]] | None:
+        """The stored documents of one compacted file, in order; ``None`` when the path is not a readable file."""
         try:
             raw = path.read_bytes()
         except OSError as exc:
             aside = self.keep_aside(path)
-            self.report(f"read:{path.name}", f"Conversation {cid}: its file cannot be read ({_why(exc)}){aside.note}.")
+            self.report(f"read:{path.name}", f"Conversation {cid}: its file cannot be read ({why(exc)}){aside.note}.")
             return None
         try:
-            data = loads(raw.decode("utf-8"))
-            table = data[TABLE]
-            docs = [table[k] for k in sorted(table, key=int)]
-            if not all(isinstance(doc, dict) for doc in docs):
-                raise TypeError("a stored record is not an object")
+            docs = table_docs(loads(raw.decode("utf-8")))
             if self.bounding is not None and len(raw) > TEXT_BOUND:  # bounded apart: a failed rewrite changes nothing
                 apart = loads(raw.decode("utf-8"))  # of what is read (it is written back by the next batch)
                 if self.bounded(cid, path, lambda: bound_data(path, apart, self.bounding.put)):  # type: ignore[union-attr]
-                    docs = [apart[TABLE][k] for k in sorted(apart[TABLE], key=int)]
+                    docs = table_docs(apart)
             return docs
         except _READ_ERRORS as exc:
             docs = salvage(raw.decode("utf-8", errors="replace"))[1]
-            aside = self.keep_aside(path, replacement=_table(docs))
-            found = f"({_why(exc)}); {'recovered' if aside.moved else 'read'} {len(docs)} stored record(s) before"
+            aside = self.keep_aside(path, replacement=as_table(docs))
+            found = f"({why(exc)}); {'recovered' if aside.moved else 'read'} {len(docs)} stored record(s) before"
             message = f"its file {'was' if aside.moved else 'is'} damaged {found} the damage"
             self.report(f"damaged:{path.name}", f"Conversation {cid}: {message}{aside.note}.")
             return docs
@@ -246,11 +256,11 @@ class _Reader:
         try:
             done = bound()
         except OSError as exc:
-            done, why = None, _why(exc)
+            done, cause = None, why(exc)
         else:
-            why = "the process that does it failed"
+            cause = "the process that does it failed"
         if done is None:
-            self.report(f"bound:{path.name}", f"Conversation {cid}: its long texts could not be moved aside ({why}).")
+            self.report(f"bound:{path.name}", f"Conversation {cid}: its long texts could not be moved aside ({cause}).")
         elif done.cut:
             self.report(
                 f"bound:{path.name}",
@@ -261,38 +271,16 @@ class _Reader:
 
     def keep_aside(self, path: Path, replacement: dict[str, Any] | None = None) -> Aside:
         """Move ``path`` aside and write ``replacement`` in its place (only when writable)."""
-        if not self.writable or not (path.exists() or path.is_symlink()):
-            return Aside(moved=False, note="")
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-        kept = path.with_name(f"{path.name}.corrupt-{stamp}")
-        try:
-            path.replace(kept)
-        except OSError as exc:
-            return Aside(moved=False, note=f" (it could not be kept aside: {_why(exc)})")
-        if replacement is not None:
-            self.write(path, replacement)
-        return Aside(moved=True, note=f". The original is kept at {kept.name}")
+        return keep_aside(path, writable=self.writable, write=self.write, replacement=replacement)
 
     def write(self, path: Path, data: dict[str, Any]) -> None:
         try:
             AtomicJSONStorage(path).write(data)
         except OSError as exc:
-            self.report(f"write:{path.name}", f"{path.name} could not be rewritten ({_why(exc)}).")
+            self.report(f"write:{path.name}", f"{path.name} could not be rewritten ({why(exc)}).")
 
     def _rebuilt_index(self) -> dict[str, Any]:
         names = sorted(p.name for p in self.data_dir.glob("conv-*.json") if p.is_file())
         cids = [n.removeprefix("conv-").removesuffix(".json") for n in names]
         valid = [(cid, name) for cid, name in zip(cids, names, strict=True) if is_conversation_id(cid)]
         return {str(n): {"id": cid, "file": name, "deleted": False} for n, (cid, name) in enumerate(valid, 1)}
-
-
-def _table(docs: list[dict[str, Any]]) -> dict[str, Any]:
-    return {TABLE: {str(i): doc for i, doc in enumerate(docs, start=1)}}
-
-
-def _why(exc: BaseException) -> str:
-    if isinstance(exc, OSError):
-        return exc.strerror or type(exc).__name__
-    if isinstance(exc, RecursionError):
-        return "nested too deeply"
-    return type(exc).__name__

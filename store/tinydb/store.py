@@ -10,8 +10,10 @@ Guarantees:
   events become readable through ``events()`` immediately and durable within ``flush_interval`` (250 ms), or
   at once for events that end something (``is_urgent``). A crash loses at most the last unflushed batch.
 - All disk writes happen on one writer thread (``store.writer``, the one PostgreSQL uses too), off the event
-  loop; each write replaces a whole file atomically (``store.tinydb.storage``: temp file, fsync, rename), and
-  costs in proportion to that conversation's size, not to all history.
+  loop; a batch is one checksummed record appended to each of its conversations' logs and fsynced
+  (``store.tinydb.logfile``): it costs in proportion to the batch, not to the conversation or to all history. A log
+  grown to the size of its conversation's compacted file is compacted (the file replaced atomically: temp file,
+  fsync, rename) by the writer after a batch is durable (``housekeep``), never while one is written.
 - Saving fails loudly: the first failed write sets ``health().saving_fails`` (a readable reason); events are kept
   in memory and retried with exponential backoff (``flush_interval`` doubling up to ``store.writer.MAX_BACKOFF``);
   one log line and one counted problem per distinct failure; the first successful write clears it.
@@ -240,6 +242,12 @@ class Store(Memory, Batches):
 
     def describe(self, error: BaseException) -> tuple[str, str]:
         return describe_os_error(error)
+
+    def housekeeping_in(self) -> float | None:
+        return 0.0 if self._files.compaction_due() else None
+
+    def housekeep(self) -> None:
+        self._files.compact_one()
 
 
 def _index_changes(old: ConversationSummary | None, new: ConversationSummary | None, event: AnyEvent) -> bool:
