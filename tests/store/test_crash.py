@@ -44,7 +44,7 @@ def run_until_killed(folder: Path, rng: random.Random) -> dict[str, int]:
     lines: list[str] = []
     try:
         assert child.stdout.readline() == "READY\n"
-        reader = threading.Thread(target=lambda: lines.extend(child.stdout), daemon=True)  # type: ignore[arg-type]
+        reader = threading.Thread(target=lambda: lines.extend(child.stdout), daemon=True)
         reader.start()
         try:
             child.wait(timeout=rng.uniform(0.05, 0.8))  # a random moment to kill it at (it never ends by itself)
