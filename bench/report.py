@@ -49,6 +49,7 @@ BENCHES = (
     Bench("bench.engine_bench", (), ("--quick",)),
     Bench("bench.tools_bench", (), ()),
     Bench("bench.open_bench", (), ("--quick",)),
+    Bench("bench.store_bench", (), ("--quick",)),
     Bench("bench.telemetry_bench", ("5000",), ("1000",)),
     Bench("bench.ws_bench", (), (), ("chromium",)),
     Bench("bench.stream_bench", (), ("--quick",), ("chromium",)),

@@ -168,7 +168,10 @@ class FolderFiles:
         finally:
             with self._guard:
                 self._compacting = None
+                forgotten = self._logs.get(cid) is not files
                 self._guard.notify_all()
+            if forgotten:  # ``forget`` left its closing to the compaction
+                files.close()
 
     def take_lock(self) -> None:
         """Hold the folder's lock; raises ``DataDirInUseError`` or the ``OSError`` of an unwritable folder."""
