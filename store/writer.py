@@ -245,12 +245,17 @@ class Writer:
                     self._writing = set(batch)
                     self._batches.taken(batch, self._closing)
             if not idle:
-                self._write(batch, target)
-                del batch  # not kept while waiting for the next one: saved events live on as rows only
+                work = [batch]
+                del batch  # not kept once written (``_write`` lets go of it before waking the waiters)
+                self._write(work, target)
             self._batches.housekeep()
 
-    def _write(self, batch: Batch, target: int) -> None:
+    def _write(self, work: list[Batch], target: int) -> None:
+        """Write the one batch in ``work``; it is let go of before the waiters wake: saved events live on as rows
+        only, and a ``flush_sync`` that returned finds no batch still held by this thread."""
+        batch = work.pop()
         saved, failed, error = self._batches.write(batch)
+        del batch
         with self._cond:
             self._writing = set()
             self._batches.written(error is None)

@@ -149,6 +149,11 @@ class FolderFiles:
         with self._guard:
             return any(not self._reading[cid] for cid in self._due)
 
+    def compacting(self) -> bool:
+        """Whether a compaction is due or under way (its parsed documents live on the writer thread meanwhile)."""
+        with self._guard:
+            return self._compacting is not None or any(not self._reading[cid] for cid in self._due)
+
     def compact_one(self) -> None:
         """On the writer thread, after a batch: compact one due log. A failure is logged (the log stays as it is,
         whole, and is compacted again when it next grows)."""

@@ -249,6 +249,10 @@ class Store(Memory, Batches):
     def housekeep(self) -> None:
         self._files.compact_one()
 
+    def compacting(self) -> bool:
+        """Whether the writer has a log's compaction due or under way (what is measured in memory waits for it)."""
+        return self._files.compacting()
+
 
 def _index_changes(old: ConversationSummary | None, new: ConversationSummary | None, event: AnyEvent) -> bool:
     """Whether the index must say what ``event`` changed: a new or deleted conversation (``new`` is None), a
