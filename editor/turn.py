@@ -61,9 +61,9 @@ class Turn:
             self.events.append(event)
             self.changed.set()
 
-    async def run(self, text: str, preset: str | None = None) -> PromptResponse:
-        """Send ``text`` (answered with agent ``preset``), stream the turn, answer when it has ended (or raise the
-        ``RequestError`` it ends with)."""
+    async def run(self, text: str, preset: str | None = None, model: str | None = None) -> PromptResponse:
+        """Send ``text`` (answered with agent ``preset`` by ``model``), stream the turn, answer when it has ended
+        (or raise the ``RequestError`` it ends with)."""
         unsubscribe = self.engine.subscribe(self.listen)
         try:
             conv = self.engine.conversation(self.cid)
@@ -73,7 +73,7 @@ class Turn:
             if self.engine.is_streaming(self.cid):
                 raise RequestError.invalid_request({"details": "an answer is already streaming in this conversation"})
             try:
-                _, answer_id = await self.engine.send(self.cid, text, preset=preset)
+                _, answer_id = await self.engine.send(self.cid, text, model=model, preset=preset)
             except InputRejected as exc:
                 raise RequestError.invalid_params({"details": str(exc)}) from None
             self.attempt_id = self._attempt_of(answer_id)

@@ -93,8 +93,11 @@ class Editor:
 
 
 @asynccontextmanager
-async def start_agent(data_dir: Path, upstream: ScriptedUpstream, *extra: str) -> AsyncIterator[Editor]:
-    """``main.py acp`` on ``data_dir`` answering with ``upstream``, initialized; its log beside the folder."""
+async def start_agent(
+    data_dir: Path, upstream: ScriptedUpstream, *extra: str, app_tools: bool = True
+) -> AsyncIterator[Editor]:
+    """``main.py acp`` on ``data_dir`` answering with ``upstream``, initialized; its log beside the folder
+    (``app_tools``: the demo tool server is the app's)."""
     editor = Editor()
     args = ["--model", "openai/test-model", "--api-base", upstream.base_url, "--titles", "off"]
     args += ["--data-dir", str(data_dir), "--first-chunk-timeout", "20", *extra]
@@ -107,7 +110,7 @@ async def start_agent(data_dir: Path, upstream: ScriptedUpstream, *extra: str) -
             str(ROOT / "main.py"),
             "acp",
             *args,
-            *demo_tools_options(tools),
+            *(demo_tools_options(tools) if app_tools else ()),
             env={"OPENAI_API_KEY": FAKE_KEY, "PYTHONPATH": str(ROOT)},
             cwd=ROOT,
             transport_kwargs={"stderr": log, "shutdown_timeout": 20.0},

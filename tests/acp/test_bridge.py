@@ -255,4 +255,5 @@ async def test_session_load_replays_the_messages_the_answer_and_each_tool_call_w
     assert (replayed.tool_call_id, replayed.status) == ("call_replayed", "completed")
     assert replayed.content[0].content.text == result.content
     kinds = [u.session_update for u in agent.updates[sid]]
-    assert kinds == ["user_message_chunk", "agent_message_chunk", "tool_call", "agent_message_chunk"], "in order"
+    assert kinds == ["user_message_chunk", "agent_message_chunk", "tool_call", "agent_message_chunk",
+                     "available_commands_update"], "in order, the session's commands after its history"  # fmt: skip
