@@ -1,8 +1,9 @@
 """Ledger Chat as an Agent Client Protocol agent: the methods an editor calls, each on the engine's face.
 
 Guarantees:
-- ``initialize`` answers protocol version 1 (``PROTOCOL_VERSION``) with ``loadSession``, embedded context and
-  ``mcpCapabilities.http`` (the app's MCP client speaks streamable HTTP).
+- ``initialize`` answers protocol version 1 (``PROTOCOL_VERSION``) with ``loadSession``, embedded context, images
+  when a model the app offers takes them (``engine.files.models``; a prompt's images are its message's files:
+  ``editor.words.prompt_files``) and ``mcpCapabilities.http`` (the app's MCP client speaks streamable HTTP).
 - A session is a conversation and its id is the conversation's id: ``session/new`` creates one (recording the
   editor's ``cwd`` in its ``created`` event); ``session/load`` opens one from the ledger (made here, in the
   browser or by another instance) and replays its history (``editor.replay``) before it answers.
@@ -47,8 +48,9 @@ import editor.servers as servers
 from editor.choices import Choice, command_of, commands, config_options, modes
 from editor.replay import replayed
 from editor.turn import Turn
-from editor.words import prompt_text
+from editor.words import prompt_files, prompt_text
 from engine.commands import Engine, InputRejected
+from engine.files import models
 from ledger.errors import StoreError
 
 log = logging.getLogger("ledger_chat.editor")
@@ -77,9 +79,11 @@ class LedgerAgent:
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
                          **kwargs: Any) -> InitializeResponse:  # fmt: skip
+        offered = self.engine.settings.models  # images: declared when a model the app offers takes them
+        images = await asyncio.to_thread(lambda: any(models.takes_images(m) for m in offered))
         capabilities = AgentCapabilities(
             load_session=True,
-            prompt_capabilities=PromptCapabilities(embedded_context=True),
+            prompt_capabilities=PromptCapabilities(embedded_context=True, image=images),
             mcp_capabilities=McpCapabilities(http=True),
         )
         return InitializeResponse(
@@ -170,7 +174,7 @@ class LedgerAgent:
             choice.choose_preset(self.engine, preset)
         session.turn = Turn(self.engine, self._client(), session_id, session.cid)
         try:
-            return await session.turn.run(text, choice.preset, choice.model)
+            return await session.turn.run(text, choice.preset, choice.model, prompt_files(prompt))
         finally:
             session.turn = None
 

@@ -2,6 +2,9 @@
 the prompt answered once the turn has ended.
 
 Guarantees:
+- The prompt's files are stored as the page stores attachments (``Engine.files.accept``: by sha256, images
+  re-encoded) and sent with its text; a file the limits or the model refuse refuses the prompt (invalid params,
+  the sentence the page shows) before anything is recorded.
 - The turn's updates are ``editor.projection.project`` of the conversation's events since the prompt began
   (subscribed before the message is sent), sent one at a time in ledger order, each once.
 - The prompt is answered only after the attempt's ``persisted`` event and after every update up to it was written:
@@ -23,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
 
 from acp import Client, RequestError
 from acp.schema import AllowedOutcome, PermissionOption, PromptResponse, ToolCallUpdate
@@ -35,6 +39,7 @@ from ledger.events import AnyEvent, ApprovalAsked, ApprovalScope, QuestionAsked
 from ledger.state import AttemptState, State
 
 log = logging.getLogger("ledger_chat.editor")
+File = tuple[str, bytes]  # a file of the prompt: its name and bytes (``editor.words.prompt_files``)
 
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject_once"
 OPTIONS = [
@@ -61,9 +66,11 @@ class Turn:
             self.events.append(event)
             self.changed.set()
 
-    async def run(self, text: str, preset: str | None = None, model: str | None = None) -> PromptResponse:
-        """Send ``text`` (answered with agent ``preset`` by ``model``), stream the turn, answer when it has ended
-        (or raise the ``RequestError`` it ends with)."""
+    async def run(
+        self, text: str, preset: str | None = None, model: str | None = None, files: Sequence[File] = ()
+    ) -> PromptResponse:
+        """Send ``text`` with ``files`` (answered with agent ``preset`` by ``model``), stream the turn, answer when
+        it has ended (or raise the ``RequestError`` it ends with)."""
         unsubscribe = self.engine.subscribe(self.listen)
         try:
             conv = self.engine.conversation(self.cid)
@@ -73,7 +80,8 @@ class Turn:
             if self.engine.is_streaming(self.cid):
                 raise RequestError.invalid_request({"details": "an answer is already streaming in this conversation"})
             try:
-                _, answer_id = await self.engine.send(self.cid, text, model=model, preset=preset)
+                attached = tuple([await self.engine.files.accept(name, data) for name, data in files])
+                _, answer_id = await self.engine.send(self.cid, text, model, attached, preset)
             except InputRejected as exc:
                 raise RequestError.invalid_params({"details": str(exc)}) from None
             self.attempt_id = self._attempt_of(answer_id)
