@@ -6,7 +6,8 @@ imports it; it never touches a store, litellm or NiceGUI. A session is a convers
 projected from the ledger (``editor.projection``, pure) and every Stop goes through the engine's one cancel path
 (source ``acp``). Modules: ``agent`` (the protocol's methods), ``turn`` (one prompt), ``projection`` (events to
 updates), ``replay`` (a loaded session's history), ``words`` (prompts and stop reasons), ``choices`` (a session's
-preset and model, its commands), ``servers`` (the MCP servers a session brings), ``serve`` (one connection).
+preset and model, its commands), ``servers`` (the MCP servers a session brings), ``questions`` (a tool's
+questions), ``serve`` (one connection).
 """
 
 from __future__ import annotations

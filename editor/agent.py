@@ -10,6 +10,8 @@ Guarantees:
 - The client's ``mcpServers`` of ``session/new`` and ``session/load`` are that session's own tool servers
   (``editor.servers``): offered to the model in that conversation only, stopped when the connection ends (after
   its turns were cancelled) or when a later ``session/load`` names others.
+- A tool's question is put to an editor whose ``initialize`` declared form elicitation (``editor.questions``),
+  declined for any other.
 - ``session/prompt`` runs one ``editor.turn.Turn``; a session not opened on this connection, or one whose prompt is
   still running, is refused with a JSON-RPC error (invalid params, invalid request) and changes nothing.
 - ``session/cancel`` hands the running turn to the one cancel path (source ``acp``); for no running turn it does
@@ -46,6 +48,7 @@ from acp.schema import (
 
 import editor.servers as servers
 from editor.choices import Choice, command_of, commands, config_options, modes
+from editor.questions import can_ask
 from editor.replay import replayed
 from editor.turn import Turn
 from editor.words import prompt_files, prompt_text
@@ -73,12 +76,14 @@ class LedgerAgent:
         self.client: Client | None = None
         self.fresh: set[str] = set()  # sessions whose ``session/new`` answer is on its way (``answered``)
         self.tasks: set[asyncio.Task[None]] = set()
+        self.editor_asks = False
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
                          **kwargs: Any) -> InitializeResponse:  # fmt: skip
+        self.editor_asks = can_ask(client_capabilities)  # a tool's questions go to the editor (editor.questions)
         offered = self.engine.settings.models  # images: declared when a model the app offers takes them
         images = await asyncio.to_thread(lambda: any(models.takes_images(m) for m in offered))
         capabilities = AgentCapabilities(
@@ -172,7 +177,7 @@ class LedgerAgent:
         choice = Choice(session.choice.preset, session.choice.model)  # "/name text": that preset, this prompt only
         if preset is not None:
             choice.choose_preset(self.engine, preset)
-        session.turn = Turn(self.engine, self._client(), session_id, session.cid)
+        session.turn = Turn(self.engine, self._client(), session_id, session.cid, self.editor_asks)
         try:
             return await session.turn.run(text, choice.preset, choice.model, prompt_files(prompt))
         finally:

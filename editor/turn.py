@@ -18,7 +18,8 @@ Guarantees:
   for this chat, reject), answered through ``Engine.decide_tool``; an answer ``cancelled`` is a Skip unless the
   turn is being cancelled (the cancel path answers it then). A request still open when the turn ends is no longer
   awaited (its answer, if one comes, changes nothing).
-  A tool's question (elicitation) is declined, with the reason in the log: this bridge asks none over ACP.
+- A tool's question (elicitation) is put to the editor or declined (``editor.questions``); one still open when the
+  turn ends is no longer awaited.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from acp import Client, RequestError
 from acp.schema import AllowedOutcome, PermissionOption, PromptResponse, ToolCallUpdate
 from immutables import Map
 
+import editor.questions as questions
 from editor.projection import Sent, project
 from editor.words import failure, stop_reason
 from engine.commands import Engine, InputRejected
@@ -52,8 +54,9 @@ OPTIONS = [
 class Turn:
     """One prompt's turn in conversation ``cid``, told to the editor as session ``session_id``."""
 
-    def __init__(self, engine: Engine, client: Client, session_id: str, cid: str) -> None:
+    def __init__(self, engine: Engine, client: Client, session_id: str, cid: str, editor_asks: bool = False) -> None:
         self.engine, self.client, self.session_id, self.cid = engine, client, session_id, cid
+        self.editor_asks = editor_asks  # the editor takes form questions (``editor.questions.can_ask``)
         self.events: list[AnyEvent] = []
         self.changed = asyncio.Event()
         self.attempt_id: str | None = None
@@ -133,16 +136,21 @@ class Turn:
         return message.current_attempt_id
 
     def _react(self, upto: int) -> None:
-        """Ask the editor about each approval asked in ``events[reacted:upto]``; decline each question."""
+        """Ask the editor about each approval and each question asked in ``events[reacted:upto]``."""
         for event in self.events[self.reacted : upto]:
             if isinstance(event, ApprovalAsked) and event.attempt_id == self.attempt_id:
                 task = asyncio.get_running_loop().create_task(self._ask(event), name=f"permission {event.call_id}")
                 self.asking.add(task)
                 task.add_done_callback(self.asking.discard)
             elif isinstance(event, QuestionAsked) and event.attempt_id == self.attempt_id:
-                log.info("declined the question of tool call %s: this editor bridge asks none", event.call_id)
-                with contextlib.suppress(InputRejected):
-                    self.engine.answer_question(self.cid, event.question_id, "decline", None)
+                why = questions.reason(event, self.editor_asks)
+                if why is not None:
+                    questions.decline(self.engine, self.cid, event, why)
+                    continue
+                asking = questions.ask(self.engine, self.client, self.session_id, self.cid, event)
+                task = asyncio.get_running_loop().create_task(asking, name=f"question {event.question_id}")
+                self.asking.add(task)
+                task.add_done_callback(self.asking.discard)
         self.reacted = max(self.reacted, upto)
 
     async def _ask(self, asked: ApprovalAsked) -> None:

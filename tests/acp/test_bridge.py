@@ -257,3 +257,13 @@ async def test_session_load_replays_the_messages_the_answer_and_each_tool_call_w
     kinds = [u.session_update for u in agent.updates[sid]]
     assert kinds == ["user_message_chunk", "agent_message_chunk", "tool_call", "agent_message_chunk",
                      "available_commands_update"], "in order, the session's commands after its history"  # fmt: skip
+
+
+async def test_an_answer_the_providers_safety_filter_ended_answers_refusal(
+    agent: Editor, scripted: ScriptedUpstream
+) -> None:
+    scripted.plan(Behavior(text="I can tell you that", blocked=True))
+    sid = await agent.new_session()
+    assert (await agent.prompt(sid, "something the filter stops")).stop_reason == "refusal"
+    [answer] = await persisted(agent, sid)
+    assert agent.text(sid) == answer.text
