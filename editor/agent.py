@@ -9,7 +9,7 @@ Guarantees:
   browser or by another instance) and replays its history (``editor.replay``) before it answers.
 - The client's ``mcpServers`` of ``session/new`` and ``session/load`` are that session's own tool servers
   (``editor.servers``): offered to the model in that conversation only, stopped when the connection ends (after
-  its turns were cancelled) or when a later ``session/load`` names others.
+  its turns were cancelled) or when a later ``session/load`` names others (refused while a prompt runs).
 - A tool's question is put to an editor whose ``initialize`` declared form elicitation (``editor.questions``),
   declined for any other.
 - ``session/prompt`` runs one ``editor.turn.Turn``; a session not opened on this connection, or one whose prompt is
@@ -120,6 +120,8 @@ class LedgerAgent:
         if conv is None:
             raise RequestError.invalid_params({"details": f"no conversation {session_id} in this ledger"})
         session = self.sessions.setdefault(session_id, Session(session_id, Choice.of(self.engine, conv)))
+        if session.turn is not None:  # its tool servers are in use
+            raise RequestError.invalid_request({"details": f"a prompt is running in session {session_id}"})
         await servers.start(self.engine, session_id, configs)
         session.servers = tuple(c.name for c in configs)
         for update in replayed(conv):
