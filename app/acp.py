@@ -7,13 +7,15 @@ Guarantees:
 - Log lines go to stderr and to ``<data-dir>/logs/acp.log`` (credentials redacted, as the app's).
 - The engine is the app's (``app.parts``: the same data folder or database, models, tool servers, presets, approval
   policy, limits), built headless: the demo model (the default, offline) is served on a loopback port of its own.
+  It always has a tool hub (an empty one without tool servers), which the editor's sessions add their own to.
 - A TinyDB folder belongs to one process: when the app (or another bridge) holds it, this says so in one line on
   stderr and exits with code 2, touching nothing. On PostgreSQL (``--database-url``) it runs beside any number of
   app instances, as one more instance (``app.cluster``): the browser sees its sessions live and a Stop there ends
   the editor's prompt. Team mode has no place here (an editor signs nobody in): ``--accounts`` other than
   ``personal`` is refused the same way.
 - When the editor closes stdin (or SIGTERM arrives), every running turn is cancelled through the one cancel path
-  (source ``acp``), the engine shuts down, everything is flushed, and the process exits with code 0.
+  (source ``acp``), the tool servers the editor brought are stopped, the engine shuts down, everything is flushed,
+  and the process exits with code 0.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from app.config import AppConfig, ConfigError
 from app.parts import close_parts, engine_settings, open_parts
 from app.providers import check_model, tool_servers
 from app.stores import open_store
-from engine.tools import ToolConfigError
+from engine.tools import ToolConfigError, ToolHub
 
 log = logging.getLogger("ledger_chat")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -110,6 +112,9 @@ async def _serve(config: AppConfig, store: Any, out_fd: int) -> int:
         return task
 
     opened = open_parts(config, store)
+    if opened.hub is None:  # an editor's session may bring tool servers of its own (editor.servers)
+        hub = ToolHub((), log_dir=config.data_dir / "logs", blobs=opened.files.blobs)
+        opened = dataclasses.replace(opened, hub=hub)
     start_import(then=models.register)
     cluster = None
     if config.database_url is not None:  # one more instance on the database: followed, owning its own attempts

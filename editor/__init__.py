@@ -5,7 +5,9 @@ Guarantees: it depends on ``engine`` and ``ledger`` (and the ``agent-client-prot
 imports it; it never touches a store, litellm or NiceGUI. A session is a conversation; what the editor is shown is
 projected from the ledger (``editor.projection``, pure) and every Stop goes through the engine's one cancel path
 (source ``acp``). Modules: ``agent`` (the protocol's methods), ``turn`` (one prompt), ``projection`` (events to
-updates), ``replay`` (a loaded session's history), ``words`` (prompts and stop reasons), ``serve`` (one connection).
+updates), ``replay`` (a loaded session's history), ``words`` (prompts and stop reasons), ``choices`` (a session's
+preset and model, its commands), ``servers`` (the MCP servers a session brings), ``questions`` (a tool's
+questions), ``serve`` (one connection).
 """
 
 from __future__ import annotations

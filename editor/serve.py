@@ -3,7 +3,8 @@
 Guarantees: ``protocol_streams`` reads stdin and writes newline-delimited JSON-RPC to the file descriptor it is
 given, nothing else (the caller has moved every other writer of stdout away: ``app.acp``). ``serve`` answers the
 editor until its input ends (or the task is cancelled); then, before the connection closes, every running turn goes
-through the one cancel path with source ``acp`` and ends interrupted at the prefix the ledger holds.
+through the one cancel path with source ``acp`` and ends interrupted at the prefix the ledger holds, and the tool
+servers the editor's sessions brought are stopped (``LedgerAgent.close``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import stat
 import sys
 import threading
 from asyncio.streams import FlowControlMixin
+from typing import Any
 
 from acp import AgentSideConnection
 
@@ -76,9 +78,14 @@ class _FileTransport(asyncio.WriteTransport):
 async def serve(engine: Engine, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     """Serve one editor until its input ends; every turn still running then is cancelled (source ``acp``)."""
     agent = LedgerAgent(engine)
-    conn = AgentSideConnection(agent, writer, reader, listening=False)
+
+    def answered(event: Any) -> None:  # each message written to the editor
+        if event.direction.value == "outgoing":
+            agent.answered(event.message)
+
+    conn = AgentSideConnection(agent, writer, reader, listening=False, observers=[answered])
     try:
         await conn.listen()
     finally:
-        await asyncio.shield(agent.cancel_all())
+        await asyncio.shield(agent.close())
         await conn.close()

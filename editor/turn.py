@@ -2,6 +2,9 @@
 the prompt answered once the turn has ended.
 
 Guarantees:
+- The prompt's files are stored as the page stores attachments (``Engine.files.accept``: by sha256, images
+  re-encoded) and sent with its text; a file the limits or the model refuse refuses the prompt (invalid params,
+  the sentence the page shows) before anything is recorded.
 - The turn's updates are ``editor.projection.project`` of the conversation's events since the prompt began
   (subscribed before the message is sent), sent one at a time in ledger order, each once.
 - The prompt is answered only after the attempt's ``persisted`` event and after every update up to it was written:
@@ -15,7 +18,8 @@ Guarantees:
   for this chat, reject), answered through ``Engine.decide_tool``; an answer ``cancelled`` is a Skip unless the
   turn is being cancelled (the cancel path answers it then). A request still open when the turn ends is no longer
   awaited (its answer, if one comes, changes nothing).
-  A tool's question (elicitation) is declined, with the reason in the log: this bridge asks none over ACP.
+- A tool's question (elicitation) is put to the editor or declined (``editor.questions``); one still open when the
+  turn ends is no longer awaited.
 """
 
 from __future__ import annotations
@@ -23,11 +27,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
 
 from acp import Client, RequestError
 from acp.schema import AllowedOutcome, PermissionOption, PromptResponse, ToolCallUpdate
 from immutables import Map
 
+import editor.questions as questions
 from editor.projection import Sent, project
 from editor.words import failure, stop_reason
 from engine.commands import Engine, InputRejected
@@ -35,6 +41,7 @@ from ledger.events import AnyEvent, ApprovalAsked, ApprovalScope, QuestionAsked
 from ledger.state import AttemptState, State
 
 log = logging.getLogger("ledger_chat.editor")
+File = tuple[str, bytes]  # a file of the prompt: its name and bytes (``editor.words.prompt_files``)
 
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject_once"
 OPTIONS = [
@@ -47,8 +54,9 @@ OPTIONS = [
 class Turn:
     """One prompt's turn in conversation ``cid``, told to the editor as session ``session_id``."""
 
-    def __init__(self, engine: Engine, client: Client, session_id: str, cid: str) -> None:
+    def __init__(self, engine: Engine, client: Client, session_id: str, cid: str, editor_asks: bool = False) -> None:
         self.engine, self.client, self.session_id, self.cid = engine, client, session_id, cid
+        self.editor_asks = editor_asks  # the editor takes form questions (``editor.questions.can_ask``)
         self.events: list[AnyEvent] = []
         self.changed = asyncio.Event()
         self.attempt_id: str | None = None
@@ -61,9 +69,11 @@ class Turn:
             self.events.append(event)
             self.changed.set()
 
-    async def run(self, text: str, preset: str | None = None) -> PromptResponse:
-        """Send ``text`` (answered with agent ``preset``), stream the turn, answer when it has ended (or raise the
-        ``RequestError`` it ends with)."""
+    async def run(
+        self, text: str, preset: str | None = None, model: str | None = None, files: Sequence[File] = ()
+    ) -> PromptResponse:
+        """Send ``text`` with ``files`` (answered with agent ``preset`` by ``model``), stream the turn, answer when
+        it has ended (or raise the ``RequestError`` it ends with)."""
         unsubscribe = self.engine.subscribe(self.listen)
         try:
             conv = self.engine.conversation(self.cid)
@@ -73,7 +83,8 @@ class Turn:
             if self.engine.is_streaming(self.cid):
                 raise RequestError.invalid_request({"details": "an answer is already streaming in this conversation"})
             try:
-                _, answer_id = await self.engine.send(self.cid, text, preset=preset)
+                attached = tuple([await self.engine.files.accept(name, data) for name, data in files])
+                _, answer_id = await self.engine.send(self.cid, text, model, attached, preset)
             except InputRejected as exc:
                 raise RequestError.invalid_params({"details": str(exc)}) from None
             self.attempt_id = self._attempt_of(answer_id)
@@ -125,16 +136,21 @@ class Turn:
         return message.current_attempt_id
 
     def _react(self, upto: int) -> None:
-        """Ask the editor about each approval asked in ``events[reacted:upto]``; decline each question."""
+        """Ask the editor about each approval and each question asked in ``events[reacted:upto]``."""
         for event in self.events[self.reacted : upto]:
             if isinstance(event, ApprovalAsked) and event.attempt_id == self.attempt_id:
                 task = asyncio.get_running_loop().create_task(self._ask(event), name=f"permission {event.call_id}")
                 self.asking.add(task)
                 task.add_done_callback(self.asking.discard)
             elif isinstance(event, QuestionAsked) and event.attempt_id == self.attempt_id:
-                log.info("declined the question of tool call %s: this editor bridge asks none", event.call_id)
-                with contextlib.suppress(InputRejected):
-                    self.engine.answer_question(self.cid, event.question_id, "decline", None)
+                why = questions.reason(event, self.editor_asks)
+                if why is not None:
+                    questions.decline(self.engine, self.cid, event, why)
+                    continue
+                asking = questions.ask(self.engine, self.client, self.session_id, self.cid, event)
+                task = asyncio.get_running_loop().create_task(asking, name=f"question {event.question_id}")
+                self.asking.add(task)
+                task.add_done_callback(self.asking.discard)
         self.reacted = max(self.reacted, upto)
 
     async def _ask(self, asked: ApprovalAsked) -> None:

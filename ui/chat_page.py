@@ -27,7 +27,7 @@ from ui.composer import Composer
 from ui.context import PageContext
 from ui.context_meter import ContextMeter
 from ui.grants_panel import GrantsPanel
-from ui.header import build_header, model_of
+from ui.header import build_header
 from ui.health_banner import HealthBanner
 from ui.message_actions import MessageActions
 from ui.notices import not_recorded, notice
@@ -52,7 +52,7 @@ class ChatPage:
         self.cid = cid
         self.client = ui.context.client
         self.shown_attempt: str | None = None
-        self.model = model_of(self.engine.conversation(cid) if cid else None, self.engine.settings.models)
+        self.model = self.engine.presets.model_of(self.engine.conversation(cid) if cid else None)
         self.title = "Ledger Chat"
         self.switches = 0  # in-place switches asked for; only the latest one is carried out
         self.drafts: dict[str, str] = {}  # "" = the new chat; per chat, the message box text while switched away
@@ -185,7 +185,7 @@ class ChatPage:
             self.composer.input.value = self.context.drafts.pop(cid)
         if self.composer.tray is not None:
             self.composer.tray.set(self.draft_files.pop(cid or "", ()))
-        self.model = model_of(self.engine.conversation(cid) if cid else None, self.engine.settings.models)
+        self.model = self.engine.presets.model_of(self.engine.conversation(cid) if cid else None)
         self.preset = self.engine.presets.of_chat(self.engine.conversation(cid) if cid else None, None, self.viewer)
         self.bar.show(self.preset)
         if self.picker is not None:

@@ -3,7 +3,7 @@ in team mode the account menu (who is signed in, "Sign out", "Sign out everywher
 
 Guarantees: every control has an accessible name and stays white on the dark header; the theme button is handled
 in the browser (``window.lcTheme``: follow the system until chosen, then remember); picking a model only changes
-what the page asks for next (``on_model``); ``model_of`` is the model a chat answered with last, if still offered.
+what the page asks for next (``on_model``); the model a chat starts with is ``engine.commands.Presets.model_of``.
 On a phone (below 700 px, ``static/surface.css``) the chat's title takes the header's room (up to two lines, never
 cut to "Ne…"): the model, the agent preset, the presets link and the chat's cost (``data-lc-header-chips``) fold
 into a menu behind the "Model, preset and cost" button, opened and closed in the browser (``lcSurface.chips``:
@@ -18,7 +18,6 @@ from nicegui import ui
 from nicegui.events import ValueChangeEventArguments
 
 from engine.people import Person
-from ledger.state import ConversationState
 from ui.format import model_label
 
 SIGN_OUT_JS = (
@@ -88,12 +87,3 @@ def account_menu(person: str, admin: bool) -> None:
         for words, everywhere in (("Sign out", "0"), ("Sign out everywhere", "1")):
             item = ui.menu_item(words)
             item.on("click", js_handler=SIGN_OUT_JS.replace("EVERYWHERE", everywhere))
-
-
-def model_of(conv: ConversationState | None, models: tuple[str, ...]) -> str:
-    """The model this chat answered with last (if still offered), else the app's default."""
-    if conv is not None:
-        last = max(conv.attempts.values(), key=lambda a: a.started_ts, default=None)
-        if last is not None and last.model in models:
-            return last.model
-    return models[0]

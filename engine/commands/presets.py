@@ -74,6 +74,13 @@ class Presets:
         last = max(conv.attempts.values(), key=lambda a: a.started_ts, default=None) if conv is not None else None
         return last.preset[0] if last is not None and last.preset is not None and last.preset[0] in live else DEFAULT_ID
 
+    def model_of(self, conv: ConversationState | None) -> str:
+        """The model a chat's next answer is asked of (the page's picker, an editor session's option): the model it
+        answered with last, if still offered, else the app's default."""
+        models = self._models()
+        last = max(conv.attempts.values(), key=lambda a: a.started_ts, default=None) if conv is not None else None
+        return last.model if last is not None and last.model in models else models[0]
+
     def save(self, draft: Preset, viewer: Viewer = PERSONAL, *, shared: bool = False) -> Preset:
         """Store ``draft`` as the next version of its preset (a new preset when its id is empty: ``viewer``'s own,
         or shared when ``shared`` and ``viewer`` is an admin; personal mode's are all shared)."""

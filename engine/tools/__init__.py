@@ -1,6 +1,6 @@
 """Tools: the configured MCP servers (``config``), one connection to each (``mcp_server``), the hub that starts,
-watches and restarts them (``hub``), and the running of one step's tool calls with what a Stop does to them
-(``runs``).
+watches and restarts them (``hub``), a conversation's own servers over those (``chat_hub``: an editor's), and the
+running of one step's tool calls with what a Stop does to them (``runs``).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from engine.tools.asking import (
     content_json,
     fields,
 )
+from engine.tools.chat_hub import ChatHub, attach, detach, own_name
 from engine.tools.config import ServerConfig, ToolConfigError, load_tool_config
 from engine.tools.elicitation import Ask
 from engine.tools.hub import ResolvedTool, ServerHealth, ToolDescribed, ToolHub
@@ -27,6 +28,7 @@ __all__ = [
     "Answer",
     "Ask",
     "CallOutcome",
+    "ChatHub",
     "Field",
     "Grants",
     "PendingQuestion",
@@ -39,9 +41,12 @@ __all__ = [
     "ToolDescribed",
     "ToolHub",
     "ToolServerError",
+    "attach",
     "check_answer",
     "content_json",
+    "detach",
     "fields",
     "history_messages",
     "load_tool_config",
+    "own_name",
 ]

@@ -15,6 +15,8 @@ Guarantees:
   annotations and its grant hash; server grants are in ``grants`` (a ``MemoryGrants`` of its own when none given).
 - Each ready server's ``ServerHealth.described`` holds every tool's description exactly as the model receives it,
   with its grant hash (``describe``): what the Tools panel and an approval card show a person.
+- A conversation may have tool servers of its own over these (``chats``, ``engine.tools.chat_hub``): its turns
+  use ``of_chat(cid)``; ``stop`` stops them too.
 """
 
 from __future__ import annotations
@@ -109,6 +111,7 @@ class ToolHub:
         self._exposed: dict[str, ResolvedTool] = {}
         self._specs: dict[str, ToolSpec] = {}
         self._settled = asyncio.Event()
+        self.chats: dict[str, ToolHub] = {}  # conversation id -> its own servers over these (``ChatHub``)
 
     async def start(self) -> None:
         """Start every configured server at once; returns when each is ready or has failed."""
@@ -135,6 +138,10 @@ class ToolHub:
 
     def resolve(self, name: str) -> ResolvedTool | None:
         return self._exposed.get(name)
+
+    def of_chat(self, cid: str) -> ToolHub:
+        """The hub a turn in conversation ``cid`` uses: its own servers over these, or these alone."""
+        return self.chats.get(cid, self)
 
     def withheld_reason(self, name: str) -> str | None:
         """Why a tool of that name, listed by a server, is not offered (None when no server withholds one)."""
@@ -169,6 +176,8 @@ class ToolHub:
         return outcome
 
     async def stop(self) -> None:
+        chats, self.chats = list(self.chats.values()), {}
+        await asyncio.gather(*(chat.stop() for chat in chats), return_exceptions=True)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -234,7 +243,7 @@ class ToolHub:
         task.add_done_callback(self._tasks.discard)
 
     def _expose(self) -> None:
-        counts: dict[str, int] = {}
+        counts: dict[str, int] = dict.fromkeys(self._taken(), 1)  # a name taken elsewhere: ``server_tool``
         for connection in self._connections.values():
             for spec in connection.tools:
                 counts[spec.name] = counts.get(spec.name, 0) + 1
@@ -250,6 +259,10 @@ class ToolHub:
                 )
                 specs[name] = spec
         self._exposed, self._specs = exposed, specs
+
+    def _taken(self) -> set[str]:
+        """Tool names offered beside this hub's (none; a chat's hub: the app's, ``engine.tools.chat_hub``)."""
+        return set()
 
     def _set(
         self,

@@ -216,9 +216,9 @@ class AttemptWorker:
         self.place.settings.spawn(time_out(), f"timeout {self.run.attempt_id}")
 
     async def _life(self) -> None:
-        run = self.run
+        run, tools = self.run, self.place.tools
         try:
-            outcome = await run_turn(run, self.place.settings, self.place.tools)
+            outcome = await run_turn(run, self.place.settings, tools and tools.of_chat(run.conversation_id))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a bug must end the attempt readably, not leave a spinner

@@ -2,11 +2,12 @@
 (``acp.stdio.spawn_agent_process``), its model the session's scripted upstream reached through litellm, its tools
 the demo tool server (stdio MCP) from an ``mcp.json``.
 
-``Editor`` is the client: it keeps every ``session/update`` per session, every raw message the agent wrote (in
-the order it wrote them, to check that the last chunk precedes a prompt's answer), and answers
-``session/request_permission`` with the option the test chose (``permission``). ``agent`` is one process for the
-module (each test its own session); ``start_agent`` starts more (a restart, a client that goes away, one beside
-the web app on PostgreSQL). Tests that drive Chromium are marked ``browser``.
+``Editor`` is the client: it keeps every ``session/update`` per session, every raw message the agent wrote (in the
+order it wrote them, to check that the last chunk precedes a prompt's answer), and answers
+``session/request_permission`` with the option the test chose (``permission``) and a tool's question
+(``elicitation/create``, asked only of an editor that declares form elicitation) with ``answer`` (None: declined).
+``agent`` is one process for the module (each test its own session); ``start_agent`` starts more (a restart, a
+client that goes away, one beside the web app on PostgreSQL). Tests that drive Chromium are marked ``browser``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from acp import text_block
-from acp.schema import AllowedOutcome, ClientCapabilities, DeniedOutcome, RequestPermissionResponse
+from acp.schema import (
+    AcceptElicitationResponse,
+    AllowedOutcome,
+    ClientCapabilities,
+    DeclineElicitationResponse,
+    DeniedOutcome,
+    RequestPermissionResponse,
+)
 from acp.stdio import spawn_agent_process
 
 from ledger.events.core import AnyEvent
@@ -53,6 +61,8 @@ class Editor:
         self.permission: str | None = "allow_once"  # the option chosen; None: answered "cancelled"
         self.hold = asyncio.Event()  # with ``permission`` "hold": answered "cancelled" once this is set
         self.asked: list[Any] = []  # the permission requests, in order
+        self.questions: list[Any] = []  # the tools' questions (``elicitation/create``): (message, mode), in order
+        self.answer: dict[str, Any] | None = None  # the values a question is answered with; None: declined
         self.conn: Any = None
         self.process: Any = None
         self.data_dir = Path()
@@ -68,6 +78,12 @@ class Editor:
         if self.permission in (None, "hold"):
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=AllowedOutcome(option_id=self.permission, outcome="selected"))
+
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
+        self.questions.append((message, mode))
+        if self.answer is None:
+            return DeclineElicitationResponse(action="decline")
+        return AcceptElicitationResponse(action="accept", content=self.answer)
 
     def observe(self, event: Any) -> None:
         if event.direction.value == "incoming":
@@ -93,8 +109,11 @@ class Editor:
 
 
 @asynccontextmanager
-async def start_agent(data_dir: Path, upstream: ScriptedUpstream, *extra: str) -> AsyncIterator[Editor]:
-    """``main.py acp`` on ``data_dir`` answering with ``upstream``, initialized; its log beside the folder."""
+async def start_agent(
+    data_dir: Path, upstream: ScriptedUpstream, *extra: str, app_tools: bool = True
+) -> AsyncIterator[Editor]:
+    """``main.py acp`` on ``data_dir`` answering with ``upstream``, initialized; its log beside the folder
+    (``app_tools``: the demo tool server is the app's)."""
     editor = Editor()
     args = ["--model", "openai/test-model", "--api-base", upstream.base_url, "--titles", "off"]
     args += ["--data-dir", str(data_dir), "--first-chunk-timeout", "20", *extra]
@@ -107,11 +126,12 @@ async def start_agent(data_dir: Path, upstream: ScriptedUpstream, *extra: str) -
             str(ROOT / "main.py"),
             "acp",
             *args,
-            *demo_tools_options(tools),
+            *(demo_tools_options(tools) if app_tools else ()),
             env={"OPENAI_API_KEY": FAKE_KEY, "PYTHONPATH": str(ROOT)},
             cwd=ROOT,
             transport_kwargs={"stderr": log, "shutdown_timeout": 20.0},
             observers=[editor.observe],
+            use_unstable_protocol=True,  # ``elicitation/create`` is unstable in ACP v1 (an editor opts in)
         ) as (conn, process):
             editor.conn, editor.process, editor.data_dir = conn, process, data_dir
             editor.record = tools / "record.jsonl"

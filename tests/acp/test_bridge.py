@@ -8,10 +8,11 @@ import asyncio
 import json
 
 import pytest
-from acp import RequestError
+from acp import RequestError, text_block
+from acp.helpers import embedded_text_resource, resource_block, resource_link_block
 
 from ledger.events.approval import ApprovalGiven
-from ledger.events.core import Cancelled, CancelRequested, Chunk, Persisted, Started, ToolResult
+from ledger.events.core import Cancelled, CancelRequested, Chunk, Persisted, Started, Submitted, ToolResult
 from tests.acp.conftest import PIRATE, Editor, ledger_events
 from tests.support.app_process import ROOT
 from tests.support.tools import server_record
@@ -255,4 +256,32 @@ async def test_session_load_replays_the_messages_the_answer_and_each_tool_call_w
     assert (replayed.tool_call_id, replayed.status) == ("call_replayed", "completed")
     assert replayed.content[0].content.text == result.content
     kinds = [u.session_update for u in agent.updates[sid]]
-    assert kinds == ["user_message_chunk", "agent_message_chunk", "tool_call", "agent_message_chunk"], "in order"
+    assert kinds == ["user_message_chunk", "agent_message_chunk", "tool_call", "agent_message_chunk",
+                     "available_commands_update"], "in order, the session's commands after its history"  # fmt: skip
+
+
+async def test_an_answer_the_providers_safety_filter_ended_answers_refusal(
+    agent: Editor, scripted: ScriptedUpstream
+) -> None:
+    scripted.plan(Behavior(text="I can tell you that", blocked=True))
+    sid = await agent.new_session()
+    assert (await agent.prompt(sid, "something the filter stops")).stop_reason == "refusal"
+    [answer] = await persisted(agent, sid)
+    assert agent.text(sid) == answer.text
+
+
+async def test_a_prompts_resource_link_and_embedded_file_reach_the_model_as_one_user_message_in_order(
+    agent: Editor, scripted: ScriptedUpstream
+) -> None:
+    sid = await agent.new_session()
+    scripted.plan(Behavior(text="It returns one."))
+    prompt = [
+        text_block("What does f return?"),
+        resource_link_block("notes.md", "file:///p/notes.md", title="notes.md"),
+        resource_block(embedded_text_resource("file:///p/a.py", "def f():\n    return 1")),
+    ]
+    assert (await agent.conn.prompt(session_id=sid, prompt=prompt)).stop_reason == "end_turn"
+    sent = "What does f return?\n\n[notes.md](file:///p/notes.md)\n\nfile:///p/a.py:\n```\ndef f():\n    return 1\n```"
+    assert scripted.last.messages[-1] == {"role": "user", "content": sent}
+    [submitted] = [e for e in ledger_events(agent.data_dir, sid) if isinstance(e, Submitted)]
+    assert submitted.text == sent and submitted.attachments == ()

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from acp import text_block
-from acp.helpers import embedded_blob_resource, embedded_text_resource, resource_block, resource_link_block
+import base64
 
-from editor.words import failure, prompt_text, stop_reason
+import pytest
+from acp import RequestError, text_block
+from acp.helpers import (
+    embedded_blob_resource,
+    embedded_text_resource,
+    image_block,
+    resource_block,
+    resource_link_block,
+)
+
+from editor.words import failure, prompt_files, prompt_text, stop_reason
 from ledger.state import AttemptState
 
 
@@ -17,9 +26,27 @@ def test_a_prompts_text_links_and_embedded_text_resources_become_one_message_in_
         resource_block(embedded_blob_resource("file:///p/logo.png", "iVBOR", mime_type="image/png")),
     ]
     assert prompt_text(blocks) == (
-        "Explain this function:\n\n[main.py](file:///p/main.py)\n\n"
-        "file:///p/a.py:\n```\ndef f():\n    return 1\n```\n\n[a binary resource: file:///p/logo.png, not sent]"
-    )
+        "Explain this function:\n\n[main.py](file:///p/main.py)\n\nfile:///p/a.py:\n```\ndef f():\n    return 1\n```"
+    ), "the binary resource is a file of the message, not text"
+
+
+def test_images_and_embedded_binary_resources_are_the_prompts_files_named_after_their_uri_or_place() -> None:
+    png = base64.b64encode(b"\x89PNG fake").decode()
+    blocks = [
+        text_block("What is in these?"),
+        image_block(png, "image/png"),
+        resource_block(embedded_blob_resource("file:///p/logo.svg", base64.b64encode(b"<svg/>").decode())),
+        image_block(png, "image/png", uri="file:///shots/screen%201.png"),
+    ]
+    assert prompt_files(blocks) == [
+        ("attachment-2.png", b"\x89PNG fake"),
+        ("logo.svg", b"<svg/>"),
+        ("screen 1.png", b"\x89PNG fake"),
+    ]
+    assert prompt_text(blocks) == "What is in these?"
+    with pytest.raises(RequestError) as refused:
+        prompt_files([image_block("not base64!", "image/png")])
+    assert refused.value.code == -32602
 
 
 def attempt(**fields: object) -> AttemptState:
