@@ -7,7 +7,8 @@ Guarantees:
 - Log lines go to stderr and to ``<data-dir>/logs/acp.log`` (credentials redacted, as the app's).
 - The engine is the app's (``app.parts``: the same data folder or database, models, tool servers, presets, approval
   policy, limits), built headless: the demo model (the default, offline) is served on a loopback port of its own.
-  It always has a tool hub (an empty one without tool servers), which the editor's sessions add their own to.
+  It has a tool hub (an empty one without tool servers), which the editor's sessions add their own to, except
+  with ``--no-tools``: then no tool server runs, the app's nor the editor's.
 - A TinyDB folder belongs to one process: when the app (or another bridge) holds it, this says so in one line on
   stderr and exits with code 2, touching nothing. On PostgreSQL (``--database-url``) it runs beside any number of
   app instances, as one more instance (``app.cluster``): the browser sees its sessions live and a Stop there ends
@@ -112,7 +113,7 @@ async def _serve(config: AppConfig, store: Any, out_fd: int) -> int:
         return task
 
     opened = open_parts(config, store)
-    if opened.hub is None:  # an editor's session may bring tool servers of its own (editor.servers)
+    if opened.hub is None and not config.no_tools:  # an editor's session may bring its own (editor.servers)
         hub = ToolHub((), log_dir=config.data_dir / "logs", blobs=opened.files.blobs)
         opened = dataclasses.replace(opened, hub=hub)
     start_import(then=models.register)

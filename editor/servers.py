@@ -6,7 +6,8 @@ Guarantees:
   an HTTP server (``mcpCapabilities.http``: the app's MCP client speaks streamable HTTP) is reached at its URL with
   its headers. Names are kept apart from the app's servers and each other (``engine.tools.chat_hub.own_name``).
   SSE and ACP-transport servers, which this agent does not declare, are refused (invalid params) before anything
-  starts. Environment values and headers never reach the log or the ledger (``ServerConfig`` hides them).
+  starts. With ``--no-tools`` none is started (a warning on stderr names them) and the session works without them.
+  Environment values and headers never reach the log or the ledger (``ServerConfig`` hides them).
 - ``configs_of`` checks them; ``start`` hands them to the engine's tool hub for that conversation alone
   (``engine.tools.attach``, started in the background: a turn waits for them as for the app's); ``stop`` stops
   them. Starting again (a second ``session/load``) stops the ones started before.
@@ -51,9 +52,15 @@ def server_configs(servers: Sequence[Any], cwd: str, taken: set[str]) -> tuple[S
 
 def configs_of(engine: Engine, servers: Sequence[Any] | None, cwd: str) -> tuple[ServerConfig, ...]:
     """The configuration of a session's ``mcpServers`` (checked before anything starts)."""
-    if servers and engine.tools is None:
-        raise RequestError.internal_error({"details": "this agent runs no tool hub"})
+    if engine.tools is None:  # ``--no-tools``: no tool server runs, the editor's neither; the session works
+        if servers:
+            log.warning("started with --no-tools: the editor's MCP servers %s are not started", _names(servers))
+        return ()
     return server_configs(servers or (), cwd, set(engine.tools.configs) if engine.tools is not None else set())
+
+
+def _names(servers: Sequence[Any]) -> str:
+    return ", ".join(repr(getattr(server, "name", "?")) for server in servers)
 
 
 async def start(engine: Engine, cid: str, configs: tuple[ServerConfig, ...]) -> None:

@@ -158,3 +158,17 @@ async def test_the_editor_going_away_mid_call_stops_its_server_and_the_turn_ends
     assert result.status == "cancelled"
     [answer] = [e for e in events if isinstance(e, Persisted)]
     assert (answer.status, answer.text) == ("interrupted", "Working. ")
+
+
+async def test_with_no_tools_the_editors_servers_are_not_started_and_the_session_answers_without_tools(
+    tmp_path: Path, scripted: ScriptedUpstream
+) -> None:
+    data_dir, record = tmp_path / "data", tmp_path / "record.jsonl"
+    async with start_agent(data_dir, scripted, "--no-tools", app_tools=False) as editor:
+        sid = await session_with(editor, demo_server(record))
+        scripted.plan(Behavior(text="No tools here."))
+        assert (await editor.prompt(sid, "any tools?")).stop_reason == "end_turn"
+        assert scripted.last.tools == [], "the model was offered none: --no-tools holds for the editor's servers too"
+        assert editor.text(sid) == "No tools here."
+    assert not record.exists(), "the editor's server never ran"
+    assert "not started" in (tmp_path / "data-acp.log").read_text()
