@@ -16,11 +16,12 @@ from acp import RequestError, text_block
 from acp.helpers import image_block
 from PIL import Image
 
-from ledger.events.core import Submitted
+from ledger.events.core import Persisted, Submitted
 from store.blobs import FolderBlobs
 from tests.acp.conftest import Editor, ledger_events, start_agent
 from tests.support.app_process import ROOT
 from tests.support.upstream import Behavior, ScriptedUpstream
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -45,12 +46,23 @@ async def test_an_image_of_a_prompt_is_stored_as_its_attachment_and_reaches_a_mo
         scripted.plan(Behavior(text="A red square."))
         prompt = [text_block("What is this?"), image_block(png(), "image/png", uri="file:///shots/red.png")]
         assert (await editor.conn.prompt(session_id=sid, prompt=prompt)).stop_reason == "end_turn"
+        await wait_until(lambda: any(isinstance(e, Persisted) for e in ledger_events(data_dir, sid)), 30, "saved")
+        editor.updates[sid] = []
+        await editor.conn.load_session(cwd=str(ROOT), session_id=sid, mcp_servers=[])
+        text, link = [u.content for u in editor.of_kind(sid, "user_message_chunk")]
     [sent] = [e for e in ledger_events(data_dir, sid) if isinstance(e, Submitted)]
     assert sent.text == "What is this?"
     [attached] = sent.attachments
     assert (attached.name, attached.media_type, attached.width, attached.height) == ("red.png", "image/png", 8, 6)
     stored = FolderBlobs(data_dir / "blobs", read_only=True).get(attached.sha256)
     assert stored is not None and hashlib.sha256(stored).hexdigest() == attached.sha256, "stored by its sha256"
+    assert text.text == "What is this?", "a loaded session replays the message"
+    assert (link.type, link.uri, link.name, link.mime_type) == (
+        "resource_link",
+        f"ledgerchat:files/{attached.sha256}",
+        "red.png",
+        "image/png",
+    ), "and links its image by content"
     [user] = [m for m in scripted.last.messages if m["role"] == "user"]
     parts = {p["type"]: p for p in user["content"]}
     assert parts["text"]["text"] == "What is this?"
