@@ -3,12 +3,13 @@
 Guarantees:
 - ``can_ask`` reads the client's ``initialize`` capabilities: an editor that declares form elicitation
   (``elicitation.form``) is asked the form questions; a URL question, or any question for an editor without it, is
-  declined at once (``decline``: the tool goes on and the model reads what the tool makes of it), the reason in the
-  log (``reason``).
+  declined at once (``decline``: the tool goes on and the model reads what the tool makes of it), the reason
+  (``reason``) in the ledger (``question_answered`` by ``app``, with its ``reason``: the page and the audit show it)
+  and the log.
 - ``ask`` sends one ``elicitation/create`` (form mode, bound to the session and the tool call) and answers the
   question through the engine (``Engine.answer_question``, checked against the form's schema there): accept with
   the editor's values, decline, or cancel, as the editor answered. A schema the protocol cannot carry, an answer
-  whose values do not fit the form, an error or a closed editor: declined, with the reason in the log. A question
+  whose values do not fit the form, an error or a closed editor: declined the same way, saying why. A question
   already answered meanwhile (a Stop answers it ``cancel``) is left as it is.
 """
 
@@ -64,7 +65,7 @@ async def ask(engine: Engine, client: Client, session_id: str, cid: str, asked: 
 
 
 def decline(engine: Engine, cid: str, asked: QuestionAsked, why: str) -> None:
-    """Answer the question ``decline`` (if it still waits), saying why in the log."""
+    """Answer the question ``decline`` (if it still waits), saying why in the ledger (``by`` app) and the log."""
     log.info("declined the question of tool call %s: %s", asked.call_id, why)
-    with contextlib.suppress(InputRejected, ValueError):
-        engine.answer_question(cid, asked.question_id, "decline", None)
+    with contextlib.suppress(InputRejected):
+        engine.decline_question(cid, asked.question_id, why)

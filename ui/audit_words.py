@@ -94,8 +94,10 @@ def phase_detail(p: Phase) -> str:
             return f"{p.call_id} ({p.source}): not shown"
         case "approval_asked" | "approval_given":
             return approval_detail(p)
-        case "question_asked" | "question_answered":  # the question (form|url), or the answer (by user|stop|restart)
-            return f"{p.name}: {p.summary or p.status} ({p.source})"
+        case "question_asked":  # the question (form|url)
+            return f"{p.name}: {p.summary} ({p.source})"
+        case "question_answered":  # the answer (by user|stop|restart|app), and why when the app answered it
+            return f"{p.name}: {p.status} ({p.source}{f': {p.summary}' if p.summary else ''})"
 
 
 def audit_heading(a: AttemptAudit) -> str:

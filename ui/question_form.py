@@ -71,6 +71,8 @@ def answer_words(q: QuestionState) -> str:
         return "Cancelled: the turn was stopped while the question waited."
     if q.by == "restart":
         return "Cancelled: the app restarted while the question waited."
+    if q.by == "app":
+        return f"Declined without asking: {q.reason}." if q.reason else "Declined without asking."
     if q.action == "accept" and q.mode == "url":
         return "Done: you went to the link."
     if q.action == "accept":

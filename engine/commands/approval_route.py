@@ -17,7 +17,7 @@ from typing import Any
 
 from engine.attempts import Peers
 from engine.tools import Action, check_answer
-from engine.turns import AttemptRun, AttemptWorker, answer_question
+from engine.turns import AttemptRun, AttemptWorker, answer_question, decline_unasked
 from ledger.decide import InputRejected
 from ledger.events import ApprovalScope
 from ledger.state import ConversationState
@@ -70,3 +70,9 @@ def route_reply(
         if errors:
             raise ValueError(" ".join(errors.values()))
     spawn(peers.reply(cid, elsewhere, question_id, action, content), "an answer to a question for the attempt's owner")
+
+
+def decline_here(run: AttemptRun | None, question_id: str, reason: str) -> None:
+    """Decline, with ``reason``, a question of an attempt running here that nobody can be asked."""
+    if run is None or not decline_unasked(run, question_id, reason):
+        raise InputRejected(GONE)

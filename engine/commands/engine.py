@@ -36,7 +36,7 @@ from typing import Any
 from immutables import Map
 
 from engine.attempts import Attempts, Peers
-from engine.commands.approval_route import route_answer, route_reply
+from engine.commands.approval_route import decline_here, route_answer, route_reply
 from engine.commands.branching import branch_events
 from engine.commands.compacting import Compactor
 from engine.commands.continuing import Continuing
@@ -130,6 +130,9 @@ class Engine(ReadFace, PresenceFace, CompactionFace):
     def answer_question(self, cid: str, question_id: str, action: Any, content: Any) -> None:  # a tool's question
         asked = (question_id, action, content)  # checked here against the form's schema, answered where it runs
         route_reply(self.active_run(cid), self.peers, self.spawn, cid, asked, self.conversation(cid))
+
+    def decline_question(self, cid: str, question_id: str, reason: str) -> None:  # nobody to ask (an editor)
+        decline_here(self.active_run(cid), question_id, reason)
 
     # --- commands ----------------------------------------------------------------------------------------------
     def create_conversation(self, title: str = "", cid: str | None = None, cwd: str | None = None) -> str:

@@ -40,7 +40,8 @@ class Question:
 class QuestionAnswer:
     action: Action
     content: dict[str, Any] | None = None
-    by: Literal["user", "stop", "restart"] = "user"
+    by: Literal["user", "stop", "restart", "app"] = "user"
+    reason: str | None = None  # by ``app``: why nobody was asked
 
 
 @dataclass(slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from engine.turns.attempt import AttemptRun
 from engine.turns.lock import ChatLock
-from engine.turns.questions import answer_question
+from engine.turns.questions import answer_question, decline_unasked
 from engine.turns.settings import EngineSettings, Limits
 from engine.turns.worker import AttemptWorker, Workplace, recover
 
@@ -23,5 +23,6 @@ __all__ = [
     "Limits",
     "Workplace",
     "answer_question",
+    "decline_unasked",
     "recover",
 ]

@@ -91,6 +91,11 @@ def answer_at_restart(attempt: AttemptState, cid: str, call_id: str, append: App
     return True
 
 
+def decline_unasked(run: AttemptRun, question_id: str, reason: str) -> bool:
+    """Decline a question nobody can be asked (``by`` app, ``reason`` in the ledger); False when it no longer waits."""
+    return _close(run, question_id, QuestionAnswer("decline", None, "app", reason))
+
+
 def _close(run: AttemptRun, question_id: str, given: QuestionAnswer) -> bool:
     pending = run.questions.get(question_id)
     if pending is None or pending.future.done():
@@ -103,6 +108,7 @@ def _close(run: AttemptRun, question_id: str, given: QuestionAnswer) -> bool:
             action=given.action,
             content=content_json(given.content),
             by=given.by,
+            reason=given.reason,
         )
     )
     pending.future.set_result(given)

@@ -21,7 +21,7 @@ from ledger.events.values import Event, Flags
 
 QuestionMode = Literal["form", "url"]
 QuestionAction = Literal["accept", "decline", "cancel"]
-AnsweredBy = Literal["user", "stop", "restart"]
+AnsweredBy = Literal["user", "stop", "restart", "app"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -51,6 +51,7 @@ class QuestionAnswered(Event):
     action: QuestionAction
     content: str | None = None  # accept in form mode: the values as JSON text
     by: AnsweredBy = "user"
+    reason: str | None = None  # by ``app``: why it was answered without asking anyone (an editor that takes no forms)
     actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
 
 
@@ -70,6 +71,7 @@ class QuestionState(NamedTuple):
     content: str | None = None
     by: AnsweredBy | None = None
     answered_ts: str = ""
+    reason: str | None = None
 
     @property
     def answered(self) -> bool:
@@ -98,7 +100,7 @@ def asked(questions: tuple[QuestionState, ...], event: QuestionAsked) -> tuple[Q
 def answered(questions: tuple[QuestionState, ...], event: QuestionAnswered) -> tuple[QuestionState, ...]:
     """The questions with this one answered (the first answer wins; an unknown question changes nothing)."""
     return tuple(
-        q._replace(action=event.action, content=event.content, by=event.by, answered_ts=event.ts)
+        q._replace(action=event.action, content=event.content, by=event.by, answered_ts=event.ts, reason=event.reason)
         if q.question_id == event.question_id and not q.answered
         else q
         for q in questions

@@ -161,7 +161,10 @@ def _phase(p: Phases, event: AnyEvent) -> None:  # noqa: C901 - one case per kin
             p.add("question_asked", event.ts, name=name, call_id=cid, source=event.mode, summary=event.message)
         case QuestionAnswered():
             name, cid = p.names.get(event.call_id), event.call_id
-            p.add("question_answered", event.ts, name=name, call_id=cid, status=event.action, source=event.by)
+            why = event.reason
+            p.add(
+                "question_answered", event.ts, name=name, call_id=cid, status=event.action, source=event.by, summary=why
+            )
         case StaleToolResult():
             p.add("stale_tool_result", event.ts, call_id=event.call_id, source=event.why)
         case Submitted() | Started() | StaleChunk():

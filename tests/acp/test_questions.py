@@ -53,7 +53,9 @@ async def test_an_editor_that_takes_no_forms_is_not_asked_and_the_question_is_de
     assert (await agent.prompt(sid, "order tea")).stop_reason == "end_turn"
     assert agent.questions == []
     events = ledger_events(agent.data_dir, sid)
-    assert [e.action for e in events if isinstance(e, QuestionAnswered)] == ["decline"]
+    [answered] = [e for e in events if isinstance(e, QuestionAnswered)]
+    assert (answered.action, answered.by) == ("decline", "app"), "declined by the app, not by a person"
+    assert answered.reason == "this editor takes no questions (it declared no form elicitation)", "why, kept"
     [result] = [e for e in events if isinstance(e, ToolResult)]
     assert result.content == "No order placed: the person chose decline."
     tool_message = next(m for m in scripted.last.messages if m["role"] == "tool")

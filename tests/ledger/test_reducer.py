@@ -298,7 +298,6 @@ def test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conve
         events.insert(len(events) // 2, Renamed(conversation_id=CONV, ts=events[-1].ts, title="Renamed"))
     if handed:  # an unowned chat gets its owner; an owned one keeps it
         events.insert(len(events) // 3 + 1, Handed(conversation_id=CONV, ts=events[-1].ts, owner="local:ben"))
-    without_reads = replay(replace(e, seq=i) for i, e in enumerate(events, start=1)).conversations[CONV]
     for at in reads:  # an admin's read (--admin-can-read), late in the day: never the chat's last activity
         read = ReadBy(conversation_id=CONV, ts="2026-12-31T23:59:59.000+00:00", actor="local:root", name="root")
         events.insert(1 + at % len(events), read)
@@ -309,8 +308,10 @@ def test_the_summary_folded_from_events_equals_the_summary_of_the_replayed_conve
             replay(replace(e, seq=i) for i, e in enumerate(events[:n], start=1)).conversations[CONV]
         )
     assert folded is not None and folded.owner == (owner or ("local:ben" if handed else None)), "never taken"
-    conv = replay(replace(e, seq=i) for i, e in enumerate(events, start=1)).conversations[CONV]
+    numbered = [replace(e, seq=i) for i, e in enumerate(events, start=1)]
+    conv = replay(numbered).conversations[CONV]
     assert conv.reads == tuple(("root", "2026-12-31T23:59:59.000+00:00") for _ in reads)
+    without_reads = replay(e for e in numbered if not isinstance(e, ReadBy)).conversations[CONV]  # the same seqs
     assert conv._replace(reads=(), last_seq=0) == without_reads._replace(last_seq=0), "a read changes nothing else"
 
 

@@ -264,6 +264,7 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
                     action=step[4],
                     content=content,
                     by=step[5],
+                    reason="nobody to ask" if step[5] == "app" else None,
                 )
             )
     return events

@@ -73,7 +73,7 @@ STEPS = {
         st.integers(0, 2),
         st.integers(0, 1),
         st.sampled_from(["accept", "decline", "cancel"]),
-        st.sampled_from(["user", "stop", "restart"]),
+        st.sampled_from(["user", "stop", "restart", "app"]),
     ),
     **QUEUE_STEPS,
     "compact": st.tuples(st.just("compact"), st.integers(0, 7), st.booleans()),
