@@ -19,7 +19,7 @@ from ledger.events.flags import Flags as Flags  # re-exported: every event modul
 CancelSource = Literal["user", "navigation", "disconnect", "delete", "timeout", "shutdown", "account", "acp"]
 ErrorType = Literal[
     "rate_limit", "auth", "server", "timeout", "connection", "malformed_stream", "bad_request", "step_limit", "unknown"
-] | Literal["context_length"] | Literal["tool_loop"]  # fmt: skip  # over the context window; the loop guard
+] | Literal["context_length"] | Literal["tool_loop"] | Literal["spend_limit"]  # fmt: skip
 StaleWhy = Literal["closing", "closed", "superseded", "out_of_order"]
 StaleBlock = Literal["text", "reasoning", "tool_call", "tool_result"]
 ToolStatus = Literal["ok", "error", "cancelled", "not_run", "declined", "unknown"]
