@@ -12,6 +12,8 @@ Guarantees:
 - An ended attempt's tokens are its ``persisted`` metrics (``TurnMetrics``: the provider's counts, or counted
   locally and marked ``estimated``); a running one's are the usage of the steps it finished so far (an agent turn
   between steps, which is where a spend limit is checked), estimated when any of them is.
+- An attempt a branch copied into a new chat (``branched_from``; it started before that chat was created) is not a
+  row there: it was paid for once, where it ran, and counts there (or nowhere once that chat is deleted).
 - Rows come in the order the attempts started (``ts``, then id): the same order for equal states.
 """
 
@@ -82,9 +84,14 @@ def row_of(conv: ConversationState, attempt: AttemptState) -> UsageRow:
     )  # fmt: skip
 
 
+def copied(conv: ConversationState, attempt: AttemptState) -> bool:
+    """Whether a branch copied ``attempt`` into ``conv`` (``engine.commands.branching`` keeps its start time)."""
+    return conv.branched_from is not None and attempt.started_ts < conv.created_ts
+
+
 def usage_rows(conv: ConversationState) -> tuple[UsageRow, ...]:
     """Every attempt of the conversation as a row, in the order they started."""
-    rows = (row_of(conv, a) for a in conv.attempts.values())
+    rows = (row_of(conv, a) for a in conv.attempts.values() if not copied(conv, a))
     return tuple(sorted(rows, key=lambda r: (r.ts, r.attempt_id)))
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.provider import Cost, price, total
+from ledger.errors import UnknownConversationError
 from ledger.events import TurnMetrics
 from ledger.reducer import replay
 from ledger.state import ConversationState, State
@@ -82,7 +83,10 @@ class UsageBook:
             kept = self._kept.get(cid)
         if kept is not None and kept[0] == seq:
             return kept[1]
-        conv = held if held is not None else replay(self.store.events(cid, keep=False)).conversations.get(cid)
+        try:
+            conv = held if held is not None else replay(self.store.events(cid, keep=False)).conversations.get(cid)
+        except UnknownConversationError:  # deleted since the index was read
+            return ()
         if conv is None or conv.deleted:
             return ()
         rows = usage_rows(conv)
