@@ -13,7 +13,10 @@ Guarantees:
   locally and marked ``estimated``); a running one's are the usage of the steps it finished so far (an agent turn
   between steps, which is where a spend limit is checked), estimated when any of them is.
 - An attempt a branch copied into a new chat (``branched_from``; it started before that chat was created) is not a
-  row there: it was paid for once, where it ran, and counts there (or nowhere once that chat is deleted).
+  row there: it was paid for once, where it ran, and counts there (also once that chat is deleted).
+- A deleted conversation's rows are those its ``deleted`` event kept (``usage_of`` of the conversation as it stood,
+  ``Deleted.usage``; ``ConversationState.spent`` after it), marked ``deleted``: equal, but for that mark, to the
+  rows of the conversation just before its deletion. A ``deleted`` older than that field kept none.
 - Rows come in the order the attempts started (``ts``, then id): the same order for equal states.
 """
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
+from ledger.events import AttemptUsage, Deleted
 from ledger.state import AttemptState, ConversationState
 
 UsageStatus = Literal["complete", "stopped", "failed", "running"]
@@ -44,6 +48,7 @@ class UsageRow(NamedTuple):
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
     estimated: bool = False  # some count was made locally (a stopped stream, a provider that sent none)
+    deleted: bool = False  # its chat was deleted (the row is what the ``deleted`` event kept)
 
     @property
     def tokens(self) -> int:
@@ -90,9 +95,37 @@ def copied(conv: ConversationState, attempt: AttemptState) -> bool:
 
 
 def usage_rows(conv: ConversationState) -> tuple[UsageRow, ...]:
-    """Every attempt of the conversation as a row, in the order they started."""
+    """Every attempt of the conversation as a row, in the order they started (a deleted one's: those it kept)."""
+    if conv.deleted:
+        return kept_rows(conv.conversation_id, conv.owner, conv.spent)
     rows = (row_of(conv, a) for a in conv.attempts.values() if not copied(conv, a))
     return tuple(sorted(rows, key=lambda r: (r.ts, r.attempt_id)))
+
+
+def usage_of(conv: ConversationState) -> tuple[AttemptUsage, ...]:
+    """What a ``deleted`` event keeps of the conversation: its rows without the chat and owner (the event's)."""
+    return tuple(AttemptUsage(
+        attempt_id=r.attempt_id, ts=r.ts, model=r.model, purpose=r.purpose, status=r.status,
+        input_tokens=r.input_tokens, output_tokens=r.output_tokens, cached_tokens=r.cached_tokens,
+        cache_write_tokens=r.cache_write_tokens, reasoning_tokens=r.reasoning_tokens, estimated=r.estimated,
+    ) for r in usage_rows(conv))  # fmt: skip
+
+
+def kept_rows(cid: str, owner: str | None, kept: tuple[AttemptUsage, ...]) -> tuple[UsageRow, ...]:
+    """The rows a ``deleted`` event kept (``usage_of``), marked ``deleted``."""
+    return tuple(UsageRow(
+        cid, u.attempt_id, owner, u.ts, u.model, u.purpose, as_status(u.status), u.input_tokens, u.output_tokens,
+        u.cached_tokens, u.cache_write_tokens, u.reasoning_tokens, u.estimated, deleted=True,
+    ) for u in kept)  # fmt: skip
+
+
+def buried_rows(event: Deleted) -> tuple[UsageRow, ...]:
+    """The rows of a conversation from its ``deleted`` event alone (what a store keeps with the tombstone)."""
+    return kept_rows(event.conversation_id, event.owner, event.usage)
+
+
+def as_status(status: str) -> UsageStatus:
+    return next((s for s in STATUSES if s == status), "running")  # a status a newer version wrote: still counted
 
 
 def since(rows: Iterable[UsageRow], start: str) -> list[UsageRow]:

@@ -6,6 +6,7 @@ Guarantees:
   continuations, stopped, failed and re-sent requests included), read off the event loop; nothing is counted
   beside it. A stopped answer's line carries its partial cost ("stopped: partial cost"); an amount made from
   locally counted tokens is marked ``~`` and the page says what that means; an unknown price is said, never $0.
+  What a deleted chat spent stays counted, on lines of its own marked "from a deleted chat".
 - A person sees their own usage only (personal mode: the one person's); the admins' table is shown to admins
   only. ``/usage.csv`` is checked by the guard (``ui.guard``) like every route and answers the request's person's
   rows, every person's only to an admin asking ``?everyone=1`` (anyone else: 404, as an unknown address).
@@ -82,16 +83,19 @@ async def limit_words(guard: SpendGuard, person: str | None) -> str:
 
 
 def lines(found: list[Line], whole: Line) -> None:
-    """The table: one line per (day, model, status), then the total."""
+    """The table: one line per (day, model, status, deleted chat or not), then the total."""
     with ui.column().classes("w-full gap-1").mark("usage-lines"):
         if not found:
             ui.label("No model requests yet.").classes("lc-meta")
         for line in found:
-            day, model, status = line.key
-            with ui.row().classes("items-center gap-2 w-full").props(f'data-status="{status}"'):
+            day, model, status, deleted = line.key
+            with ui.row().classes("items-center gap-2 w-full").props(f'data-status="{status}"') as row:
                 ui.label(day).classes("font-medium")
                 ui.label(model).classes("lc-meta")
                 ui.label(STATUS_WORDS.get(status, status)).classes("lc-chip")
+                if deleted:
+                    row.props('data-deleted="yes"')
+                    ui.label("from a deleted chat").classes("lc-chip")
                 ui.space()
                 ui.label(f"{line.attempts} × · {line.input_tokens + line.output_tokens:,} tokens").classes("lc-meta")
                 ui.label(cost_words(line.cost) or "$0").classes("font-medium")

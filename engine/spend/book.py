@@ -2,7 +2,9 @@
 
 Guarantees:
 - The rows of a conversation are ``ledger.usage.usage_rows`` of its state: the one it holds in memory, else the
-  replay of its stored events (read without being kept). Nothing else is counted: no counter beside the ledger.
+  replay of its stored events (read without being kept). A deleted conversation's are those its ``deleted`` event
+  kept (``store.api.EventStore.tombstones``, ``ledger.usage.buried_rows``, marked ``deleted``): deleting a chat
+  never lowers what counts. Nothing else is counted: no counter beside the ledger.
 - A conversation's rows are kept with the ``last_seq`` they were folded at and made again only once its last seq
   (from memory, else the store's index) moved: asking again costs a look-up per conversation, and gives what a
   full fold gives (tests/engine/test_spend_book.py proves it in a hypothesis property).
@@ -21,10 +23,10 @@ from dataclasses import dataclass
 
 from engine.provider import Cost, price, total
 from ledger.errors import UnknownConversationError
-from ledger.events import TurnMetrics
+from ledger.events import Deleted, TurnMetrics
 from ledger.reducer import replay
 from ledger.state import ConversationState, State
-from ledger.usage import UsageRow, usage_rows
+from ledger.usage import UsageRow, buried_rows, usage_rows
 from store.api import EventStore
 
 ANYONE = object()  # ``rows(ANYONE)``: every person's rows (the admins' usage page)
@@ -60,18 +62,38 @@ class UsageBook:
     def __init__(self, store: EventStore, state: Callable[[], State]) -> None:
         self.store, self.state = store, state
         self._kept: dict[str, tuple[int, tuple[UsageRow, ...]]] = {}
+        self._buried: dict[str, tuple[UsageRow, ...]] = {}
         self._lock = threading.Lock()
         self.folds = 0  # how many conversations were folded (again): what the cache saves shows here
 
     def rows(self, person: object = ANYONE) -> list[UsageRow]:
-        """The rows of every live conversation of ``person`` (None: personal mode's one person; ``ANYONE``: all)."""
-        state = self.state()
+        """The rows of every conversation of ``person``, deleted ones included (None: personal mode's one person;
+        ``ANYONE``: all). A chat deleted while this reads counts once, as deleted."""
+        state, live = self.state(), self.store.summaries()
+        graves = self.store.tombstones()
         out: list[UsageRow] = []
-        for summary in self.store.summaries():
-            if summary.deleted or (person is not ANYONE and summary.owner != person):
+        for summary in live:
+            if (
+                summary.deleted
+                or summary.conversation_id in graves
+                or (person is not ANYONE and summary.owner != person)
+            ):
                 continue
             out += self.of(summary.conversation_id, summary.last_seq, state.conversations.get(summary.conversation_id))
+        for cid, event in graves.items():
+            if person is ANYONE or event.owner == person:
+                out += self.buried(cid, event)
         return out
+
+    def buried(self, cid: str, event: Deleted) -> tuple[UsageRow, ...]:
+        """A deleted conversation's rows (made once: a ``deleted`` event never changes)."""
+        with self._lock:
+            kept = self._buried.get(cid)
+        if kept is None:
+            kept = buried_rows(event)
+            with self._lock:
+                self._buried[cid] = kept
+        return kept
 
     async def rows_async(self, person: object = ANYONE) -> list[UsageRow]:
         return await asyncio.to_thread(self.rows, person)

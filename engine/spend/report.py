@@ -1,5 +1,6 @@
-"""Usage as the usage page and its CSV show it: rows grouped by day, model and status, or by person, each line's
-tokens and priced cost; and every row as a CSV line.
+"""Usage as the usage page and its CSV show it: rows grouped by day, model, status and whether their chat was
+deleted, or by person, each line's tokens and priced cost; and every row as a CSV line (``deleted``: "yes" for
+a deleted chat's).
 
 Guarantees: grouping only adds: the lines of a grouping sum to the rows they group (attempts, tokens, known cost;
 estimated when any part is; unknown prices counted, never $0), so a page's total is the sum over the ledger
@@ -20,7 +21,7 @@ from ledger.usage import UsageRow
 
 COLUMNS = (
     "started", "day", "person", "conversation_id", "attempt_id", "model", "purpose", "status", "input_tokens",
-    "output_tokens", "cached_tokens", "reasoning_tokens", "usd", "estimated",
+    "output_tokens", "cached_tokens", "reasoning_tokens", "usd", "estimated", "deleted",
 )  # fmt: skip
 
 
@@ -48,8 +49,8 @@ def line(key: tuple[str, ...], rows: list[UsageRow]) -> Line:
 
 
 def by_day(rows: Iterable[UsageRow]) -> list[Line]:
-    """Newest day first; within a day by model, then status."""
-    lines = grouped(rows, lambda r: (r.day, r.model, r.status))
+    """Newest day first; within a day by model, then status (live chats' before deleted chats')."""
+    lines = grouped(rows, lambda r: (r.day, r.model, r.status, "deleted" if r.deleted else ""))
     return sorted(lines, key=lambda x: x.key[0], reverse=True)  # (stable: model and status stay in order)
 
 
@@ -71,5 +72,6 @@ def csv_text(rows: Iterable[UsageRow]) -> str:
         writer.writerow((
             r.ts, r.day, r.owner or "", r.conversation_id, r.attempt_id, r.model, r.purpose, r.status,
             r.input_tokens, r.output_tokens, r.cached_tokens, r.reasoning_tokens, usd, "yes" if cost.estimated else "",
+            "yes" if r.deleted else "",
         ))  # fmt: skip
     return out.getvalue()

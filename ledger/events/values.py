@@ -89,6 +89,25 @@ class TurnMetrics:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class AttemptUsage:
+    """What one attempt of a conversation used, as ``deleted`` keeps it (``Deleted.usage``): the facts of a
+    ``ledger.usage.UsageRow`` without its chat (the event's) and owner (``Deleted.owner``). ``status`` is
+    ``complete``, ``stopped``, ``failed`` or ``running``; ``estimated``: some count was made locally."""
+
+    attempt_id: str
+    ts: str  # when the attempt started (ISO 8601 UTC)
+    model: str
+    purpose: str
+    status: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    estimated: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Attachment:
     """A file on a user message, by content: the bytes are in the blob store under ``sha256`` (hex), never here.
     ``media_type`` is sniffed from the bytes (never the name's); ``width``/``height`` for images (pixels)."""

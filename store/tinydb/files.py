@@ -6,9 +6,10 @@ Guarantees:
 - ``write(cid, events)`` appends the events' documents to the conversation's file, or, when the last event is
   ``deleted``, removes the file. Each file is replaced atomically (``store.tinydb.storage``); a write that raises leaves
   file and cache as they were, so retrying it neither loses nor doubles anything.
-- ``write_index(summaries, deleted)`` replaces the index (one entry per live conversation with its summary, and a
-  tombstone per deleted one) atomically; the store writes it before the conversation files of the same batch, so
-  an index never says less than the files (an attempt it marks open may be closed on disk, never the reverse).
+- ``write_index(summaries, deleted, graves)`` replaces the index (one entry per live conversation with its
+  summary, and a tombstone per deleted one, keeping its ``deleted`` event: what it spent) atomically; the store
+  writes it before the conversation files of the same batch, so an index never says less than the files (an
+  attempt it marks open may be closed on disk, never the reverse).
 - ``index_due`` says the index on disk says less than it should (a title, an open attempt, the list or the end of
   an attempt changed, or a summary was ``corrected`` when its conversation was read): the writer rewrites it.
 - ``read(cid)`` reads a conversation's file when the store's memory asks (damage is kept aside, when
@@ -31,8 +32,9 @@ from ledger.summary import ConversationSummary
 from store.memory import Read
 from store.tinydb.bounding import OVERSIZE_FILE, Bounding
 from store.tinydb.documents import to_documents, untracked_rows
+from store.tinydb.entries import index_docs
 from store.tinydb.lock import DataDirLock
-from store.tinydb.opening import INDEX_FILE, TABLE, Report, index_docs, read_conversation
+from store.tinydb.opening import INDEX_FILE, TABLE, Report, read_conversation
 from store.tinydb.storage import AtomicJSONStorage, atomic_write, dumps, loads
 
 
@@ -56,12 +58,14 @@ class FolderFiles:
         else:
             self._db(cid).table(TABLE).insert_multiple(to_documents(events))
 
-    def write_index(self, summaries: dict[str, ConversationSummary], deleted: set[str]) -> None:
+    def write_index(
+        self, summaries: dict[str, ConversationSummary], deleted: set[str], graves: dict[str, Deleted] | None = None
+    ) -> None:
         """Replace the index with these summaries and tombstones; raises on any failure."""
         self.take_lock()
         for cid in deleted - self._deleted_at.keys():
             self._deleted_at[cid] = _now()
-        docs = index_docs(summaries, deleted, self._index)
+        docs = index_docs(summaries, deleted, self._index, graves)
         for doc in docs["conversations"].values():
             if doc.get("deleted") and "deleted_at" not in doc:
                 doc["deleted_at"] = self._deleted_at.get(str(doc["id"]), _now())

@@ -83,6 +83,25 @@ async def test_answers_run_until_the_limit_and_the_next_send_is_refused_with_the
         await engine.continue_answer(cid, answer)  # a cut answer may be continued: the guard refuses it
 
 
+async def test_deleting_a_chat_keeps_what_it_spent_so_the_next_send_in_a_new_chat_is_still_refused(
+    spend_engine: MakeEngine, upstream: ScriptedUpstream
+) -> None:
+    engine = spend_engine(limited(0.025))
+    cid = engine.create_conversation()
+    for n in range(3):
+        upstream.plan(ONE_CENT)
+        await engine.submit(cid, f"question {n}")
+        await finished(engine, cid)
+    used = spent(engine.settings.spend.book.rows(None)).usd if engine.settings.spend else 0.0
+    await engine.delete(cid)
+    rows = engine.settings.spend.book.rows(None) if engine.settings.spend else []
+    assert len(rows) == 3 and all(r.deleted for r in rows) and spent(rows).usd == pytest.approx(used)
+    fresh = engine.create_conversation()
+    with pytest.raises(InputRejected) as refused:
+        await engine.submit(fresh, "after deleting the chat")
+    assert str(refused.value) == SENTENCE
+
+
 async def test_an_agent_turn_stops_at_the_step_boundary_and_goes_on_after_the_limit_is_raised(
     spend_engine: MakeEngine, upstream: ScriptedUpstream, tmp_path: Path
 ) -> None:

@@ -68,4 +68,4 @@ async def test_a_send_over_the_limit_says_the_figure_and_the_reset_time_and_the_
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/csv")
     header, *rows = response.text.splitlines()
     assert header.startswith("started,day,person,conversation_id,attempt_id,model,purpose,status")
-    assert len(rows) == 1 and ",answer,complete,2000," in rows[0] and rows[0].endswith(",0.02000000,")
+    assert len(rows) == 1 and ",answer,complete,2000," in rows[0] and rows[0].endswith(",0.02000000,,")
