@@ -31,7 +31,9 @@ from app.options import APP_OPTIONS, LIMIT_OPTIONS, parser
 from app.proxy_config import trusted_proxies
 from app.telemetry_config import TelemetryConfig, telemetry_config
 from engine.files import FileLimits
+from engine.spend import parse_limit
 from engine.turns import Limits
+from store.limits import SpendLimit
 
 DEMO_MODEL = "demo"
 MIN_TOKEN_CHARS = 16
@@ -75,6 +77,8 @@ class AppConfig:
     oidc_member_group: str | None = None
     oidc_client_secret: str | None = field(default=None, repr=False)  # LEDGERCHAT_OIDC_CLIENT_SECRET only
     admin_can_read: bool = False  # team mode: admins may read anyone's chat, each read recorded for its owner
+    limit_value: str | None = None  # ``users limit NAME VALUE``: the spend limit to set
+    spend_limit: str = ""  # ``--spend-limit``: everyone's default spend limit (``engine.spend.parse_limit``)
     users: tuple[str, str | None, bool, bool] | None = None  # ``users`` command: (action, name, admin, stdin)
     titles: str = "model"  # model: each chat is named by the model after its first answer; off: by its first message
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)  # --otlp-endpoint, --otel-content
@@ -82,6 +86,11 @@ class AppConfig:
     @property
     def file_limits(self) -> FileLimits:
         return FileLimits.from_mb(self.max_attachment_mb)
+
+    @property
+    def default_limit(self) -> SpendLimit:
+        """``--spend-limit`` read (``ValueError`` saying what is wrong)."""
+        return parse_limit(self.spend_limit)
 
     @property
     def is_demo(self) -> bool:
@@ -153,6 +162,7 @@ def load_config(argv: Sequence[str], environ: Mapping[str, str]) -> AppConfig:
         app["owner"], app["dry_run"] = args.owner, bool(args.dry_run)
     elif args.command == "users":
         app["users"] = (args.action, args.name, bool(args.admin), bool(args.password_stdin))
+        app["limit_value"] = args.value
     else:
         app.update(_access(args, environ))
         app["oidc_client_secret"] = environ.get("LEDGERCHAT_OIDC_CLIENT_SECRET") or None
@@ -205,6 +215,10 @@ def _validate(c: AppConfig) -> None:
         raise ConfigError(f"--oidc-issuer: {c.oidc_issuer!r} must start with https:// (or http:// on this machine)")
     if c.users is not None and c.users[0] != "list" and not c.users[1]:
         raise ConfigError(f"users {c.users[0]}: name the account (users {c.users[0]} NAME)")
+    try:
+        c.default_limit  # noqa: B018 - validates --spend-limit
+    except ValueError as exc:
+        raise ConfigError(f"--spend-limit: {exc}") from None
     if c.titles not in ("model", "off"):
         raise ConfigError(f"--titles: {c.titles!r} must be 'model' or 'off'")
     if c.demo_chunk_delay < 0:

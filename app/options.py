@@ -57,6 +57,13 @@ APP_OPTIONS: tuple[tuple[str, type, str], ...] = (
     ),
     ("max_attachment_mb", float, "largest file a message may carry, in MB (default 20; 50 MB or one file per message)"),
     (
+        "spend_limit",
+        str,
+        "what each person may spend, e.g. '$0.50/day,$10/month' or '200000 tokens/day' (UTC days and months; "
+        "dollars as litellm's cost map and --model-info price them); team mode: everyone's default, admins set "
+        "per-person values on /admin/users or with 'main.py users limit'",
+    ),
+    (
         "model_info",
         Path,
         "JSON file in litellm's model-map shape declaring what models take, e.g. "
@@ -127,9 +134,15 @@ def parser() -> argparse.ArgumentParser:
     )
     _add_options(acp)
     acp.add_argument("--no-tools", action="store_true", default=argparse.SUPPRESS, help="start no tool server")
-    users = sub.add_parser("users", help="team mode's accounts: add, list, disable, enable, password, reset")
-    users.add_argument("action", choices=("add", "list", "disable", "enable", "password", "reset"))
+    users = sub.add_parser("users", help="team mode's accounts: add, list, disable, enable, password, reset, limit")
+    users.add_argument("action", choices=("add", "list", "disable", "enable", "password", "reset", "limit"))
     users.add_argument("name", nargs="?", help="the account's username (lowercase letters, digits, . _ @ -)")
+    users.add_argument(
+        "value",
+        nargs="?",
+        help="limit: the account's spend limit ('$0.50/day,$10/month', '20000 tokens/day', 'none': no cap, "
+        "'default': everyone's); NAME 'default' sets everyone's; without a value, print the limit in force",
+    )
     users.add_argument("--admin", action="store_true", help="add: the account is an admin")
     users.add_argument(
         "--password-stdin", action="store_true", help="add, password: read the password from standard input"

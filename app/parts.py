@@ -1,6 +1,6 @@
 """What an engine is built on, opened the same way for the web app (``app.wiring``) and the editor bridge
-(``app.acp``): the provider, the tool servers and their hub, the files, the approval grants and the presets beside
-the store, the models declared to litellm, and the engine's settings.
+(``app.acp``): the provider, the tool servers and their hub, the files, the approval grants, the presets and the spend
+limits beside the store, the models declared to litellm, and the engine's settings.
 
 Guarantees: nothing here imports NiceGUI or starts anything (the hub is made, not started: whoever serves starts
 it); ``close_parts`` closes what ``open_parts`` opened, the hub stopped before its grants are closed.
@@ -15,13 +15,14 @@ from typing import Any
 
 from app.config import AppConfig, load_model_info
 from app.providers import provider_config, tool_servers
-from app.stores import close_blobs, open_blobs, open_grants, open_presets
+from app.stores import close_blobs, open_blobs, open_grants, open_limits, open_presets
 from engine.files import Files, models
 from engine.provider import ProviderConfig
 from engine.tools import ServerConfig, ToolHub
 from engine.turns import EngineSettings
 from store.api import EventStore
 from store.grants import GrantStore
+from store.limits import LimitStore
 from store.presets import PresetStore
 
 Spawner = Callable[[Coroutine[Any, Any, None], str], "asyncio.Task[None]"]
@@ -37,6 +38,7 @@ class Opened:
     grants: GrantStore | None
     presets: PresetStore
     hub: ToolHub | None
+    limits: LimitStore  # spend limits beside the accounts (``store.limits``)
 
 
 def open_parts(config: AppConfig, store: EventStore, token: str | None = None) -> Opened:
@@ -54,7 +56,8 @@ def open_parts(config: AppConfig, store: EventStore, token: str | None = None) -
         from demo import PROVIDER_MODEL
 
         models.declare({PROVIDER_MODEL: {"supports_vision": True, "supports_pdf_input": True, "mode": "chat"}})
-    return Opened(provider, servers, files, grants, presets, hub)
+    instance = str(getattr(store, "instance", "app"))
+    return Opened(provider, servers, files, grants, presets, hub, open_limits(config, instance))
 
 
 def engine_settings(config: AppConfig, opened: Opened, spawn: Spawner, token: str | None = None) -> EngineSettings:
@@ -67,6 +70,8 @@ def engine_settings(config: AppConfig, opened: Opened, spawn: Spawner, token: st
         files=opened.files,
         presets=opened.presets,
         titles=config.titles == "model",  # (engine.policies.titles)
+        spend_limits=opened.limits,
+        spend_limit=config.default_limit,  # --spend-limit (engine.spend)
     )
 
 
@@ -74,6 +79,7 @@ async def close_parts(opened: Opened) -> None:
     """Close the blobs and presets, stop the tool servers, then close their grants (each off the loop)."""
     await asyncio.to_thread(close_blobs, opened.files.blobs)
     await asyncio.to_thread(close_blobs, opened.presets)
+    await asyncio.to_thread(close_blobs, opened.limits)
     if opened.hub is not None:
         await opened.hub.stop()
         await asyncio.to_thread(close_blobs, opened.hub.grants)

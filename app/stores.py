@@ -12,6 +12,7 @@ from store.accounts import AccountStore
 from store.api import EventStore
 from store.blobs import BlobStore
 from store.grants import GrantStore
+from store.limits import LimitStore
 from store.presets import PresetStore
 
 
@@ -52,7 +53,7 @@ def open_presets(config: AppConfig, store: EventStore, *, read_only: bool = Fals
     return FilePresets(config.data_dir / "presets.json", read_only=read_only)
 
 
-def close_blobs(blobs: BlobStore | GrantStore | PresetStore | AccountStore) -> None:
+def close_blobs(blobs: BlobStore | GrantStore | PresetStore | AccountStore | LimitStore) -> None:
     close = getattr(blobs, "close", None)
     if callable(close):
         close()
@@ -81,3 +82,15 @@ def open_accounts(config: AppConfig, instance: str = "users") -> AccountStore:
     from store.accounts import FileAccounts
 
     return FileAccounts(config.data_dir / "accounts.json")
+
+
+def open_limits(config: AppConfig, instance: str = "users") -> LimitStore:
+    """The spend limits beside the accounts: the ``spend_limits`` table, else ``<data-dir>/spend_limits.json``
+    (``store.limits``); close them with ``close_blobs``."""
+    if config.database_url:
+        from store.limits import PgLimits
+
+        return PgLimits.open(config.database_url, instance=instance)
+    from store.limits import FileLimits
+
+    return FileLimits(config.data_dir / "spend_limits.json")

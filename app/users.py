@@ -8,7 +8,9 @@ open pages go to the sign-in page within seconds on every instance, its running 
 everywhere; ``reset NAME`` prints a one-time link (``/signin/reset/<token>``, to put after the address the team
 uses: there is no option naming it) with which the person sets a new password within ``RESET_VALID`` (24 h), once;
 the account's earlier link stops working, and a disabled or OpenID Connect account gets none (``ResetLinks``). The
-token is printed on stdout only, never logged. Each works beside a running app (same store). A refusal is one
+token is printed on stdout only, never logged. ``limit NAME VALUE`` sets a person's spend limit (``default``: they
+fall back to everyone's; NAME ``default``: everyone's), without VALUE says the one in force (``engine.spend``).
+Each works beside a running app (same store). A refusal is one
 sentence on stderr and exit code 1.
 """
 
@@ -17,9 +19,11 @@ from __future__ import annotations
 import sys
 
 from app.config import AppConfig
-from app.stores import close_blobs, open_accounts
+from app.stores import close_blobs, open_accounts, open_limits
 from engine.people import RESET_VALID, People, PeopleError, ResetLinks
+from engine.spend import describe, effective, parse_limit
 from ledger.errors import StoreError
+from store.limits import DEFAULT
 from ui.reset_page import RESET
 
 
@@ -60,6 +64,8 @@ def users(config: AppConfig) -> int:
             print(
                 f"put the address your team opens Ledger Chat at in front of it (e.g. https://chat.example.org{RESET}...)"
             )
+        elif action == "limit":
+            print(spend_limit(config, people, name, config.limit_value))
         elif action == "disable":
             ended = people.disable(name)
             print(f"disabled {name}; {ended} session(s) ended")
@@ -70,6 +76,33 @@ def users(config: AppConfig) -> int:
     except (PeopleError, StoreError) as exc:
         print(f"ledger-chat: {exc}", file=sys.stderr)
         return 1
+    finally:
+        close_blobs(store)
+
+
+def spend_limit(config: AppConfig, people: People, name: str, value: str | None) -> str:
+    """``users limit``: set (or, without ``value``, say) a person's or everyone's (``default``) spend limit."""
+    store = open_limits(config)
+    try:
+        key = DEFAULT
+        if name != "default":
+            key = next((a.person for a in people.accounts() if a.name == name.strip().lower()), "")
+            if not key:
+                raise PeopleError(f"there is no account {name}")
+        who = "everyone" if key == DEFAULT else name
+        if value is None:
+            return (
+                f"{who}: {describe(effective(store.limits(), None if key == DEFAULT else key, config.default_limit))}"
+            )
+        if value.strip().lower() == "default" and key != DEFAULT:
+            store.remove(key)
+            return f"{who}: everyone's limit ({describe(effective(store.limits(), None, config.default_limit))})"
+        try:
+            limit = parse_limit(value)
+        except ValueError as exc:
+            raise PeopleError(str(exc)) from None
+        store.put(key, limit)
+        return f"{who}: {describe(limit)} (UTC days and months)"
     finally:
         close_blobs(store)
 

@@ -55,6 +55,7 @@ BENCHES = (
     Bench("bench.stream_bench", (), ("--quick",), ("chromium",)),
     Bench("bench.pg_bench", (), ("--quick",), ("postgres",), (("PG_BENCH_ONLY", "store"),)),
     Bench("bench.session_bench", (), ()),
+    Bench("bench.spend_bench", (), ("--quick",)),
 )
 
 BY_MODULE = {b.module for b in BENCHES}

@@ -4,7 +4,8 @@ Arrows inside point one way, from the commands down: ``commands`` (what pages ca
 attempt's end) → ``attempts`` (the one door in and out) → ``turns`` (one attempt's run) → ``provider`` (the model
 calls) → ``files`` → ``tools`` (the MCP client) → the basics beside this file (``offline``, ``stamps``, ``text``,
 ``redaction``, and ``people``: team mode's accounts, sessions and who is acting); ``read`` (the read side) sits
-under ``attempts``; ``telemetry`` reads the commands' engine.
+under ``attempts``; ``spend`` (what each person spent, folded from the ledger, and their limits) sits under
+``attempts`` and ``turns``, above ``provider``; ``telemetry`` reads the commands' engine.
 No sub-package imports one above it, and nothing here imports the pages or the app.
 """
 
@@ -18,6 +19,7 @@ __all__ = [
     "provider",
     "read",
     "redaction",
+    "spend",
     "stamps",
     "telemetry",
     "text",

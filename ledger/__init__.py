@@ -34,4 +34,5 @@ __all__ = [
     "titles",
     "tree",
     "updates",
+    "usage",
 ]

@@ -21,10 +21,21 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Literal, Union
 
 from ledger.errors import CodecError
-from ledger.events import EVENT_CLASSES, AnyEvent, Attachment, Event, Param, TextRef, ToolPart, TurnMetrics, Usage
+from ledger.events import (
+    EVENT_CLASSES,
+    AnyEvent,
+    Attachment,
+    AttemptUsage,
+    Event,
+    Param,
+    TextRef,
+    ToolPart,
+    TurnMetrics,
+    Usage,
+)
 
 KIND_TO_CLASS: dict[str, type[Event]] = {cls.KIND: cls for cls in EVENT_CLASSES}
-_VALUE_CLASSES = (Usage, TurnMetrics, Param, Attachment, ToolPart, TextRef)
+_VALUE_CLASSES = (Usage, TurnMetrics, Param, Attachment, ToolPart, TextRef, AttemptUsage)
 # fields written only when set: personal mode's events stay exactly as a version before team mode wrote (and reads)
 ABSENT_WHEN_NONE = frozenset({"actor", "owner", "cwd"})
 

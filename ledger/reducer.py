@@ -185,8 +185,9 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
             return conv._replace(detached=False)
         case Deleted():
             return ConversationState(
-                conversation_id=conv.conversation_id, title=conv.title, created_ts=conv.created_ts, deleted=True
-            )
+                conversation_id=conv.conversation_id, title=conv.title, created_ts=conv.created_ts, deleted=True,
+                owner=event.owner if event.owner is not None else conv.owner, spent=event.usage,
+            )  # fmt: skip
         case Retrying():
             return queue_resumed(conv)
         case UpstreamClosed():

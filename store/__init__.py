@@ -13,6 +13,7 @@ __all__ = [
     "event_log",
     "grants",
     "health",
+    "limits",
     "memory",
     "migrate",
     "postgres",

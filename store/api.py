@@ -6,7 +6,9 @@ Guarantees every implementation keeps:
   the event is readable through ``events()`` immediately and durable within the flush interval (at once for
   events that end something). A deleted conversation refuses every later write, also after a restart.
 - ``events``/``all_events`` give what was appended, in seq order, equal after a reopen; ``all_events`` and
-  ``conversation_ids`` leave deleted conversations out.
+  ``conversation_ids`` leave deleted conversations out; ``tombstones`` gives each deleted conversation's
+  ``deleted`` event (what it spent: ``Deleted.usage``), kept with its tombstone, equal after a reopen (a tombstone
+  written before that was kept: a bare ``Deleted``).
 - ``summaries`` gives every live conversation's ``ledger.summary.ConversationSummary`` without reading its events;
   ``events(cid)`` reads a conversation on demand (kept in memory unless ``keep`` is False) and ``forget(cid)`` may
   drop it again once it is saved (returns whether it did); ``might_contain`` is False only when a conversation
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ledger.events import URGENT_KINDS, AnyEvent, Failed
+from ledger.events import URGENT_KINDS, AnyEvent, Deleted, Failed
 from ledger.summary import ConversationSummary
 from store.health import StoreHealth
 
@@ -54,6 +56,8 @@ class EventStore(Protocol):
     def all_events(self) -> list[AnyEvent]: ...
 
     def is_deleted(self, conversation_id: str) -> bool: ...
+
+    def tombstones(self) -> dict[str, Deleted]: ...
 
     def health(self) -> StoreHealth: ...
 

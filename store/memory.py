@@ -8,7 +8,8 @@ Guarantees:
 - ``add`` gives an event the next seq of its conversation (1, 2, 3... going on from what was read), keeps it,
   folds it into the conversation's summary (``ledger.summary.summarize``) and queues it for the writer (urgent,
   so written at once, when ``store.api.is_urgent``). A deletion leaves a tombstone (``bury``): ``is_deleted``
-  says so, and the conversation leaves ``conversation_ids``, ``summaries`` and ``all_events``.
+  says so, and the conversation leaves ``conversation_ids``, ``summaries`` and ``all_events``; its ``deleted``
+  event stays (``tombstones``: what it spent, ``Deleted.usage``), as the back end keeps it with the tombstone.
 - Eager (no ``Backing``: PostgreSQL) holds every conversation; it never forgets one, keeps a deleted one's events
   (their last seq is what following compares: ``store.postgres.follow``), and ``might_contain`` is always True.
 - Lazy (a ``Backing``: the TinyDB files) holds only what was read or written since opening or ``forget``: the
@@ -27,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ledger.errors import UnknownConversationError
-from ledger.events import AnyEvent
+from ledger.events import AnyEvent, Deleted
 from ledger.summary import ConversationSummary, summarize
 from store.api import is_urgent
 from store.event_log import EventLog, log_of
@@ -77,6 +78,7 @@ class Memory:
         self._logs: dict[str, EventLog] = {}  # the conversations read or written (all of them when eager)
         self._summaries: dict[str, ConversationSummary] = {}  # every live conversation
         self._deleted: set[str] = set()
+        self._graves: dict[str, Deleted] = {}  # the ``deleted`` event of each tombstone that has one
 
     # --- reading ---------------------------------------------------------------------------------------------
 
@@ -155,6 +157,11 @@ class Memory:
     def is_deleted(self, conversation_id: str) -> bool:
         return conversation_id in self._deleted
 
+    def tombstones(self) -> dict[str, Deleted]:
+        """Every deleted conversation's ``deleted`` event as stored (a tombstone older than that has a bare one)."""
+        with self.lock:
+            return {cid: self._graves.get(cid) or Deleted(conversation_id=cid) for cid in sorted(self._deleted)}
+
     def last_seq(self, conversation_id: str) -> int:
         """The seq of the last event held of the conversation (0 when none is)."""
         kept = self._logs.get(conversation_id)
@@ -179,13 +186,16 @@ class Memory:
 
     # --- what a back end changes (under ``lock``) --------------------------------------------------------------
 
-    def restore(self, summaries: dict[str, ConversationSummary], deleted: set[str]) -> None:
-        """Start from what the store holds: the live conversations' summaries and the tombstones."""
+    def restore(
+        self, summaries: dict[str, ConversationSummary], deleted: set[str], graves: dict[str, Deleted] | None = None
+    ) -> None:
+        """Start from what the store holds: the live conversations' summaries, the tombstones and their events."""
         self._summaries, self._deleted = summaries, deleted
+        self._graves = {cid: e for cid, e in (graves or {}).items() if cid in deleted}
 
-    def snapshot(self) -> tuple[dict[str, ConversationSummary], set[str]]:
-        """The summaries and tombstones as they are now (for an index)."""
-        return dict(self._summaries), set(self._deleted)
+    def snapshot(self) -> tuple[dict[str, ConversationSummary], set[str], dict[str, Deleted]]:
+        """The summaries, tombstones and their ``deleted`` events as they are now (for an index)."""
+        return dict(self._summaries), set(self._deleted), dict(self._graves)
 
     def add(self, event: AnyEvent) -> AnyEvent:
         """The event with the next seq of its conversation: kept, summarized and queued for the writer."""
@@ -205,13 +215,16 @@ class Memory:
         """Fold the event into its conversation's summary; a deletion leaves only a tombstone."""
         summary = summarize(self._summaries.get(event.conversation_id), event)
         if summary.deleted:
-            self.bury(event.conversation_id)
+            self.bury(event.conversation_id, event)
         else:
             self._summaries[event.conversation_id] = summary
 
-    def bury(self, conversation_id: str) -> None:
-        """The conversation is deleted: a tombstone (its events stay only in an eager memory)."""
+    def bury(self, conversation_id: str, event: AnyEvent | None = None) -> None:
+        """The conversation is deleted: a tombstone with its ``deleted`` event (its other events stay only in an
+        eager memory)."""
         self._deleted.add(conversation_id)
+        if isinstance(event, Deleted):
+            self._graves[conversation_id] = event
         self._summaries.pop(conversation_id, None)
         if self._backing is not None:
             self._logs.pop(conversation_id, None)
@@ -223,7 +236,7 @@ class Memory:
         if not before:
             self._summaries.pop(conversation_id, None)
         elif (summary := summary_of_events(conversation_id, before)).deleted:
-            self.bury(conversation_id)
+            self.bury(conversation_id, before[-1])
         else:
             self._summaries[conversation_id] = summary
 

@@ -40,6 +40,7 @@ ERROR_TITLES = {
     "bad_request": "Request rejected",
     "step_limit": "Step limit reached",
     "tool_loop": "Tool loop stopped",
+    "spend_limit": "Spend limit reached",
 }
 
 

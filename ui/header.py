@@ -72,16 +72,21 @@ def build_header(
         ).mark("audit-toggle")
         if person is not None:
             account_menu(person.name, person.admin)
+        else:  # personal mode: the usage page (ui.usage_page) by its own button
+            ui.button(icon="bar_chart", on_click=lambda: ui.navigate.to("/usage")).props(
+                'flat round dense color=white aria-label="Usage"'
+            ).mark("usage-link")
     return picker, heading
 
 
 def account_menu(person: str, admin: bool) -> None:
-    """Team mode: who is signed in, "Accounts" for an admin (``/admin/users``), "Sign out" and "Sign out
-    everywhere" (a form posted to ``/signout``)."""
+    """Team mode: who is signed in, "Usage" (``/usage``), "Accounts" for an admin (``/admin/users``), "Sign out"
+    and "Sign out everywhere" (a form posted to ``/signout``)."""
     button = ui.button(icon="account_circle").props("flat round dense color=white")
     button.props["aria-label"] = f"Account: {person}"  # a provider's name claim: a value, never parsed as props
     with button, ui.menu().mark("account-menu"):
         ui.menu_item(f"Signed in as {person}").props("disable")
+        ui.menu_item("Usage", on_click=lambda: ui.navigate.to("/usage"))  # (ui.usage_page)
         if admin:
             ui.menu_item("Accounts", on_click=lambda: ui.navigate.to("/admin/users"))
         for words, everywhere in (("Sign out", "0"), ("Sign out everywhere", "1")):

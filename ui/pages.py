@@ -1,5 +1,7 @@
 """The app's pages: ``/`` (a new chat) and ``/chat/{id}``, each a ``ChatPage`` over the engine it is given, the
-agent presets (``/presets``, ``ui.presets_page``), an admin's recorded reads (``/admin/read``, ``ui.admin_read``), and
+agent presets (``/presets``, ``ui.presets_page``), usage and
+spend limits (``/usage``, ``/usage.csv``: ``ui.usage_page``), an admin's recorded reads (``/admin/read``,
+``ui.admin_read``), and
 ``/export/{id}``, a conversation's ledger as JSON Lines (for scripts: ``Authorization: Bearer <token>``), and the
 file routes (``ui.files_routes``: ``/files/{sha}``, its thumbnail, ``POST /files``).
 
@@ -34,6 +36,7 @@ from ui.notices import notice
 from ui.presets_page import PresetsPage
 from ui.sessions import track
 from ui.style import serve_static
+from ui.usage_page import UsagePage, register_usage
 
 UNCONNECTED_SECONDS = 15.0
 OPENING_SECONDS = 2.0
@@ -78,6 +81,13 @@ def register_pages(context: PageContext) -> None:
         if found is None:
             return not_found()
         await chat_page(context.require_engine(), *found, cid)
+
+    @ui.page("/usage")
+    async def usage() -> None:  # a person's usage and limit; an admin's: everyone's (ui.usage_page)
+        track(context)
+        await UsagePage(context).build()
+
+    register_usage(context)
 
     @ui.page("/presets")
     def presets(preset: str | None = None) -> None:

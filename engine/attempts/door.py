@@ -7,6 +7,9 @@ Guarantees:
   for it (Send's ``submitted``, Retry's ``retrying``; none for Continue, a compaction or a title), then
   ``started`` and spawns its ``AttemptWorker``, which becomes the runtime's active attempt. When appending or
   spawning fails, the claim is given back and the error goes to the caller.
+- Spend limits (``engine.spend``): an answer (Send, Edit, Retry, a queued message, Continue) whose chat's owner
+  reached a limit is refused before anything is claimed or appended (``InputRejected`` with the guard's sentence);
+  every step of every attempt is checked again before its request (``engine.turns.turn``).
 - ``begin`` is how an answer starts (Send, Edit, Retry, a queued message): a compaction first when its request
   would not fit the model's window (``engine.attempts.compaction_plan``), the answer then started by the
   ``AfterCompaction`` policy once the compaction completed; ``compaction`` starts one and names what follows it.
@@ -85,6 +88,8 @@ class Attempts:
         still: Callable[[], bool] | None = None,
     ) -> AttemptWorker | None:  # fmt: skip
         """Claim, append ``first`` and ``started``, spawn the worker (see the module's guarantees)."""
+        if first is None and started.purpose == "answer":  # Continue, or an answer after its compaction
+            await self.within_limit(started.conversation_id)
         await self.peers.claim(started.conversation_id, started.attempt_id)
         if still is not None and not still():
             self.peers.unclaim(started.attempt_id)
@@ -101,6 +106,7 @@ class Attempts:
 
     async def begin(self, rt: Runtime, first: Submitted | Retrying, started: Started, provider: ProviderConfig) -> None:
         """Start an answer, or a compaction first when its request would not fit (under ``rt.lock``)."""
+        await self.within_limit(rt.conversation_id)
         conv = self.read.conversation(rt.conversation_id)
         through = await self.planner.before_answer(conv, first, started, provider) if conv is not None else None
         if through is None:
@@ -125,6 +131,12 @@ class Attempts:
         await self.start(rt, first, started, provider)
         self.follows.wait(started.attempt_id, provider, then)
         return started.attempt_id
+
+    async def within_limit(self, cid: str) -> None:
+        """Refuse (``InputRejected``, the guard's sentence) an answer whose chat's owner reached a spend limit."""
+        if self.settings.spend is not None:
+            conv = self.read.conversation(cid)
+            await self.settings.spend.check(conv.owner if conv is not None else None)
 
     # --- out -----------------------------------------------------------------------------------------------------
 

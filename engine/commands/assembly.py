@@ -5,7 +5,8 @@ read side, the runtimes, the compaction planner and the after-end policies (``en
 their declared order) come first; the door (``engine.attempts.Attempts``) is made from them and the other
 instances (``peers``: ``ALONE`` for one process alone, the cluster ``app`` wires for several); every command
 object is made from the door. A policy is handed the door when it reacts, never holding it. Every task the
-engine spawns acts for nobody (``engine.people.for_nobody``): only a person's own command names them. ``order`` may
+engine spawns acts for nobody (``engine.people.for_nobody``): only a person's own command names them. The spend
+guard (``engine.spend``) is made here over the read side's state and the settings' limits. ``order`` may
 rearrange or extend the declared reactions (tests add their own around them).
 litellm's import starts here (4-7 s once per process, on a thread): a turn awaits it before its timeouts start.
 """
@@ -26,6 +27,7 @@ from engine.offline import start_import
 from engine.people import for_nobody
 from engine.policies import Declared, declared
 from engine.read import ReadSide
+from engine.spend import SpendGuard, UsageBook
 from engine.tools import ServerHealth, ToolHub
 from engine.turns import EngineSettings
 from store.api import EventStore
@@ -38,8 +40,10 @@ def build_engine(
     order: Order | None = None,
 ) -> Engine:  # fmt: skip
     start_import()
-    settings = replace(settings, spawn=for_nobody(settings.spawn))  # what the engine starts is no one's command
-    read, runtimes, planner, policies = ReadSide(store), Runtimes(), Planner(settings), declared()
+    read = ReadSide(store)
+    spend = SpendGuard(UsageBook(store, lambda: read.state), settings.spend_limits, settings.spend_limit)
+    settings = replace(settings, spawn=for_nobody(settings.spawn), spend=spend)  # what it starts is no one's command
+    runtimes, planner, policies = Runtimes(), Planner(settings), declared()
     follows, _, titles, _ = policies
     reactions: tuple[Policy, ...] = order(policies) if order is not None else policies
     door = Attempts(read, settings, tools, runtimes, peers, planner, reactions, follows)

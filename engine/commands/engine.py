@@ -9,7 +9,8 @@ Guarantees:
 - Each running attempt is owned by its ``AttemptWorker`` (``engine.turns.worker``) from ``started`` to ``persisted``.
   ``cancel`` hands every source to that owner's one cancel entry (a timeout comes in there by itself); a cancel for
   an older turn, or for another attempt than the one given, does nothing. Deleting awaits a discard-cancel first;
-  afterwards the store refuses any write for that conversation.
+  afterwards the store refuses any write for that conversation; its ``deleted`` keeps what it spent
+  (``ledger.usage.usage_of``, with its owner).
 - Every attempt starts through the one door (``engine.attempts``: Send, Edit, Retry and a queued message by its
   ``begin``, a compaction first when the request would not fit the model's window), with the model and agent
   preset chosen (``engine.commands.presets``); what follows an end is the door's policies' (``engine.policies``: the
@@ -58,6 +59,7 @@ from ledger.bounds import is_over
 from ledger.decide import InputRejected as InputRejected
 from ledger.events import ApprovalScope, CancelSource, Created, Deleted
 from ledger.state import ConversationState, State
+from ledger.usage import usage_of
 from store.api import EventStore
 from store.blobs import keep_text
 
@@ -227,9 +229,9 @@ class Engine(ReadFace, PresenceFace, CompactionFace):
         await self.peers.writable(cid)
         rt = self.door.runtimes.of(cid)
         async with rt.lock:
-            if self.conversation(cid) is None:
+            if (conv := self.conversation(cid)) is None:
                 return
-            self.read.append(Deleted(conversation_id=cid))
+            self.read.append(Deleted(conversation_id=cid, owner=conv.owner, usage=usage_of(conv)))  # spend stays
             self.door.runtimes.pop(cid)
         await self.store.flush()  # False while saving fails: the deletion stays in memory, retried, on the banner
         if blobs:  # the files no other conversation names go too (engine.files.collect)

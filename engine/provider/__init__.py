@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from engine.provider.calls import ProviderConfig, ToolPiece, takes_prefill, takes_reasoning
 from engine.provider.context import Meter, count, measure, window_of
-from engine.provider.cost import Cost, CostReport, attempt_cost, chat_cost, turn_cost
+from engine.provider.cost import Cost, CostReport, attempt_cost, chat_cost, price, total, turn_cost
 from engine.provider.failures import Failure, StreamStalled, classify
 from engine.provider.light_route import COMPATIBLE
 from engine.provider.preset_request import AppliedPreset, allows, approval_overrides, offered, with_instructions
@@ -43,10 +43,12 @@ __all__ = [
     "measure",
     "offered",
     "open_stream",
+    "price",
     "requests_seen",
     "split_credentials",
     "takes_prefill",
     "takes_reasoning",
+    "total",
     "turn_cost",
     "warm_up",
     "window_of",

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from engine.files import Files
 from engine.provider import ProviderConfig
+from engine.spend import SpendGuard
+from store.limits import LimitStore, MemoryLimits, SpendLimit
 from store.presets import MemoryPresets, PresetStore
 
 Spawner = Callable[[Coroutine[Any, Any, None], str], "asyncio.Task[None]"]
@@ -68,7 +70,8 @@ class Limits:
 @dataclass(frozen=True, kw_only=True)
 class EngineSettings:
     """``provider`` is the default model; ``others`` the further models a chat may pick (``--models``); ``files``
-    where attached files are kept (default: in memory) and their limits."""
+    where attached files are kept (default: in memory) and their limits; ``spend_limits`` and ``spend_limit`` the
+    spend limits (``engine.spend``: checked by ``spend`` before every model request)."""
 
     provider: ProviderConfig
     limits: Limits = field(default_factory=Limits)
@@ -77,6 +80,9 @@ class EngineSettings:
     files: Files = field(default_factory=Files, repr=False)
     presets: PresetStore = field(default_factory=MemoryPresets, repr=False)  # where agent presets are kept
     titles: bool = False  # the model names each chat after its first answer (``engine.policies.titles``; CLI: --titles)
+    spend_limits: LimitStore = field(default_factory=MemoryLimits, repr=False)  # per person (``store.limits``)
+    spend_limit: SpendLimit = field(default_factory=SpendLimit)  # everyone's, when the store has no default
+    spend: SpendGuard | None = field(default=None, repr=False)  # made by ``build_engine`` from the two above
 
     def __post_init__(self) -> None:
         if not self.provider.model.strip():

@@ -12,6 +12,9 @@ Guarantees:
 - The first model call waits for litellm's import and for the tool servers to settle (ready or failed, at most
   the first-chunk timeout) before any timeout of its own starts: a turn sent right after start-up is not cut short.
 - A run whose owner claim was lost (``AttemptRun.lost``) makes no further model call: checked before each step.
+- Before each step the spend guard (``EngineSettings.spend``) is asked for the chat's owner: over a limit, the
+  attempt ends failed (``spend_limit``) with the guard's sentence, before that step's request (every tool call of
+  the steps before has its result: the history stays valid; a title or compaction so ends without a request).
 - After ``max_steps`` steps that all asked for tools the attempt ends failed (``step_limit``) with a readable
   reason; the last step's calls are not run (no step would read their results) and each gets a ``not_run``.
 - Before the step limit, the loop guard (``engine.turns.loop_guard``, ``Limits.loop_guard``): the same tool with the
@@ -47,6 +50,9 @@ async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | Non
     for number in range(1, limits.max_steps + 1):
         if run.lost:  # another instance owns the attempt's end: no further model call
             return Completed(None, None)
+        over = await _over_limit(run, settings)
+        if over is not None:  # at a step boundary: every call of the steps before has its result
+            return Broken(Failure(error_type="spend_limit", summary=over), run.request_id)
         run.begin_step(number)
         offer = offered(hub, run.provider.preset) if run.purpose == "answer" else []  # a summary offers no tools
         outcome = await stream_step(run, settings, offer)
@@ -105,6 +111,15 @@ def total_usage(steps: list[Usage | None]) -> Usage | None:
         reasoning_tokens=sum(u.reasoning_tokens for u in steps if u),
         cache_write_tokens=sum(u.cache_write_tokens for u in steps if u),
     )
+
+
+async def _over_limit(run: AttemptRun, settings: EngineSettings) -> str | None:
+    """The spend limit's sentence when the chat's owner reached it (``engine.spend``), else None."""
+    if settings.spend is None:
+        return None
+    conv = run.view()
+    found = await settings.spend.over(conv.owner if conv is not None else None)
+    return found.sentence if found is not None else None
 
 
 def _server_of(hub: ToolHub | None, name: str) -> str | None:

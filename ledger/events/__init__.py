@@ -77,7 +77,7 @@ from ledger.events.kinds import ATTEMPT_KINDS, LATE_PHASE_KINDS, LISTED_KINDS, P
 from ledger.events.question import QuestionState, answered, asked, pending_question
 from ledger.events.queue import MessageQueued, QueuedEdited, QueuedItem, QueuedRemoved, QueueEvent, QueuePause
 from ledger.events.title import Titled, retitled
-from ledger.events.values import Attachment, TextRef, ToolPart
+from ledger.events.values import Attachment, AttemptUsage, TextRef, ToolPart
 
 __all__ = [
     "ATTEMPT_KINDS",
@@ -92,6 +92,7 @@ __all__ = [
     "ApprovalWhy",
     "Attached",
     "Attachment",
+    "AttemptUsage",
     "Block",
     "Branched",
     "CancelRequested",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ledger.events.values import Event, Flags
+from ledger.events.values import AttemptUsage, Event, Flags
 
 __all__ = [
     "Attached",
@@ -114,6 +114,13 @@ class Attached(Event):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Deleted(Event):
+    """The conversation was deleted: its other events go (the stores keep only this one, with the tombstone), but
+    what it spent stays: ``usage`` is every attempt's use folded at that moment (``ledger.usage.usage_of``) and
+    ``owner`` whose it was, so spend limits and the usage page still count it. A ``deleted`` written before these
+    fields has neither (nothing of it is counted)."""
+
     KIND: ClassVar[str] = "deleted"
     FLAGS: ClassVar[Flags] = Flags(attempt=False, urgent=True, prompt=True, listed=True, late_phase=False)
     actor: str | None = None  # team mode: who did it (stamped on append from ``engine.people.acting``)
+    owner: str | None = None  # team mode: the conversation's owner (whose spend ``usage`` is); None in personal mode
+    usage: tuple[AttemptUsage, ...] = ()

@@ -19,7 +19,7 @@ from ledger.events.flags import Flags as Flags  # re-exported: every event modul
 CancelSource = Literal["user", "navigation", "disconnect", "delete", "timeout", "shutdown", "account", "acp"]
 ErrorType = Literal[
     "rate_limit", "auth", "server", "timeout", "connection", "malformed_stream", "bad_request", "step_limit", "unknown"
-] | Literal["context_length"] | Literal["tool_loop"]  # fmt: skip  # over the context window; the loop guard
+] | Literal["context_length"] | Literal["tool_loop"] | Literal["spend_limit"]  # fmt: skip
 StaleWhy = Literal["closing", "closed", "superseded", "out_of_order"]
 StaleBlock = Literal["text", "reasoning", "tool_call", "tool_result"]
 ToolStatus = Literal["ok", "error", "cancelled", "not_run", "declined", "unknown"]
@@ -86,6 +86,25 @@ class TurnMetrics:
     @property
     def output_is_estimated(self) -> bool:
         return self.estimated if self.output_estimated is None else self.output_estimated
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AttemptUsage:
+    """What one attempt of a conversation used, as ``deleted`` keeps it (``Deleted.usage``): the facts of a
+    ``ledger.usage.UsageRow`` without its chat (the event's) and owner (``Deleted.owner``). ``status`` is
+    ``complete``, ``stopped``, ``failed`` or ``running``; ``estimated``: some count was made locally."""
+
+    attempt_id: str
+    ts: str  # when the attempt started (ISO 8601 UTC)
+    model: str
+    purpose: str
+    status: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    estimated: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

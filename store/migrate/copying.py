@@ -8,7 +8,8 @@ Guarantees:
   Running the copy again therefore changes nothing and reports everything as already there.
 - Conversations are written in transactions of up to ``CHUNK`` conversations; a failure leaves every earlier
   transaction whole, and the next run goes on from there.
-- Deleted conversations (the folder's tombstones) become tombstones in the database: they stay deleted.
+- Deleted conversations (the folder's tombstones) become tombstones in the database: they stay deleted, with the
+  ``deleted`` event the folder kept (what the conversation spent).
 - ``verify`` reads the database afresh: for every live conversation of the folder the same number of events, the
   same events, and ``replay`` of the folder equal to ``replay`` of what the database holds for those conversations.
 """
@@ -74,12 +75,15 @@ def copy_folder(data_dir: Path, url: str) -> CopyReport:
                         report.conflicts.append(f"{cid}: an instance is writing this conversation; not copied")
         with conn.transaction():
             for cid in sorted(folder.deleted):
+                grave = folder.graves.get(cid)
                 row = conn.execute(
-                    "INSERT INTO conversations (id, deleted, deleted_at) VALUES (%s, true, now()) "
+                    "INSERT INTO conversations (id, deleted, deleted_at, last_seq) VALUES (%s, true, now(), %s) "
                     "ON CONFLICT (id) DO NOTHING RETURNING id",
-                    (cid,),
+                    (cid, grave.seq if grave is not None else 0),
                 ).fetchone()
                 report.tombstones += row is not None
+                if row is not None and grave is not None:
+                    copy_rows(conn, [grave], COPIED_BY)
     verify(folder.events, url, report)
     return report
 

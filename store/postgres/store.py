@@ -13,8 +13,8 @@ Guarantees:
   ``(conversation_id, seq)`` plus the lease fencing); events of one instance keep their append order.
 - Events other instances commit reach this one (``store.postgres.follow``: notifications, and a check of every
   conversation every 5 s) and are handed to ``follow`` callbacks on the listener thread, in seq order.
-- A deleted conversation refuses every later write, on every instance (its row is a tombstone). Saving fails
-  loudly, as in the TinyDB store (``health()``: the writer's rules, ``store.writer``).
+- A deleted conversation refuses every later write, on every instance (its row is a tombstone; its ``deleted``
+  row stays: ``tombstones``). Saving fails loudly, as in TinyDB (``health()``: the writer's rules).
 - ``hold(attempt_id, epoch)``: later events of the attempt's run carry its claim's epoch (``store.postgres.owners``),
   checked by the database in the batch's transaction (migration 0003); no other event carries one (a seq given
   again after a dropped tail never inherits a dropped event's). A part the database refuses is not written (the
@@ -102,7 +102,7 @@ class PgStore(Memory, Batches):
         deleted = {str(r[0]) for r in conn.execute("SELECT id FROM conversations WHERE deleted ORDER BY id")}
         self.restore({}, deleted)
         for cid, seq, ts, kind, payload in conn.execute(f"{SELECT} ORDER BY conversation_id, seq"):
-            if cid not in deleted:
+            if cid not in deleted or kind == "deleted":  # a deletion keeps its own row: what the chat spent
                 self._add_row(str(cid), seq, ts, kind, payload)
 
     def _add_row(self, cid: str, seq: object, ts: object, kind: object, payload: object) -> AnyEvent | None:

@@ -10,9 +10,10 @@ Guarantees:
 - A log grown to the size of its compacted file is compacted (``compact_one``) by the writer thread after a batch
   (``Store.housekeep``), never while a batch is written, and never while another thread reads that conversation:
   a read waits for the compaction of its conversation, a compaction skips a conversation being read.
-- ``write_index(summaries, deleted)`` replaces the index (one entry per live conversation with its summary, and a
-  tombstone per deleted one) atomically; the store writes it before the conversation files of the same batch, so
-  an index never says less than the files (an attempt it marks open may be closed on disk, never the reverse).
+- ``write_index(summaries, deleted, graves)`` replaces the index (one entry per live conversation with its
+  summary, and a tombstone per deleted one, keeping its ``deleted`` event: what it spent) atomically; the store
+  writes it before the conversation files of the same batch, so an index never says less than the files (an
+  attempt it marks open may be closed on disk, never the reverse).
 - ``index_due`` says the index on disk says less than it should (a title, an open attempt, the list or the end of
   an attempt changed, or a summary was ``corrected`` when its conversation was read): the writer rewrites it.
 - ``read(cid)`` reads a conversation's file when the store's memory asks (damage is kept aside, when
@@ -38,9 +39,10 @@ from ledger.summary import ConversationSummary
 from store.memory import Read
 from store.tinydb.bounding import OVERSIZE_FILE, Bounding
 from store.tinydb.documents import last_seq, to_documents
+from store.tinydb.entries import index_docs
 from store.tinydb.lock import DataDirLock
 from store.tinydb.logfile import ConversationLog, read_log, table_docs
-from store.tinydb.opening import INDEX_FILE, Report, index_docs, read_conversation
+from store.tinydb.opening import INDEX_FILE, Report, read_conversation
 from store.tinydb.records import scan
 from store.tinydb.storage import atomic_write, dumps, loads
 
@@ -75,12 +77,14 @@ class FolderFiles:
             with self._guard:
                 self._due.add(cid)
 
-    def write_index(self, summaries: dict[str, ConversationSummary], deleted: set[str]) -> None:
+    def write_index(
+        self, summaries: dict[str, ConversationSummary], deleted: set[str], graves: dict[str, Deleted] | None = None
+    ) -> None:
         """Replace the index with these summaries and tombstones; raises on any failure."""
         self.take_lock()
         for cid in deleted - self._deleted_at.keys():
             self._deleted_at[cid] = _now()
-        docs = index_docs(summaries, deleted, self._index)
+        docs = index_docs(summaries, deleted, self._index, graves)
         for doc in docs["conversations"].values():
             if doc.get("deleted") and "deleted_at" not in doc:
                 doc["deleted_at"] = self._deleted_at.get(str(doc["id"]), _now())

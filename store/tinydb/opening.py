@@ -6,7 +6,8 @@ Guarantees:
   after the file's documents. A log's torn or damaged tail is cut back to its last complete record, the cut part
   kept aside and reported (``store.tinydb.aside.cut_log``). A folder written before logs existed has compacted
   files only: they are read as they are, and the writer appends a log beside each from then on.
-- ``read_index`` reads the index only: per live conversation its summary (``ledger.summary``), and the tombstones.
+- ``read_index`` reads the index only: per live conversation its summary (``ledger.summary``), and the tombstones
+  with the ``deleted`` event each keeps (``graves``: what the conversation spent; none in an older index).
   Entries without a summary (an index written before summaries) and conversation files the index does not list
   are read once, their summaries rebuilt from their events and the index rewritten (when ``writable``): an old
   folder is upgraded at its first open. Conversation files are otherwise read one at a time, when opened
@@ -34,18 +35,18 @@ from pathlib import Path
 from typing import Any
 
 from ledger.bounds import TEXT_BOUND
-from ledger.events import AnyEvent
-from ledger.summary import ConversationSummary, as_doc, from_doc
+from ledger.events import AnyEvent, Deleted
+from ledger.summary import ConversationSummary, from_doc
 from store.memory import summary_of_events
 from store.tinydb.aside import Aside, cut_log, keep_aside, why
 from store.tinydb.bounding import OVERSIZE_FILE, Bounded, Bounding, bound_data
 from store.tinydb.documents import from_documents, last_seq, to_documents
+from store.tinydb.entries import INDEX_TABLE, graves_of, index_docs
 from store.tinydb.logfile import as_table, log_path, read_log, table_docs
 from store.tinydb.records import scan
 from store.tinydb.storage import AtomicJSONStorage, loads, salvage
 
 INDEX_FILE = "index.json"
-INDEX_TABLE = "conversations"
 ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 Report = Callable[[str, str], object]
 _READ_ERRORS = (ValueError, KeyError, TypeError, AttributeError, RecursionError)
@@ -58,6 +59,7 @@ class Folder:
     events: dict[str, list[AnyEvent]] = field(default_factory=dict)
     deleted: set[str] = field(default_factory=set)
     index: dict[str, Any] = field(default_factory=dict)
+    graves: dict[str, Deleted] = field(default_factory=dict)
 
 
 @dataclass
@@ -67,6 +69,7 @@ class Index:
     docs: dict[str, Any] = field(default_factory=dict)
     summaries: dict[str, ConversationSummary] = field(default_factory=dict)
     deleted: set[str] = field(default_factory=set)
+    graves: dict[str, Deleted] = field(default_factory=dict)
 
 
 def read_index(data_dir: Path, *, writable: bool, report: Report, bounding: Bounding | None = None) -> Index:
@@ -74,6 +77,7 @@ def read_index(data_dir: Path, *, writable: bool, report: Report, bounding: Boun
     reader = _Reader(data_dir, writable, report, bounding)
     index = Index()
     index.docs, index.deleted = reader.index()
+    index.graves = graves_of(index.docs.get(INDEX_TABLE, {}), report)
     listed: dict[str, ConversationSummary | None] = {}
     for doc in index.docs.get(INDEX_TABLE, {}).values():
         cid = str(doc["id"])
@@ -95,18 +99,6 @@ def read_index(data_dir: Path, *, writable: bool, report: Report, bounding: Boun
         if writable:
             reader.write(data_dir / INDEX_FILE, index.docs)
     return index
-
-
-def index_docs(
-    summaries: dict[str, ConversationSummary], deleted: set[str], old: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """The index file's content: one entry per live conversation (with its summary), then the tombstones."""
-    tombstones = {
-        str(doc["id"]): doc for doc in (old or {}).get(INDEX_TABLE, {}).values() if str(doc.get("id")) in deleted
-    }
-    entries = [{"id": cid, "file": f"conv-{cid}.json", "deleted": False, **as_doc(s)} for cid, s in summaries.items()]
-    entries += [tombstones.get(cid, {"id": cid, "file": None, "deleted": True}) for cid in sorted(deleted)]
-    return {INDEX_TABLE: {str(n): doc for n, doc in enumerate(entries, start=1)}}
 
 
 def read_conversation(
@@ -140,6 +132,7 @@ def read_folder(data_dir: Path, *, writable: bool, report: Report) -> Folder:
     reader = _Reader(data_dir, writable, report)
     folder = Folder()
     folder.index, folder.deleted = reader.index()
+    folder.graves = graves_of(folder.index.get(INDEX_TABLE, {}), report)
     for cid in _file_ids(data_dir, reader):
         if cid in folder.deleted:
             continue

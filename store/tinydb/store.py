@@ -42,7 +42,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ledger.errors import ConversationDeletedError, DataDirInUseError, StoreError
-from ledger.events import AnyEvent
+from ledger.events import AnyEvent, Deleted
 from ledger.summary import ConversationSummary, closes
 from store.api import is_urgent
 from store.health import ProblemLog, describe_os_error
@@ -54,7 +54,7 @@ from store.tinydb.reserve import RESERVE_BYTES, Reserve, is_full, read_spill, sp
 from store.writer import Batch, Batches, StoreStats, Writer, Written
 
 log = logging.getLogger("store.tinydb.store")
-Index = tuple[dict[str, ConversationSummary], set[str]]
+Index = tuple[dict[str, ConversationSummary], set[str], dict[str, Deleted]]
 
 
 class Store(Memory, Batches):
@@ -94,7 +94,7 @@ class Store(Memory, Batches):
         )  # fmt: skip
         store._files.writable = not read_only and store._take_folder()
         index = read_index(store.data_dir, writable=store._files.writable, report=store._log.report, bounding=bounding)
-        store.restore(index.summaries, index.deleted)
+        store.restore(index.summaries, index.deleted, index.graves)
         store._files.load(index.docs)
         if not read_only:
             store.writer.start()

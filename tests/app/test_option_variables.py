@@ -52,6 +52,7 @@ def sample(name: str, tmp_path: Path) -> str:
         "oidc_member_group": "team",
         "max_attachment_mb": "5",
         "model_info": str(info),
+        "spend_limit": "$0.50/day,20000 tokens/month",
         "leave_policy": "cancel",
         "first_chunk_timeout": "7",
         "idle_timeout": "7",

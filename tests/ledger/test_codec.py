@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from ledger.codec import KIND_TO_CLASS, dumps_line, from_dict, from_jsonl, to_dict
 from ledger.errors import CodecError, LedgerError
+from ledger.events import AttemptUsage
 from ledger.events.core import (
     EVENT_CLASSES,
     Attachment,
@@ -43,7 +44,7 @@ def strategy_for(hint: typing.Any) -> st.SearchStrategy[typing.Any]:
                 lambda d: tuple(Param(name=k, value=v) for k, v in d.items())
             )
         return st.lists(strategy_for(item), max_size=3).map(tuple)
-    if hint in (Usage, TurnMetrics, Attachment, ToolPart, TextRef):
+    if hint in (Usage, TurnMetrics, Attachment, ToolPart, TextRef, AttemptUsage):
         hints = typing.get_type_hints(hint)
         return st.builds(hint, **{f.name: strategy_for(hints[f.name]) for f in dataclasses.fields(hint)})
     return {

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ledger.events.core import Renamed
+from ledger.events.core import Deleted, Renamed
 from ledger.reducer import replay
+from ledger.usage import usage_of
 from store.postgres.store import PgStore
 from store.tinydb.store import Store
 from tests.support.ledger_builders import conversation_events
@@ -93,3 +94,15 @@ def test_export_gives_the_same_lines_from_the_folder_and_from_the_database(tmp_p
     one = run_main("export", "--database-url", database_url, "--conversation", "c1")
     assert [json.loads(line)["conversation_id"] for line in one.stdout.splitlines()] == ["c1"] * len(convs["c1"])
     assert PASSWORD not in from_db.stdout + from_db.stderr
+
+
+def test_a_deleted_conversation_keeps_what_it_spent_when_copied(tmp_path: Path, database_url):
+    data = tmp_path / "data"
+    store = Store.open(data, flush_interval=0.01)
+    events = [store.append(e) for e in conversation_events("spent", answers=2, chunks=2)]
+    gone = store.append(Deleted(conversation_id="spent", ts="", usage=usage_of(replay(events).conversations["spent"])))
+    assert store.close() == 0
+    result = run_main("migrate", "--from-data-dir", str(data), "--database-url", database_url)
+    assert result.returncode == 0, result.stderr
+    copied = PgStore.open(database_url, read_only=True)
+    assert copied.is_deleted("spent") and copied.tombstones()["spent"] == gone and len(gone.usage) == 2

@@ -18,6 +18,7 @@ from ledger.errors import ConversationDeletedError, UnknownConversationError
 from ledger.events.core import Created, Deleted, Renamed, Submitted, TextRef, ToolCalled, ToolResult
 from ledger.reducer import replay
 from ledger.summary import summary_of
+from ledger.usage import buried_rows, usage_of, usage_rows
 from tests.support.app_process import ROOT
 from tests.support.ledger_builders import conversation_events
 from tests.support.stores import StoreMaker, fill
@@ -92,6 +93,25 @@ def test_a_deleted_conversation_refuses_writes_and_stays_deleted_after_reopening
     with pytest.raises(ConversationDeletedError):
         reopened.append(Renamed(conversation_id="c1", ts="", title="after restart"))
     assert reopened.all_events() == keep
+
+
+def test_a_deleted_conversation_keeps_its_deleted_event_with_what_it_spent_across_a_reopen(stores: StoreMaker) -> None:
+    store = stores.open()
+    events = fill(store, conversation_events("c1", answers=2, chunks=3))
+    conv = replay(events).conversations["c1"]
+    kept = store.append(Deleted(conversation_id="c1", ts="2026-01-02T00:00:00.000Z", owner="local:ann",
+                                usage=usage_of(conv)))  # fmt: skip
+    fill(store, conversation_events("c2", answers=1, chunks=1))
+    store.append(Deleted(conversation_id="c2", ts=""))  # a tombstone as older versions wrote it: nothing kept
+    assert len(kept.usage) == 2 and store.tombstones()["c1"] == kept
+    store.close()
+    reopened = stores.open()
+    graves = reopened.tombstones()
+    assert graves["c1"] == kept and graves["c2"].usage == () and reopened.conversation_ids() == []
+    assert buried_rows(graves["c1"]) == tuple(r._replace(owner="local:ann", deleted=True) for r in usage_rows(conv))
+    assert all(r.owner == "local:ann" and r.deleted for r in buried_rows(graves["c1"]))
+    reopened.close()
+    assert stores.open().tombstones() == graves, "kept as read: a rewrite of the index keeps it too"
 
 
 @pytest.mark.parametrize("around_an_answer", [False, True], ids=["alone", "around-an-answer"])
