@@ -16,7 +16,7 @@ from acp.helpers import update_agent_message_text, update_agent_thought_text, up
 from acp.schema import ResourceContentBlock, UserMessageChunk
 
 from editor.projection import Update, announced
-from ledger.events.values import Attachment
+from ledger.events import Attachment
 from ledger.state import AttemptState, ConversationState
 from ledger.tree import selected_path
 

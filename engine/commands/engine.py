@@ -9,8 +9,7 @@ Guarantees:
 - Each running attempt is owned by its ``AttemptWorker`` (``engine.turns.worker``) from ``started`` to ``persisted``.
   ``cancel`` hands every source to that owner's one cancel entry (a timeout comes in there by itself); a cancel for
   an older turn, or for another attempt than the one given, does nothing. Deleting awaits a discard-cancel first;
-  afterwards the store refuses any write for that conversation; its ``deleted`` keeps what it spent
-  (``ledger.usage.usage_of``, with its owner).
+  afterwards the store refuses any write; its ``deleted`` keeps what it spent (``ledger.usage.usage_of``).
 - Every attempt starts through the one door (``engine.attempts``: Send, Edit, Retry and a queued message by its
   ``begin``, a compaction first when the request would not fit the model's window), with the model and agent
   preset chosen (``engine.commands.presets``); what follows an end is the door's policies' (``engine.policies``: the
