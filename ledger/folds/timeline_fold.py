@@ -42,6 +42,10 @@ from ledger.events import (
     RequestSent,
     Retrying,
     Selected,
+    ShareCreated,
+    ShareOpened,
+    ShareRevoked,
+    ShareUpdated,
     StaleChunk,
     StaleToolResult,
     Started,
@@ -248,6 +252,10 @@ class TimelineFold:
                 | Detached()
                 | Handed()
                 | ReadBy()
+                | ShareCreated()
+                | ShareUpdated()
+                | ShareRevoked()
+                | ShareOpened()
                 | Attached()
                 | Deleted()
             ):
