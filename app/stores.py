@@ -13,6 +13,7 @@ from store.api import EventStore
 from store.blobs import BlobStore
 from store.grants import GrantStore
 from store.presets import PresetStore
+from store.shares import ShareStore
 
 
 def open_store(config: AppConfig, *, read_only: bool = False) -> EventStore:
@@ -52,7 +53,7 @@ def open_presets(config: AppConfig, store: EventStore, *, read_only: bool = Fals
     return FilePresets(config.data_dir / "presets.json", read_only=read_only)
 
 
-def close_blobs(blobs: BlobStore | GrantStore | PresetStore | AccountStore) -> None:
+def close_blobs(blobs: BlobStore | GrantStore | PresetStore | AccountStore | ShareStore) -> None:
     close = getattr(blobs, "close", None)
     if callable(close):
         close()
@@ -81,3 +82,17 @@ def open_accounts(config: AppConfig, instance: str = "users") -> AccountStore:
     from store.accounts import FileAccounts
 
     return FileAccounts(config.data_dir / "accounts.json")
+
+
+def open_shares(config: AppConfig, store: EventStore) -> ShareStore:
+    """Share links' lookup beside ``store``: the ``share_links`` table, else ``<data-dir>/share_links.json``; close
+    it with ``close_blobs``."""
+    if config.database_url:
+        from store.postgres import PgStore
+        from store.shares import PgShares
+
+        instance = store.instance if isinstance(store, PgStore) else "export"
+        return PgShares.open(config.database_url, instance=instance)
+    from store.shares import FileShares
+
+    return FileShares(config.data_dir / "share_links.json")

@@ -244,22 +244,10 @@ class TimelineFold:
             case StaleChunk() | Chunk():
                 pass  # folded before (``add``)
             case (
-                Created()
-                | Renamed()
-                | Selected()
-                | VersionSelected()
-                | Branched()
-                | Detached()
-                | Handed()
-                | ReadBy()
-                | ShareCreated()
-                | ShareUpdated()
-                | ShareRevoked()
-                | ShareOpened()
-                | Attached()
-                | Deleted()
-            ):
-                pass  # about the conversation, not an attempt
+                Created() | Renamed() | Selected() | VersionSelected() | Branched() | Detached() | Handed() | ReadBy()
+                | Attached() | Deleted() | ShareCreated() | ShareUpdated() | ShareRevoked() | ShareOpened()
+            ):  # fmt: skip
+                pass  # about the conversation (its share links too), not an attempt
             case MessageQueued() | QueuedEdited() | QueuedRemoved() | GrantRevoked() | Titled():
                 pass  # the queue, the grants, the title: never an attempt's
             case _:
