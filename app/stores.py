@@ -14,6 +14,7 @@ from store.blobs import BlobStore
 from store.grants import GrantStore
 from store.limits import LimitStore
 from store.presets import PresetStore
+from store.shares import ShareStore
 
 
 def open_store(config: AppConfig, *, read_only: bool = False) -> EventStore:
@@ -53,7 +54,7 @@ def open_presets(config: AppConfig, store: EventStore, *, read_only: bool = Fals
     return FilePresets(config.data_dir / "presets.json", read_only=read_only)
 
 
-def close_blobs(blobs: BlobStore | GrantStore | PresetStore | AccountStore | LimitStore) -> None:
+def close_blobs(blobs: BlobStore | GrantStore | PresetStore | AccountStore | LimitStore | ShareStore) -> None:
     close = getattr(blobs, "close", None)
     if callable(close):
         close()
@@ -94,3 +95,17 @@ def open_limits(config: AppConfig, instance: str = "users") -> LimitStore:
     from store.limits import FileLimits
 
     return FileLimits(config.data_dir / "spend_limits.json")
+
+
+def open_shares(config: AppConfig, store: EventStore) -> ShareStore:
+    """Share links' lookup beside ``store``: the ``share_links`` table, else ``<data-dir>/share_links.json``; close
+    it with ``close_blobs``."""
+    if config.database_url:
+        from store.postgres import PgStore
+        from store.shares import PgShares
+
+        instance = store.instance if isinstance(store, PgStore) else "export"
+        return PgShares.open(config.database_url, instance=instance)
+    from store.shares import FileShares
+
+    return FileShares(config.data_dir / "share_links.json")

@@ -33,7 +33,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     from nicegui import Client, app, background_tasks
 
     from app.cluster import Cluster
-    from app.stores import close_blobs
+    from app.stores import close_blobs, open_shares
     from engine.attempts import ALONE
     from engine.commands import build_engine
     from engine.files import models
@@ -77,6 +77,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         people=people,
         oidc=config.accounts == "oidc",
         admin_can_read=config.admin_can_read,
+        share_store=open_shares(config, store),  # share links' lookup (store.shares)
     )
     if config.is_demo or "demo" in config.models:
         from demo.server import DemoModel
@@ -124,6 +125,8 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         await close_parts(opened)  # files, presets, the tool servers and their grants
         if people is not None:
             await asyncio.to_thread(close_blobs, people.store)
+        if context.share_store is not None:
+            await asyncio.to_thread(close_blobs, context.share_store)
 
     app.on_startup(startup)
     app.on_shutdown(shutdown)  # registered before NiceGUI's own teardown, which cancels background tasks

@@ -11,7 +11,8 @@ Guarantees:
   event of the attempt after its end (a second terminal, ``request_sent``, a step, a tool call or result, anything
   after ``persisted``) is late: only ``AttemptState.late_events`` counts it; its state, text, tool results and
   model history stay as they were. Chunks after the end stay stale chunks (the stale rule), never late.
-- Nothing changes a deleted conversation.
+- Nothing changes a deleted conversation. An admin's read and a share link's events (``ledger.shares``) are never
+  the chat's last activity: only ``last_seq`` moves besides what they record.
 - Linear: an event touches only its own conversation (a persistent map shares every other one) and, for a chunk,
   only its attempt (text kept as pieces, ``ledger.pieces``): a chunk costs the same with 10 or 10,000
   conversations, in a 2-turn or a 200-turn conversation, at the 10th or the 20,000th chunk of an answer. States
@@ -56,6 +57,10 @@ from ledger.events import (
     RequestSent,
     Retrying,
     Selected,
+    ShareCreated,
+    ShareOpened,
+    ShareRevoked,
+    ShareUpdated,
     StaleChunk,
     StaleToolResult,
     Started,
@@ -80,8 +85,11 @@ from ledger.reduce_agent import step_finished, step_started, tool_call_started, 
 from ledger.reduce_approval import apply_approval
 from ledger.reduce_messages import branched, persisted, selected, started, submitted, version_selected
 from ledger.reduce_stream import chunk, closed, failed
+from ledger.shares import reduce_share
 from ledger.state import EMPTY_STATE, ConversationState, State
 from ledger.updates import update_attempt, update_call, update_live
+
+SHARE_KINDS = (ShareCreated, ShareUpdated, ShareRevoked, ShareOpened)
 
 
 def reduce(state: State, event: AnyEvent) -> State:
@@ -99,6 +107,8 @@ def reduce(state: State, event: AnyEvent) -> State:
     elif type(event) is ReadBy:  # an admin's read: recorded, never the chat's last activity
         read = (event.name or event.actor or "an admin", event.ts)
         new = conv._replace(reads=(*conv.reads, read), last_seq=max(conv.last_seq, event.seq))
+    elif isinstance(event, SHARE_KINDS):  # a share link's life: recorded, never the chat's last activity
+        new = reduce_share(conv, event)._replace(last_seq=max(conv.last_seq, event.seq))
     else:
         new = _apply(conv, event)
         new = new._replace(last_seq=max(new.last_seq, event.seq), updated_ts=event.ts or new.updated_ts)
@@ -127,6 +137,8 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
             )
         case ReadBy():
             return conv  # folded in ``reduce`` (it leaves the last activity as it was)
+        case ShareCreated() | ShareUpdated() | ShareRevoked() | ShareOpened():
+            return reduce_share(conv, event)  # folded in ``reduce`` (``ledger.shares``)
         case Handed():  # only an unowned conversation is handed over: never taken from its owner
             return conv._replace(owner=event.owner) if conv.owner is None else conv
         case Renamed():

@@ -25,6 +25,7 @@ from ledger.events import (
     QuestionState,
     QueuedItem,
     QueuePause,
+    ShareState,
     TextRef,
     ToolPart,
     ToolStatus,
@@ -199,6 +200,7 @@ class ConversationState(NamedTuple):
     owner: str | None = None  # team mode: the person it belongs to (its ``created`` event's); None in personal mode
     reads: tuple[tuple[str, str], ...] = ()  # (admin's name, time) of each ``read_by``: an admin's read
     spent: tuple[AttemptUsage, ...] = ()  # a deleted conversation: what its attempts used (its ``deleted``'s)
+    shares: Mapping[str, ShareState] = _EMPTY  # type: ignore[assignment]  # share id -> its link (ledger.shares)
 
     def live_attempt(self) -> AttemptState | None:
         """The attempt that is streaming or closing, if any (newest first); never a chat's title being made."""

@@ -32,6 +32,10 @@ from ledger.events import (
     ReadBy,
     Recovered,
     Renamed,
+    ShareCreated,
+    ShareOpened,
+    ShareRevoked,
+    ShareUpdated,
     Started,
     Submitted,
     Titled,
@@ -82,7 +86,7 @@ def summarize(summary: ConversationSummary | None, event: AnyEvent) -> Conversat
         case Done() | Cancelled() | Recovered() | Failed() | Persisted():
             if (closed := closes(event)) is not None:
                 open_attempts = tuple(a for a in open_attempts if a != closed)
-        case ReadBy():  # an admin's read is not the chat's last activity
+        case ReadBy() | ShareCreated() | ShareUpdated() | ShareRevoked() | ShareOpened():  # not the chat's activity
             return summary._replace(last_seq=max(summary.last_seq, event.seq))
         case Deleted():
             return summary._replace(deleted=True, open_attempts=(), last_seq=event.seq, updated_ts=event.ts)

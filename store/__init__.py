@@ -1,6 +1,6 @@
 """Where the ledger is kept: the event store's contract (``store.api``), the TinyDB and PostgreSQL back ends side by
-side (neither imports the other), the blob, grant, preset and account stores beside the ledger, the writer thread
-and the store's health.
+side (neither imports the other), the blob, grant, preset, account and share-link stores beside the ledger, the
+writer thread and the store's health.
 
 Guarantees: a back end returns what was appended, in seq order, and says when saving fails (``store.health``);
 ``__all__`` names its modules and sub-packages, each sub-package's own face names what others may import.
@@ -18,6 +18,7 @@ __all__ = [
     "migrate",
     "postgres",
     "presets",
+    "shares",
     "tinydb",
     "writer",
 ]

@@ -13,10 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.commands import Engine
+from engine.commands import Engine, ShareLinks
 from engine.people import PERSONAL, People, Person, Viewer
 from engine.tools import ServerHealth
 from store.health import StoreHealth
+from store.shares import ShareStore
 from ui.health_banner import shown
 from ui.watch import Watch
 
@@ -33,8 +34,10 @@ class PageContext:
     oidc: bool = False  # team mode with an OpenID Connect provider: nobody signs in with a password
     admin_can_read: bool = False  # team mode with ``--admin-can-read``: ``/admin/read`` (``ui.admin_read``)
     drafts: dict[str, str] = field(default_factory=dict)  # a branched chat's message box text, taken once
+    share_store: ShareStore | None = None  # share links' lookup (``store.shares``); None: no sharing
     health: Watch[StoreHealth] = field(init=False)
     tools: Watch[tuple[ServerHealth, ...]] = field(init=False)
+    _sharing: ShareLinks | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.health = Watch(lambda: shown(self.require_engine().health()), HEALTH_SECONDS)
@@ -56,6 +59,21 @@ class PageContext:
         from nicegui import ui
 
         return person_in(ui.context.client.request.scope)
+
+    def sharing(self) -> ShareLinks | None:
+        """The share links (``engine.commands.ShareLinks``) once the engine runs; None without a store for them."""
+        if self.share_store is None or self.engine is None:
+            return None
+        if self._sharing is None:
+            self._sharing = ShareLinks(self.engine, self.share_store, self.active)
+        return self._sharing
+
+    def active(self, owner: str | None) -> bool:
+        """Whether a chat of ``owner``'s may be read through a link: personal mode, or an account that is enabled
+        (a disabled or removed one's links answer as unknown ones). Reads the accounts' store."""
+        if self.people is None:
+            return True
+        return any(a.person == owner and not a.disabled for a in self.people.accounts())
 
     def require_engine(self) -> Engine:
         if self.engine is None:

@@ -21,6 +21,10 @@ Guarantees (the rules themselves are ``ui.access``):
   ``scope["state"]["person"]`` and set as the one acting (``engine.people.acting``) for everything the request
   starts. Only the in-process demo model (``/demo``) is reached with the internal token instead (the app's own
   requests to it carry no cookie). When the sessions' store does not answer, nobody is let in: 503 with a sentence.
+- A share link's page (``/s/<token>`` and a file of it, ``SHARE_PATH``; ``ui.share_page``) is the one route a
+  stranger may reach: it is served with the person, if one is signed in (team mode), or with whether the request
+  passed the token check (``scope["state"]["member"]``, personal mode), and the page itself decides (a members-only
+  link sends a stranger to sign in). Nothing else under ``/s/`` (``/s/<token>/copy``) and no websocket is let by.
 - Every HTTP response (pages, static files, errors, refusals) carries ``SECURITY_HEADERS``; an error raised
   before a response started is answered 500 with them (and still raised, so it is logged). A served file
   (``ui.files_routes``) keeps its own stricter CSP (``default-src 'none'``, sandboxed): it runs nothing.
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import html
 import logging
+import re
 from urllib.parse import parse_qsl, quote, urlencode
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -43,6 +48,7 @@ from ui.reset_page import RESET, ResetDoor
 from ui.signin import SIGN_IN, SIGN_OUT, TeamDoor, sign_in_address
 
 log = logging.getLogger("ledger_chat.access")
+SHARE_PATH = re.compile(r"/s/[A-Za-z0-9_-]{1,64}(/files/[0-9a-f]{64})?")  # a share link's page, and its files
 
 CSP = "; ".join(
     (
@@ -98,6 +104,9 @@ class Guard:
         if origin is None and scope["type"] == "websocket":
             await refuse(scope, send, 403, "A websocket must say where it comes from (the Origin header).")
             return
+        if scope["type"] == "http" and SHARE_PATH.fullmatch(scope.get("path", "")):
+            await self._share(scope, receive, send, headers)
+            return
         if self.door is not None:
             await self._team(self.door, scope, receive, send, headers)
             return
@@ -134,6 +143,33 @@ class Guard:
         # page's person by ui.socket_owner
         set_acting(None if path.startswith("/_nicegui_ws") else person.id)
         await self._serve(scope, receive, send)
+
+    async def _share(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+        """A share link's page: served to anyone, with who they are (see the module's guarantees)."""
+        state = scope.setdefault("state", {})
+        person = None
+        if self.door is not None:
+            try:
+                person, _ = await self.door.person(headers)
+            except StoreError:  # the sessions' store does not answer: read as a stranger (a public link still opens)
+                person = None
+            if person is not None:
+                state["person"] = person
+            state["member"] = person is not None
+        else:
+            state["member"] = self.policy.token is None or self._holds_token(headers)
+        set_acting(person.id if person is not None else None)
+        await self._serve(scope, receive, send)
+
+    def _holds_token(self, headers: Headers) -> bool:
+        """Whether the request carries the access token (its cookie or the header); never answers anything."""
+        cookie = cookie_parser(headers.get("cookie", "")).get(self.policy.cookie_name)
+        if cookie is not None and self.policy.cookie_matches(cookie):
+            return True
+        scheme, _, value = headers.get("authorization", "").partition(" ")
+        return (
+            scheme.lower() in ("bearer", "token") and bool(value.strip()) and self.policy.token_matches(value.strip())
+        )
 
     async def _token_ok(self, scope: Scope, headers: Headers, send: Send) -> bool:
         """Whether the request may go on; when not, the refusal (or the cookie-setting hop) was sent."""
@@ -210,11 +246,14 @@ class Guard:
 
 
 def add_security_headers(message: Message) -> None:
-    """Set ``SECURITY_HEADERS``; a response that set a sandboxed CSP of its own (a served file) keeps it."""
+    """Set ``SECURITY_HEADERS``; a response that set a sandboxed CSP of its own (a served file) keeps it, and one
+    that asked for no referrer at all (a share link's page) keeps that."""
     headers = MutableHeaders(scope=message)
     own = headers.get("content-security-policy", "")
     for name, value in SECURITY_HEADERS:
         if name == "content-security-policy" and own.endswith("; sandbox") and "default-src 'none'" in own:
+            continue
+        if name == "referrer-policy" and headers.get(name) == "no-referrer":
             continue
         headers[name] = value
 

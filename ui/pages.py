@@ -1,7 +1,7 @@
 """The app's pages: ``/`` (a new chat) and ``/chat/{id}``, each a ``ChatPage`` over the engine it is given, the
-agent presets (``/presets``, ``ui.presets_page``), usage and
-spend limits (``/usage``, ``/usage.csv``: ``ui.usage_page``), an admin's recorded reads (``/admin/read``,
-``ui.admin_read``), and
+agent presets (``/presets``, ``ui.presets_page``), usage and spend limits (``/usage``, ``/usage.csv``:
+``ui.usage_page``), an admin's recorded reads (``/admin/read``, ``ui.admin_read``), share links (``/s/<token>``,
+``ui.share_page``; "Share" in the chat's header, ``ui.share_dialog``; ``/shares``, ``ui.shared_links``), and
 ``/export/{id}``, a conversation's ledger as JSON Lines (for scripts: ``Authorization: Bearer <token>``), and the
 file routes (``ui.files_routes``: ``/files/{sha}``, its thumbnail, ``POST /files``).
 
@@ -35,6 +35,9 @@ from ui.files_routes import register_file_routes
 from ui.notices import notice
 from ui.presets_page import PresetsPage
 from ui.sessions import track
+from ui.share_dialog import add_share_button
+from ui.share_page import register_share_routes
+from ui.shared_links import SharedLinksPage
 from ui.style import serve_static
 from ui.usage_page import UsagePage, register_usage
 
@@ -58,7 +61,7 @@ def register_pages(context: PageContext) -> None:
     @ui.page("/")
     def index(preset: str | None = None) -> None:  # ``?preset=ID``: a new chat with that agent preset
         track(context)  # team mode: the page is held to its session (ui.sessions)
-        ChatPage(context, None, preset).build()
+        shown(context, ChatPage(context, None, preset))
 
     @ui.page("/admin/users")
     async def admin_users() -> None:  # team mode, admins only; anyone else: as an unknown address
@@ -112,7 +115,17 @@ def register_pages(context: PageContext) -> None:
             ChatPage(context, None).build()
             ui.navigate.history.replace("/")
             return
-        ChatPage(context, cid).build()
+        shown(context, ChatPage(context, cid))
+
+    @ui.page("/shares")
+    async def shares(all: str | None = None) -> None:  # noqa: A002 - ``?all=1``: an admin's list of every link
+        track(context)
+        links = context.sharing()
+        if links is None:
+            return not_found()
+        await SharedLinksPage(links, context.viewer(), everyone=all == "1").build()
+
+    register_share_routes(context)
 
     @app.get("/export/{cid}")
     async def export(cid: str, request: Request) -> Response:
@@ -125,6 +138,12 @@ def register_pages(context: PageContext) -> None:
             media_type="application/x-ndjson",
             headers={"content-disposition": f'attachment; filename="ledger-{cid}.jsonl"'},
         )
+
+
+def shown(context: PageContext, page: ChatPage) -> None:
+    """Build the chat page, with "Share" in its header (``ui.share_dialog``)."""
+    page.build()
+    add_share_button(context, page.heading, lambda: page.cid)
 
 
 async def may_read(context: PageContext, sha256: str, request: Request) -> bool:

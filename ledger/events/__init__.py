@@ -1,7 +1,7 @@
 """The ledger's events: frozen, slotted records of what happened, each with its ``KIND`` and the ``FLAGS`` that say
 what it means to the parts that react to kinds (``flags``, ``kinds``), grouped by family (the conversation, an
-attempt's run in ``core``, agent steps and tool calls, approvals, questions, the queue, titles), and the value
-types their fields hold (``values``).
+attempt's run in ``core``, agent steps and tool calls, approvals, questions, the queue, titles, share links), and
+the value types their fields hold (``values``).
 
 Guarantees: pure (no I/O, no clock); ``AnyEvent`` is the union of every kind and ``EVENT_CLASSES`` is read from it,
 so the codec (``ledger.codec``), the reducer's ``match`` and the property tests know a new kind at once; every
@@ -76,6 +76,15 @@ from ledger.events.core import (
 from ledger.events.kinds import ATTEMPT_KINDS, LATE_PHASE_KINDS, LISTED_KINDS, PROMPT_KINDS, URGENT_KINDS
 from ledger.events.question import QuestionState, answered, asked, pending_question
 from ledger.events.queue import MessageQueued, QueuedEdited, QueuedItem, QueuedRemoved, QueueEvent, QueuePause
+from ledger.events.share import (
+    Audience,
+    ShareCreated,
+    ShareEvent,
+    ShareOpened,
+    ShareRevoked,
+    ShareState,
+    ShareUpdated,
+)
 from ledger.events.title import Titled, retitled
 from ledger.events.values import Attachment, AttemptUsage, TextRef, ToolPart
 
@@ -142,6 +151,13 @@ __all__ = [
     "Submitted",
     "TextRef",
     "Titled",
+    "Audience",
+    "ShareCreated",
+    "ShareEvent",
+    "ShareOpened",
+    "ShareRevoked",
+    "ShareState",
+    "ShareUpdated",
     "ToolAwaitingApproval",
     "ToolCallStarted",
     "ToolCalled",

@@ -48,6 +48,7 @@ from ledger.events.question import QuestionEvent as QuestionEvent
 from ledger.events.question import QuestionAsked as QuestionAsked, QuestionAnswered as QuestionAnswered
 from ledger.events.queue import QueueEvent
 from ledger.events.title import Titled
+from ledger.events.share import ShareEvent
 from ledger.events.approval import ApprovalAsked as ApprovalAsked, ApprovalEvent as ApprovalEvent
 from ledger.events.approval import ApprovalGiven as ApprovalGiven, ApprovalScope as ApprovalScope
 from ledger.events.approval import GrantRevoked as GrantRevoked
@@ -272,6 +273,7 @@ AnyEvent = (
     | QueueEvent
     | ApprovalEvent
     | Titled
+    | ShareEvent
 )
 
 #: Every kind, in the union's order (the codec's table of kinds is built from it).

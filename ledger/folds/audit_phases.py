@@ -43,6 +43,10 @@ from ledger.events import (
     RequestSent,
     Retrying,
     Selected,
+    ShareCreated,
+    ShareOpened,
+    ShareRevoked,
+    ShareUpdated,
     StaleChunk,
     StaleToolResult,
     Started,
@@ -173,7 +177,7 @@ def _phase(p: Phases, event: AnyEvent) -> None:  # noqa: C901 - one case per kin
             pass  # the timeline shows a call once it is complete, and its result, not every piece in between
         case (
             Created() | Handed() | ReadBy() | Renamed() | Selected() | VersionSelected() | Branched() | Detached()
-            | Attached() | Deleted()
+            | Attached() | Deleted() | ShareCreated() | ShareUpdated() | ShareRevoked() | ShareOpened()
         ):  # fmt: skip
             pass  # about the conversation, not an attempt
         case MessageQueued() | QueuedEdited() | QueuedRemoved():

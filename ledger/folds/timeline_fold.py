@@ -42,6 +42,10 @@ from ledger.events import (
     RequestSent,
     Retrying,
     Selected,
+    ShareCreated,
+    ShareOpened,
+    ShareRevoked,
+    ShareUpdated,
     StaleChunk,
     StaleToolResult,
     Started,
@@ -240,18 +244,10 @@ class TimelineFold:
             case StaleChunk() | Chunk():
                 pass  # folded before (``add``)
             case (
-                Created()
-                | Renamed()
-                | Selected()
-                | VersionSelected()
-                | Branched()
-                | Detached()
-                | Handed()
-                | ReadBy()
-                | Attached()
-                | Deleted()
-            ):
-                pass  # about the conversation, not an attempt
+                Created() | Renamed() | Selected() | VersionSelected() | Branched() | Detached() | Handed() | ReadBy()
+                | Attached() | Deleted() | ShareCreated() | ShareUpdated() | ShareRevoked() | ShareOpened()
+            ):  # fmt: skip
+                pass  # about the conversation (its share links too), not an attempt
             case MessageQueued() | QueuedEdited() | QueuedRemoved() | GrantRevoked() | Titled():
                 pass  # the queue, the grants, the title: never an attempt's
             case _:

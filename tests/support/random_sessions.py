@@ -54,6 +54,7 @@ from ledger.events.title import Titled
 from ledger.reducer import reduce
 from ledger.state import EMPTY_STATE, State
 from tests.support.queue_steps import QUEUE_STEPS, queue_event
+from tests.support.share_steps import SHARE_STEPS, share_event
 
 CONV = "c1"
 #: every error type the ledger knows (the loop guard's ``tool_loop`` among them): a failure of any kind reduces alike
@@ -80,6 +81,9 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
         base = {"seq": seq, "ts": ts, "conversation_id": CONV}
         if kind in QUEUE_STEPS and kind != "send_queued":
             add(queue_event(step, base))
+            continue
+        if kind in SHARE_STEPS:  # a share link's life: never the chat's activity (``ledger.shares``)
+            add(share_event(step, base))
             continue
         if kind in ("submit", "edit", "send_queued"):
             edit_of = users[step[1] % len(users)] if kind == "edit" and users else None

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from ledger.events import CancelSource
 from tests.support.queue_steps import QUEUE_STEPS
+from tests.support.share_steps import SHARE_STEPS
 
 # One step of a random session, by name: what happens next, with small ids so that steps collide often.
 STEPS = {
@@ -80,6 +81,7 @@ STEPS = {
     "title": st.tuples(st.just("title"), st.integers(0, 7)),  # a chat's title made by the model (ledger.titles)
     "titled": st.tuples(st.just("titled"), st.integers(0, 7), st.booleans()),
     "continue": st.tuples(st.just("continue"), st.integers(0, 7)),
+    **SHARE_STEPS,
 }
 steps = st.one_of(*STEPS.values())
 
