@@ -9,7 +9,19 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ledger.codec import from_dict, to_dict
-from ledger.events import Cancelled, Deleted, Done, Failed, Persisted, Recovered, Started, StepFinished, StepStarted
+from ledger.events import (
+    Cancelled,
+    Deleted,
+    Done,
+    Failed,
+    Persisted,
+    Recovered,
+    Started,
+    StepFinished,
+    StepStarted,
+    ToolCalled,
+    ToolCallStarted,
+)
 from ledger.reducer import replay
 from ledger.usage import STATUSES, buried_rows, usage_of, usage_rows
 from tests.support.random_sessions import CONV, build_events
@@ -32,6 +44,8 @@ def tokens_from_events(events: list) -> dict[str, tuple[int, int]]:
             continue  # late: changes nothing (docs/ledger.md, one end per attempt)
         elif isinstance(e, StepStarted):
             begun.add((e.attempt_id, e.step))
+        elif isinstance(e, ToolCallStarted | ToolCalled) and not any(a == e.attempt_id for a, _ in begun):
+            begun.add((e.attempt_id, 1))  # a call in an attempt without steps makes its first one (the reducer's)
         elif isinstance(e, StepFinished) and e.usage is not None and (e.attempt_id, e.step) in begun:
             steps_of.setdefault(e.attempt_id, {})[e.step] = (e.usage.input_tokens, e.usage.output_tokens)
     out = {}
