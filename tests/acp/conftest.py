@@ -32,7 +32,8 @@ from acp.schema import (
 )
 from acp.stdio import spawn_agent_process
 
-from ledger.events.core import AnyEvent
+from ledger.errors import UnknownConversationError
+from ledger.events.core import AnyEvent, Persisted
 from ledger.presets import Preset
 from store.presets import FilePresets
 from store.tinydb.store import Store
@@ -140,12 +141,28 @@ async def start_agent(
 
 
 def ledger_events(data_dir: Path, cid: str) -> list[AnyEvent]:
-    """The conversation's events as the files hold them (read-only: the agent may still run)."""
+    """The conversation's events as the files hold them so far (read-only: the agent may still run; none while its
+    first batch is not written)."""
     store = Store.open(data_dir, read_only=True)
     try:
         return list(store.events(cid))
+    except UnknownConversationError:
+        return []
     finally:
         store.close()
+
+
+async def persisted(editor: Editor, cid: str, count: int = 1) -> list[Persisted]:
+    """The conversation's ``persisted`` events once the files hold ``count`` of them: a prompt is answered when its
+    attempt ends, a moment before the writer has saved that end (on a busy machine, more than a moment)."""
+    return await wait_until(
+        lambda: (
+            (found := [e for e in ledger_events(editor.data_dir, cid) if isinstance(e, Persisted)])[count - 1 :]
+            and found
+        ),
+        30,
+        f"{count} persisted answer(s) in the files",
+    )
 
 
 PIRATE = "You are Bonny. Answer like a pirate."  # the agent preset the module's agent has besides the default

@@ -12,8 +12,8 @@ from acp import RequestError, text_block
 from acp.helpers import embedded_text_resource, resource_block, resource_link_block
 
 from ledger.events.approval import ApprovalGiven
-from ledger.events.core import Cancelled, CancelRequested, Chunk, Persisted, Started, Submitted, ToolResult
-from tests.acp.conftest import PIRATE, Editor, ledger_events
+from ledger.events.core import Cancelled, CancelRequested, Chunk, Started, Submitted, ToolResult
+from tests.acp.conftest import PIRATE, Editor, ledger_events, persisted
 from tests.support.app_process import ROOT
 from tests.support.tools import server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
@@ -22,18 +22,6 @@ from tests.support.waiting import wait_until
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 LONG = " ".join(f"word{i}" for i in range(400))
 DELETE = '{"title": "Caching", "reason": "outdated"}'
-
-
-async def persisted(editor: Editor, cid: str, count: int = 1) -> list[Persisted]:
-    """The conversation's ``persisted`` events once the files hold ``count`` of them."""
-    return await wait_until(
-        lambda: (
-            (found := [e for e in ledger_events(editor.data_dir, cid) if isinstance(e, Persisted)])[count - 1 :]
-            and found
-        ),
-        20,
-        f"{count} persisted answer(s) in the files",
-    )
 
 
 async def test_a_streamed_answer_arrives_as_chunks_whose_text_is_the_ledgers_answer_then_end_turn(
@@ -68,6 +56,7 @@ async def test_the_agent_presets_are_the_sessions_modes_and_the_chosen_one_instr
     scripted.plan(Behavior(text="Arr, the ledger keeps it all."))
     assert (await agent.prompt(sid, "what does the ledger keep?")).stop_reason == "end_turn"
     assert scripted.last.messages[0] == {"role": "system", "content": PIRATE}
+    await persisted(agent, sid)
     [started] = [e for e in ledger_events(agent.data_dir, sid) if isinstance(e, Started)]
     assert started.preset_id == "pirate", "the attempt names the preset it ran with"
 
@@ -283,5 +272,6 @@ async def test_a_prompts_resource_link_and_embedded_file_reach_the_model_as_one_
     assert (await agent.conn.prompt(session_id=sid, prompt=prompt)).stop_reason == "end_turn"
     sent = "What does f return?\n\n[notes.md](file:///p/notes.md)\n\nfile:///p/a.py:\n```\ndef f():\n    return 1\n```"
     assert scripted.last.messages[-1] == {"role": "user", "content": sent}
+    await persisted(agent, sid)
     [submitted] = [e for e in ledger_events(agent.data_dir, sid) if isinstance(e, Submitted)]
     assert submitted.text == sent and submitted.attachments == ()

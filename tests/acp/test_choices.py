@@ -14,7 +14,7 @@ from acp import RequestError
 from ledger.events.core import Started
 from ledger.presets import Preset
 from store.presets import FilePresets
-from tests.acp.conftest import PIRATE, Editor, ledger_events, start_agent
+from tests.acp.conftest import PIRATE, Editor, ledger_events, persisted, start_agent
 from tests.support.app_process import ROOT
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until
@@ -76,6 +76,7 @@ async def test_the_model_chosen_as_a_config_option_answers_the_next_prompts_and_
     scripted.plan(Behavior(text="From the second model."))
     assert (await chooser.prompt(sid, "who answers?")).stop_reason == "end_turn"
     assert scripted.last.model == "second-model"
+    await persisted(chooser, sid)
     assert started(chooser, sid) == [(SECOND, "default")]
     loaded = await chooser.conn.load_session(cwd=str(ROOT), session_id=sid, mcp_servers=[])
     assert options(loaded)["model"][0] == SECOND, "a loaded session goes on with its last answer's model"
@@ -91,6 +92,7 @@ async def test_a_preset_command_with_text_runs_that_preset_for_this_prompt_only(
     assert scripted.last.messages[-1] == {"role": "user", "content": "what does the ledger keep?"}
     assert (await chooser.prompt(sid, "and now?")).stop_reason == "end_turn"
     assert scripted.last.messages[0]["role"] == "user", "the next prompt runs with the session's preset again"
+    await persisted(chooser, sid, 2)
     assert started(chooser, sid) == [("openai/test-model", "pirate"), ("openai/test-model", "default")]
 
 
@@ -107,4 +109,5 @@ async def test_a_preset_command_alone_chooses_the_preset_and_its_model_for_the_n
     scripted.plan(Behavior(text="In verse."))
     assert (await chooser.prompt(sid, "sing")).stop_reason == "end_turn"
     assert scripted.last.messages[0] == {"role": "system", "content": POET}
+    await persisted(chooser, sid)
     assert started(chooser, sid) == [(SECOND, "poet")]

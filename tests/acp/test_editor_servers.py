@@ -21,7 +21,7 @@ from acp import RequestError
 from acp.schema import EnvVariable, HttpMcpServer, McpServerStdio, SseMcpServer
 
 from ledger.events.core import Cancelled, CancelRequested, Persisted, ToolDispatched, ToolResult
-from tests.acp.conftest import Editor, ledger_events, start_agent
+from tests.acp.conftest import Editor, ledger_events, persisted, start_agent
 from tests.support.app_process import ROOT, free_port
 from tests.support.tools import server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
@@ -93,6 +93,7 @@ async def test_the_editors_stdio_server_is_offered_in_its_session_alone_and_its_
     scripted.plan(Behavior(text="Counting. ", tool_calls=[call]), Behavior(text="It is 42."))
     assert (await bare.prompt(sid, "what is six times seven?")).stop_reason == "end_turn"
     assert "calculator" in scripted.records[0].tools, "the model was offered the editor's server's tools"
+    await persisted(bare, sid)
     events = ledger_events(bare.data_dir, sid)
     [result] = [e for e in events if isinstance(e, ToolResult)]
     assert (result.call_id, result.status, result.content) == ("call_calc", "ok", "6 * 7 = 42")
@@ -117,6 +118,7 @@ async def test_the_editors_streamable_http_server_is_offered_too(
     scripted.plan(Behavior(text="", tool_calls=[PlannedCall("calculator", '{"expression": "2 + 3"}', "c")]))
     scripted.plan(Behavior(text="Five."))
     assert (await bare.prompt(sid, "two plus three?")).stop_reason == "end_turn"
+    await persisted(bare, sid)
     [result] = [e for e in ledger_events(bare.data_dir, sid) if isinstance(e, ToolResult)]
     assert (result.status, result.content) == ("ok", "2 + 3 = 5")
 

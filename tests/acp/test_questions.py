@@ -11,7 +11,7 @@ from acp.schema import ClientCapabilities, ElicitationCapabilities, ElicitationF
 
 from ledger.events.core import ToolResult
 from ledger.events.question import QuestionAnswered, QuestionAsked
-from tests.acp.conftest import Editor, ledger_events
+from tests.acp.conftest import Editor, ledger_events, persisted
 from tests.support.tools import server_record
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 
@@ -32,6 +32,7 @@ async def test_an_editor_that_takes_forms_is_asked_the_tools_question_and_its_an
     assert "fill in the order" in message
     assert (mode.session_id, mode.tool_call_id) == (sid, "call_order")
     assert set(mode.requested_schema.properties) == {"name", "quantity", "size", "gift"}
+    await persisted(agent, sid)
     events = ledger_events(agent.data_dir, sid)
     [asked] = [e for e in events if isinstance(e, QuestionAsked)]
     [answered] = [e for e in events if isinstance(e, QuestionAnswered)]
@@ -52,6 +53,7 @@ async def test_an_editor_that_takes_no_forms_is_not_asked_and_the_question_is_de
     scripted.plan(Behavior(text="", tool_calls=[ORDER]), Behavior(text="No order then."))
     assert (await agent.prompt(sid, "order tea")).stop_reason == "end_turn"
     assert agent.questions == []
+    await persisted(agent, sid)
     events = ledger_events(agent.data_dir, sid)
     [answered] = [e for e in events if isinstance(e, QuestionAnswered)]
     assert (answered.action, answered.by) == ("decline", "app"), "declined by the app, not by a person"
