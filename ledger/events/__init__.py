@@ -77,9 +77,10 @@ from ledger.events.kinds import ATTEMPT_KINDS, LATE_PHASE_KINDS, LISTED_KINDS, P
 from ledger.events.question import QuestionState, answered, asked, pending_question
 from ledger.events.queue import MessageQueued, QueuedEdited, QueuedItem, QueuedRemoved, QueueEvent, QueuePause
 from ledger.events.title import Titled, retitled
-from ledger.events.values import Attachment, TextRef, ToolPart
+from ledger.events.values import Attachment, Origin, TextRef, ToolPart
 
 __all__ = [
+    "Origin",
     "ATTEMPT_KINDS",
     "AnyEvent",
     "ApprovalAsked",
