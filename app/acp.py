@@ -97,7 +97,7 @@ async def _serve(config: AppConfig, store: Any, out_fd: int) -> int:
     from editor import protocol_streams, serve
     from engine.attempts import ALONE
     from engine.commands import build_engine
-    from engine.files import models
+    from engine.files import models, retouch
     from engine.offline import start_import
 
     stop_demo: Callable[[], None] | None = None
@@ -115,6 +115,7 @@ async def _serve(config: AppConfig, store: Any, out_fd: int) -> int:
     opened = open_parts(config, store)
     if opened.hub is None and not config.no_tools:  # an editor's session may bring its own (editor.servers)
         hub = ToolHub((), log_dir=config.data_dir / "logs", blobs=opened.files.blobs)
+        hub.retouch = retouch  # a tool's images are kept re-encoded without metadata, as attachments are
         opened = dataclasses.replace(opened, hub=hub)
     start_import(then=models.register)
     cluster = None

@@ -16,7 +16,7 @@ from typing import Any
 from app.config import AppConfig, load_model_info
 from app.providers import provider_config, tool_servers
 from app.stores import close_blobs, open_blobs, open_grants, open_limits, open_presets
-from engine.files import Files, models
+from engine.files import Files, models, retouch
 from engine.provider import ProviderConfig
 from engine.tools import ServerConfig, ToolHub
 from engine.turns import EngineSettings
@@ -50,6 +50,8 @@ def open_parts(config: AppConfig, store: EventStore, token: str | None = None) -
     grants = open_grants(config, store) if servers else None  # server approval grants (store.grants)
     presets = open_presets(config, store)  # agent presets beside the ledger (a file, or a table)
     hub = ToolHub(servers, log_dir=config.data_dir / "logs", blobs=files.blobs, grants=grants) if servers else None
+    if hub is not None:
+        hub.retouch = retouch  # a tool's images are kept re-encoded without metadata, as attachments are
     if config.model_info is not None:
         models.declare(load_model_info(config.model_info))  # registered with litellm once it is imported
     if config.is_demo or "demo" in config.models:  # the demo model reads images and PDFs (demo.agent)

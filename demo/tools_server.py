@@ -14,7 +14,8 @@ through the SDK's ``Resolve``/``Elicit``, which speaks both revisions: an ``elic
 ``delete_note`` is annotated ``destructiveHint: true`` (so it asks before it runs; every other tool is
 ``readOnlyHint: true``); ``LEDGERCHAT_DEMO_DELETE_CHANGED`` appends to its description (a changed tool).
 ``batch_report`` declares ``execution.taskSupport: required`` and answers a plain call with -32601, as servers
-that need MCP tasks do.
+that need MCP tasks do. Prompts, resources (text, image, binary, a template), completions and ``tiny_image`` (a
+PNG with a damaged chunk) are in ``demo.tools_context``.
 
 Guarantees: ``place_order`` records each answer it got (``question_answered``: action, values, revision);
 ``slow_task`` appends one JSON line per start, finish and cancellation to the file named by
@@ -53,6 +54,8 @@ from mcp.types import (
 )
 from pydantic import BaseModel, Field
 
+from demo.tools_context import register
+
 TASK_REQUIRED = {"batch_report"}
 READ_ONLY = ToolAnnotations(read_only_hint=True)  # every demo tool but ``delete_note`` only reads (the default: run)
 DELETE_DESCRIPTION = "Delete a note from the bundled notes for good (a demo: nothing is really deleted)."
@@ -69,6 +72,7 @@ class DemoServer(MCPServer):
 
 server = DemoServer("ledger-chat-demo", instructions="Demo tools for Ledger Chat: time, arithmetic, notes, a slow job.")
 NOTES = Path(__file__).with_name("notes.md")
+register(server)  # prompts, resources and completions (``demo.tools_context``)
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,

@@ -5,7 +5,7 @@ Guarantees:
   tuples become lists, ``Param`` tuples become an object, nested values become objects.
 - ``from_dict(to_dict(e)) == e`` for every event; ``actor`` and ``owner`` are left out when ``None``
   (``ABSENT_WHEN_NONE``), so a personal-mode ledger is written exactly as before team mode, and older versions
-  (a rolling upgrade, a rollback) read it.
+  (a rolling upgrade, a rollback) read it; an attachment's ``origin``, ``server``, ``ref`` and ``replaces`` likewise.
 - ``dumps_line`` is valid UTF-8 JSON for any event, even one carrying a lone surrogate (written as a JSON escape).
 - ``from_dict`` rejects an unknown kind, a missing required field, an unknown field or a value of the wrong
   type with a ``CodecError`` whose message names the kind and the field.
@@ -38,6 +38,8 @@ KIND_TO_CLASS: dict[str, type[Event]] = {cls.KIND: cls for cls in EVENT_CLASSES}
 _VALUE_CLASSES = (Usage, TurnMetrics, Param, Attachment, ToolPart, TextRef, AttemptUsage)
 # fields written only when set: personal mode's events stay exactly as a version before team mode wrote (and reads)
 ABSENT_WHEN_NONE = frozenset({"actor", "owner", "cwd"})
+# an attachment's fields written only when set: a file a person attached is written exactly as before they existed
+ATTACHMENT_ABSENT_WHEN_NONE = frozenset({"origin", "server", "ref", "replaces"})
 
 
 def to_dict(event: Event) -> dict[str, Any]:
@@ -122,7 +124,12 @@ def _encode(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_encode(v) for v in value]
     if isinstance(value, _VALUE_CLASSES):
-        return {f.name: _encode(getattr(value, f.name)) for f in _fields(type(value))}
+        skip = ATTACHMENT_ABSENT_WHEN_NONE if isinstance(value, Attachment) else frozenset()
+        return {
+            f.name: _encode(getattr(value, f.name))
+            for f in _fields(type(value))
+            if not (f.name in skip and getattr(value, f.name) is None)
+        }
     return value
 
 

@@ -32,7 +32,7 @@ from engine.commands import Engine
 from engine.files import RASTER, FileLimits, Files, clean_name
 from engine.people import acting
 from ledger.events import Attachment
-from ui.file_delivery import NAME_ONLY_NOTICE, said
+from ui.file_delivery import NAME_ONLY_NOTICE, said, source_words
 from ui.notices import notice
 
 log = logging.getLogger("ledger_chat.ui")
@@ -81,7 +81,7 @@ def kind_words(media_type: str) -> str:
 
 def describe(attachment: Attachment) -> str:
     """``PNG image · 640×480 · 12 KB``."""
-    parts = [kind_words(attachment.media_type)]
+    parts = [*source_words(attachment), kind_words(attachment.media_type)]
     if attachment.width and attachment.height:
         parts.append(f"{attachment.width}×{attachment.height}")
     parts.append(size_words(attachment.size))
@@ -283,6 +283,10 @@ class AttachmentTray:
         if attachment is None:
             log.warning("a page reported an attachment this process did not accept; ignored")
             return
+        self.offer(attachment)
+
+    def offer(self, attachment: Attachment) -> None:
+        """A chip for a file this process accepted (uploaded, or fetched from a tool server), within the limits."""
         if any(a.sha256 == attachment.sha256 for a in self.items):
             return  # the same bytes twice: one chip
         if len(self.items) >= self.limits.max_files:

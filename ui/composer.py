@@ -21,7 +21,8 @@ and is cleared only then; a refusal, or an error ``submit`` did not foresee, lea
 Files (``ui.attachments``): the draft's chips are sent with the text and cleared only when the send was recorded
 (a refusal keeps text and chips). Send while an upload runs waits for it with a visible state ("Waiting for the
 upload…", the button then cancels the wait and the uploads, so does Esc) and sends once every upload arrived; a
-failed or cancelled upload sends nothing and keeps the draft.
+failed or cancelled upload sends nothing and keeps the draft. "/" and "@" in the box list the tool servers' prompts
+and resources (``ui.context_menus``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from nicegui.events import GenericEventArguments
 
 from ledger.events import Attachment
 from ui.attachments import AttachmentTray, FilesService
+from ui.context_menus import ContextMenus
 from ui.notices import notice
 from ui.pending import PendingMessage
 
@@ -81,6 +83,8 @@ class Composer:
                 self.tray = AttachmentTray(files, on_settled=self._uploads_settled, main=True, model=model)
                 self.tray.root.props["data-max-chars"] = str(max_chars)  # a long paste says whether it would fit
             self._build_row(files is not None)
+            if self.tray is not None:  # "/" prompts and "@" resources of the tool servers (ui.context_menus)
+                ContextMenus(self.tray)
             self.too_long = ui.label("").classes("lc-meta lc-too-long").mark("too-long")
             self.too_long.set_visibility(False)
         self.input.on_value_change(self._check_length)

@@ -38,3 +38,12 @@ async def said(files: Files, attachment: Attachment, model: str) -> tuple[Delive
     how = await asyncio.to_thread(decide)
     words, warns = WORDS[how]
     return how, words, warns
+
+
+def source_words(attachment: Attachment) -> list[str]:
+    """Where a tool server's attachment came from (``["from prompt demo/standup"]``, ``["from resource demo
+    notes://demo/notes.md"]``); none for a file a person attached."""
+    if attachment.origin is None:
+        return []
+    joint = "/" if attachment.origin == "prompt" else " "
+    return [f"from {attachment.origin} {attachment.server}{joint}{attachment.ref}"]

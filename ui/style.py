@@ -50,5 +50,6 @@ def add_style() -> None:
     ui.add_head_html(f'<script src="{ROUTE}/ledger.js?v={version}" defer></script>')
     ui.add_head_html(f'<script src="{ROUTE}/attachments.js?v={version}" defer></script>')
     ui.add_head_html(f'<script src="{ROUTE}/composer.js?v={version}" defer></script>')
+    ui.add_head_html(f'<script src="{ROUTE}/context_menus.js?v={version}" defer></script>')
     ui.add_css(code_css())
     ui.add_body_html(BODY)

@@ -12,6 +12,8 @@ from engine.files.admit import Attached, admit, kept
 from engine.files.collect import named_by, referenced_by, unreferenced
 from engine.files.content import Delivery, Read, delivery, messages_async
 from engine.files.decoding import GATE
+from engine.files.fetched import from_prompt, from_resource
+from engine.files.images import retouch
 from engine.files.service import FileLimits, Files, clean_name, megabytes
 from engine.files.sniff import AUDIO, RASTER, signature
 
@@ -27,12 +29,15 @@ __all__ = [
     "admit",
     "clean_name",
     "delivery",
+    "from_prompt",
+    "from_resource",
     "kept",
     "megabytes",
     "messages_async",
     "models",
     "named_by",
     "referenced_by",
+    "retouch",
     "signature",
     "unreferenced",
 ]

@@ -5,7 +5,8 @@ Guarantees:
   is any), then one part per file in order: an image as an ``image_url`` part holding a ``data:`` URL of exactly
   the stored bytes; a PDF as a ``file`` part (``file_data`` as a ``data:`` URL) when litellm says the model takes
   PDF input, else its text extracted with pypdf (``engine.files.pdf``); a text file as a text part headed with
-  its name (at most ``MAX_TEXT_CHARS``, with a note when cut); any other file (audio included) as a line saying
+  its name (a resource's URI; a "/" prompt's text as it is, no heading) (at most ``MAX_TEXT_CHARS``, with a note
+  when cut); any other file (audio included) as a line saying
   what it is. A blob that is gone becomes a line saying so. ``delivery`` decides which, for the request and for
   the page's chip before Send alike (``ui.file_delivery``).
 - Tool entries are what ``engine.tools.result_parts.history_messages`` makes of them (one tool message each, and
@@ -93,7 +94,9 @@ def file_part(a: Attachment, model: str, read: Read) -> Part:
                 text = (
                     f"{text[:MAX_TEXT_CHARS]}\n[… {cut:,} more characters of {a.name} cut; the whole file is attached]"
                 )
-            return _text(f"--- {a.name} ({a.media_type}) ---\n{text}")
+            if a.origin == "prompt":
+                return _text(text)  # a "/" prompt's messages: the user's own words (``engine.files.fetched``)
+            return _text(f"--- {a.ref if a.origin == 'resource' else a.name} ({a.media_type}) ---\n{text}")
         case "name-only":
             return _text(
                 f"[The file {a.name} ({a.media_type}, {megabytes(a.size)}) was attached; it cannot be shown here.]"

@@ -6,6 +6,10 @@ Guarantees:
   applied to the pixels first, so the picture looks the same; an ICC colour profile is kept (colours, not
   people). Animated GIF and WebP keep every frame with its duration and loop. The returned bytes are what is
   stored, shown and sent to the model: the same bytes everywhere.
+- A PNG with damaged ancillary chunks (a bad CRC on ``iCCP``, ``tEXt``, …) is read without them
+  (``engine.files.png_chunks``), as browsers show it; only what cannot be decoded is refused.
+- ``retouch(data, media_type)`` is ``clean`` for bytes a tool server sent (``engine.tools`` calls it through the
+  hub's ``retouch``): the re-encoded image, or None when it is not a raster image that can be decoded.
 - A file that Pillow cannot decode, one over ``MAX_PIXELS`` (a decompression bomb), or one whose decoded size
   (pixels × bands × bytes per sample × frames, from its header: ``engine.files.decoding``) is over the budget,
   raises ``ImageProblem`` with a sentence before anything is decoded; nothing is stored. ``precheck(data)`` is
@@ -24,7 +28,8 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps, ImageSequence
 
-from engine.files.decoding import DecodeCost, OverBudget, check
+from engine.files.decoding import GATE, DecodeCost, OverBudget, check
+from engine.files.png_chunks import drop_damaged
 
 THUMB = 320
 ORIENTATION = 0x0112  # the EXIF tag
@@ -73,6 +78,18 @@ def clean(data: bytes, media_type: str) -> Cleaned:
     return Cleaned(out.getvalue(), width, height, frames)
 
 
+def retouch(data: bytes, media_type: str) -> tuple[bytes, int, int] | None:
+    """A tool's image re-encoded as ``clean`` does (on the decoding gate): its bytes, width and height; None when
+    it cannot be."""
+    if media_type not in FORMATS:
+        return None
+    try:
+        cleaned = GATE.run(clean, data, media_type)
+    except ImageProblem:
+        return None
+    return cleaned.data, cleaned.width, cleaned.height
+
+
 def thumbnail(data: bytes) -> bytes | None:
     try:
         image = _open(data, load=False)
@@ -102,7 +119,7 @@ def _open(data: bytes, *, load: bool = True) -> Image.Image:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data))
+            image = Image.open(io.BytesIO(drop_damaged(data)))
             if image.width * image.height > MAX_PIXELS:
                 raise ImageProblem(
                     f"The image is {image.width}×{image.height} pixels; the limit is {MAX_PIXELS:,} pixels."

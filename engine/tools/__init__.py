@@ -1,10 +1,12 @@
 """Tools: the configured MCP servers (``config``), one connection to each (``mcp_server``), the hub that starts,
 watches and restarts them (``hub``), a conversation's own servers over those (``chat_hub``: an editor's), and the
-running of one step's tool calls with what a Stop does to them (``runs``).
+running of one step's tool calls with what a Stop does to them (``runs``); the servers' prompts (``prompts``: "/"
+commands) and resources (``resources``: "@" context).
 """
 
 from __future__ import annotations
 
+from engine.tools import prompts, resources
 from engine.tools.approval import Answer, Grants
 from engine.tools.asking import (
     Action,
@@ -21,6 +23,8 @@ from engine.tools.config import ServerConfig, ToolConfigError, load_tool_config
 from engine.tools.elicitation import Ask
 from engine.tools.hub import ResolvedTool, ServerHealth, ToolDescribed, ToolHub
 from engine.tools.mcp_server import CallOutcome, ToolServerError
+from engine.tools.prompts import PromptArgument, PromptInfo, PromptMessages
+from engine.tools.resources import FetchFailed, Piece, ResourceInfo
 from engine.tools.result_parts import history_messages
 
 __all__ = [
@@ -29,12 +33,18 @@ __all__ = [
     "Ask",
     "CallOutcome",
     "ChatHub",
+    "FetchFailed",
     "Field",
     "Grants",
     "PendingQuestion",
+    "Piece",
+    "PromptArgument",
+    "PromptInfo",
+    "PromptMessages",
     "Question",
     "QuestionAnswer",
     "ResolvedTool",
+    "ResourceInfo",
     "ServerConfig",
     "ServerHealth",
     "ToolConfigError",
@@ -49,4 +59,6 @@ __all__ = [
     "history_messages",
     "load_tool_config",
     "own_name",
+    "prompts",
+    "resources",
 ]

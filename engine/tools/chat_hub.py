@@ -32,6 +32,7 @@ class ChatHub(ToolHub):
     def __init__(self, cid: str, servers: tuple[ServerConfig, ...], base: ToolHub) -> None:
         super().__init__(servers, log_dir=base.log_dir, blobs=base.blobs, grants=base.grants)
         self.cid, self.base = cid, base
+        self.retouch = base.retouch
         self.starting: asyncio.Task[None] | None = None
 
     async def settled(self, timeout: float) -> bool:

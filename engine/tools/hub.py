@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +41,8 @@ from engine.tools.mcp_server import (
     ToolSpec,
     Withheld,
 )
+from engine.tools.names import parameters, safe_name
+from engine.tools.result_content import Retouch
 from ledger.events import ApprovalMode
 from store.blobs import BlobStore, MemoryBlobs
 from store.grants import GrantStore, MemoryGrants
@@ -112,6 +113,7 @@ class ToolHub:
         self._specs: dict[str, ToolSpec] = {}
         self._settled = asyncio.Event()
         self.chats: dict[str, ToolHub] = {}  # conversation id -> its own servers over these (``ChatHub``)
+        self.retouch: Retouch | None = None  # re-encodes result images (the app's ``engine.files`` gives it)
 
     async def start(self) -> None:
         """Start every configured server at once; returns when each is ready or has failed."""
@@ -131,7 +133,7 @@ class ToolHub:
         return [
             {
                 "type": "function",
-                "function": {"name": name, "description": spec.description, "parameters": _parameters(spec.schema)},
+                "function": {"name": name, "description": spec.description, "parameters": parameters(spec.schema)},
             }
             for name, spec in self._specs.items()
         ]
@@ -153,6 +155,11 @@ class ToolHub:
 
     def health(self) -> tuple[ServerHealth, ...]:
         return tuple(self._health.values())
+
+    def session(self, server: str) -> Any:
+        """The SDK session of ``server`` (prompts, resources: ``engine.tools.prompts``), or None when not running."""
+        connection = self._connections.get(server)
+        return connection.session if connection is not None and connection.alive else None
 
     def describe(self, server: str, tool: str) -> ToolDescribed | None:
         """The tool's description as its server lists it now (None: not listed, or the server is not ready)."""
@@ -189,6 +196,7 @@ class ToolHub:
 
     async def _start(self, name: str) -> None:
         connection = MCPConnection(self.configs[name], self.log_dir, self.blobs)
+        connection.retouch = self.retouch
         try:
             await connection.start()
         except ServerUnavailable as exc:
@@ -251,7 +259,7 @@ class ToolHub:
         specs: dict[str, ToolSpec] = {}
         for server, connection in self._connections.items():
             for spec in connection.tools:
-                name = _safe_name(spec.name if counts[spec.name] == 1 else f"{server}_{spec.name}", exposed)
+                name = safe_name(spec.name if counts[spec.name] == 1 else f"{server}_{spec.name}", exposed)
                 config = self.configs[server]
                 grant_hash = tool_hash(spec.name, spec.description, spec.schema)
                 exposed[name] = ResolvedTool(
@@ -277,20 +285,3 @@ class ToolHub:
     ) -> None:
         confirm = self.configs[name].confirm
         self._health[name] = ServerHealth(name, state, tools, message, confirm, withheld, modes, described)
-
-
-def _safe_name(name: str, taken: dict[str, ResolvedTool]) -> str:
-    """A function name every provider accepts (``[A-Za-z0-9_-]{1,64}``), unique among ``taken``."""
-    safe = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "tool"
-    candidate, n = safe, 2
-    while candidate in taken:
-        candidate, n = f"{safe[:60]}_{n}", n + 1
-    return candidate
-
-
-def _parameters(schema: dict[str, Any]) -> dict[str, Any]:
-    """A JSON schema providers accept for function parameters (an object, even for a tool without inputs)."""
-    out = {k: v for k, v in schema.items() if k not in ("title", "$schema")}
-    out.setdefault("type", "object")
-    out.setdefault("properties", {})
-    return out

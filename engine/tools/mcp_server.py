@@ -30,7 +30,7 @@ from typing import Any, TextIO
 from engine.tools.config import ServerConfig
 from engine.tools.elicitation import Ask, Deadline, Elicitations, TimedOut, drive_call
 from engine.tools.identity import client_info
-from engine.tools.result_content import convert
+from engine.tools.result_content import Retouch, convert
 from ledger.events import TextRef, ToolPart
 from store.blobs import BlobStore, MemoryBlobs
 
@@ -99,11 +99,17 @@ class MCPConnection:
         self._owner: asyncio.Task[None] | None = None
         self._errlog: TextIO | None = None
         self.elicitations = Elicitations()
+        self.retouch: Retouch | None = None  # re-encodes result images (the hub's; ``engine.tools.result_content``)
 
     @property
     def revision(self) -> str:
         """The MCP protocol revision the server negotiated ("" before it did)."""
         return self.elicitations.revision
+
+    @property
+    def session(self) -> Any:
+        """The SDK's ``ClientSession`` (None before it is ready and after it ended)."""
+        return self._session
 
     @property
     def alive(self) -> bool:
@@ -142,7 +148,7 @@ class MCPConnection:
                 self._stop.set()
                 raise ServerGone("the tool server stopped while running this call (connection closed)") from None
             return CallOutcome(text=f"The tool server answered with an error: {exc.message}", is_error=True)
-        whole = await convert(result, self.blobs)
+        whole = await convert(result, self.blobs, self.retouch)
         return CallOutcome(
             text=whole.text,
             is_error=bool(getattr(result, "is_error", False)),

@@ -16,6 +16,9 @@ Guarantees:
 - A result over ``ledger.bounds.TEXT_BOUND`` comes back as its preview with ``whole``, the blob of its whole text
   (``engine.tools.result_bound``); its structured content, when it is only its text wrapped (``{"result": text}``,
   as SDK servers send a returned string), is not kept at all (the text holds it).
+- With ``retouch`` (the hub's: ``engine.files.images.retouch``), an image is kept re-encoded without metadata, as
+  an attachment is, so the card and the model get the same clean bytes; a PNG whose only fault is a damaged
+  ancillary chunk (a bad CRC) is an image then, shown and sent without that chunk.
 - Bytes that cannot be kept (over ``MAX_PART_BYTES``, not base64, a blob store that refuses them) leave a part
   without ``sha256`` and a description saying why; nothing raises from ``convert`` but cancellation.
 """
@@ -27,6 +30,7 @@ import base64
 import binascii
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +42,9 @@ from store.blobs import BlobStore
 MAX_PART_BYTES = 20 * 1024 * 1024
 #: Pillow's format name -> the media type a server may claim for it.
 RASTER = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: Re-encodes an image's bytes (raw bytes, its media type) -> (bytes, width, height), or None when it cannot.
+Retouch = Callable[[bytes, str], tuple[bytes, int, int] | None]
 ALIASES = {"image/jpg": "image/jpeg", "image/pjpeg": "image/jpeg", "image/x-png": "image/png"}
 
 
@@ -49,12 +56,12 @@ class Converted:
     whole: TextRef | None = None  # the whole text's blob, when ``text`` is its preview
 
 
-async def convert(result: Any, blobs: BlobStore) -> Converted:
+async def convert(result: Any, blobs: BlobStore, retouch: Retouch | None = None) -> Converted:
     """The whole of one ``CallToolResult`` (see the module's guarantees)."""
     parts: list[ToolPart] = []
     words: list[str] = []
     for item in getattr(result, "content", None) or []:
-        part, said = await _part(item, blobs)
+        part, said = await _part(item, blobs, retouch)
         parts.append(part)
         words.append(said)
     raw = getattr(result, "structured_content", None)
@@ -98,13 +105,14 @@ def kilobytes(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
 
 
-async def _part(item: Any, blobs: BlobStore) -> tuple[ToolPart, str]:
+async def _part(item: Any, blobs: BlobStore, retouch: Retouch | None) -> tuple[ToolPart, str]:
     kind = getattr(item, "type", None)
     if kind == "text":
         part = ToolPart(kind="text", text=str(getattr(item, "text", "")))
         return part, describe(part)
     if kind in ("image", "audio"):
-        return await _binary(kind, getattr(item, "data", ""), str(getattr(item, "mime_type", "") or ""), blobs)
+        claimed = str(getattr(item, "mime_type", "") or "")
+        return await _binary(kind, getattr(item, "data", ""), claimed, blobs, retouch)
     if kind == "resource":
         return await _resource(getattr(item, "resource", None), blobs)
     if kind == "resource_link":
@@ -115,7 +123,9 @@ async def _part(item: Any, blobs: BlobStore) -> tuple[ToolPart, str]:
     return part, part.text or ""
 
 
-async def _binary(kind: str, data: str, claimed: str, blobs: BlobStore) -> tuple[ToolPart, str]:
+async def _binary(
+    kind: str, data: str, claimed: str, blobs: BlobStore, retouch: Retouch | None = None
+) -> tuple[ToolPart, str]:
     raw, problem = _decode(data)
     if raw is None:
         part = ToolPart(kind=kind, media_type=claimed or None)  # type: ignore[arg-type]
@@ -124,6 +134,12 @@ async def _binary(kind: str, data: str, claimed: str, blobs: BlobStore) -> tuple
     if kind == "image":
         sniffed = await asyncio.to_thread(_raster, raw)  # Pillow reads headers of up to MAX_PART_BYTES: off the loop
         expected = ALIASES.get(claimed.lower(), claimed.lower())
+        png = expected == "image/png" and raw.startswith(PNG_SIGNATURE)  # perhaps only a damaged ancillary chunk
+        if retouch is not None and ((sniffed is None and png) or (sniffed is not None and sniffed[0] == expected)):
+            fixed = await asyncio.to_thread(retouch, raw, expected)
+            if fixed is not None:
+                raw, sniffed = fixed[0], (expected, fixed[1], fixed[2])
+                size = len(raw)
         if sniffed is None or sniffed[0] != expected:
             sha, problem = await _put(raw, "application/octet-stream", blobs)
             what = f"not a readable {claimed or 'image'}" if sniffed is None else f"{sniffed[0]} claimed as {claimed}"

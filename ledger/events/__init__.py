@@ -86,9 +86,10 @@ from ledger.events.share import (
     ShareUpdated,
 )
 from ledger.events.title import Titled, retitled
-from ledger.events.values import Attachment, AttemptUsage, TextRef, ToolPart
+from ledger.events.values import Attachment, AttemptUsage, Origin, TextRef, ToolPart
 
 __all__ = [
+    "Origin",
     "ATTEMPT_KINDS",
     "AnyEvent",
     "ApprovalAsked",

@@ -16,6 +16,7 @@ from typing import ClassVar, Literal
 
 from ledger.events.flags import Flags as Flags  # re-exported: every event module reads it from here
 
+Origin = Literal["prompt", "resource"]  # what a tool server gave an attachment from (``Attachment.origin``)
 CancelSource = Literal["user", "navigation", "disconnect", "delete", "timeout", "shutdown", "account", "acp"]
 ErrorType = Literal[
     "rate_limit", "auth", "server", "timeout", "connection", "malformed_stream", "bad_request", "step_limit", "unknown"
@@ -110,7 +111,10 @@ class AttemptUsage:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Attachment:
     """A file on a user message, by content: the bytes are in the blob store under ``sha256`` (hex), never here.
-    ``media_type`` is sniffed from the bytes (never the name's); ``width``/``height`` for images (pixels)."""
+    ``media_type`` is sniffed from the bytes (never the name's); ``width``/``height`` for images (pixels).
+    ``origin`` says what a tool server gave it from (a prompt's messages, a resource), ``server`` which one,
+    ``ref`` the prompt's name or the resource's URI; ``replaces`` is the sha256 of the attachment a Refresh
+    re-fetched; all None for a file a person attached."""
 
     sha256: str
     name: str
@@ -118,6 +122,10 @@ class Attachment:
     size: int
     width: int | None = None
     height: int | None = None
+    origin: Origin | None = None
+    server: str | None = None
+    ref: str | None = None
+    replaces: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -37,6 +37,11 @@ def demo_server_config(
     )
 
 
+def second_server_config(name: str = "second") -> ServerConfig:
+    """The second SDK server of the "/" and "@" tests (``tests.support.context_server``), over stdio."""
+    return ServerConfig(name=name, command=sys.executable, args=("-m", "tests.support.context_server"), cwd=str(ROOT))
+
+
 def demo_tools_options(folder: Path) -> tuple[str, ...]:
     """An app's command-line options that run the demo tool server (stdio MCP) from an ``mcp.json`` in ``folder``,
     its record file beside it."""
