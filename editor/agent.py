@@ -21,6 +21,9 @@ Guarantees:
   session starts with its last answer's preset and model); ``available_commands_update`` follows the answer
   (``answered``: once it was written). ``session/set_mode`` and ``session/set_config_option`` choose for the next
   prompts; an unknown value is refused (invalid params) and changes nothing.
+- The tool servers' prompts are "/" commands too (``editor.prompts``: ``/server.prompt``, listed once the
+  session's servers have started, at most ``SETTLE_SECONDS`` later); one runs as its prompt's messages, stored by
+  sha256 as attachments of the user message (as the page's "/" menu does), the text after it its arguments.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
+import editor.prompts as prompt_commands
 import editor.servers as servers
 from editor.choices import Choice, command_of, commands, config_options, modes
 from editor.questions import can_ask
@@ -57,6 +61,7 @@ from engine.files import models
 from ledger.errors import StoreError
 
 log = logging.getLogger("ledger_chat.editor")
+SETTLE_SECONDS = 15.0  # how long the commands wait for the session's tool servers to start (their prompts)
 
 
 @dataclass(slots=True)
@@ -126,7 +131,7 @@ class LedgerAgent:
         session.servers = tuple(c.name for c in configs)
         for update in replayed(conv):
             await self._client().session_update(session_id, update)
-        await self._client().session_update(session_id, commands(self.engine))
+        await self._client().session_update(session_id, await self._commands(session_id))
         choice = session.choice
         return LoadSessionResponse(modes=modes(self.engine, choice), config_options=config_options(self.engine, choice))
 
@@ -181,7 +186,8 @@ class LedgerAgent:
             choice.choose_preset(self.engine, preset)
         session.turn = Turn(self.engine, self._client(), session_id, session.cid, self.editor_asks)
         try:
-            return await session.turn.run(text, choice.preset, choice.model, prompt_files(prompt))
+            fetched, text = await prompt_commands.command(self.engine, session.cid, text)  # "/server.prompt ..."
+            return await session.turn.run(text, choice.preset, choice.model, prompt_files(prompt), fetched or ())
         finally:
             session.turn = None
 
@@ -209,9 +215,16 @@ class LedgerAgent:
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None
 
+    async def _commands(self, session_id: str) -> Any:
+        """The presets and the tool servers' prompts as commands, once the session's servers have started (or
+        ``SETTLE_SECONDS`` have passed)."""
+        if self.engine.tools is not None:
+            await self.engine.tools.of_chat(session_id).settled(SETTLE_SECONDS)
+        return commands(self.engine, await prompt_commands.offered(self.engine, session_id))
+
     async def _tell_commands(self, session_id: str) -> None:
         try:
-            await self._client().session_update(session_id, commands(self.engine))
+            await self._client().session_update(session_id, await self._commands(session_id))
         except (ConnectionError, RequestError) as exc:
             log.info("the commands of session %s were not sent: %s", session_id, exc)
 

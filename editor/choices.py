@@ -9,7 +9,8 @@ Guarantees: pure over the engine's presets and models (reads them, writes nothin
   choosing a model changes the model alone. An unknown preset or model raises ``RequestError`` invalid params and
   changes nothing. The chosen model and preset reach the engine's ``send``, which records them on the attempt's
   ``started`` (the same record as an answer asked for in the page).
-- ``commands`` lists each preset as a command named after it (lower case, words joined by ``-``, unique); a prompt
+- ``commands`` lists each preset as a command named after it (lower case, words joined by ``-``, unique; then the
+  tool servers' prompts, ``editor.prompts``, whose names have a dot); a prompt
   that starts with ``/name`` (``command_of``) runs that preset for this prompt only, its text the rest of the
   prompt; ``/name`` alone chooses the preset for the next prompts (as ``session/set_mode`` does).
 """
@@ -17,6 +18,7 @@ Guarantees: pure over the engine's presets and models (reads them, writes nothin
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from acp import RequestError
@@ -94,17 +96,18 @@ def config_options(engine: Engine, choice: Choice) -> list[SessionConfigOptionSe
     ]
 
 
-def commands(engine: Engine) -> AvailableCommandsUpdate:
-    """Every agent preset as a "/" command."""
+def commands(engine: Engine, more: Iterable[AvailableCommand] = ()) -> AvailableCommandsUpdate:
+    """Every agent preset as a "/" command, then ``more`` (the tool servers' prompts: ``editor.prompts``)."""
     hint = UnstructuredCommandInput(hint="what to ask with this preset (nothing: use it from now on)")
-    return update_available_commands(
+    presets = [
         AvailableCommand(
             name=name,
             description=f"Answer with the agent preset {p.name}: {_about(p)}",
             input=AvailableCommandInput(root=hint),
         )  # fmt: skip
         for name, p in _named(engine).items()
-    )
+    ]
+    return update_available_commands([*presets, *more])
 
 
 def command_of(engine: Engine, text: str) -> tuple[str | None, str]:

@@ -37,7 +37,7 @@ import editor.questions as questions
 from editor.projection import Sent, project
 from editor.words import failure, stop_reason
 from engine.commands import Engine, InputRejected
-from ledger.events import AnyEvent, ApprovalAsked, ApprovalScope, QuestionAsked
+from ledger.events import AnyEvent, ApprovalAsked, ApprovalScope, Attachment, QuestionAsked
 from ledger.state import AttemptState, State
 
 log = logging.getLogger("ledger_chat.editor")
@@ -70,10 +70,12 @@ class Turn:
             self.changed.set()
 
     async def run(
-        self, text: str, preset: str | None = None, model: str | None = None, files: Sequence[File] = ()
-    ) -> PromptResponse:
-        """Send ``text`` with ``files`` (answered with agent ``preset`` by ``model``), stream the turn, answer when
-        it has ended (or raise the ``RequestError`` it ends with)."""
+        self, text: str, preset: str | None = None, model: str | None = None, files: Sequence[File] = (),
+        fetched: Sequence[Attachment] = (),
+    ) -> PromptResponse:  # fmt: skip
+        """Send ``text`` with ``fetched`` (stored already: a "/" prompt's, ``editor.prompts``) and ``files``
+        (answered with agent ``preset`` by ``model``), stream the turn, answer when it has ended (or raise the
+        ``RequestError`` it ends with)."""
         unsubscribe = self.engine.subscribe(self.listen)
         try:
             conv = self.engine.conversation(self.cid)
@@ -83,7 +85,8 @@ class Turn:
             if self.engine.is_streaming(self.cid):
                 raise RequestError.invalid_request({"details": "an answer is already streaming in this conversation"})
             try:
-                attached = tuple([await self.engine.files.accept(name, data) for name, data in files])
+                accepted = [await self.engine.files.accept(name, data) for name, data in files]
+                attached = (*fetched, *accepted)
                 _, answer_id = await self.engine.send(self.cid, text, model, attached, preset)
             except InputRejected as exc:
                 raise RequestError.invalid_params({"details": str(exc)}) from None

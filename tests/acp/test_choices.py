@@ -55,7 +55,8 @@ async def test_a_new_session_offers_model_and_preset_options_then_the_presets_as
     }
     sid = made.session_id
     [update] = await wait_until(lambda: chooser.of_kind(sid, "available_commands_update"), 20, "the commands")
-    assert [c.name for c in update.available_commands] == ["default", "pirate", "poet-laureate"]
+    names = [c.name for c in update.available_commands]
+    assert names == ["default", "pirate", "poet-laureate", "demo.summarize_notes", "demo.standup"], "then the prompts"
     wire = [
         m
         for m in chooser.wire
