@@ -7,6 +7,7 @@ recorded after its attempt ended reads as late and "not applied".
 
 from __future__ import annotations
 
+from ledger.events import Attachment
 from ledger.folds import AttemptAudit, Phase, PhaseKind
 from ui.approval_words import APPROVAL_LABELS, approval_detail
 from ui.format import TOOL_STATUS_WORDS, duration, model_label, size, tokens, usage_tokens
@@ -75,7 +76,7 @@ def phase_detail(p: Phase) -> str:
         case "persisted":
             return f"{p.status}{', ' + usage_tokens(p.usage) if p.usage else ''}"
         case "submitted":
-            return ""
+            return "; ".join(file_words(a) for a in p.files)
         case "step_started":
             return f"step {p.step}: the model is called again with the tool results"
         case "step_finished":
@@ -137,3 +138,11 @@ def audit_counters(a: AttemptAudit) -> str:
     if a.duration_ms is not None:
         parts.append(f"{a.duration_ms / 1000:.1f} s")
     return " · ".join(parts)
+
+
+def file_words(a: Attachment) -> str:
+    """A file of the message as the audit names it: its name, where a tool server gave it from, its sha256, and the
+    sha256 it replaces (a Refresh of a resource)."""
+    source = f" from {a.origin} {a.server} {a.ref}" if a.origin is not None else ""
+    replaced = f" (refreshed: replaces sha256 {a.replaces})" if a.replaces else ""
+    return f"{a.name}{source}, sha256 {a.sha256}{replaced}"

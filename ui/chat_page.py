@@ -100,7 +100,7 @@ class ChatPage:
                 drafts=self.context.drafts,
                 viewer=self.viewer,
             )
-            self.edits = EditFiles(self.files, self.engine, lambda: self.cid, lambda: self.model, lambda: self.preset)
+            self.edits = EditFiles.of(self)  # its files, chat, model, preset and message box (a Refresh adds to it)
             self.transcript = Transcript(actions.actions(), demo=self.context.demo, files=self.edits)
             self.pending = PendingMessage(empty=self.transcript.empty, settled=lambda: self.refresh.flush_in_slot())
             self.queued = QueuedPanel(self.engine, lambda: self.cid)  # messages sent after the answer (ui.queued)

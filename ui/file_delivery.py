@@ -46,4 +46,5 @@ def source_words(attachment: Attachment) -> list[str]:
     if attachment.origin is None:
         return []
     joint = "/" if attachment.origin == "prompt" else " "
-    return [f"from {attachment.origin} {attachment.server}{joint}{attachment.ref}"]
+    refreshed = " (refreshed)" if attachment.replaces else ""
+    return [f"from {attachment.origin} {attachment.server}{joint}{attachment.ref}{refreshed}"]

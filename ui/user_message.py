@@ -10,7 +10,8 @@ Files (``MessageState.attachments``, so a reload shows them again): a raster ima
 ``/files/{sha}/thumb``, a link opening the full size in a new tab; every other file (SVG and HTML included: never
 rendered inline) as a chip that downloads (``/files/{sha}``, served as an attachment under its recorded name). Each
 carries ``data-attachment``. The editor shows the message's files as chips: Remove takes one away, "Attach files" adds
-more; Save sends exactly those (the original's, unchanged, when none was touched).
+more; Save sends exactly those (the original's, unchanged, when none was touched). A file fetched from a resource
+has "Refresh <name>" beside it (``ui.resource_refresh``: fetched again for the next message).
 A text over ``ledger.bounds.TEXT_BOUND`` shows its preview, how much of it that is, and a link to the whole
 (``ui.whole_text``).
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from nicegui import ui
 
@@ -30,6 +32,7 @@ from ledger.tree import versions
 from ui.attachments import AttachmentTray, FilesService, describe
 from ui.format import clock, user_line
 from ui.notices import notice
+from ui.resource_refresh import Draft, refresh_button
 from ui.whole_text import show_whole
 from ui.widgets import Actions, Switcher, TimeLabel
 
@@ -46,6 +49,13 @@ class EditFiles:
     model: Callable[[], str]
     preset: Callable[[], str | None] = lambda: None  # the agent preset the page has picked
     trays: list[AttachmentTray] = field(default_factory=list, compare=False)  # the open edits' file chips
+    draft: Draft = lambda: None  # the message box's tray: a sent resource's Refresh adds to it (ui.resource_refresh)
+
+    @classmethod
+    def of(cls, page: Any) -> EditFiles:
+        """The chat page's: its files, chat, model and preset, and its message box's tray (read when used)."""
+        return cls(page.files, page.engine, lambda: page.cid, lambda: page.model, lambda: page.preset,
+                   draft=lambda: page.composer.tray)  # fmt: skip
 
     def opened(self, tray: AttachmentTray) -> None:
         """An edit opened with ``tray``: its chips follow the page's model from now on (``model_changed``)."""
@@ -70,8 +80,9 @@ class EditFiles:
         return True
 
 
-def show_files(attachments: tuple[Attachment, ...]) -> None:
-    """A sent message's files: thumbnails that open full size, other files as chips that download."""
+def show_files(attachments: tuple[Attachment, ...], files: EditFiles | None = None) -> None:
+    """A sent message's files: thumbnails that open full size, other files as chips that download; a resource's
+    with a Refresh button (``ui.resource_refresh``) where the page has a message box."""
     for a in attachments:
         if a.media_type in RASTER:
             with ui.element("a").classes("lc-file-image") as link:
@@ -87,6 +98,8 @@ def show_files(attachments: tuple[Attachment, ...]) -> None:
             link.props.update(href=f"/files/{a.sha256}", download=a.name)  # the name: the ledger's (ui.download_names)
             link.props.update({"aria-label": f"Download {a.name}", "title": f"Download {a.name}"})
         link.props["data-attachment"] = a.sha256
+        if files is not None and files.files is not None:
+            refresh_button(a, files.engine, files.files, files.draft)
 
 
 class UserMessageView:
@@ -101,7 +114,7 @@ class UserMessageView:
             self.root.props["data-lc-message"] = message.message_id  # a search opens the chat at it
             self.shown_files = ui.element("div").classes("lc-files")
             with self.shown_files:
-                show_files(message.attachments)
+                show_files(message.attachments, files)
             self.shown_files.set_visibility(bool(message.attachments))
             self.bubble = ui.label(message.text).classes("lc-bubble whitespace-pre-wrap break-words")
             self.bubble.set_visibility(bool(message.text) or not message.attachments)

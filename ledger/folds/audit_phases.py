@@ -101,7 +101,7 @@ def phases(timeline: AttemptTimeline, number: int, parent: int | None) -> tuple[
     it continues (Continue)."""
     p, s = Phases(timeline), timeline.started
     if timeline.submitted is not None and s.trigger == "submit":
-        p.add("submitted", timeline.submitted.ts)
+        p.add("submitted", timeline.submitted.ts, files=timeline.submitted.attachments)
     source = f"continues attempt {parent}" if parent is not None else s.trigger  # Continue: which it goes on from
     p.add("started", s.ts, number=number, source=source, model=s.model)
     for moment in timeline.moments:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ledger.events import TurnMetrics, Usage
+from ledger.events import Attachment, TurnMetrics, Usage
 
 PhaseKind = Literal[
     "submitted",
@@ -66,6 +66,7 @@ class Phase:
     scope: str | None = None  # approval_given: once | chat | server (``source``: who; ``status``: run | skip)
     grant: str | None = None  # approval_asked/given: the tool's grant hash
     late: bool = False  # recorded after the attempt's end (``ledger.ends``): shown, never applied
+    files: tuple[Attachment, ...] = ()  # submitted: the message's files (their sha256; a Refresh's ``replaces``)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

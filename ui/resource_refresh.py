@@ -1,0 +1,65 @@
+"""Refresh of a sent "@" resource: fetched again from its tool server, as a new attachment of the next message.
+
+Guarantees:
+- A sent message's file that came from a resource (``Attachment.origin == "resource"``) has a button "Refresh
+  <name>" beside its chip (``refresh_button``). Pressing it reads the resource again from its server
+  (``engine.tools.resources.read``) and stores what it gives by sha256 (``engine.files.from_resource`` with
+  ``replaces`` the sent file's sha256), then offers it on the message box's chips (the draft of the next message):
+  the sent message never changes (the ledger keeps what was sent, and a new version of an earlier message would
+  move the turns after it to another branch); what is sent next carries both hashes (the new file's ``sha256`` and
+  its ``replaces``), which the audit panel shows.
+- Bytes identical to the sent ones are not added again (a notice says the resource is unchanged); a server that is
+  not running or fails, or bytes the limits refuse, are a notice in a sentence; the draft is untouched then.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from nicegui import ui
+
+from engine.files import Files, from_resource
+from engine.tools import FetchFailed, resources
+from ledger.decide import InputRejected
+from ledger.events import Attachment
+from ui.attachments import AttachmentTray, remember
+from ui.notices import notice
+
+log = logging.getLogger("ledger_chat.ui")
+Draft = Callable[[], "AttachmentTray | None"]  # the message box's tray (the next message's chips), if any
+
+
+def refresh_button(sent: Attachment, engine: Any, files: Files, draft: Draft) -> None:
+    """The button "Refresh <name>" for a sent resource's file (nothing for any other file); ``engine.tools`` is the
+    hub it reads from (the app's tool servers, as the "@" menu)."""
+    if sent.origin != "resource" or sent.server is None or sent.ref is None:
+        return
+    button = ui.button(icon="refresh", on_click=lambda: refresh(sent, engine.tools, files, draft()))
+    button.props("flat dense round size=sm").mark("refresh-resource")
+    button.props["aria-label"] = button.props["title"] = f"Refresh {sent.name}"
+    button.props["data-attachment"] = sent.sha256
+
+
+async def refresh(sent: Attachment, hub: Any, files: Files, tray: AttachmentTray | None) -> tuple[Attachment, ...]:
+    """Fetch ``sent``'s resource again and offer what changed to ``tray``; what was offered."""
+    assert sent.server is not None and sent.ref is not None
+    if hub is None or tray is None:
+        notice(f"{sent.name} cannot be refreshed here: no tool servers run, or no message box.", "warning")
+        return ()
+    try:
+        pieces = await resources.read(hub, sent.server, sent.ref)
+        fetched = await from_resource(files, sent.server, sent.ref, pieces, replaces=sent.sha256)
+    except (FetchFailed, InputRejected) as exc:
+        notice(f"The resource {sent.ref} could not be refreshed: {exc}", "warning", multi_line=True)
+        return ()
+    new = tuple(a for a in fetched if a.sha256 != sent.sha256)
+    if not new:
+        notice(f"{sent.ref} is unchanged since it was sent (the same sha256): nothing added.", "info")
+        return ()
+    for attachment in new:
+        remember(attachment)  # this process fetched it: the tray may add it
+        tray.offer(attachment)
+    notice(f"{sent.ref} fetched again: added to your next message (it replaces the one sent).", "positive")
+    return new
