@@ -11,8 +11,10 @@ Guarantees:
   ``FETCH_SECONDS``, it sent nothing).
 - ``pieces_of(contents)`` is that conversion, for the embedded resources a prompt returns too.
 - ``changed`` holds ``(server, uri)`` of every resource a ``notifications/resources/updated`` named since the app
-  started (``note_updated``, called by the connection's message handler); ``subscribe`` asks a server that offers
-  subscriptions to send them for ``uri`` (quietly nothing when it does not).
+  started (``note_updated``, for the connection's message handler); ``subscribe`` asks a server on a revision
+  before 2026-07-28 that offers subscriptions to send them for ``uri`` (quietly nothing otherwise: from 2026-07-28
+  ``resources/subscribe`` is removed and the capability means ``subscriptions/listen``). Neither is wired yet: a
+  changed resource is seen by its Refresh (``ui.resource_refresh``).
 """
 
 from __future__ import annotations
@@ -169,6 +171,8 @@ async def subscribe(hub: Any, server: str, uri: str) -> bool:
         capabilities = session.server_capabilities
         if not (capabilities and capabilities.resources and capabilities.resources.subscribe):
             return False
+        if (session.protocol_version or "") >= "2026-07-28":  # there ``subscribe`` means ``subscriptions/listen``
+            return False  # (``resources/subscribe`` is removed): not asked, never an error
         await asked(server, session.subscribe_resource(uri), f"a subscription to {uri}")
     except FetchFailed as exc:
         log.info("no subscription to %s on %s: %s", uri, server, exc)
