@@ -18,5 +18,6 @@ __all__ = [
     "postgres",
     "presets",
     "tinydb",
+    "tokens",
     "writer",
 ]

@@ -294,3 +294,6 @@ def _parameters(schema: dict[str, Any]) -> dict[str, Any]:
     out.setdefault("type", "object")
     out.setdefault("properties", {})
     return out
+
+
+safe_name, tool_parameters = _safe_name, _parameters  # (also the names a remote server's tools are offered by)

@@ -1,0 +1,60 @@
+"""A sign-in a tool call (or the Tools panel) waits for: "Sign in to <server>", a link to the server's sign-in page
+opened in a new tab, and Cancel; and the page the browser comes back to (``/oauth/callback``).
+
+Guarantees:
+- ``sign_in_link`` shows the server's name, the host of its sign-in page, and the link as "Sign in to <server>"
+  (``data-lc-marker=sign-in-link``, ``target=_blank``, ``rel=noopener noreferrer``; only http/https are links);
+  the page never opens it by itself. **Cancel** gives up (the call ends ``declined``).
+- ``callback_page`` is what ``GET /oauth/callback`` answers: the sign-in's ``state`` is handed to the waiting
+  sign-in once (``engine.tools.oauth.SignIns.arrive``: only the person who started it), and the page says in
+  words what happened (signed in: go back to the chat, which goes on by itself; refused, with the server's
+  ``error`` code; not waiting any more). The query (code, state) is never shown, logged or kept.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from nicegui import ui
+
+from engine.tools import SignIns
+
+CALLBACK = "/oauth/callback"
+
+
+def sign_in_link(url: str, message: str, cancel: Callable[[], None] | None) -> None:
+    parts = urlsplit(url)
+    with ui.column().classes("gap-1 w-full").mark("sign-in"):
+        ui.label(
+            f"The tool's server asks you to sign in. Its sign-in page ({parts.hostname or 'unknown site'}) opens in "
+            "a new tab; the call goes on once you are back."
+        ).classes("lc-meta").mark("sign-in-host")
+        with ui.row().classes("gap-2 items-center"):
+            if parts.scheme in ("http", "https"):
+                link = ui.link(message, url, new_tab=True).classes("font-medium").mark("sign-in-link")
+                link.props["rel"] = "noopener noreferrer"
+            else:
+                ui.label(message).mark("sign-in-link")
+            if cancel is not None:
+                button = ui.button("Cancel", icon="close", on_click=cancel).props("no-caps dense flat")
+                button.props["aria-label"] = "Cancel the sign-in"
+                button.mark("question-cancel")
+
+
+def callback_page(signins: SignIns | None, query: dict[str, str], person: str | None) -> tuple[int, str]:
+    """(HTTP status, the HTML page) of the sign-in coming back (see the module's guarantees)."""
+    if signins is None:
+        return 404, _page("No sign-in is waiting here.")
+    taken, words = signins.arrive(query, person)
+    return (200 if taken else 409), _page(words)
+
+
+def _page(words: str) -> str:
+    text = html.escape(words)
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8><title>Ledger Chat: sign-in</title></head>"
+        f"<body style='font-family:system-ui;margin:3rem'><p role=status>{text}</p>"
+        "<p><a href='/'>Back to Ledger Chat</a></p></body></html>"
+    )
