@@ -13,6 +13,9 @@ Guarantees (the rules themselves are ``ui.access``):
   a token: 401. A wrong token: 401, or 429 once its peer sent ``MAX_FAILURES`` wrong ones within the window;
   the correct token is checked first and never refused by that limit. Wrong tokens are logged with the peer's
   address and the path (the first ``MAX_FAILURES`` per window), never the token.
+- A tool server's sign-in coming back (``/oauth/callback``, a cross-site redirect that brings no SameSite=Strict
+  cookie) is first answered with a page that loads the same address again from this site (``hop=1``), which
+  brings the cookie; then the token is checked as for any page.
 - Team mode (``door`` given, ``--accounts local`` or ``oidc``): every route but ``/signin`` and what follows it
   (``/signin/oidc``, its callback, a one-time password link ``/signin/reset/<token>`` served by
   ``ui.reset_page``; and ``/signout``, which ends a session) needs a signed-in person
@@ -40,6 +43,7 @@ from engine.people import set_acting
 from ledger.errors import StoreError
 from ui.access import AccessPolicy, FailedAttempts, peer_key
 from ui.reset_page import RESET, ResetDoor
+from ui.sign_in_card import CALLBACK as OAUTH_CALLBACK
 from ui.signin import SIGN_IN, SIGN_OUT, TeamDoor, sign_in_address
 
 log = logging.getLogger("ledger_chat.access")
@@ -100,6 +104,9 @@ class Guard:
             return
         if self.door is not None:
             await self._team(self.door, scope, receive, send, headers)
+            return
+        if self.policy.token is not None and _back_from_sign_in(scope, headers, self.policy.cookie_name):
+            await hop(scope, send)  # a tool server's sign-in came back cross-site: a same-site hop brings the cookie
             return
         if self.policy.token is not None and not await self._token_ok(scope, headers, send):
             return
@@ -248,6 +255,21 @@ async def respond(
     add_security_headers(start)
     await send(start)
     await send({"type": f"{prefix}.body", "body": payload})
+
+
+def _back_from_sign_in(scope: Scope, headers: Headers, cookie_name: str) -> bool:
+    """A first arrival at ``/oauth/callback`` without the (SameSite=Strict) token cookie."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    missing = cookie_parser(headers.get("cookie", "")).get(cookie_name) is None
+    return scope.get("path") == OAUTH_CALLBACK and scope["type"] == "http" and missing and "hop=1" not in query
+
+
+async def hop(scope: Scope, send: Send) -> None:
+    """The same address again (with ``hop=1``), from a page of this site: the browser sends its cookies then."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    url = html.escape(f"{quote(scope['path'])}?{query}&hop=1", quote=True)
+    body = f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0; url={url}"><title>…</title>'
+    await respond(send, 200, body, "text/html; charset=utf-8", [("cache-control", "no-store")])
 
 
 def _is_page_load(scope: Scope, headers: Headers) -> bool:

@@ -17,9 +17,12 @@ import html
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from nicegui import ui
+from nicegui import app, ui
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
 
-from engine.tools import SignIns
+from engine.commands import Engine
+from engine.tools import AppHub, RemoteServers, SignIns
 
 CALLBACK = "/oauth/callback"
 
@@ -41,6 +44,28 @@ def sign_in_link(url: str, message: str, cancel: Callable[[], None] | None) -> N
                 button = ui.button("Cancel", icon="close", on_click=cancel).props("no-caps dense flat")
                 button.props["aria-label"] = "Cancel the sign-in"
                 button.mark("question-cancel")
+
+
+def remote_of(engine: Engine | None) -> RemoteServers | None:
+    """The running app's remote tool servers (None: not started, or ``--no-tools``)."""
+    hub = engine.tools if engine is not None else None
+    return hub.remote if isinstance(hub, AppHub) else None
+
+
+def signins_of(engine: Engine | None) -> SignIns | None:
+    remote = remote_of(engine)
+    return remote.signins if remote is not None else None
+
+
+def register_callback(signins: Callable[[], SignIns | None]) -> None:
+    """``GET /oauth/callback``: the browser back from a server's sign-in page (``signins()``: the app's sign-ins)."""
+
+    @app.get(CALLBACK)
+    async def oauth_callback(request: Request) -> Response:
+        person = request.scope.get("state", {}).get("person")  # team mode: the guard's (ui.guard)
+        query = {k: v for k, v in request.query_params.items() if k in ("code", "state", "error", "iss")}
+        status, page = callback_page(signins(), query, getattr(person, "id", None))
+        return HTMLResponse(page, status_code=status, headers={"cache-control": "no-store"})
 
 
 def callback_page(signins: SignIns | None, query: dict[str, str], person: str | None) -> tuple[int, str]:

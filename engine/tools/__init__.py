@@ -25,7 +25,7 @@ from engine.tools.hub import ResolvedTool, ServerHealth, ToolDescribed, ToolHub
 from engine.tools.mcp_server import CallOutcome, ToolServerError
 from engine.tools.oauth import SignIns
 from engine.tools.oauth_words import SignInEnded
-from engine.tools.remote import Changer, RemoteRefused, RemoteServers
+from engine.tools.remote import Changer, RemoteRefused, RemoteServer, RemoteServers
 from engine.tools.remote_hub import AppHub
 from engine.tools.result_parts import history_messages
 from engine.tools.vault import KEY_ENV, TokenKeyError, Vault, load_key
@@ -45,6 +45,7 @@ __all__ = [
     "Question",
     "QuestionAnswer",
     "RemoteRefused",
+    "RemoteServer",
     "RemoteServers",
     "ResolvedTool",
     "ServerConfig",

@@ -163,13 +163,13 @@ class SignInAuth(OAuthClientProvider):
         response = yield request
         if response.status_code != 401:
             return
-        refreshed = None
+        renewed = False
         async with self.lock:
             if self._access() == sent and self.context.can_refresh_token():
                 call.step = "refresh"
-                refreshed = yield await self._refresh_token()
-                call.step = ""
-                await self._refreshed(refreshed)
+                answer = yield await self._refresh_token()
+                call.step, renewed = "", True
+                await self._refreshed(answer)
             now = self._access()
         if _calls_tool(request) and not call.read_only:
             call.ended = SignInEnded(
@@ -177,7 +177,7 @@ class SignInAuth(OAuthClientProvider):
                 f"{self.name} refused the credentials this call was sent with; it was not sent again, as the tool "
                 "is not marked read-only and may have acted already",
             )
-            if refreshed is not None:  # the last answer was the token's: end with the request's own 401 instead
+            if renewed:  # the last answer was the token's: end with the request's own 401 instead
                 request.headers.pop("Authorization", None)
                 yield request
             return

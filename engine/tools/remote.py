@@ -35,6 +35,8 @@ from engine.tools.vault import Vault, VaultStorage
 from store.blobs import BlobStore
 from store.tokens import RemoteServer, RemoteStore
 
+__all__ = ["Changer", "RemoteRefused", "RemoteServer", "RemoteServers"]
+
 START_SECONDS = 30.0
 DAY = 86400.0
 

@@ -9,7 +9,7 @@ Guarantees:
   server it was offered for, a remote one through that person's own connection and sign-in, with the tool's
   ``readOnlyHint`` (what decides whether a call refused after it was sent is sent again). Their approval is the
   tool's annotations' (``engine.tools.approval``): remote servers have no approval table of their own.
-- ``AppHub.stop`` stops the remote connections too.
+- ``AppHub.start`` reads the remote servers first; ``AppHub.stop`` stops their connections too.
 """
 
 from __future__ import annotations
@@ -48,6 +48,11 @@ class AppHub(ToolHub):
         person = self.owner_of(cid)
         used = [s for s in self.remote.visible(person) if s.enabled and self.remote.tools_of(s)]
         return PersonHub(base, self.remote, person) if used else base
+
+    async def start(self) -> None:
+        if self.remote is not None:
+            await self.remote.load()
+        await super().start()
 
     async def stop(self) -> None:
         if self.remote is not None:
