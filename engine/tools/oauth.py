@@ -118,6 +118,7 @@ class SignInAuth(OAuthClientProvider):
         self.name, self.vault, self.signins, self.margin = name, storage, signins, margin
         self.elicitations = elicitations  # the calls in flight on this connection: a call's deadline pauses
         self._paused: Deadline | None = None
+        self.open = False  # the server answered a request without a token (it needs no sign-in)
         self.lock = lock  # this person's and server's: one refresh or sign-in at a time (``RemoteServers.locks``)
         self._asked: tuple[str, asyncio.Task[Any], asyncio.Future[AuthorizationCodeResult]] | None = None
         self.refreshes = 0
@@ -144,11 +145,18 @@ class SignInAuth(OAuthClientProvider):
                 await self._initialize()
             self.context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
             if self._access() is not None and self._due() and self.context.can_refresh_token():
-                call.step = "refresh"
-                refreshed = yield await self._refresh_token()
+                refreshing = await self._refresh_token()
+                call.step = f"refresh|{refreshing.url.host}:{refreshing.url.port or ''}"
+                refreshed = yield refreshing
                 call.step = ""
                 await self._refreshed(refreshed)
             sent = self._access()
+        if sent is None and self.open:  # it answered without a token before: no sign-in, no lock
+            response = yield request
+            if response.status_code != 401:
+                return
+            self.open = False
+            request.headers.pop("Authorization", None)
         if sent is None:
             async with self.lock:
                 if self._access() is None:
@@ -166,8 +174,9 @@ class SignInAuth(OAuthClientProvider):
         renewed = False
         async with self.lock:
             if self._access() == sent and self.context.can_refresh_token():
-                call.step = "refresh"
-                answer = yield await self._refresh_token()
+                refreshing = await self._refresh_token()
+                call.step = f"refresh|{refreshing.url.host}:{refreshing.url.port or ''}"
+                answer = yield refreshing
                 call.step, renewed = "", True
                 await self._refreshed(answer)
             now = self._access()
@@ -202,8 +211,10 @@ class SignInAuth(OAuthClientProvider):
         request.headers.pop("Authorization", None)
         self.context.clear_tokens()
         if call.ask is None or call.ended is not None:  # nobody to ask, or this call's sign-in ended already
-            call.ended = call.ended or SignInEnded("error", f"{self.name} needs a sign-in, and nobody could be asked")
-            yield request
+            response = yield request
+            self.open = response.status_code != 401
+            if not self.open:
+                call.ended = call.ended or SignInEnded("error", f"{self.name} needs a sign-in; nobody could be asked")
             return
         flow = super()._auth_flow(request)
         outgoing: httpx2.Request | None = None
@@ -215,6 +226,7 @@ class SignInAuth(OAuthClientProvider):
                 call.step = ""
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
+            self.open = self._access() is None  # the server took the request without a token: it needs none
             return
         except Exception as exc:  # noqa: BLE001 - every way a sign-in ends becomes words on the call
             call.step = ""
