@@ -5,12 +5,14 @@ a Stop or a restart answered the sign-in, nothing was sent; ``declined``: the pe
 sign-in page refused; ``error``: anything else) and one sentence; ``ended_by_error`` reads the SDK's errors (a
 refused token request names the server's OAuth ``error`` code, a refused registration says so, metadata that
 could not be read says which); ``unreachable`` names the step and the host that could not be reached. No token
-and no request body beyond the OAuth ``error`` code is ever put in the words.
+and no request body beyond the OAuth ``error`` code is ever put in the words. The SDK's error log of a flow
+that ended this way (a person's Cancel, a Stop, a refusal) is left out of the logs: it is the call's result.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import Literal
 
@@ -29,6 +31,16 @@ class SignInEnded(ToolServerError):
     def __init__(self, status: EndStatus, words: str) -> None:
         super().__init__(words)
         self.status: EndStatus = status
+
+
+class _Ended(logging.Filter):
+    """The SDK logs every end of its flow as an error with a traceback: a sign-in given up or refused is not one."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], SignInEnded))
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_Ended())
 
 
 def ended_by_answer(server: str, by: str, action: str) -> SignInEnded:

@@ -171,3 +171,40 @@ async def test_giving_up_the_sign_in_ends_the_call_not_run_or_declined(tmp_path:
     assert declined.value.status == "declined"
     assert oauth.stats()["calls"] == 0
     await remote.stop()
+
+
+async def test_the_calls_deadline_waits_while_the_person_signs_in_again(
+    tmp_path: Path, short_lived: OAuthUpstream
+) -> None:
+    remote = await servers(tmp_path, short_lived.url)
+    asked: list[Question] = []
+    ask = signing_in(remote, short_lived, asked)
+    await remote.call(None, "notes", "echo", {"text": "first"}, None, ask, read_only=True)
+    short_lived.revoke_refresh()
+    signed = time.time()
+    await wait_until(lambda: time.time() > signed + 5, timeout=10)
+
+    async def slowly(question: Question) -> QuestionAnswer:
+        shown = time.monotonic()
+        await wait_until(lambda: time.monotonic() > shown + 1.5, timeout=5)  # longer than the call's deadline
+        return await ask(question)
+
+    outcome = await remote.call(None, "notes", "echo", {"text": "late"}, None, slowly, read_only=True, timeout=1.0)
+    assert outcome.text == "echo: late" and len(asked) == 2
+    await remote.stop()
+
+
+async def test_a_restart_keeps_the_sign_in_and_the_tools(tmp_path: Path, oauth: OAuthUpstream) -> None:
+    remote = await servers(tmp_path, oauth.url)
+    asked: list[Question] = []
+    await remote.call(None, "notes", "echo", {"text": "one"}, None, signing_in(remote, oauth, asked))
+    await remote.stop()
+    store = FileRemote(tmp_path)
+    again = RemoteServers(
+        store, Vault(store, load_key(False, tmp_path)), MemoryBlobs(), redirect_uri=lambda: "http://127.0.0.1:9/cb"
+    )
+    await again.load()
+    assert [t.name for t in again.tools_of(again.servers[0])] == ["echo", "stamp", "slow_echo"]
+    outcome = await again.call(None, "notes", "echo", {"text": "two"}, None, signing_in(again, oauth, asked))
+    assert outcome.text == "echo: two" and len(asked) == 1 and oauth.stats()["exchanged"] == 1
+    await again.stop()
