@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 from cryptography.fernet import Fernet
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.support.app_process import AppProcess
 from tests.support.app_runner import AppRunner
@@ -38,9 +38,9 @@ def app(run_app: AppRunner) -> Iterator[AppProcess]:
         run_app.stop(process)
 
 
-def sign_in_in_a_new_tab(page: Page, link: object) -> None:
+def sign_in_in_a_new_tab(page: Page, link: Locator) -> None:
     with page.context.expect_page() as opened:
-        link.click()  # type: ignore[attr-defined]
+        link.click()
     tab = opened.value
     tab.wait_for_load_state()
     expect(tab.get_by_role("status")).to_contain_text("Signed in to notes")
