@@ -108,11 +108,8 @@ class RemoteServers:
         if team_server and self.team and not who.admin:
             raise RemoteRefused("Only an admin adds a server for the whole team.")
         owner = None if (team_server or not self.team) else who.person
-        if (
-            name in self.taken()
-            or self.named(who.person, name) is not None
-            or any(s.name == name and s.owner is None for s in self.servers)
-        ):
+        clashes = [s for s in self.servers if s.name == name and (owner is None or s.owner in (None, owner))]
+        if name in self.taken() or clashes:  # a team server's name is nobody's; a person's is theirs and the team's
             raise RemoteRefused(f"A server named {name!r} is there already; choose another name.")
         server = RemoteServer(owner=owner, name=name, url=url, added_ts=_now())
         await asyncio.to_thread(self.store.put, server)
@@ -127,7 +124,7 @@ class RemoteServers:
     async def remove(self, who: Changer, name: str) -> None:
         server = self._changeable(who, name)
         await asyncio.to_thread(self.store.remove, server.owner, name)
-        for key in [k for k in self._connections if k[1] == name]:
+        for key in [k for k in self._connections if k[1] == name and server.owner in (None, k[0] or None)]:
             await self._connections.pop(key).stop()
         await self.load()
 

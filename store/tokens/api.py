@@ -7,7 +7,8 @@ before anyone signed in to it. A sealed token is the ciphertext of one person's 
 registration for one server (key ``token_key``); this store never sees a token in clear.
 
 Guarantees: ``servers`` gives every server as last written by any instance sharing the store (no cache); ``put``
-replaces the server with the same owner and name; ``remove`` removes it (and every sealed token of it) and says
+replaces the server with the same owner and name; ``remove`` removes it (and every sealed token of it: a team
+server's of everyone, a personal one's of its owner) and says
 whether it was there; ``sealed``/``seal``/``forget`` read, replace and remove one sealed token. Methods may block
 on I/O (call them off the event loop) and raise ``ledger.errors.StoreError`` with a readable reason.
 """
@@ -35,6 +36,11 @@ class RemoteServer:
 def token_key(person: str | None, server: str) -> str:
     """The key of one person's sealed tokens for one server (``|``: a person id never holds one)."""
     return f"{person or ''}|{server}"
+
+
+def of_server(key: str, owner: str | None, name: str) -> bool:
+    """Whether a sealed token's key goes with the server (a team server's: everyone's; a personal one: its owner's)."""
+    return key == token_key(owner, name) if owner is not None else key.endswith(f"|{name}")
 
 
 class RemoteStore(Protocol):
@@ -67,7 +73,7 @@ class MemoryRemote:
 
     def remove(self, owner: str | None, name: str) -> bool:
         with self._lock:
-            for key in [k for k in self._tokens if k.endswith(f"|{name}")]:
+            for key in [k for k in self._tokens if of_server(k, owner, name)]:
                 del self._tokens[key]
             return self._servers.pop((owner or "", name), None) is not None
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger.errors import StoreError
-from store.tokens.api import RemoteServer
+from store.tokens.api import RemoteServer, of_server
 
 log = logging.getLogger("ledger_chat.remote")
 
@@ -46,7 +46,7 @@ class FileRemote:
             rows = self._read(self.servers_path, [])
             kept = [r for r in rows if (r["owner"], r["name"]) != (owner, name)]
             tokens = self._read(self.tokens_path, {})
-            left = {k: v for k, v in tokens.items() if not k.endswith(f"|{name}")}
+            left = {k: v for k, v in tokens.items() if not of_server(k, owner, name)}
             if left != tokens:
                 self._write(self.tokens_path, left)
             if len(kept) == len(rows):

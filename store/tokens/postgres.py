@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from store.postgres import SideStore
-from store.tokens.api import RemoteServer
+from store.tokens.api import RemoteServer, token_key
 
 
 class PgRemote(SideStore):
@@ -42,7 +42,10 @@ class PgRemote(SideStore):
     def remove(self, owner: str | None, name: str) -> bool:
         def work(c: Any) -> bool:
             with c.transaction():
-                c.execute("DELETE FROM oauth_tokens WHERE server = %s", (name,))
+                c.execute(
+                    "DELETE FROM oauth_tokens WHERE server = %s AND (%s = '' OR key = %s)",
+                    (name, owner or "", token_key(owner, name)),
+                )
                 cursor = c.execute("DELETE FROM remote_servers WHERE owner = %s AND name = %s", (owner or "", name))
                 return bool(cursor.rowcount)
 

@@ -48,18 +48,23 @@ async def test_team_servers_are_added_by_an_admin_and_personal_ones_are_their_pe
     await remote.add(ADA, "mine", "https://ada.example/mcp")
     with pytest.raises(RemoteRefused, match="is there already"):
         await remote.add(BO, "wiki", "https://other.example/mcp")
+    with pytest.raises(RemoteRefused, match="is there already"):  # a team name must be nobody's already
+        await remote.add(ADMIN, "mine", "https://team.example/mcp", team_server=True)
+    await remote.add(BO, "mine", "https://bo.example/mcp")  # a personal name is only its person's
     with pytest.raises(RemoteRefused, match="streamable-HTTP URL"):
         await remote.add(BO, "local", "file:///etc/passwd")
     assert [s.name for s in remote.visible(ADA.person)] == ["wiki", "mine"]
-    assert [s.name for s in remote.visible(BO.person)] == ["wiki"]
+    assert [s.name for s in remote.visible(BO.person)] == ["wiki", "mine"]
     with pytest.raises(RemoteRefused, match="Only an admin changes"):
         await remote.enable(ADA, "wiki", False)
+    await remote.remove(BO, "mine")  # his own: Ada's of the same name stays
+    assert [s.url for s in remote.visible(ADA.person) if s.name == "mine"] == ["https://ada.example/mcp"]
     with pytest.raises(RemoteRefused, match="no server named 'mine'"):
         await remote.remove(BO, "mine")
     await remote.enable(ADA, "mine", False)
     assert not remote.named(ADA.person, "mine").enabled
     await remote.remove(ADMIN, "wiki")
-    assert [s.name for s in remote.visible(BO.person)] == []
+    assert remote.visible(BO.person) == []
 
 
 async def test_without_a_token_key_a_team_deployment_refuses_to_keep_a_sign_in_and_says_why(

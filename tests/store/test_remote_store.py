@@ -62,3 +62,16 @@ def test_servers_and_sealed_tokens_are_kept_replaced_and_removed_alike_everywher
 def test_the_token_file_is_readable_by_its_owner_alone(tmp_path: Path) -> None:
     FileRemote(tmp_path).seal(token_key(None, "notes"), b"ciphertext")
     assert (tmp_path / "oauth_tokens.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_removing_a_personal_server_keeps_anothers_server_of_the_same_name(opener: Opener) -> None:
+    store = opener()
+    for server in store.servers():
+        store.remove(server.owner, server.name)
+    for person in ("local:ada", "local:bo"):
+        store.put(RemoteServer(owner=person, name="mine", url="http://127.0.0.1:9/mcp", added_ts="t"))
+        store.seal(token_key(person, "mine"), person.encode())
+    assert store.remove("local:ada", "mine")
+    assert store.sealed(token_key("local:ada", "mine")) is None
+    assert store.sealed(token_key("local:bo", "mine")) == b"local:bo"
+    assert [s.owner for s in store.servers()] == ["local:bo"]
