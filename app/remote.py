@@ -4,8 +4,10 @@ records and sealed tokens in ``<data-dir>/remote_servers.json`` and ``oauth_toke
 
 Guarantees: none with ``--no-tools``; a ``LEDGERCHAT_TOKEN_KEY`` that is not a Fernet key stops the start with a
 ``ConfigError`` sentence (never the key); team mode without one starts, and every sign-in says tokens cannot be
-stored; the redirect URI a server sends the browser back to is this server's ``/oauth/callback`` on its local URL
-(``AppConfig.local_url``). ``close_remote`` closes the store's pool (after the hub stopped its connections).
+stored; the redirect URI a server sends the browser back to is ``/oauth/callback`` on ``--public-url`` (else on the
+local URL, ``AppConfig.local_url``); with an https public URL, ``/oauth/client.json`` there is this app's OAuth
+client ID metadata document, used where a server offers that instead of registration. ``close_remote`` closes
+the store's pool (after the hub stopped its connections).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from store.api import EventStore
 from store.blobs import BlobStore
 from store.tokens import FileRemote, RemoteStore
 
-CALLBACK = "/oauth/callback"  # (ui.sign_in_card serves it)
+CALLBACK, CLIENT_DOCUMENT = "/oauth/callback", "/oauth/client.json"  # (ui.sign_in_card serves both)
 
 
 def open_remote(
@@ -39,11 +41,13 @@ def open_remote(
         key = load_key(config.team, config.data_dir)
     except TokenKeyError as exc:
         raise ConfigError(str(exc)) from None
+    base = (config.public_url or config.local_url).rstrip("/")
     return RemoteServers(
         records,
         Vault(records, key),
         blobs,
-        redirect_uri=lambda: f"{config.local_url}{CALLBACK}",
+        redirect_uri=lambda: f"{base}{CALLBACK}",
+        client_document=f"{base}{CLIENT_DOCUMENT}" if base.startswith("https://") else None,
         team=config.team,
         taken=taken,
         log_dir=config.data_dir / "logs",

@@ -15,7 +15,8 @@ Guarantees (the rules themselves are ``ui.access``):
   address and the path (the first ``MAX_FAILURES`` per window), never the token.
 - A tool server's sign-in coming back (``/oauth/callback``, a cross-site redirect that brings no SameSite=Strict
   cookie) is first answered with a page that loads the same address again from this site (``hop=1``), which
-  brings the cookie; then the token is checked as for any page.
+  brings the cookie; then the token is checked as for any page. This app's OAuth client ID metadata document
+  (``/oauth/client.json``: public by nature, no secret in it) needs neither token nor sign-in.
 - Team mode (``door`` given, ``--accounts local`` or ``oidc``): every route but ``/signin`` and what follows it
   (``/signin/oidc``, its callback, a one-time password link ``/signin/reset/<token>`` served by
   ``ui.reset_page``; and ``/signout``, which ends a session) needs a signed-in person
@@ -44,6 +45,7 @@ from ledger.errors import StoreError
 from ui.access import AccessPolicy, FailedAttempts, peer_key
 from ui.reset_page import RESET, ResetDoor
 from ui.sign_in_card import CALLBACK as OAUTH_CALLBACK
+from ui.sign_in_card import CLIENT_DOCUMENT
 from ui.signin import SIGN_IN, SIGN_OUT, TeamDoor, sign_in_address
 
 log = logging.getLogger("ledger_chat.access")
@@ -101,6 +103,9 @@ class Guard:
             return
         if origin is None and scope["type"] == "websocket":
             await refuse(scope, send, 403, "A websocket must say where it comes from (the Origin header).")
+            return
+        if scope["type"] == "http" and scope.get("path") == CLIENT_DOCUMENT:  # public: authorization servers read it
+            await self._serve(scope, receive, send)
             return
         if self.door is not None:
             await self._team(self.door, scope, receive, send, headers)

@@ -33,7 +33,7 @@ from ui.files_routes import register_file_routes
 from ui.notices import notice
 from ui.presets_page import PresetsPage
 from ui.sessions import track
-from ui.sign_in_card import register_callback, signins_of
+from ui.sign_in_card import register_callback, remote_of
 from ui.style import serve_static
 
 UNCONNECTED_SECONDS = 15.0
@@ -53,7 +53,7 @@ def register_pages(context: PageContext) -> None:
         (lambda sha, request: may_read(context, sha, request)) if context.team else None,
     )
 
-    register_callback(lambda: signins_of(context.engine))  # /oauth/callback: back from a tool server's sign-in
+    register_callback(lambda: remote_of(context.engine))  # /oauth/callback: back from a tool server's sign-in
 
     @ui.page("/")
     def index(preset: str | None = None) -> None:  # ``?preset=ID``: a new chat with that agent preset

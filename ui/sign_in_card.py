@@ -9,6 +9,8 @@ Guarantees:
   sign-in once (``engine.tools.oauth.SignIns.arrive``: only the person who started it), and the page says in
   words what happened (signed in: go back to the chat, which goes on by itself; refused, with the server's
   ``error`` code; not waiting any more). The query (code, state) is never shown, logged or kept.
+- ``GET /oauth/client.json`` is this app's OAuth client ID metadata document (with an https ``--public-url``;
+  else 404), which authorization servers fetch without a session (``ui.guard`` lets it through).
 """
 
 from __future__ import annotations
@@ -19,12 +21,12 @@ from urllib.parse import urlsplit
 
 from nicegui import app, ui
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from engine.commands import Engine
 from engine.tools import AppHub, RemoteServers, SignIns
 
-CALLBACK = "/oauth/callback"
+CALLBACK, CLIENT_DOCUMENT = "/oauth/callback", "/oauth/client.json"
 
 
 def sign_in_link(url: str, message: str, cancel: Callable[[], None] | None) -> None:
@@ -52,20 +54,25 @@ def remote_of(engine: Engine | None) -> RemoteServers | None:
     return hub.remote if isinstance(hub, AppHub) else None
 
 
-def signins_of(engine: Engine | None) -> SignIns | None:
-    remote = remote_of(engine)
-    return remote.signins if remote is not None else None
-
-
-def register_callback(signins: Callable[[], SignIns | None]) -> None:
-    """``GET /oauth/callback``: the browser back from a server's sign-in page (``signins()``: the app's sign-ins)."""
+def register_callback(remote: Callable[[], RemoteServers | None]) -> None:
+    """``GET /oauth/callback``: the browser back from a server's sign-in page; ``GET /oauth/client.json``: this
+    app's client ID metadata document (``remote()``: the app's remote servers)."""
 
     @app.get(CALLBACK)
     async def oauth_callback(request: Request) -> Response:
         person = request.scope.get("state", {}).get("person")  # team mode: the guard's (ui.guard)
         query = {k: v for k, v in request.query_params.items() if k in ("code", "state", "error", "iss")}
-        status, page = callback_page(signins(), query, getattr(person, "id", None))
+        servers = remote()
+        status, page = callback_page(servers.signins if servers else None, query, getattr(person, "id", None))
         return HTMLResponse(page, status_code=status, headers={"cache-control": "no-store"})
+
+    @app.get(CLIENT_DOCUMENT)
+    async def client_document() -> Response:
+        servers = remote()
+        document = servers.client_metadata() if servers is not None else None
+        if document is None:
+            return JSONResponse({"error": "This app has no https public address (--public-url)."}, status_code=404)
+        return JSONResponse(document, headers={"cache-control": "max-age=300"})
 
 
 def callback_page(signins: SignIns | None, query: dict[str, str], person: str | None) -> tuple[int, str]:

@@ -107,6 +107,7 @@ class SignInAuth(OAuthClientProvider):
         elicitations: Elicitations,
         lock: asyncio.Lock,
         margin: float = 60.0,
+        client_document: str | None = None,
     ) -> None:
         metadata = OAuthClientMetadata(
             client_name="Ledger Chat",
@@ -114,7 +115,7 @@ class SignInAuth(OAuthClientProvider):
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
         )
-        super().__init__(url, metadata, storage, redirect_handler=self._redirect, callback_handler=self._callback)
+        super().__init__(url, metadata, storage, self._redirect, self._callback, client_metadata_url=client_document)
         self.name, self.vault, self.signins, self.margin = name, storage, signins, margin
         self.elicitations = elicitations  # the calls in flight on this connection: a call's deadline pauses
         self._paused: Deadline | None = None

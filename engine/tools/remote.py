@@ -68,9 +68,11 @@ class RemoteServers:
         team: bool = False,
         taken: Callable[[], set[str]] = set,
         log_dir: Path | None = None,
+        client_document: str | None = None,
     ) -> None:
         self.store, self.vault, self.blobs, self.team = store, vault, blobs, team
         self.redirect_uri, self.taken, self.log_dir = redirect_uri, taken, log_dir
+        self.client_document = client_document  # https URL of this app's client ID metadata document, if any
         self.signins = SignIns()
         self.servers: list[RemoteServer] = []
         self._connections: dict[tuple[str, str], MCPConnection] = {}
@@ -82,6 +84,19 @@ class RemoteServers:
 
     def visible(self, person: str | None) -> list[RemoteServer]:
         return [s for s in self.servers if not self.team or s.owner is None or s.owner == person]
+
+    def client_metadata(self) -> dict[str, Any] | None:
+        """This app's OAuth client ID metadata document (None without an https public address)."""
+        if self.client_document is None:
+            return None
+        return {
+            "client_id": self.client_document,
+            "client_name": "Ledger Chat",
+            "redirect_uris": [self.redirect_uri()],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        }
 
     def named(self, person: str | None, name: str) -> RemoteServer | None:
         return next((s for s in self.visible(person) if s.name == name), None)
@@ -204,8 +219,16 @@ class RemoteServers:
             )
             storage = VaultStorage(self.vault, person, name)
             lock = self.locks.setdefault(key, asyncio.Lock())
+            redirect, document = self.redirect_uri(), self.client_document
             auth = SignInAuth(
-                server.url, name, storage, self.signins, self.redirect_uri(), connection.elicitations, lock
+                server.url,
+                name,
+                storage,
+                self.signins,
+                redirect,
+                connection.elicitations,
+                lock,
+                client_document=document,
             )
             connection.auth = auth
             call.deadline = Deadline(START_SECONDS)  # paused while the person signs in
