@@ -75,6 +75,7 @@ class AppConfig:
     oidc_client_id: str | None = None
     oidc_admin_group: str | None = None
     oidc_member_group: str | None = None
+    public_url: str | None = None  # where people reach this app (a proxy's https address): sign-ins come back here
     oidc_client_secret: str | None = field(default=None, repr=False)  # LEDGERCHAT_OIDC_CLIENT_SECRET only
     admin_can_read: bool = False  # team mode: admins may read anyone's chat, each read recorded for its owner
     limit_value: str | None = None  # ``users limit NAME VALUE``: the spend limit to set
@@ -211,6 +212,8 @@ def _validate(c: AppConfig) -> None:
         )
     if c.admin_can_read and not c.team:
         raise ConfigError("--admin-can-read: only with accounts (--accounts local or oidc); personal mode has no admin")
+    if c.public_url and not c.public_url.startswith(("https://", "http://")):
+        raise ConfigError(f"--public-url: {c.public_url!r} must start with https:// (or http://)")
     if c.oidc_issuer and not c.oidc_issuer.startswith(("https://", "http://")):
         raise ConfigError(f"--oidc-issuer: {c.oidc_issuer!r} must start with https:// (or http:// on this machine)")
     if c.users is not None and c.users[0] != "list" and not c.users[1]:

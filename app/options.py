@@ -55,6 +55,12 @@ APP_OPTIONS: tuple[tuple[str, type, str], ...] = (
         "only people whose ID token's 'groups' claim holds this group (or the admin group) may sign in "
         "(--accounts oidc)",
     ),
+    (
+        "public_url",
+        str,
+        "the address people reach this app at, e.g. https://chat.example.org behind a proxy: tool servers' sign-ins "
+        "come back to it, and with https it is the address of this app's OAuth client ID metadata document",
+    ),
     ("max_attachment_mb", float, "largest file a message may carry, in MB (default 20; 50 MB or one file per message)"),
     (
         "spend_limit",

@@ -3,7 +3,8 @@
 limits beside the store, the models declared to litellm, and the engine's settings.
 
 Guarantees: nothing here imports NiceGUI or starts anything (the hub is made, not started: whoever serves starts
-it); ``close_parts`` closes what ``open_parts`` opened, the hub stopped before its grants are closed.
+it; it has the remote servers people add, ``app.remote``, unless ``--no-tools``); ``close_parts`` closes what
+``open_parts`` opened, the hub stopped before its grants are closed.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from typing import Any
 
 from app.config import AppConfig, load_model_info
 from app.providers import provider_config, tool_servers
+from app.remote import close_remote, open_remote
 from app.stores import close_blobs, open_blobs, open_grants, open_limits, open_presets
 from engine.files import Files, models, retouch
 from engine.provider import ProviderConfig
-from engine.tools import ServerConfig, ToolHub
+from engine.tools import AppHub, ServerConfig, ToolHub
 from engine.turns import EngineSettings
 from store.api import EventStore
 from store.grants import GrantStore
@@ -49,7 +51,11 @@ def open_parts(config: AppConfig, store: EventStore, token: str | None = None) -
     files = Files(open_blobs(config, store), config.file_limits)
     grants = open_grants(config, store) if servers else None  # server approval grants (store.grants)
     presets = open_presets(config, store)  # agent presets beside the ledger (a file, or a table)
-    hub = ToolHub(servers, log_dir=config.data_dir / "logs", blobs=files.blobs, grants=grants) if servers else None
+    remote = open_remote(config, store, files.blobs, lambda: {s.name for s in servers})  # people add (app.remote)
+    if remote is not None and grants is None:
+        grants = open_grants(config, store)
+    logs = config.data_dir / "logs"
+    hub = AppHub(servers, remote, log_dir=logs, blobs=files.blobs, grants=grants) if servers or remote else None
     if hub is not None:
         hub.retouch = retouch  # a tool's images are kept re-encoded without metadata, as attachments are
     if config.model_info is not None:
@@ -85,3 +91,5 @@ async def close_parts(opened: Opened) -> None:
     if opened.hub is not None:
         await opened.hub.stop()
         await asyncio.to_thread(close_blobs, opened.hub.grants)
+        if isinstance(opened.hub, AppHub):
+            await asyncio.to_thread(close_remote, opened.hub.remote)

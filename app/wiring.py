@@ -39,6 +39,7 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
     from engine.files import models
     from engine.offline import rehearse, start_import
     from engine.provider import warm_up
+    from engine.tools import AppHub
     from ui.access import AccessPolicy
     from ui.context import PageContext
     from ui.guard import Guard
@@ -103,6 +104,8 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
             assert isinstance(store, PgStore)
             clusters.append(Cluster(store, config.database_url))
         engine = build_engine(store, settings, hub, peers=clusters[-1] if clusters else ALONE)
+        if isinstance(hub, AppHub):  # a turn uses the remote servers its conversation's owner uses
+            hub.owner_of = lambda cid: c.owner if (c := engine.conversation(cid)) is not None else None
         from app.telemetry import start_telemetry
 
         start_telemetry(config.telemetry, engine)  # --otlp-endpoint: follows every event, flushed at shutdown

@@ -20,5 +20,6 @@ __all__ = [
     "presets",
     "shares",
     "tinydb",
+    "tokens",
     "writer",
 ]

@@ -78,7 +78,7 @@ class ChatPage:
         with ui.left_drawer().props("width=280 breakpoint=800").classes("lc-drawer lc-chats-drawer") as self.left:
             self.sidebar = Sidebar(self.engine, self.cid, self.switch_to, self.after_delete, self.open_hit, self.viewer)
             with self.sidebar.foot:
-                self.tool_servers = ToolServersPanel(self.engine, self.context.tools)
+                self.tool_servers = ToolServersPanel(self.engine, self.context.tools, self.viewer)
                 self.grants = GrantsPanel(self.engine, self.viewer.person, self.tool_servers.show_grants)
         audit_drawer = ui.right_drawer(value=False).props("width=380 breakpoint=800")
         with audit_drawer.classes("lc-drawer lc-audit-drawer") as self.right:

@@ -13,6 +13,10 @@ Guarantees (the rules themselves are ``ui.access``):
   a token: 401. A wrong token: 401, or 429 once its peer sent ``MAX_FAILURES`` wrong ones within the window;
   the correct token is checked first and never refused by that limit. Wrong tokens are logged with the peer's
   address and the path (the first ``MAX_FAILURES`` per window), never the token.
+- A tool server's sign-in coming back (``/oauth/callback``, a cross-site redirect that brings no SameSite=Strict
+  cookie) is first answered with a page that loads the same address again from this site (``hop=1``), which
+  brings the cookie; then the token is checked as for any page. This app's OAuth client ID metadata document
+  (``/oauth/client.json``: public by nature, no secret in it) needs neither token nor sign-in.
 - Team mode (``door`` given, ``--accounts local`` or ``oidc``): every route but ``/signin`` and what follows it
   (``/signin/oidc``, its callback, a one-time password link ``/signin/reset/<token>`` served by
   ``ui.reset_page``; and ``/signout``, which ends a session) needs a signed-in person
@@ -37,43 +41,23 @@ import logging
 import re
 from urllib.parse import parse_qsl, quote, urlencode
 
-from starlette.datastructures import Headers, MutableHeaders
+from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from engine.people import set_acting
 from ledger.errors import StoreError
 from ui.access import AccessPolicy, FailedAttempts, peer_key
+from ui.replies import SECURITY_HEADERS as SECURITY_HEADERS
+from ui.replies import add_security_headers, hop, refuse, respond
 from ui.reset_page import RESET, ResetDoor
+from ui.sign_in_card import CALLBACK as OAUTH_CALLBACK
+from ui.sign_in_card import CLIENT_DOCUMENT
 from ui.signin import SIGN_IN, SIGN_OUT, TeamDoor, sign_in_address
 
 log = logging.getLogger("ledger_chat.access")
 SHARE_PATH = re.compile(r"/s/[A-Za-z0-9_-]{1,64}(/files/[0-9a-f]{64})?")  # a share link's page, and its files
 
-CSP = "; ".join(
-    (
-        "default-src 'self'",
-        # NiceGUI builds its page with inline scripts and compiles Vue templates in the browser (new Function)
-        "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
-        "style-src 'self' 'unsafe-inline'",
-        "img-src 'self' data:",  # remote images in model output never load (they are shown as links)
-        "font-src 'self' data:",
-        "connect-src 'self'",
-        "media-src 'self'",  # audio a tool returned, served by the app itself (/files/{sha})
-        "object-src 'none'",
-        "base-uri 'self'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
-    )
-)
-SECURITY_HEADERS = (
-    ("content-security-policy", CSP),
-    ("x-frame-options", "DENY"),
-    ("x-content-type-options", "nosniff"),
-    ("referrer-policy", "same-origin"),  # never to another site; a form posted here keeps its Origin
-    ("cross-origin-opener-policy", "same-origin"),
-    ("cross-origin-resource-policy", "same-origin"),
-)
 NEEDS_TOKEN = (
     "Ledger Chat needs its access token: open the address printed when the server started (it ends in "
     "?token=...), or send the header 'Authorization: Bearer <token>'."
@@ -107,8 +91,14 @@ class Guard:
         if scope["type"] == "http" and SHARE_PATH.fullmatch(scope.get("path", "")):
             await self._share(scope, receive, send, headers)
             return
+        if scope["type"] == "http" and scope.get("path") == CLIENT_DOCUMENT:  # public: authorization servers read it
+            await self._serve(scope, receive, send)
+            return
         if self.door is not None:
             await self._team(self.door, scope, receive, send, headers)
+            return
+        if self.policy.token is not None and _back_from_sign_in(scope, headers, self.policy.cookie_name):
+            await hop(scope, send)  # a tool server's sign-in came back cross-site: a same-site hop brings the cookie
             return
         if self.policy.token is not None and not await self._token_ok(scope, headers, send):
             return
@@ -245,48 +235,11 @@ class Guard:
             raise
 
 
-def add_security_headers(message: Message) -> None:
-    """Set ``SECURITY_HEADERS``; a response that set a sandboxed CSP of its own (a served file) keeps it, and one
-    that asked for no referrer at all (a share link's page) keeps that."""
-    headers = MutableHeaders(scope=message)
-    own = headers.get("content-security-policy", "")
-    for name, value in SECURITY_HEADERS:
-        if name == "content-security-policy" and own.endswith("; sandbox") and "default-src 'none'" in own:
-            continue
-        if name == "referrer-policy" and headers.get(name) == "no-referrer":
-            continue
-        headers[name] = value
-
-
-async def refuse(scope: Scope, send: Send, status: int, text: str) -> None:
-    """Answer ``status`` with a line of text: an HTTP response, or the handshake's response for a websocket."""
-    extra = [("www-authenticate", 'Bearer realm="Ledger Chat"')] if status == 401 else []
-    if scope["type"] == "http":
-        await respond(send, status, text, "text/plain; charset=utf-8", extra)
-    elif "websocket.http.response" in scope.get("extensions", {}):
-        await respond(send, status, text, "text/plain; charset=utf-8", extra, prefix="websocket.http.response")
-    else:
-        await send({"type": "websocket.close", "code": 1008})  # before accept: the server answers 403
-
-
-async def respond(
-    send: Send,
-    status: int,
-    body: str,
-    media_type: str,
-    extra: list[tuple[str, str]] | None = None,
-    prefix: str = "http.response",
-) -> None:
-    payload = body.encode("utf-8")
-    headers = [("content-type", media_type), ("content-length", str(len(payload))), *(extra or [])]
-    start: Message = {
-        "type": f"{prefix}.start",
-        "status": status,
-        "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers],
-    }
-    add_security_headers(start)
-    await send(start)
-    await send({"type": f"{prefix}.body", "body": payload})
+def _back_from_sign_in(scope: Scope, headers: Headers, cookie_name: str) -> bool:
+    """A first arrival at ``/oauth/callback`` without the (SameSite=Strict) token cookie."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    missing = cookie_parser(headers.get("cookie", "")).get(cookie_name) is None
+    return scope.get("path") == OAUTH_CALLBACK and scope["type"] == "http" and missing and "hop=1" not in query
 
 
 def _is_page_load(scope: Scope, headers: Headers) -> bool:

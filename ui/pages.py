@@ -38,6 +38,7 @@ from ui.sessions import track
 from ui.share_dialog import add_share_button
 from ui.share_page import register_share_routes
 from ui.shared_links import SharedLinksPage
+from ui.sign_in_card import register_callback, remote_of
 from ui.style import serve_static
 from ui.usage_page import UsagePage, register_usage
 
@@ -57,6 +58,8 @@ def register_pages(context: PageContext) -> None:
         lambda sha: ledger_name(context.engine.state.conversations.values(), sha) if context.engine else None,
         (lambda sha, request: may_read(context, sha, request)) if context.team else None,
     )
+
+    register_callback(lambda: remote_of(context.engine))  # /oauth/callback: back from a tool server's sign-in
 
     @ui.page("/")
     def index(preset: str | None = None) -> None:  # ``?preset=ID``: a new chat with that agent preset

@@ -6,7 +6,8 @@ Guarantees:
   integer, yes/no, a choice), labelled with the field's title (its accessible name) and its description, required
   ones marked; buttons **Submit** (accept), **Decline** and **Cancel**. In url mode: the link's domain and the
   link as text in a link the person opens themselves (never opened by the page, ``rel=noopener noreferrer``;
-  only http/https are links), with **Done** (accept) and **Decline**.
+  only http/https are links), with **Done** (accept) and **Decline**. A sign-in (mode ``sign_in``): a link
+  "Sign in to <server>" that opens the server's sign-in page in a new tab, and **Cancel** (``ui.sign_in_card``).
 - Submit checks the values against the schema first (``engine.tools.asking.check_answer``): a field that is not
   valid says why beside it and in one alert line, and nothing is sent. Typed values survive the card being
   redrawn (``drafts``).
@@ -30,6 +31,7 @@ from engine.tools import Field, check_answer, fields
 from ledger.events import QuestionState
 from ledger.state import ToolCallState
 from ui.notices import notice
+from ui.sign_in_card import sign_in_link
 
 AnswerFn = Callable[[str, str, dict[str, Any] | None], None]  # (question_id, action, content)
 GONE = "That question was answered already, or no longer waits for an answer."
@@ -73,6 +75,8 @@ def answer_words(q: QuestionState) -> str:
         return "Cancelled: the app restarted while the question waited."
     if q.by == "app":
         return f"Declined without asking: {q.reason}." if q.reason else "Declined without asking."
+    if q.mode == "sign_in":
+        return "Signed in." if q.action == "accept" else "Not signed in."
     if q.action == "accept" and q.mode == "url":
         return "Done: you went to the link."
     if q.action == "accept":
@@ -102,6 +106,9 @@ class QuestionForm:
                 ui.label("").classes("lc-meta").props(f"data-lc-since={q.asked_ts}").mark("question-waited")
             if q.mode == "url":
                 self._url()
+                return
+            if q.mode == "sign_in":
+                sign_in_link(q.requested, q.message, lambda: self.send("cancel"))
                 return
             for f in fields(schema):
                 self._field(f)

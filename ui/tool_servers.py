@@ -3,7 +3,8 @@
 Guarantees: a projection of ``Engine.tool_health()``; rebuilt only when that changed (the process's one poll of it,
 ``ui.context.TOOLS_SECONDS``, and the page's renders of the list ask); a server that failed or is restarting says so
 with the reason; a tool a server lists but the model is not offered (one that needs MCP tasks) is named with the
-reason (``data-withheld-tool``); nothing here can start a server. Each listed tool's description, exactly as the
+reason (``data-withheld-tool``); nothing here can start a configured server. Below them, the remote servers a
+person adds at run time (``ui.remote_panel``), followed on the same poll. Each listed tool's description, exactly as the
 model receives it, is shown as text under its name, collapsed (``ui.tool_descriptions``); one whose tool changed
 since a grant the person gave (``show_grants``: the grants panel's list) is marked as changed and open.
 """
@@ -13,8 +14,11 @@ from __future__ import annotations
 from nicegui import ui
 
 from engine.commands import Engine, GrantView
+from engine.people import PERSONAL, Viewer
 from engine.tools import ServerHealth
 from ui.approval_words import MODE_WORDS
+from ui.remote_panel import RemotePanel
+from ui.sign_in_card import remote_of
 from ui.tool_descriptions import changed_tools, description_box
 from ui.watch import Watch
 
@@ -28,12 +32,14 @@ STATE_WORDS = {
 
 
 class ToolServersPanel:
-    def __init__(self, engine: Engine, health: Watch[tuple[ServerHealth, ...]]) -> None:
+    def __init__(self, engine: Engine, health: Watch[tuple[ServerHealth, ...]], viewer: Viewer = PERSONAL) -> None:
         self.engine = engine
         self._shown: tuple[ServerHealth, ...] | None = None
         self._health: tuple[ServerHealth, ...] = ()
         self._grants: tuple[GrantView, ...] = ()
         self.root = ui.column().classes("w-full gap-1 lc-tools").mark("tool-servers")
+        remote = remote_of(engine)
+        self.remote = RemotePanel(remote, viewer) if remote is not None else None  # people's own (ui.remote_panel)
         health.follow(self.show)
 
     def refresh(self) -> None:
@@ -48,6 +54,8 @@ class ToolServersPanel:
 
     def show(self, health: tuple[ServerHealth, ...]) -> None:
         self._health = health
+        if self.remote is not None:
+            self.remote.refresh()
         if health == self._shown:
             return
         self._shown = health

@@ -1,7 +1,9 @@
 """Tools: the configured MCP servers (``config``), one connection to each (``mcp_server``), the hub that starts,
 watches and restarts them (``hub``), a conversation's own servers over those (``chat_hub``: an editor's), and the
 running of one step's tool calls with what a Stop does to them (``runs``); the servers' prompts (``prompts``: "/"
-commands) and resources (``resources``: "@" context).
+commands) and resources (``resources``: "@" context); remote servers people add while the app runs (``remote``,
+``remote_hub``: the app's hub ``AppHub``), their OAuth sign-in (``oauth``, ``oauth_words``) and their tokens sealed
+at rest (``vault``).
 """
 
 from __future__ import annotations
@@ -23,13 +25,21 @@ from engine.tools.config import ServerConfig, ToolConfigError, load_tool_config
 from engine.tools.elicitation import Ask
 from engine.tools.hub import ResolvedTool, ServerHealth, ToolDescribed, ToolHub
 from engine.tools.mcp_server import CallOutcome, ToolServerError
+from engine.tools.oauth import SignIns
+from engine.tools.oauth_words import SignInEnded
 from engine.tools.prompts import PromptArgument, PromptInfo, PromptMessages
+from engine.tools.remote import Changer, RemoteRefused, RemoteServer, RemoteServers
+from engine.tools.remote_hub import AppHub
 from engine.tools.resources import FetchFailed, Piece, ResourceInfo
 from engine.tools.result_parts import history_messages
+from engine.tools.vault import KEY_ENV, TokenKeyError, Vault, load_key
 
 __all__ = [
+    "KEY_ENV",
     "Action",
     "Answer",
+    "AppHub",
+    "Changer",
     "Ask",
     "CallOutcome",
     "ChatHub",
@@ -43,20 +53,28 @@ __all__ = [
     "PromptMessages",
     "Question",
     "QuestionAnswer",
+    "RemoteRefused",
+    "RemoteServer",
+    "RemoteServers",
     "ResolvedTool",
     "ResourceInfo",
     "ServerConfig",
     "ServerHealth",
+    "SignInEnded",
+    "SignIns",
     "ToolConfigError",
     "ToolDescribed",
     "ToolHub",
+    "TokenKeyError",
     "ToolServerError",
+    "Vault",
     "attach",
     "check_answer",
     "content_json",
     "detach",
     "fields",
     "history_messages",
+    "load_key",
     "load_tool_config",
     "own_name",
     "prompts",

@@ -1,9 +1,10 @@
 """What a tool's question is (MCP elicitation) and what makes an answer valid, independent of the SDK.
 
 Guarantees:
-- ``Question`` is what a server asked (form: a JSON schema of flat, typed fields; url: a link), ``QuestionAnswer`` is
-  what goes back (``accept`` with content for a form, ``decline``, ``cancel``), ``PendingQuestion`` is a question a
-  running attempt waits on (its future is resolved once: the first answer wins).
+- ``Question`` is what a server asked (form: a JSON schema of flat, typed fields; url: a link), or the app's own
+  ``sign_in`` (a remote server's OAuth sign-in, answered by its ``done`` future when it came back);
+  ``QuestionAnswer`` is what goes back (``accept`` with content for a form, ``decline``, ``cancel``),
+  ``PendingQuestion`` is a question a running attempt waits on (its future is resolved once: the first answer wins).
 - ``fields`` reads the form's fields in the schema's order: string, number, integer, boolean and single-choice
   enums (``enum`` with optional ``enumNames``, or ``oneOf`` of ``const``/``title``); the title (else the key) is
   the label and accessible name; ``required`` is honoured.
@@ -28,12 +29,14 @@ FieldKind = Literal["string", "number", "integer", "boolean", "choice"]
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    mode: Literal["form", "url"]
+    mode: Literal["form", "url", "sign_in"]
     message: str
     schema: dict[str, Any] = field(default_factory=dict)  # form mode
-    url: str = ""  # url mode
+    url: str = ""  # url mode; sign_in: the authorization URL
     elicitation_id: str = ""
     revision: str = ""
+    # sign_in: resolved when the sign-in came back (the callback route) with the answer it gives (accept/decline)
+    done: asyncio.Future[Action] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,6 +112,10 @@ class Elicitations:
         finally:
             self._inflight.pop(key, None)
 
+    def deadline_of(self, ask: Ask) -> Deadline | None:
+        """The deadline of the call in flight that asks with ``ask`` (None: no such call)."""
+        return next((d for a, d in self._inflight.values() if a is ask), None)
+
     async def callback(self, context: Any, params: Any) -> Any:
         from mcp import types
 

@@ -100,6 +100,7 @@ class MCPConnection:
         self._errlog: TextIO | None = None
         self.elicitations = Elicitations()
         self.retouch: Retouch | None = None  # re-encodes result images (the hub's; ``engine.tools.result_content``)
+        self.auth: Any = None  # an ``httpx2.Auth`` for a streamable-HTTP server (a remote one's sign-in)
 
     @property
     def revision(self) -> str:
@@ -184,7 +185,9 @@ class MCPConnection:
                     import httpx2
                     from mcp.client.streamable_http import streamable_http_client
 
-                    client = await stack.enter_async_context(httpx2.AsyncClient(headers=self.config.headers))
+                    client = await stack.enter_async_context(
+                        httpx2.AsyncClient(headers=self.config.headers, auth=self.auth)
+                    )
                     streams = await stack.enter_async_context(
                         streamable_http_client(self.config.url or "", http_client=client)
                     )

@@ -3,7 +3,9 @@
 Guarantees:
 - ``asker(run, call_id)`` is what a tool call is given to ask with: each question is recorded as
   ``question_asked`` (with a new ``question_id``, the requested schema or URL and the negotiated revision) and
-  waits for its answer; nothing is asked once the attempt's claim was lost (the answer is then ``cancel``).
+  waits for its answer (a ``sign_in`` question is answered as its ``done`` future says when it resolves: the
+  sign-in came back, signed in or refused); nothing is asked once the attempt's claim was lost (the answer is
+  then ``cancel``).
 - ``answer`` is the person's answer: the first one wins (later ones return False and record nothing); a form's
   content is checked against the requested schema first (``engine.tools.asking.check_answer``: invalid content
   raises ``ValueError`` with the reasons and is never sent); ``question_answered`` is recorded before the tool
@@ -48,6 +50,11 @@ def asker(run: AttemptRun, call_id: str) -> Ask:
         future: asyncio.Future[QuestionAnswer] = asyncio.get_running_loop().create_future()
         run.questions[qid] = PendingQuestion(call_id, question, future)
         try:
+            if question.done is not None:  # a sign-in: the callback route answers it (accept, by the person)
+                waiting: set[asyncio.Future[Any]] = {future, question.done}
+                await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if not future.done():
+                    _close(run, qid, QuestionAnswer(question.done.result(), by="user"))
             return await future
         except asyncio.CancelledError:
             _close(run, qid, QuestionAnswer("cancel", by="stop"))
@@ -63,6 +70,8 @@ def answer_question(run: AttemptRun, question_id: str, action: Action, content: 
     pending = run.questions.get(question_id)
     if pending is None or pending.future.done():
         return False
+    if action == "accept" and pending.question.mode == "sign_in":
+        raise ValueError("A sign-in is answered by signing in: open the link; Cancel gives up.")
     if action == "accept" and pending.question.mode == "form":
         content, errors = check_answer(pending.question.schema, content or {})
         if errors:

@@ -107,7 +107,10 @@ async def _outcome(awaitable: asyncio.Future[CallOutcome]) -> tuple[ToolStatus, 
     try:
         outcome = await awaitable
     except ToolServerError as exc:
-        return "error", CallOutcome(f"The tool did not return a result: {exc}.", True)
+        status: ToolStatus = getattr(exc, "status", "error")  # a sign-in that ended (engine.tools.oauth_words)
+        return status, CallOutcome(
+            f"{exc}." if status != "error" else f"The tool did not return a result: {exc}.", True
+        )
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - a broken call is a result the model sees, not a crash

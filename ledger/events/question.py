@@ -2,9 +2,11 @@
 
 Guarantees:
 - ``question_asked`` records one question of a running tool call: its ``question_id`` (made by the engine), the
-  mode (``form``: a JSON schema of typed fields; ``url``: a link the person opens themselves), the server's
-  message, the requested schema as JSON text (form) or the URL (url), and the MCP protocol revision the server
-  negotiated (``2025-11-25``: an ``elicitation/create`` request; ``2026-07-28``: an ``input_required`` result).
+  mode (``form``: a JSON schema of typed fields; ``url``: a link the person opens themselves; ``sign_in``: the
+  app's own question, the OAuth sign-in to a remote tool server the call needs), the server's message, the
+  requested schema as JSON text (form) or the URL (url; sign_in: the authorization URL, never a token), and the
+  MCP protocol revision the server negotiated (``2025-11-25``: an ``elicitation/create`` request;
+  ``2026-07-28``: an ``input_required`` result).
 - ``question_answered`` records its one answer: ``accept`` (with the content as JSON text for a form),
   ``decline`` or ``cancel``, and who answered (``user``; ``stop``: the turn was stopped while it waited;
   ``restart``: the app stopped while it waited). The first answer wins: a second one changes nothing.
@@ -19,7 +21,7 @@ from typing import ClassVar, Literal, NamedTuple
 
 from ledger.events.values import Event, Flags
 
-QuestionMode = Literal["form", "url"]
+QuestionMode = Literal["form", "url", "sign_in"]
 QuestionAction = Literal["accept", "decline", "cancel"]
 AnsweredBy = Literal["user", "stop", "restart", "app"]
 

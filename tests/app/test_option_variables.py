@@ -66,6 +66,7 @@ def sample(name: str, tmp_path: Path) -> str:
         "allowed_hosts": "chat.example.org",
         "forwarded_allow_ips": "127.0.0.1",
         "otlp_endpoint": "http://127.0.0.1:4318",
+        "public_url": "https://chat.example.org",
     }
     return values[name]
 

@@ -243,7 +243,7 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
             add(Branched(**base, message_id=msg, new_conversation_id=f"c{seq}"))
         elif kind == "question":
             call_id = _call(att, steps_of, step[2])
-            qid, mode = f"{call_id}-q{step[3]}", "form" if step[3] == 0 else "url"
+            qid, mode = f"{call_id}-q{step[3]}", ("form", "url", "sign_in")[step[3] % 3]
             add(
                 QuestionAsked(
                     **base,

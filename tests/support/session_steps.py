@@ -67,7 +67,7 @@ STEPS = {
     "detach": st.tuples(st.just("detach"), st.integers(0, 7)),
     "attach": st.tuples(st.just("attach"), st.integers(0, 7)),
     "branch": st.tuples(st.just("branch"), st.integers(0, 7)),
-    "question": st.tuples(st.just("question"), st.integers(0, 7), st.integers(0, 2), st.integers(0, 1)),
+    "question": st.tuples(st.just("question"), st.integers(0, 7), st.integers(0, 2), st.integers(0, 2)),
     "answer": st.tuples(
         st.just("answer"),
         st.integers(0, 7),
