@@ -1,5 +1,7 @@
 """Share links on two app processes on one PostgreSQL database (issue 36): a link made on A and opened on B answers
-404 on both within 2 s of its revoke on A's Shared links page (Chromium); the revoke is in the chat's ledger.
+404 on both within 2 s of its revoke on A's Shared links page (Chromium); the revoke is in the chat's ledger. While
+A streams an answer in the chat (it holds the chat's write lease), an open of the link on B and a revoke on B's
+Shared links page still reach the chat's ledger: B relays them to A, which writes them.
 
 The 2 s bound runs in the ``solo`` phase (tasks.py test): a revoke deletes the link's row before anything else, and
 every request reads the row afresh, so B's first 404 is expected within one poll (50 ms) of the click's round trip;
@@ -46,6 +48,10 @@ def share(page: Page) -> str:
     return "/s/" + url.rsplit("/s/", 1)[1]
 
 
+def pid_of(writer: str) -> int:
+    return int(writer.split(":")[1])
+
+
 def answered_chat(pair: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream, text: str) -> Page:
     page = open_page(pair.a)
     upstream.plan(Behavior(text=text, chunk_delay=0.0))
@@ -87,3 +93,33 @@ def test_a_link_opened_on_b_answers_404_on_both_instances_within_2_s_of_its_revo
     )
     kinds = [k for k, _, _ in pair.rows(cid) if k.startswith("share_")]
     assert kinds.count("share_created") == 1 and kinds.count("share_revoked") == 1, kinds
+
+
+def test_an_open_and_a_revoke_on_b_while_a_streams_the_chat_are_written_by_a_into_its_ledger(
+    pair: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream
+) -> None:
+    on_a = answered_chat(pair, open_page, upstream, "Before the long story.")
+    cid = conversation_id(on_a)
+    path = share(on_a)
+    upstream.plan(Behavior(text=" ".join(f"w{n}" for n in range(3000)), chunk_delay=0.02))  # a minute of writing
+    send(on_a, "a long story")
+    wait_until_blocking(lambda: any(k == "chunk" for k, _, _ in pair.rows(cid)), 15, "A writing the chat")
+    with httpx.Client(base_url=pair.b.url, timeout=10) as b:
+        assert b.get(path).status_code == 200
+    wait_until_blocking(
+        lambda: any(k == "share_opened" for k, _, _ in pair.rows(cid)), 15, "B's open counted in the chat's ledger"
+    )
+    [(writer, opened)] = [(w, p) for k, w, p in pair.rows(cid) if k == "share_opened"]
+    assert pid_of(writer) == pair.a.pid and opened["count"] == 1, "written by A, which holds the chat's lease"
+
+    on_b = open_page(None)
+    on_b.goto(pair.b.url + "/shares")
+    on_b.locator("[data-share]").get_by_role("button", name="Revoke").click()
+    expect(on_b.get_by_text("Revoked: the link opens nothing any more.")).to_be_visible()
+    with httpx.Client(base_url=pair.a.url, timeout=10) as a:
+        assert a.get(path).status_code == 404
+    revoked = [(w, p) for k, w, p in pair.rows(cid) if k == "share_revoked"]
+    assert len(revoked) == 1 and pid_of(revoked[0][0]) == pair.a.pid, revoked
+    expect(last_answer(on_a)).to_have_attribute("data-status", "streaming")  # A was writing the chat all along
+    on_a.get_by_role("button", name="Stop").click()
+    expect(last_answer(on_a)).to_have_attribute("data-status", "interrupted")
