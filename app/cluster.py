@@ -20,7 +20,8 @@ Guarantees:
   once and not waited for: the owner decides.
 - A request from another instance is served by ``app.peer_requests`` (the one cancel path, Run/Skip, a tool's
   question's answer); ``answer`` sends a person's Run/Skip for a call waiting on the owner the same way; the
-  owner applies the first answer it gets (``Engine.decide_tool``), a late one is dropped.
+  owner applies the first answer it gets (``Engine.decide_tool``), a late one is dropped. ``relay`` sends a share
+  link's event this instance could not write to the instance holding the conversation's write lease.
 - ``sweep`` (at start, then every ``SWEEP_EVERY`` s) waits for proof: only an attempt live in the ledger whose
   owner row is in ``owners.expired()`` (its lease passed by the DATABASE's clock; a missing row is never proof)
   is finalized here, after ``take_over`` gave it a new epoch (the old owner's later writes are refused by the
@@ -43,6 +44,7 @@ from app.claims import Claims
 from app.peer_requests import LEAVING, serve
 from engine.attempts import LiveElsewhere, Local
 from engine.people import acting
+from ledger.codec import to_dict
 from ledger.errors import ConversationBusyError, ConversationDeletedError, StoreError
 from ledger.events import AnyEvent, ApprovalScope, CancelSource, Persisted
 from store.health import ProblemLog
@@ -162,6 +164,17 @@ class Cluster:
         request = {"cid": cid, "attempt": live.attempt_id, "kind": "question", "question": question_id}
         async with self._answering:  # in the order given here, like approvals
             await self._ask(cid, live.attempt_id, {**request, "action": action, "content": content})
+
+    async def relay(self, event: AnyEvent, writer: str | None) -> bool:
+        if writer is None or writer == self.me or is_dead(writer):
+            return False
+        request: Request = {"cid": event.conversation_id, "kind": "event", "event": to_dict(event)}
+        try:
+            await asyncio.to_thread(self.owners.request, writer, {**request, "actor": acting()})
+        except StoreError as exc:
+            log.warning("an event could not be relayed to the instance writing its chat: %s", exc)
+            return False
+        return True
 
     async def writable(self, cid: str) -> None:
         await self._hold(cid, asyncio.get_running_loop().time() + WRITABLE_WITHIN)

@@ -7,18 +7,26 @@ leave-policy cancel (``navigation``, ``disconnect``) is ignored while this insta
 conversation. Anything else (an unknown source, an attempt not running here) is ignored.
 - Team mode: each runs for the person who asked on the other instance (``actor``), so the event it appends names
   them, as it would have there.
+- A relayed event (``Cluster.relay``: another instance could not write the chat because this one holds its write
+  lease) is appended here only if it is a share link's ``share_revoked`` or ``share_opened`` for a link this
+  conversation has; a revoke of a link already revoked is not appended again. One that cannot be written is logged.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from typing import get_args
 
 from engine.attempts import Local
 from engine.people import acting_as, set_acting
+from ledger.codec import from_dict
 from ledger.decide import InputRejected
-from ledger.events import ApprovalScope, CancelSource
+from ledger.errors import CodecError, StoreError
+from ledger.events import ApprovalScope, CancelSource, ShareOpened, ShareRevoked
 from store.postgres import Request
+
+log = logging.getLogger("ledger_chat.cluster")
 
 LEAVING: tuple[str, ...] = ("navigation", "disconnect")
 SCOPES: tuple[ApprovalScope, ...] = get_args(ApprovalScope)
@@ -38,6 +46,9 @@ def serve(engine: Local, request: Request) -> None:
             qid, action = str(request.get("question")), str(request.get("action"))
             engine.answer_question(cid, qid, action, request.get("content"))
         return
+    if request.get("kind") == "event":
+        engine.spawn(relayed(engine, cid, request.get("event"), actor), "an event relayed by another instance")
+        return
     if source not in get_args(CancelSource) or not engine.is_running_here(cid):
         return
     if source in LEAVING and engine.viewer_count(cid):
@@ -55,3 +66,22 @@ def serve(engine: Local, request: Request) -> None:
         )
 
     engine.spawn(cancel(), f"cancel requested by {request.get('from')}")
+
+
+async def relayed(engine: Local, cid: str, data: object, actor: str | None) -> None:
+    """Append a share link's event another instance could not write (see the module's guarantees)."""
+    try:
+        event = from_dict(dict(data)) if isinstance(data, dict) else None
+    except CodecError:
+        return
+    if not isinstance(event, ShareRevoked | ShareOpened) or event.conversation_id != cid:
+        return
+    conv = engine.conversation(cid)
+    share = conv.shares.get(event.share_id) if conv is not None else None
+    if share is None or isinstance(event, ShareRevoked) and share.revoked_ts is not None:
+        return
+    set_acting(actor)  # this task's own context
+    try:
+        engine.read.append(event)
+    except StoreError as exc:
+        log.warning("an event relayed for %s could not be written here either: %s", cid, exc)

@@ -5,7 +5,8 @@ when a phase is added, otherwise only the live counters (chunks, stale chunks) c
 audited in a worker thread (a long answer's 20,000 chunk events cost the event loop nothing), one read at a time,
 the latest request winning; Export downloads the conversation's ledger as JSON Lines.
 - Every read of the chat by an admin (``read_by``, team mode with ``--admin-can-read``) is listed first, by whom
-  and when, so its owner always knows.
+  and when, so its owner always knows; then the chat's share links, each with when it was shared and with what,
+  updated, revoked, and how many times it was opened (``ui.audit_shares``, from ``ConversationState.shares``).
 - Each ended attempt has its waterfall and replay (``ui.waterfall``) under a closed expansion: folded
   (``ledger.folds.waterfall``) in a worker thread only when the expansion is first opened, then drawn; the timeline
   itself costs nothing more.
@@ -14,13 +15,15 @@ the latest request winning; Export downloads the conversation's ledger as JSON L
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 
 from nicegui import background_tasks, ui
 
 from engine.commands import Engine
 from ledger.codec import to_jsonl
-from ledger.events import AnyEvent
+from ledger.events import AnyEvent, ShareState
 from ledger.folds import AttemptAudit, PhaseKind, Waterfall, audit, waterfalls
+from ui.audit_shares import shares_card, shares_signature
 from ui.audit_words import audit_counters, audit_heading, phase_detail, phase_label
 from ui.export import conversation_markdown
 from ui.format import clock, date_time
@@ -30,6 +33,7 @@ from ui.waterfall import WaterfallView
 from ui.widgets import TimeLabel
 
 Reads = tuple[tuple[str, str], ...]  # (the admin's name, when): ``ConversationState.reads``
+Shares = Mapping[str, ShareState]  # ``ConversationState.shares``
 ICONS: dict[PhaseKind, str] = {
     "submitted": "send",
     "started": "play_arrow",
@@ -125,13 +129,13 @@ class AuditPanel:
                     self.timeline_box.clear()
                     self._signature = ()
                     return
-                reads = conv.reads  # (the reducer's fold of ``read_by``)
+                reads, shares = conv.reads, conv.shares  # (the reducer's folds of ``read_by`` and the shares')
                 audits = await asyncio.to_thread(self._audits, cid)
                 if self.timeline_box.is_deleted:
                     return
                 if not self._again and cid == self.cid:
                     force, self._force = self._force, False
-                    self._show(audits, reads, force)
+                    self._show(audits, reads, force, shares)
                 if not self._again:
                     return
         finally:
@@ -140,20 +144,20 @@ class AuditPanel:
     def _audits(self, cid: str) -> list[AttemptAudit]:
         return audit(self.engine.events(cid))
 
-    def _show(self, audits: list[AttemptAudit], reads: Reads, force: bool) -> None:
+    def _show(self, audits: list[AttemptAudit], reads: Reads, force: bool, shares: Shares) -> None:
         if self.scope.value == "message" and self.message_id:
             audits = [a for a in audits if a.message_id == self.message_id]
-        signature = (len(reads), *((a.attempt_id, len(a.phases)) for a in audits))
+        signature = (len(reads), shares_signature(shares), *((a.attempt_id, len(a.phases)) for a in audits))
         if force or signature != self._signature:
             self._signature = signature
-            self._rebuild(audits, reads)
+            self._rebuild(audits, reads, shares)
         else:
             for a in audits:
                 label = self._counters.get(a.attempt_id)
                 if label is not None:
                     label.set_text(audit_counters(a))
 
-    def _rebuild(self, audits: list[AttemptAudit], reads: Reads = ()) -> None:
+    def _rebuild(self, audits: list[AttemptAudit], reads: Reads = (), shares: Shares | None = None) -> None:
         self.timeline_box.clear()
         self._counters = {}
         with self.timeline_box:
@@ -164,6 +168,7 @@ class AuditPanel:
                         with ui.row().classes("items-baseline gap-2"):
                             ui.icon("visibility", size="xs").classes("lc-phase-icon")
                             ui.label(f"Read by {name} on {date_time(ts)}").classes("text-sm").mark("audit-read")
+            shares_card(shares or {})
             if not audits:
                 ui.label("Nothing yet: send a message and its timeline appears here.").classes("lc-meta")
             for a in audits:

@@ -11,6 +11,9 @@ Guarantees:
 - Before an attempt's ``started`` (and its user message) is appended, the engine ``claim``s the attempt: a claim
   that fails raises ``InputRejected`` with a sentence saying why, and nothing is appended, so the attempt never
   runs without an owner. ``ALONE`` always grants it. ``unclaim`` gives back a claim whose attempt did not start.
+- ``relay`` hands an event this instance could not write (another instance holds the conversation's write lease:
+  ``ConversationBusyError.writer``) to that instance, which appends it (``app.peer_requests``: a share link's
+  revoke or opens only); True once sent. ``ALONE`` has no one to send it to: False.
 - ``Local`` is everything the cluster (``app.cluster``) uses of the engine: its read side and methods named for
   what the cluster needs (no settings). ``engine.commands.engine.Engine`` is one.
 """
@@ -24,7 +27,7 @@ from typing import Any, Protocol
 
 from engine.read import ReadSide
 from ledger.decide import InputRejected as InputRejected
-from ledger.events import ApprovalScope, CancelSource
+from ledger.events import AnyEvent, ApprovalScope, CancelSource
 from ledger.state import ConversationState
 
 
@@ -59,6 +62,9 @@ class Peers(Protocol):
     async def reply(self, cid: str, live: LiveElsewhere, question_id: str, action: str, content: Any) -> None:
         """Send a person's answer to a tool's question in ``live`` to its owner (the same rule)."""
 
+    async def relay(self, event: AnyEvent, writer: str | None) -> bool:
+        """Send ``event`` to ``writer``, the instance writing its conversation, to append; True once sent."""
+
 
 class Alone:
     """One instance on its store: nobody else streams, cancels or writes."""
@@ -83,6 +89,9 @@ class Alone:
 
     async def reply(self, cid: str, live: LiveElsewhere, question_id: str, action: str, content: Any) -> None:
         return None
+
+    async def relay(self, event: AnyEvent, writer: str | None) -> bool:
+        return False
 
 
 ALONE = Alone()

@@ -8,13 +8,16 @@ Guarantees:
   ``StoreError``. The snapshot is the conversation's last event when the owner pressed Share.
 - ``update`` moves the same link to the conversation's latest event (and options); ``revoke`` removes the link from
   the store first (from the next request on it opens nothing, on every instance: ``find`` reads the store on every
-  call), then records ``share_revoked``. Only the chat's owner (or an admin, for ``revoke``) may; anyone else's
-  link reads as a missing one (``InputRejected``).
+  call), then records ``share_revoked``: here, or, while another instance of a PostgreSQL deployment holds the
+  chat's write lease (a long answer streams there), relayed to that instance (``Peers.relay``) until this engine
+  folds it (tried again until ``RELAY_WITHIN`` s). Only the chat's owner (or an admin, for ``revoke``) may;
+  anyone else's link reads as a missing one (``InputRejected``).
 - ``find`` answers a token with the snapshot's conversation and link only while the store holds it, the ledger
   says it holds (not revoked, not expired) and its owner's account is active; anything else is None, alike.
 - ``opened`` counts an open: the first of a minute is written at once (``share_opened``, count 1), the rest of that
-  minute gathered into one more event when it ends; never who opened it; a count that cannot be written is logged
-  and dropped (reading a link never fails for it).
+  minute gathered into one more event when it ends; never who opened it; while another instance writes the chat,
+  the count is relayed to it to write; one that cannot be written either way is logged and dropped (reading a link
+  never fails for it).
 - ``copy`` makes a new conversation of the member's own carrying the snapshot's path, as a branch does
   (``engine.commands.branching``), minus what the link does not show: tool arguments and results unless ticked,
   files unless ticked, reasoning never; it names no origin (the member cannot open the owner's chat).
@@ -33,7 +36,7 @@ from engine.commands.branching import branch_events
 from engine.commands.engine import Engine, InputRejected
 from engine.people import Viewer
 from engine.stamps import new_id, now_iso
-from ledger.errors import StoreError, UnknownConversationError
+from ledger.errors import ConversationBusyError, StoreError, UnknownConversationError
 from ledger.events import (
     AnyEvent,
     Audience,
@@ -58,6 +61,7 @@ log = logging.getLogger("ledger_chat.shares")
 NO_SUCH_LINK = "That link does not exist (it may have been revoked)."
 WINDOW = 60.0  # seconds: one instance writes at most about one ``share_opened`` a minute per link
 HIDDEN = "(not shared)"
+RELAY_WITHIN = 30.0  # seconds a revoke keeps trying to be recorded while another instance writes the chat
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +124,7 @@ class ShareLinks:
             raise InputRejected(NO_SUCH_LINK)
         await asyncio.to_thread(self.store.remove, share_id)
         if conv.shares[share_id].revoked_ts is None:
-            await self._record(ShareRevoked(conversation_id=cid, share_id=share_id))
+            await self._revoked(cid, share_id)
 
     async def mine(self, viewer: Viewer) -> list[tuple[ShareLink, ConversationState]]:
         """The links ``viewer`` may list (their own; every one for an admin's ``all``), with their chats."""
@@ -203,6 +207,31 @@ class ShareLinks:
             raise StoreError(self.engine.health().saving_fails or "the link was not saved")
         return stored
 
+    async def _revoked(self, cid: str, share_id: str) -> None:
+        """Record ``share_revoked`` here, or through the instance writing the chat now (``Peers.relay``) until this
+        engine's fold shows it; ``StoreError`` when neither could within ``RELAY_WITHIN`` s."""
+        deadline = asyncio.get_running_loop().time() + RELAY_WITHIN
+        while True:
+            event = ShareRevoked(conversation_id=cid, share_id=share_id)
+            try:
+                await self._record(event)
+                return
+            except ConversationBusyError as busy:
+                if await self.engine.peers.relay(event, busy.writer) and await self._shows_revoked(cid, share_id):
+                    return
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+
+    async def _shows_revoked(self, cid: str, share_id: str, within: float = 3.0) -> bool:
+        """Whether this engine folds the link's revoke (written by another instance) within ``within`` s."""
+        for _ in range(int(within / 0.05)):
+            conv = self.engine.conversation(cid)
+            share = conv.shares.get(share_id) if conv is not None else None
+            if share is None or share.revoked_ts is not None:
+                return True
+            await asyncio.sleep(0.05)  # the poll interval: another instance's events arrive by following
+        return False
+
     async def _write_opens(self, cid: str, share_id: str, count: int, after: float) -> None:
         if after > 0:
             await asyncio.sleep(after)
@@ -211,7 +240,12 @@ class ShareLinks:
         try:
             await self.engine.peers.writable(cid)
             if self.engine.conversation(cid) is not None:
-                self.engine.read.append(ShareOpened(conversation_id=cid, share_id=share_id, count=count))
+                event = ShareOpened(conversation_id=cid, share_id=share_id, count=count)
+                try:
+                    self.engine.read.append(event)
+                except ConversationBusyError as busy:  # another instance writes the chat: it counts them
+                    if not await self.engine.peers.relay(event, busy.writer):
+                        raise
                 self.engine.presence.release(cid)  # read only to be counted: dropped again once saved
         except Exception as exc:  # noqa: BLE001 - a count that cannot be written never fails a reader
             log.warning("could not count %d open(s) of a share link of %s: %s", count, cid, exc)
