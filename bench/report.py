@@ -53,6 +53,7 @@ BENCHES = (
     Bench("bench.telemetry_bench", ("5000",), ("1000",)),
     Bench("bench.ws_bench", (), (), ("chromium",)),
     Bench("bench.stream_bench", (), ("--quick",), ("chromium",)),
+    Bench("bench.update_cost_bench", (), ("--runs", "1"), ("chromium",)),
     Bench("bench.pg_bench", (), ("--quick",), ("postgres",), (("PG_BENCH_ONLY", "store"),)),
     Bench("bench.session_bench", (), ()),
     Bench("bench.spend_bench", (), ("--quick",)),

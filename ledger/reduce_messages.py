@@ -11,6 +11,8 @@ onto the message and its user message only when the attempt is still its message
 
 from __future__ import annotations
 
+from immutables import Map
+
 from ledger.events import Branched, Persisted, Selected, Started, Submitted, VersionSelected
 from ledger.state import TERMINAL_STATUSES, AttemptState, ConversationState, MessageState
 from ledger.summary import first_line_title
@@ -99,12 +101,31 @@ def with_attempt(
         current_attempt_id=event.attempt_id,
         selected_attempt_id=event.attempt_id,
     )
+    attempts = conv.attempts.set(event.attempt_id, attempt)
     return conv._replace(
         turn=max(conv.turn, event.turn),
         message_ids=message_ids,
         messages=messages,
-        attempts=conv.attempts.set(event.attempt_id, attempt),
+        attempts=attempts,
+        maybe_live=maybe_live(conv, event, message_ids, attempts),
     )
+
+
+def maybe_live(
+    conv: ConversationState, event: Started, message_ids: tuple[str, ...], attempts: Map[str, AttemptState]
+) -> tuple[tuple[int, str], ...]:
+    """``conv.maybe_live`` with ``event``'s attempt (now its message's current one) in its place, and without the
+    attempts that ended or are no longer their message's current one: the few ``live_attempt`` looks at."""
+    if message_ids and message_ids[-1] == event.message_id:
+        place = len(message_ids) - 1  # a new answer (or a Retry of the last one): no search
+    else:
+        place = message_ids.index(event.message_id)
+    before = conv.maybe_live
+    if before is None:  # a state built by hand: every message's current attempt
+        ids = enumerate(conv.messages[m].current_attempt_id for m in conv.message_ids)
+        before = tuple((at, a) for at, a in ids if a is not None)
+    kept = [(at, a) for at, a in before if at != place and attempts[a].status not in TERMINAL_STATUSES]
+    return tuple(sorted([*kept, (place, event.attempt_id)], reverse=True))
 
 
 def selected(conv: ConversationState, event: Selected) -> ConversationState:

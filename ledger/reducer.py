@@ -96,7 +96,7 @@ def reduce(state: State, event: AnyEvent) -> State:
     """Apply one event to the state and return the new state."""
     conv = state.conversations.get(event.conversation_id)
     if conv is None:
-        conv = ConversationState(conversation_id=event.conversation_id, created_ts=event.ts)
+        conv = ConversationState(conversation_id=event.conversation_id, created_ts=event.ts, maybe_live=())
     elif conv.deleted:
         return state
     if type(event) is Chunk and event.attempt_id in conv.attempts:
@@ -198,7 +198,7 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
         case Deleted():
             return ConversationState(
                 conversation_id=conv.conversation_id, title=conv.title, created_ts=conv.created_ts, deleted=True,
-                owner=event.owner if event.owner is not None else conv.owner, spent=event.usage,
+                owner=event.owner if event.owner is not None else conv.owner, spent=event.usage, maybe_live=(),
             )  # fmt: skip
         case Retrying():
             return queue_resumed(conv)

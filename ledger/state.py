@@ -201,9 +201,20 @@ class ConversationState(NamedTuple):
     reads: tuple[tuple[str, str], ...] = ()  # (admin's name, time) of each ``read_by``: an admin's read
     spent: tuple[AttemptUsage, ...] = ()  # a deleted conversation: what its attempts used (its ``deleted``'s)
     shares: Mapping[str, ShareState] = _EMPTY  # type: ignore[assignment]  # share id -> its link (ledger.shares)
+    #: (place in ``message_ids``, attempt) of every attempt that may still be live, the newest message first: kept by
+    #: the reducer when an attempt starts (``ledger.reduce_messages.with_attempt``), the only way one becomes live;
+    #: None in a state built by hand (then ``live_attempt`` looks at every message).
+    maybe_live: tuple[tuple[int, str], ...] | None = None
 
     def live_attempt(self) -> AttemptState | None:
-        """The attempt that is streaming or closing, if any (newest first); never a chat's title being made."""
+        """The attempt that is streaming or closing, if any (newest first); never a chat's title being made. Costs
+        the attempts that may be live (``maybe_live``), not the length of the chat."""
+        if self.maybe_live is not None:
+            for _, attempt_id in self.maybe_live:
+                attempt = self.attempts[attempt_id]
+                if attempt.is_live and attempt.purpose != "title":
+                    return attempt
+            return None
         for message_id in reversed(self.message_ids):
             message = self.messages[message_id]
             if message.current_attempt_id is not None:

@@ -49,11 +49,12 @@ def answer_cost(conv: ConversationState, attempt: AttemptState) -> str:
     return f"{mine} (turn {turn}, {len(message.attempt_ids)} attempts)" if turn else mine
 
 
-def chat_words(conv: ConversationState | None) -> str:
-    """The header's cost of the whole chat, every attempt on every branch ("" for a chat with none yet)."""
+def chat_words(conv: ConversationState | None, cost: Cost | None = None) -> str:
+    """The header's cost of the whole chat, every attempt on every branch ("" for a chat with none yet); ``cost``:
+    ``chat_cost(conv)`` when the caller has it already."""
     if conv is None or not conv.attempts:
         return ""
-    words = cost_words(chat_cost(conv))
+    words = cost_words(cost if cost is not None else chat_cost(conv))
     return f"Chat: {words}" if words else ""
 
 

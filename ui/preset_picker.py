@@ -18,10 +18,10 @@ from nicegui.events import ValueChangeEventArguments
 
 from engine.commands import Engine
 from engine.people import Viewer
-from engine.provider import chat_cost
 from ledger.presets import DEFAULT_ID
 from ledger.state import ConversationState
 from ui.money import chat_words, title_of
+from ui.shown_path import ChatCost
 from ui.widgets import Actions
 
 
@@ -40,18 +40,20 @@ class PresetBar:
         self.cost = ui.label("").classes("lc-model-badge lc-chat-cost").mark("chat-cost")
         self.cost.set_visibility(False)
         self._cost_text = ""
+        self._chat_cost = ChatCost()
 
     def show(self, preset: str) -> None:
         self.picker.set_options(self._options(), value=preset)
 
     def update(self, conv: ConversationState | None) -> None:
-        words = chat_words(conv)
+        cost = self._chat_cost.of(conv) if conv is not None else None  # priced again only when it can change
+        words = chat_words(conv, cost)
         if words != self._cost_text:
             self._cost_text = words
             self.cost.set_text(words)
             self.cost.set_visibility(bool(words))
-            if conv is not None:
-                self.cost.props["title"] = title_of(chat_cost(conv))
+            if cost is not None:
+                self.cost.props["title"] = title_of(cost)
 
     def _options(self) -> dict[str, str]:
         return {p.preset_id: p.name for p in self.engine.presets.all(self.viewer)}

@@ -5,7 +5,10 @@ attempts), in order, one view each. A chat opens on its last ``WINDOW`` messages
 20-turn and a 2,000-turn chat; "Show earlier messages" adds ``WINDOW`` more above without rebuilding what is shown;
 messages sent meanwhile are added below. When the path changes (an edit, another version, a retry of an earlier
 answer) the views from the first difference on are rebuilt; otherwise a view is updated only when its message,
-its attempt or the streaming state changed (a streaming answer touches only its own view). ``render`` returns the
+its attempt or the streaming state changed. A streaming update costs the same in a 2-turn and a 2,000-turn chat:
+the path is walked again only when the maps that decide it changed (``ui.shown_path``), and while neither it, the
+versions nor the attempt running changed, only the views of the attempts still running are looked at (an ended
+attempt never changes again but for counters no view shows). ``render`` returns the
 attempt shown streaming (Stop cancels that attempt only); a branched chat links to where it came from; a deleted
 conversation shows one line saying so. A chat is first painted with its last ``FIRST`` messages (its readable
 text comes sooner); ``fill`` then grows that to ``WINDOW`` above them, once the page shows it. A user message
@@ -17,12 +20,12 @@ from __future__ import annotations
 
 from nicegui import ui
 
-from ledger.state import ConversationState
-from ledger.tree import selected_path
+from ledger.state import TERMINAL_STATUSES, AttemptState, ConversationState
 from ui.assistant_message import AssistantMessageView
-from ui.compaction_view import CompactionView, with_dividers
+from ui.compaction_view import CompactionView
 from ui.format import FAR_BACK, earlier_messages
 from ui.notices import notice
+from ui.shown_path import ShownPath
 from ui.surface import reveal
 from ui.user_message import EditFiles, UserMessageView
 from ui.widgets import Actions
@@ -46,6 +49,9 @@ class Transcript:
         self.anchor: str | None = None  # the first message shown (None: the chat was not shown yet)
         self.start = 0  # its place in the selected path
         self.conv: ConversationState | None = None
+        self.shown = ShownPath()
+        self._walked: tuple[object, ...] | None = None  # what the last walk of the shown messages was made from
+        self.watched: tuple[str, ...] = ()  # the shown messages whose attempt may still change
         self.origin = ui.row().classes("w-full items-center gap-1 lc-meta").mark("branched-from")
         self.origin.set_visibility(False)
         self.empty = ui.column().classes("w-full items-center py-10 lc-meta")
@@ -66,15 +72,21 @@ class Transcript:
     def render(self, conv: ConversationState | None) -> str | None:
         """Bring every view up to date with ``conv``; return the attempt shown streaming, if any."""
         self.conv = conv
-        whole = with_dividers(conv, selected_path(conv)) if conv is not None else ()
-        self.empty.set_visibility(not whole)
         if conv is None:
+            self.empty.set_visibility(True)
             return None
+        whole = self.shown.of(conv)  # walked only when the path can have changed (``ui.shown_path``)
+        live = conv.live_attempt()
+        running = live.attempt_id if live is not None else None
+        self.empty.set_visibility(not whole)
         self._origin(conv)
-        try:
-            self.start = whole.index(self.anchor)
-        except ValueError:  # first render, or the path changed above (or at) the first message shown
-            self.start = max(0, len(whole) - (FIRST if self.anchor is None else WINDOW))
+        last = self._walked
+        if last and last[0] is whole and last[1] is conv.children and last[2:] == (self.anchor, running):
+            self.watched = self._update(conv, self.watched, live)  # a streaming update: the running views only
+            return running
+        start = self.shown.place(conv, self.anchor)
+        # first render, or the path changed above (or at) the first message shown
+        self.start = start if start is not None else max(0, len(whole) - (FIRST if self.anchor is None else WINDOW))
         self.anchor = whole[self.start] if whole else None  # the same, unless the path changed above it
         path = whole[self.start :]
         self._show_earlier_button()
@@ -84,7 +96,17 @@ class Transcript:
             if path != self.path:
                 self._keep_common_prefix(path)
         self.path = path
-        live = conv.live_attempt()
+        self.watched = self._update(conv, path, live)
+        for index, message_id in enumerate(path[:above]):
+            self.views[message_id].root.move(target_index=index)  # built below the shown ones: move them up
+        self._walked = (whole, conv.children, self.anchor, running)
+        return running
+
+    def _update(self, conv: ConversationState, path: tuple[str, ...], live: AttemptState | None) -> tuple[str, ...]:
+        """Update the views of ``path`` whose message, attempt shown, versions or the streaming state changed (made
+        first if missing); return those whose attempt shown may still change (one that ended never changes again
+        but for counters no view shows: ``ledger.updates``)."""
+        running: list[str] = []
         for message_id in path:
             message = conv.messages[message_id]
             view = self.views.get(message_id)
@@ -99,6 +121,8 @@ class Transcript:
                 self.views[message_id] = view
             reply = conv.messages.get(message.reply_id or "")
             shown = conv.attempts.get((reply or message).selected_attempt_id or "")
+            if shown is not None and shown.status not in TERMINAL_STATUSES:
+                running.append(message_id)
             key = (message, shown, live is not None, conv.children.get(message.parent or "", ()))
             if self.seen.get(message_id) == key:
                 continue
@@ -107,9 +131,7 @@ class Transcript:
                 view.update(conv)
             else:
                 view.update(conv, shown.metrics if shown is not None else None, live is not None)
-        for index, message_id in enumerate(path[:above]):
-            self.views[message_id].root.move(target_index=index)  # built below the shown ones: move them up
-        return live.attempt_id if live is not None else None
+        return tuple(running)
 
     def _keep_common_prefix(self, path: tuple[str, ...]) -> None:
         """Keep the views the new path shares with the old one (an open editor, an expanded result survive a
@@ -132,10 +154,10 @@ class Transcript:
         """Show the chat from the message before ``message_id`` on (a search found it), adding the messages between
         above the shown ones, at most ``REACH`` shown in all (a page stays bounded however long the chat); False when
         the message lies further back than that (or is not on the shown path)."""
-        whole = with_dividers(self.conv, selected_path(self.conv)) if self.conv is not None else ()
-        if message_id not in whole:
+        place = self.shown.place(self.conv, message_id) if self.conv is not None else None
+        if place is None:
             return False
-        at = max(0, whole.index(message_id) - 1)
+        at = max(0, place - 1)
         if at < self.start:
             self._grow_above(min(self.start - at, max(0, REACH - len(self.path))))
         return at >= self.start
@@ -156,7 +178,7 @@ class Transcript:
     def _grow_above(self, count: int) -> None:
         """Show up to ``count`` more messages above the first one shown, without rebuilding what is shown."""
         if self.start and self.conv is not None:
-            self.anchor = with_dividers(self.conv, selected_path(self.conv))[max(0, self.start - count)]
+            self.anchor = self.shown.of(self.conv)[max(0, self.start - count)]
             self.render(self.conv)
 
     def _show_earlier_button(self) -> None:
@@ -172,6 +194,8 @@ class Transcript:
         self.seen.clear()
         self.path = ()
         self.conv = None
+        self.shown.forget()
+        self._walked, self.watched = None, ()
         self.anchor, self.start = None, 0
         self.origin.clear()
         self.origin.set_visibility(False)
