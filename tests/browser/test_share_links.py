@@ -6,16 +6,14 @@ makes a chat of their own; revoking answers 404 at once; a disabled owner's link
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.app_process import ROOT, AppProcess
+from tests.support.app_process import AppProcess
 from tests.support.browser import Pages, conversation_id, last_answer, send, wait_words
-from tests.support.people import PASSWORD, add_account, sign_in, users
+from tests.support.people import PASSWORD, add_account, exported, sign_in, users
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.websocket_probe import handshake
 
@@ -32,18 +30,6 @@ def accounts(app: AppProcess) -> None:
     add_account(app, "ann", admin=True)
     for name in ("ben", "dan"):
         add_account(app, name)
-
-
-def exported(app: AppProcess, cid: str) -> list[dict[str, object]]:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "export", "--conversation", cid, "--data-dir", str(app.data_dir)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr
-    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
 
 
 def share(page: Page, *, anyone: bool = False) -> str:

@@ -9,20 +9,16 @@ dialog, ``/export/<A's id>``, ``/files/<A's hash>`` and its thumbnail, and socke
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import httpx
 import pytest
 import requests
 import socketio  # type: ignore[import-untyped]
 from playwright.sync_api import Page, expect
 
-from tests.support.app_process import ROOT, AppProcess
+from tests.support.app_process import AppProcess
 from tests.support.big_png import flat_png
 from tests.support.browser import Pages, conversation_id, last_answer, open_audit, send, wait_words
-from tests.support.people import PASSWORD, add_account, sign_in, users
+from tests.support.people import PASSWORD, add_account, exported, sign_in, users
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until_blocking
 
@@ -255,15 +251,3 @@ def test_each_persons_presets_are_their_own_and_only_an_admin_shares_or_changes_
     cat.get_by_role("combobox", name="Agent preset for the next answer").click()
     expect(cat.get_by_role("option", name="House style")).to_be_visible()
     expect(cat.get_by_role("option", name="Ben's helper")).to_have_count(0)
-
-
-def exported(app: AppProcess, cid: str) -> list[dict[str, object]]:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "export", "--conversation", cid, "--data-dir", str(app.data_dir)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr
-    return [json.loads(line) for line in done.stdout.splitlines()]

@@ -9,6 +9,7 @@ password into the page's labelled fields, presses "Sign in" and returns once the
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -50,3 +51,16 @@ def sign_in(page: Page, app: AppProcess, name: str, password: str = PASSWORD) ->
     expect(page.get_by_label("Message")).to_be_visible()
     page.wait_for_function("() => window.did_handshake === true")
     return page
+
+
+def exported(app: AppProcess, cid: str) -> list[dict[str, object]]:
+    """``main.py export`` of conversation ``cid`` from the app's data folder, as its JSON lines."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "export", "--conversation", cid, "--data-dir", str(app.data_dir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
