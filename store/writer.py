@@ -11,7 +11,8 @@ Guarantees:
 - A failed batch is kept (in front of what came later) and retried with exponential backoff (``flush_interval``
   doubling, up to ``MAX_BACKOFF``; new events do not cut it short); the first failure sets
   ``health().saving_fails`` with a readable reason (``Batches.describe``), one log line and one counted problem
-  per distinct failure; the first successful write clears it.
+  per distinct failure; the first successful write clears it. A write that reports an error with nothing failed
+  (the back end's warning of trouble ahead: a disk with no room left) counts as written and as failing.
 - ``flush_sync`` returns whether everything queued before the call was written (False after a failed write, the
   timeout, or events dropped meanwhile: ``drop``, ``discard``: a back end's refused part); ``stop`` tries for
   a bounded time and returns how many events could not be saved; the thread itself ends at that deadline even
@@ -260,8 +261,9 @@ class Writer:
             self._writing = set()
             self._batches.written(error is None)
             self._saved += saved
-            if error is None:
+            if not failed:  # an error with nothing failed: written, but the back end sees trouble ahead (a full disk)
                 self._written = max(self._written, target)
+            if error is None:
                 self._saving_works()
             else:
                 for cid, events in failed.items():

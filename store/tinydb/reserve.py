@@ -9,6 +9,9 @@ Guarantees:
   ``make`` says False). The store makes it at every writable open.
 - ``Reserve.release`` deletes it, so its blocks are free at once for the writes that follow; the store releases
   it only while closing, after a write failed for a full disk, and then writes again.
+- ``no_room(folder)`` says the disk is full before a write fails: fewer than ``LOW_ROOM`` bytes free there
+  (``statvfs``). The store reports it after a batch that was written (``health().saving_fails``, the banner),
+  and keeps probing with its retries until there is room again.
 - ``spill`` writes events that still could not be saved for a full disk (only then: a read-only folder is a
   mistake to be told, not worked around) as JSON Lines to ``spill_path(data_dir, folder)``, a file
   named after the data folder in another writable folder (the system's temp folder by default), fsynced;
@@ -29,15 +32,41 @@ from pathlib import Path
 from ledger.codec import from_jsonl, to_jsonl
 from ledger.events import AnyEvent
 
-__all__ = ["RESERVE_BYTES", "RESERVE_NAME", "Reserve", "is_full", "read_spill", "spill", "spill_path"]
+__all__ = [
+    "LOW_ROOM",
+    "RESERVE_BYTES",
+    "RESERVE_NAME",
+    "Reserve",
+    "is_full",
+    "no_room",
+    "read_spill",
+    "spill",
+    "spill_path",
+]
 
 RESERVE_NAME = ".reserve"
 RESERVE_BYTES = 4 * 1024 * 1024  # the last batches of a shutdown: thousands of events
+#: Fewer free bytes than this and the disk counts as full (a few batches: the next writes would fail).
+LOW_ROOM = 16 * 1024
 
 
 def is_full(error: BaseException | None) -> bool:
     """Whether ``error`` is a full disk (or a used-up quota)."""
     return isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def no_room(folder: Path) -> OSError | None:
+    """A full-disk error when the file system of ``folder`` has fewer than ``LOW_ROOM`` bytes free for this
+    process, else None (also when that cannot be read). A write that fits in the last block of a file succeeds
+    on a full disk (an append-only log's small records do for a while): without this look, the first failed write
+    would tell the user, seconds later, what ``statvfs`` says at once."""
+    try:
+        found = os.statvfs(folder)
+    except OSError:
+        return None
+    if found.f_bavail * found.f_frsize >= LOW_ROOM:
+        return None
+    return OSError(errno.ENOSPC, f"fewer than {LOW_ROOM // 1024} KiB free", str(folder / RESERVE_NAME))
 
 
 class Reserve:

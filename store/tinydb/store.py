@@ -50,7 +50,7 @@ from store.memory import Memory
 from store.tinydb.bounding import Bounding
 from store.tinydb.files import FolderFiles
 from store.tinydb.opening import read_index
-from store.tinydb.reserve import RESERVE_BYTES, Reserve, is_full, read_spill, spill, spill_path
+from store.tinydb.reserve import RESERVE_BYTES, Reserve, is_full, no_room, read_spill, spill, spill_path
 from store.writer import Batch, Batches, StoreStats, Writer, Written
 
 log = logging.getLogger("store.tinydb.store")
@@ -205,12 +205,15 @@ class Store(Memory, Batches):
 
     def write(self, batch: Batch) -> Written:
         """``write_once``; while closing, a write that failed for a full disk is tried once more in the space the
-        reserve gave back."""
+        reserve gave back. A write that worked on a disk with no room left reports the full disk with nothing
+        failed (``store.tinydb.reserve.no_room``)."""
         saved, failed, first = self.write_once(batch)
         if failed and self._closing and is_full(first) and self._reserve.release():
             log.warning("the disk is full while closing: the reserve in %s is used to save what waits", self.data_dir)
             more, failed, first = self.write_once(failed)
             saved += more
+        if first is None and not self._closing and self._files.writable:
+            first = no_room(self.data_dir)  # written, but the next writes will fail: say so now (failed stays {})
         self._last_error = first
         return saved, failed, first
 

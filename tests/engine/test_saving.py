@@ -57,6 +57,29 @@ def test_a_full_disk_is_reported_at_once_kept_in_memory_and_saved_when_space_ret
         reopened.close()
 
 
+def test_a_write_that_still_fits_on_a_full_disk_is_saved_and_the_full_disk_reported_at_once(tmp_path: Path) -> None:
+    """A log's small record fits in the slack of its last block on a full disk: saved, and yet the next writes
+    will fail. The banner came only once a later record no longer fit (seconds into an answer, or never)."""
+    with small_disk(tmp_path / "disk", 256) as disk:
+        store = Store.open(disk, flush_interval=0.02, reserve_bytes=0)
+        events = conversation_events("c1", answers=1, chunks=3)  # Created .. Started, RequestSent, 3 chunks, Done ..
+        first = [store.append(e) for e in events[:5]]
+        assert store.flush_sync()
+        first.append(store.append(events[5]))  # a chunk: no index to rewrite, one small record in the log
+        assert store.flush_sync() and (disk / "conv-c1.log").stat().st_size < 4096
+        filler = fill(disk)
+        kept = store.append(events[6])
+        assert store.flush_sync(timeout=None), "the record fit: it is on disk"
+        health = store.health()
+        assert health.saving_fails is not None and "the disk is full" in health.saving_fails
+        assert health.unsaved == 0
+        filler.unlink()
+        wait_until_blocking(lambda: store.health().ok, timeout=5, what="room again")
+        assert store.close() == 0
+        reopened = Store.open(disk, read_only=True)
+        assert list(reopened.events("c1")) == [*first, kept]
+
+
 def test_a_read_only_data_folder_is_reported_at_start_up_and_close_gives_up_in_bounded_time(tmp_path: Path) -> None:
     def prepare(folder: Path) -> list:
         store = Store.open(folder)
