@@ -12,7 +12,7 @@ from engine.people import People
 from ledger.events import Created
 from store.accounts import FileAccounts
 from store.tinydb import Store
-from tests.app.test_cli import run_main
+from tests.support.cli import run_cli
 from tests.support.ledger_builders import conversation_events
 
 PASSWORD = "correct horse battery staple"
@@ -29,7 +29,7 @@ def folder_with_two_chats(data: Path) -> None:
 
 
 def kinds(data: Path, cid: str) -> list[str]:
-    exported = run_main("export", "--conversation", cid, "--data-dir", str(data))
+    exported = run_cli("export", "--conversation", cid, "--data-dir", str(data))
     assert exported.returncode == 0, exported.stderr
     return [json.loads(line)["kind"] for line in exported.stdout.splitlines()]
 
@@ -38,20 +38,20 @@ def test_a_hand_over_gives_every_unowned_chat_to_the_account_and_leaves_owned_on
     data = tmp_path / "data"
     folder_with_two_chats(data)
     before = {cid: kinds(data, cid) for cid in ("c1", "c2")}
-    dry = run_main("migrate", "--owner", "ann", "--dry-run", "--data-dir", str(data))
+    dry = run_cli("migrate", "--owner", "ann", "--dry-run", "--data-dir", str(data))
     assert (
         dry.returncode == 0
         and "would hand 1 conversation(s) to ann" in dry.stdout
         and "nothing was changed" in dry.stdout
     )
     assert {cid: kinds(data, cid) for cid in ("c1", "c2")} == before, "a dry run writes nothing"
-    done = run_main("migrate", "--owner", "ANN", "--data-dir", str(data))
+    done = run_cli("migrate", "--owner", "ANN", "--data-dir", str(data))
     assert done.returncode == 0 and "handed 1 conversation(s) to ann; 1 already belong(s)" in done.stdout
     assert kinds(data, "c1") == [*before["c1"], "handed"] and kinds(data, "c2") == before["c2"]
     store = Store.open(data, read_only=True)
     assert {s.conversation_id: s.owner for s in store.summaries()} == {"c1": "local:ann", "c2": "local:bob"}
     store.close()
-    again = run_main("migrate", "--owner", "ann", "--data-dir", str(data))
+    again = run_cli("migrate", "--owner", "ann", "--data-dir", str(data))
     assert again.returncode == 0 and "handed 0 conversation(s)" in again.stdout, "re-running changes nothing"
 
 
@@ -59,8 +59,8 @@ def test_a_hand_over_to_an_account_that_does_not_exist_is_refused_and_writes_not
     data = tmp_path / "data"
     folder_with_two_chats(data)
     before = kinds(data, "c1")
-    refused = run_main("migrate", "--owner", "nobody", "--data-dir", str(data))
+    refused = run_cli("migrate", "--owner", "nobody", "--data-dir", str(data))
     assert refused.returncode == 1 and "there is no account named nobody" in refused.stderr
     assert kinds(data, "c1") == before
-    both = run_main("migrate", "--owner", "ann", "--from-data-dir", str(data))
+    both = run_cli("migrate", "--owner", "ann", "--from-data-dir", str(data))
     assert both.returncode == 2 and "--from-data-dir (a copy into PostgreSQL) or --owner NAME" in both.stderr

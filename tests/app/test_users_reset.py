@@ -10,7 +10,7 @@ from pathlib import Path
 
 from engine.people import People, ResetLinks, session_key
 from store.accounts import FileAccounts
-from tests.app.test_cli import run_main
+from tests.support.cli import run_cli
 
 PASSWORD = "correct horse battery staple"
 
@@ -29,7 +29,7 @@ def printed_token(stdout: str) -> str:
 
 def test_users_reset_prints_a_one_time_link_whose_token_only_the_link_holds(tmp_path: Path) -> None:
     people = team_folder(tmp_path)
-    done = run_main("users", "reset", "Ben", "--data-dir", str(tmp_path))
+    done = run_cli("users", "reset", "Ben", "--data-dir", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert "a one-time link for ben" in done.stdout and "24 hours" in done.stdout
     assert "put the address your team opens Ledger Chat at in front of it" in done.stdout
@@ -42,8 +42,8 @@ def test_users_reset_prints_a_one_time_link_whose_token_only_the_link_holds(tmp_
 
 def test_a_second_reset_ends_the_first_link(tmp_path: Path) -> None:
     people = team_folder(tmp_path)
-    first = printed_token(run_main("users", "reset", "ben", "--data-dir", str(tmp_path)).stdout)
-    second = printed_token(run_main("users", "reset", "ben", "--data-dir", str(tmp_path)).stdout)
+    first = printed_token(run_cli("users", "reset", "ben", "--data-dir", str(tmp_path)).stdout)
+    second = printed_token(run_cli("users", "reset", "ben", "--data-dir", str(tmp_path)).stdout)
     assert first != second and not ResetLinks(people).holds(first) and ResetLinks(people).holds(second)
 
 
@@ -56,6 +56,6 @@ def test_a_disabled_an_unknown_and_a_providers_account_are_refused_in_a_sentence
         ("nobody", "There is no account named nobody."),
         ("oidc:0123abcd", "That account signs in with the identity provider: it has no password to reset."),
     ):
-        done = run_main("users", "reset", name, "--data-dir", str(tmp_path))
+        done = run_cli("users", "reset", name, "--data-dir", str(tmp_path))
         assert (done.returncode, done.stdout, done.stderr.strip()) == (1, "", f"ledger-chat: {sentence}"), name
     assert json.loads((tmp_path / "accounts.json").read_text()).get("resets", []) == [], "no link was made"

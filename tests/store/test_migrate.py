@@ -7,9 +7,6 @@ the database gives back, compared with what the folder holds.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,18 +16,12 @@ from ledger.reducer import replay
 from ledger.usage import usage_of
 from store.postgres.store import PgStore
 from store.tinydb.store import Store
+from tests.support.cli import run_cli
 from tests.support.ledger_builders import conversation_events
 from tests.support.postgres import PASSWORD
 from tests.support.stores import write_tinydb_folder
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_main(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "LEDGERCHAT_"))}
-    return subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), *args], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env
-    )
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +36,7 @@ def thousand(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_thousand_conversations_are_copied_with_an_equal_replay_and_migrating_again_changes_nothing(
     thousand: Path, database_url
 ):
-    result = run_main("migrate", "--from-data-dir", str(thousand), "--database-url", database_url)
+    result = run_cli("migrate", "--from-data-dir", str(thousand), "--database-url", database_url)
     assert result.returncode == 0, result.stderr
     assert "1000 copied" in result.stdout and "counts equal" in result.stdout and "replay equal" in result.stdout
     assert PASSWORD not in result.stdout + result.stderr
@@ -56,7 +47,7 @@ def test_a_thousand_conversations_are_copied_with_an_equal_replay_and_migrating_
     before = copied.all_events()
     assert replay(before) == replay(source.all_events())
     assert copied.is_deleted("gone"), "a deleted conversation stays deleted"
-    again = run_main("migrate", "--from-data-dir", str(thousand), "--database-url", database_url)
+    again = run_cli("migrate", "--from-data-dir", str(thousand), "--database-url", database_url)
     assert again.returncode == 0 and "0 copied" in again.stdout and "1000 already there" in again.stdout
     assert PgStore.open(database_url, read_only=True).all_events() == before
 
@@ -66,7 +57,7 @@ def test_an_interrupted_copy_is_completed_by_the_next_run(tmp_path: Path, databa
     partial = PgStore.open(database_url)
     [partial.append(e) for e in events[:12]]
     assert partial.close() == 0
-    result = run_main("migrate", "--from-data-dir", str(tmp_path / "data"), "--database-url", database_url)
+    result = run_cli("migrate", "--from-data-dir", str(tmp_path / "data"), "--database-url", database_url)
     assert result.returncode == 0 and "1 completed" in result.stdout, result.stdout
     assert list(PgStore.open(database_url, read_only=True).events("c1")) == events
 
@@ -77,7 +68,7 @@ def test_a_conversation_the_database_already_holds_differently_is_not_touched_an
     mine = [other.append(e) for e in conversation_events("c1", answers=1, chunks=3)[:1]]
     mine.append(other.append(Renamed(conversation_id="c1", ts="t", title="written in the database")))
     other.close()
-    result = run_main("migrate", "--from-data-dir", str(tmp_path / "data"), "--database-url", database_url)
+    result = run_cli("migrate", "--from-data-dir", str(tmp_path / "data"), "--database-url", database_url)
     assert result.returncode == 1 and "c1" in result.stderr and "other events" in result.stderr
     assert list(PgStore.open(database_url, read_only=True).events("c1")) == mine
 
@@ -85,13 +76,13 @@ def test_a_conversation_the_database_already_holds_differently_is_not_touched_an
 def test_export_gives_the_same_lines_from_the_folder_and_from_the_database(tmp_path: Path, database_url):
     convs = {f"c{n}": conversation_events(f"c{n}", answers=2, chunks=4) for n in range(3)}
     write_tinydb_folder(tmp_path / "data", convs)
-    copied = run_main("migrate", "--from-data-dir", str(tmp_path / "data"), "--database-url", database_url)
+    copied = run_cli("migrate", "--from-data-dir", str(tmp_path / "data"), "--database-url", database_url)
     assert copied.returncode == 0
-    from_folder = run_main("export", "--data-dir", str(tmp_path / "data"))
-    from_db = run_main("export", "--database-url", database_url)
+    from_folder = run_cli("export", "--data-dir", str(tmp_path / "data"))
+    from_db = run_cli("export", "--database-url", database_url)
     assert from_db.returncode == 0 and from_db.stdout == from_folder.stdout
     assert len(from_db.stdout.splitlines()) == sum(len(e) for e in convs.values())
-    one = run_main("export", "--database-url", database_url, "--conversation", "c1")
+    one = run_cli("export", "--database-url", database_url, "--conversation", "c1")
     assert [json.loads(line)["conversation_id"] for line in one.stdout.splitlines()] == ["c1"] * len(convs["c1"])
     assert PASSWORD not in from_db.stdout + from_db.stderr
 
@@ -102,7 +93,7 @@ def test_a_deleted_conversation_keeps_what_it_spent_when_copied(tmp_path: Path, 
     events = [store.append(e) for e in conversation_events("spent", answers=2, chunks=2)]
     gone = store.append(Deleted(conversation_id="spent", ts="", usage=usage_of(replay(events).conversations["spent"])))
     assert store.close() == 0
-    result = run_main("migrate", "--from-data-dir", str(data), "--database-url", database_url)
+    result = run_cli("migrate", "--from-data-dir", str(data), "--database-url", database_url)
     assert result.returncode == 0, result.stderr
     copied = PgStore.open(database_url, read_only=True)
     assert copied.is_deleted("spent") and copied.tombstones()["spent"] == gone and len(gone.usage) == 2
