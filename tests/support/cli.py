@@ -36,5 +36,5 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
         except SystemExit as exc:  # argparse's --help and usage errors
             code = exc.code if isinstance(exc.code, int) else 1
     out.flush()
-    stdout = out.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
+    stdout = out.buffer.getvalue().decode("utf-8")
     return subprocess.CompletedProcess(["main.py", *args], code or 0, stdout, err.getvalue())
