@@ -1,5 +1,7 @@
 """The command line: one-line errors for bad settings and a busy port, model checks, the JSON Lines export, and
-``tasks.py app`` handing signals to the app."""
+``tasks.py app`` handing signals to the app. What stops before anything is opened runs in the test's process
+(``tests.support.cli.run_cli``); the process itself is started where it matters (its stdout's bytes, a port, a
+signal)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from app.config import ConfigError, load_config
 from ledger.codec import from_dict, to_jsonl
 from ledger.events.core import Failed, Renamed
 from store.tinydb.store import Store
+from tests.support.cli import run_cli
 from tests.support.ledger_builders import conversation_events
 from tests.support.waiting import wait_until_blocking
 
@@ -59,14 +62,14 @@ def test_command_line_wins_over_environment() -> None:
 
 
 def test_an_unknown_model_stops_start_up_with_a_readable_line() -> None:
-    result = run_main("--model", "no-such-model-xyz", "--port", "18099")
+    result = run_cli("--model", "no-such-model-xyz", "--port", "18099")
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
     assert "--model: 'no-such-model-xyz' is not a model litellm can route" in line
 
 
 def test_a_missing_provider_key_stops_start_up_naming_the_variable() -> None:
-    result = run_main("--model", "openai/gpt-4o-mini", "--port", "18098")
+    result = run_cli("--model", "openai/gpt-4o-mini", "--port", "18098")
     assert result.returncode == 2
     assert "OPENAI_API_KEY" in result.stderr and "Traceback" not in result.stderr
 
@@ -75,15 +78,15 @@ def test_export_writes_one_design_named_event_per_line(tmp_path: Path) -> None:
     store = Store.open(tmp_path)
     written = [store.append(e) for e in conversation_events("c1", 2, 5) + conversation_events("c2", 1, 3)]
     store.close()
-    result = run_main("export", "--data-dir", str(tmp_path), "--conversation", "c1")
+    result = run_cli("export", "--data-dir", str(tmp_path), "--conversation", "c1")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert [from_dict(json.loads(line)) for line in lines] == [e for e in written if e.conversation_id == "c1"]
     first = json.loads(lines[0])
     assert list(first)[:4] == ["seq", "ts", "kind", "conversation_id"]
-    everything = run_main("export", "--data-dir", str(tmp_path))
+    everything = run_cli("export", "--data-dir", str(tmp_path))
     assert len(everything.stdout.splitlines()) == len(written)
-    missing = run_main("export", "--data-dir", str(tmp_path), "--conversation", "nope")
+    missing = run_cli("export", "--data-dir", str(tmp_path), "--conversation", "nope")
     assert missing.returncode == 1 and "no conversation nope" in missing.stderr
 
 
@@ -121,14 +124,14 @@ def test_a_broken_tools_file_stops_start_up_with_one_line_naming_the_problem(
 ) -> None:
     config = tmp_path / "mcp.json"
     config.write_text(content)
-    result = run_main("--mcp-config", str(config), "--port", "18098")
+    result = run_cli("--mcp-config", str(config), "--port", "18098")
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
     assert needle in line and line.startswith("ledger-chat: --mcp-config")
 
 
 def test_export_of_a_missing_data_dir_exits_non_zero_with_a_message(tmp_path: Path) -> None:
-    result = run_main("export", "--data-dir", str(tmp_path / "nowhere"))
+    result = run_cli("export", "--data-dir", str(tmp_path / "nowhere"))
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.strip() == f"ledger-chat: no data folder at {tmp_path / 'nowhere'} (--data-dir)"
     assert not (tmp_path / "nowhere").exists()
