@@ -58,6 +58,8 @@ def open_parts(config: AppConfig, store: EventStore, token: str | None = None) -
     hub = AppHub(servers, remote, log_dir=logs, blobs=files.blobs, grants=grants) if servers or remote else None
     if hub is not None:
         hub.retouch = retouch  # a tool's images are kept re-encoded without metadata, as attachments are
+    if hub is not None and remote is not None:
+        remote.watch = hub.watch  # one record of changed resources (engine.tools.resource_watch) for every server
     if config.model_info is not None:
         models.declare(load_model_info(config.model_info))  # registered with litellm once it is imported
     if config.is_demo or "demo" in config.models:  # the demo model reads images and PDFs (demo.agent)

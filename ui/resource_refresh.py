@@ -10,6 +10,12 @@ Guarantees:
   its ``replaces``), which the audit panel shows.
 - Bytes identical to the sent ones are not added again (a notice says the resource is unchanged); a server that is
   not running or fails, or bytes the limits refuse, are a notice in a sentence; the draft is untouched then.
+- While its server has said the resource changed since the app last read it (``notifications/resources/updated``,
+  kept by the hub's ``engine.tools.resource_watch``), the chip has the words "changed on <server>" beside its
+  button (a polite live region, so a screen reader hears it come) and the button's name says so too ("Refresh
+  <name>: it changed on <server>"); an open page shows it at once, a page opened later at once too. A Refresh
+  (any read of it) takes the mark away. The sent message and the ledger never change for it. Showing the chip
+  asks the server to tell of changes to it (once per connection; nothing when it offers no subscriptions).
 """
 
 from __future__ import annotations
@@ -32,14 +38,30 @@ Draft = Callable[[], "AttachmentTray | None"]  # the message box's tray (the nex
 
 
 def refresh_button(sent: Attachment, engine: Any, files: Files, draft: Draft) -> None:
-    """The button "Refresh <name>" for a sent resource's file (nothing for any other file); ``engine.tools`` is the
-    hub it reads from (the app's tool servers, as the "@" menu)."""
+    """The button "Refresh <name>" for a sent resource's file (nothing for any other file), with its "changed on
+    <server>" mark; ``engine.tools`` is the hub it reads from (the app's tool servers, as the "@" menu)."""
     if sent.origin != "resource" or sent.server is None or sent.ref is None:
         return
-    button = ui.button(icon="refresh", on_click=lambda: refresh(sent, engine.tools, files, draft()))
+    hub = engine.tools
+    button = ui.button(icon="refresh", on_click=lambda: refresh(sent, hub, files, draft()))
     button.props("flat dense round size=sm").mark("refresh-resource")
-    button.props["aria-label"] = button.props["title"] = f"Refresh {sent.name}"
     button.props["data-attachment"] = sent.sha256
+    mark = ui.label(f"changed on {sent.server}").classes("lc-resource-changed").mark("resource-changed")
+    mark.props.update({"aria-live": "polite", "data-attachment": sent.sha256})
+    key = (sent.server, sent.ref)
+
+    def show(changed: bool) -> None:
+        mark.set_visibility(changed)
+        said = f"Refresh {sent.name}" + (f": it changed on {sent.server}" if changed else "")
+        button.props["aria-label"] = button.props["title"] = said
+        button.update()
+
+    watch = resources.watch_of(hub)
+    show(watch is not None and watch.changed(*key))
+    if watch is not None:
+        watch.listen(lambda server, uri, changed: show(changed) if (server, uri) == key else None,
+                     lambda: not button.is_deleted)  # fmt: skip
+        resources.watch(hub, sent.server, sent.ref)  # a chat opened later: its server is asked too
 
 
 async def refresh(sent: Attachment, hub: Any, files: Files, tray: AttachmentTray | None) -> tuple[Attachment, ...]:

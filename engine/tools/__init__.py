@@ -1,9 +1,9 @@
 """Tools: the configured MCP servers (``config``), one connection to each (``mcp_server``), the hub that starts,
 watches and restarts them (``hub``), a conversation's own servers over those (``chat_hub``: an editor's), and the
 running of one step's tool calls with what a Stop does to them (``runs``); the servers' prompts (``prompts``: "/"
-commands) and resources (``resources``: "@" context); remote servers people add while the app runs (``remote``,
-``remote_hub``: the app's hub ``AppHub``), their OAuth sign-in (``oauth``, ``oauth_words``) and their tokens sealed
-at rest (``vault``).
+commands) and resources (``resources``: "@" context; ``resource_watch``: which of them their servers said changed);
+remote servers people add while the app runs (``remote``, ``remote_hub``: the app's hub ``AppHub``), their OAuth
+sign-in (``oauth``, ``oauth_words``) and their tokens sealed at rest (``vault``).
 """
 
 from __future__ import annotations

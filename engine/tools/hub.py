@@ -17,6 +17,8 @@ Guarantees:
   with its grant hash (``describe``): what the Tools panel and an approval card show a person.
 - A conversation may have tool servers of its own over these (``chats``, ``engine.tools.chat_hub``): its turns
   use ``of_chat(cid)``; ``stop`` stops them too.
+- ``watch`` (``engine.tools.resource_watch``) holds which resources its servers said changed: every connection's
+  ``resources/updated`` marks it, and a restarted server is asked again about the URIs watched on it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from engine.tools.mcp_server import (
     Withheld,
 )
 from engine.tools.names import parameters, safe_name
+from engine.tools.resource_watch import ResourceWatch
 from engine.tools.result_content import Retouch
 from ledger.events import ApprovalMode
 from store.blobs import BlobStore, MemoryBlobs
@@ -114,6 +117,7 @@ class ToolHub:
         self._settled = asyncio.Event()
         self.chats: dict[str, ToolHub] = {}  # conversation id -> its own servers over these (``ChatHub``)
         self.retouch: Retouch | None = None  # re-encodes result images (the app's ``engine.files`` gives it)
+        self.watch = ResourceWatch()  # resources its servers said changed (``engine.tools.resource_watch``)
 
     async def start(self) -> None:
         """Start every configured server at once; returns when each is ready or has failed."""
@@ -188,6 +192,7 @@ class ToolHub:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.watch.close()
         await asyncio.gather(*(c.stop() for c in self._connections.values()), return_exceptions=True)
         for name in self._health:
             self._set(name, "stopped", message="stopped with the app")
@@ -197,6 +202,7 @@ class ToolHub:
     async def _start(self, name: str) -> None:
         connection = MCPConnection(self.configs[name], self.log_dir, self.blobs)
         connection.retouch = self.retouch
+        connection.updated = lambda uri: self.watch.mark(name, uri)
         try:
             await connection.start()
         except ServerUnavailable as exc:
@@ -204,6 +210,7 @@ class ToolHub:
             self._set(name, "failed", message=f"could not start: {exc}")
             return
         self._connections[name] = connection
+        self.watch.spawn(self.watch.resume(name, connection.session))
         modes = tuple(
             (t.name, resolve(t.name, t.annotations, self.configs[name].modes, None, NO_GRANT).mode)
             for t in connection.tools

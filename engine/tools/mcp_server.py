@@ -14,6 +14,9 @@ Guarantees:
 - A tool whose ``execution.taskSupport`` is ``required`` is not offered (this SDK's client cannot make
   task-augmented calls: its task types are types only, never dispatched): it is in ``withheld`` with the reason,
   never in ``tools``.
+- A ``notifications/resources/updated`` the server sends (after a ``resources/subscribe``, or on a
+  ``subscriptions/listen`` stream: the session tees those too) is handed to ``updated`` with its URI
+  (``engine.tools.resource_watch`` marks it); any other notification is left to the SDK.
 """
 
 from __future__ import annotations
@@ -101,6 +104,7 @@ class MCPConnection:
         self.elicitations = Elicitations()
         self.retouch: Retouch | None = None  # re-encodes result images (the hub's; ``engine.tools.result_content``)
         self.auth: Any = None  # an ``httpx2.Auth`` for a streamable-HTTP server (a remote one's sign-in)
+        self.updated: Callable[[str], None] | None = None  # told the URI of each ``resources/updated``
 
     @property
     def revision(self) -> str:
@@ -194,7 +198,11 @@ class MCPConnection:
                     read, write = streams[0], streams[1]
                 session = await stack.enter_async_context(
                     ClientSession(
-                        read, write, client_info=client_info(), elicitation_callback=self.elicitations.callback
+                        read,
+                        write,
+                        client_info=client_info(),
+                        elicitation_callback=self.elicitations.callback,
+                        message_handler=self._message,
                     )
                 )
                 await _negotiate(session, self.config.protocol)
@@ -224,6 +232,12 @@ class MCPConnection:
         finally:
             self._session = None
             self._stop.set()
+
+    async def _message(self, message: Any) -> None:
+        from mcp.types import ResourceUpdatedNotification
+
+        if isinstance(message, ResourceUpdatedNotification) and self.updated is not None:
+            self.updated(str(message.params.uri))
 
     def _stderr(self) -> TextIO:
         if self.log_dir is None:

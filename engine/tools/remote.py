@@ -14,6 +14,9 @@ Guarantees:
   ``START_SECONDS`` that pauses while the person signs in), with the call's ``CallAuth`` in context so a sign-in
   it needs shows on its card. What ended a sign-in is raised as ``SignInEnded`` (its status and words), a sign-in
   request that got no answer as the step that could not be reached; a dead connection is started again next time.
+- Each connection's ``notifications/resources/updated`` marks ``(server, uri)`` in ``watch`` (the app's hub's,
+  ``engine.tools.resource_watch``, when the app wires it), and a new connection is asked again about the URIs
+  watched on that server.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from engine.tools.elicitation import Ask, Deadline, TimedOut
 from engine.tools.mcp_server import CallOutcome, MCPConnection, Progress, ServerUnavailable, ToolServerError, ToolSpec
 from engine.tools.oauth import CURRENT, CallAuth, SignInAuth, SignIns
 from engine.tools.oauth_words import SignInEnded, unreachable
+from engine.tools.resource_watch import ResourceWatch
 from engine.tools.vault import Vault, VaultStorage
 from store.blobs import BlobStore
 from store.tokens import RemoteServer, RemoteStore
@@ -78,6 +82,7 @@ class RemoteServers:
         self._connections: dict[tuple[str, str], MCPConnection] = {}
         self._starting: dict[tuple[str, str], asyncio.Lock] = {}
         self.locks: dict[tuple[str, str], asyncio.Lock] = {}  # (person, server): one refresh or sign-in at a time
+        self.watch = ResourceWatch()  # resources the servers said changed (the app gives its hub's)
 
     async def load(self) -> None:
         self.servers = await asyncio.to_thread(self.store.servers)
@@ -203,6 +208,7 @@ class RemoteServers:
 
     async def stop(self) -> None:
         connections, self._connections = list(self._connections.values()), {}
+        await self.watch.close()
         await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
 
     async def _connection(self, person: str | None, name: str, call: CallAuth, timeout: float) -> MCPConnection:
@@ -231,6 +237,7 @@ class RemoteServers:
                 client_document=document,
             )
             connection.auth = auth
+            connection.updated = lambda uri: self.watch.mark(name, uri)
             call.deadline = Deadline(START_SECONDS)  # paused while the person signs in
             try:
                 await call.deadline.run(connection.start(timeout=DAY))
@@ -242,6 +249,7 @@ class RemoteServers:
             finally:
                 call.deadline = None
             self._connections[key] = connection
+            self.watch.spawn(self.watch.resume(name, connection.session))
             await self._remember(server, connection.tools)
             return connection
 

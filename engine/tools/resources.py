@@ -8,13 +8,15 @@ Guarantees:
 - ``read(hub, server, uri)`` returns the resource's contents as ``Piece``s in the server's order: text as its UTF-8
   bytes with ``text=True``, a blob's bytes decoded from base64 (never pasted as text); it raises only
   ``FetchFailed`` with a sentence (the server is not running, it answered with an error, it took longer than
-  ``FETCH_SECONDS``, it sent nothing).
+  ``FETCH_SECONDS``, it sent nothing). A read that succeeds tells the hub's ``watch`` (the hub whose server it
+  is: the app's or a conversation's, ``engine.tools.resource_watch``) that the app holds ``uri``'s current bytes,
+  and asks the server in the background to say when it changes (``resources/subscribe`` or
+  ``subscriptions/listen``, whichever its revision has; nothing when it offers neither). An "@" attach and a
+  Refresh both read so.
 - ``pieces_of(contents)`` is that conversion, for the embedded resources a prompt returns too.
-- ``changed`` holds ``(server, uri)`` of every resource a ``notifications/resources/updated`` named since the app
-  started (``note_updated``, for the connection's message handler); ``subscribe`` asks a server on a revision
-  before 2026-07-28 that offers subscriptions to send them for ``uri`` (quietly nothing otherwise: from 2026-07-28
-  ``resources/subscribe`` is removed and the capability means ``subscriptions/listen``). Neither is wired yet: a
-  changed resource is seen by its Refresh (``ui.resource_refresh``).
+- ``watch_of(hub)`` is the record of changed resources an open page listens to (the app's hub's ``watch``);
+  ``watch(hub, server, uri)`` asks ``server`` about ``uri`` there (for the resources of a chat's sent messages
+  when its page opens).
 """
 
 from __future__ import annotations
@@ -28,11 +30,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from engine.tools.mcp_server import ToolServerError
+from engine.tools.resource_watch import ResourceWatch
 
 log = logging.getLogger("ledger_chat.tools")
 FETCH_SECONDS = 30.0
 T = TypeVar("T")
-changed: set[tuple[str, str]] = set()  # (server, uri) a server said changed (``notifications/resources/updated``)
 
 
 class FetchFailed(ToolServerError):
@@ -66,12 +68,18 @@ class ResourceInfo:
 
 def sessions(hub: Any) -> Iterator[tuple[str, Any]]:
     """Each running server's name and SDK session: the app's (a ``ChatHub``'s base) first, then the hub's own."""
+    for name, session, _ in owned(hub):
+        yield name, session
+
+
+def owned(hub: Any) -> Iterator[tuple[str, Any, Any]]:
+    """Each running server's name, SDK session and the hub it belongs to (``sessions``' order)."""
     base = getattr(hub, "base", None)
     for owner in (base, hub) if base is not None else (hub,):
         for health in owner.health():
             session = owner.session(health.name) if health.state == "ready" else None
             if session is not None:
-                yield health.name, session
+                yield health.name, session, owner
 
 
 def session_of(hub: Any, server: str) -> Any:
@@ -79,6 +87,21 @@ def session_of(hub: Any, server: str) -> Any:
     if found is None:
         raise FetchFailed(f"The tool server {server!r} is not running.")
     return found
+
+
+def watch_of(hub: Any) -> ResourceWatch | None:
+    """The app's record of changed resources (a conversation's hub: its base's), None without tool servers."""
+    owner = getattr(hub, "base", None) or hub
+    found = getattr(owner, "watch", None)
+    return found if isinstance(found, ResourceWatch) else None
+
+
+def watch(hub: Any, server: str, uri: str) -> None:
+    """Ask ``server`` (in the background) to say when ``uri`` changes; nothing when it is not running."""
+    for name, session, owner in owned(hub):
+        if name == server:
+            owner.watch.spawn(owner.watch.watch(server, session, uri))
+            return
 
 
 def offers(session: Any, what: str) -> bool:
@@ -142,6 +165,10 @@ async def read(hub: Any, server: str, uri: str) -> tuple[Piece, ...]:
     pieces = pieces_of(getattr(result, "contents", None) or [])
     if not pieces:
         raise FetchFailed(f"{server} sent nothing for the resource {uri}.")
+    for name, _, owner in owned(hub):
+        if name == server:
+            owner.watch.fetched(server, uri)  # the app holds its current bytes now
+    watch(hub, server, uri)
     return pieces
 
 
@@ -162,24 +189,3 @@ def pieces_of(contents: list[Any]) -> tuple[Piece, ...]:
             continue
         out.append(Piece(name, raw, media_type, False, uri))
     return tuple(out)
-
-
-async def subscribe(hub: Any, server: str, uri: str) -> bool:
-    """Ask ``server`` to say when ``uri`` changes (when it offers subscriptions); whether it was asked."""
-    try:
-        session = session_of(hub, server)
-        capabilities = session.server_capabilities
-        if not (capabilities and capabilities.resources and capabilities.resources.subscribe):
-            return False
-        if (session.protocol_version or "") >= "2026-07-28":  # there ``subscribe`` means ``subscriptions/listen``
-            return False  # (``resources/subscribe`` is removed): not asked, never an error
-        await asked(server, session.subscribe_resource(uri), f"a subscription to {uri}")
-    except FetchFailed as exc:
-        log.info("no subscription to %s on %s: %s", uri, server, exc)
-        return False
-    return True
-
-
-def note_updated(server: str, uri: str) -> None:
-    """A server said ``uri`` changed: an attachment of it is marked changed (the sent message is not)."""
-    changed.add((server, uri))

@@ -7,6 +7,12 @@ Prompts: ``review(language, focus)`` (a user message, then an embedded resource:
 ``greet`` (an image and a text in one user message). Resources: ``config://second/settings.json`` (JSON text),
 ``image://second/logo.png`` (a PNG blob with a ``tEXt`` comment), ``counter://second/visits`` (its text changes at
 every read: a Refresh gets new bytes). Completions for ``review``'s ``language``.
+
+The tool ``visit`` counts a visit (``counter://second/visits`` changes) and says so to whoever watches it, both ways
+the SDK has: ``notifications/resources/updated`` to a client that sent ``resources/subscribe`` (before 2026-07-28:
+this server serves that request) and ``ctx.notify_resource_updated`` for ``subscriptions/listen`` streams
+(2026-07-28). ``LC_CONTEXT_NO_SUBSCRIBE=1`` serves neither (the server offers no subscriptions at all);
+``LC_CONTEXT_RECORD`` names a file that gets one line per request the server receives (its method).
 """
 
 from __future__ import annotations
@@ -14,17 +20,48 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.prompts.base import Message, UserMessage
-from mcp.types import Completion, EmbeddedResource, ImageContent, PromptReference, TextResourceContents
+from mcp.types import (
+    Completion,
+    EmbeddedResource,
+    EmptyResult,
+    ImageContent,
+    PromptReference,
+    SubscribeRequestParams,
+    TextResourceContents,
+)
 from pydantic import Field
 
-server = MCPServer("second-context")
+SUBSCRIPTIONS = os.environ.get("LC_CONTEXT_NO_SUBSCRIBE") != "1"
+RECORD = os.environ.get("LC_CONTEXT_RECORD")
+server = MCPServer("second-context", subscriptions=None if SUBSCRIPTIONS else False)
 LANGUAGES = ("python", "rust", "go", "typescript")
 CODE = "def add(a, b):\n    return a - b\n"
+COUNTER = "counter://second/visits"
 visits = {"count": 0}
+subscribed: set[str] = set()  # URIs a client asked about with ``resources/subscribe``
+
+
+async def record(ctx: Any, call_next: Any) -> Any:
+    """Each request's method, one line in ``LC_CONTEXT_RECORD`` (what the client asked this server)."""
+    if RECORD and ctx.request_id is not None:
+        with open(RECORD, "a", encoding="utf-8") as out:
+            out.write(f"{ctx.method}\n")
+    return await call_next(ctx)
+
+
+async def subscribe(ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
+    subscribed.add(str(params.uri))
+    return EmptyResult()
+
+
+server._lowlevel_server.middleware.append(record)
+if SUBSCRIPTIONS:
+    server._lowlevel_server.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
 
 
 def logo_png() -> bytes:
@@ -70,7 +107,17 @@ def logo() -> bytes:
     return logo_png()
 
 
-@server.resource("counter://second/visits", name="visits.txt", mime_type="text/plain")
+@server.tool()
+async def visit(ctx: Context) -> str:
+    """Count one visit: the resource counter://second/visits changes (its watchers are told)."""
+    visits["count"] += 1
+    if COUNTER in subscribed:
+        await ctx.session.send_resource_updated(COUNTER)
+    await ctx.notify_resource_updated(COUNTER)
+    return f"{visits['count']} visits so far"
+
+
+@server.resource(COUNTER, name="visits.txt", mime_type="text/plain")
 def counter() -> str:
     """How many times this resource was read (it changes at every read)."""
     visits["count"] += 1

@@ -37,9 +37,19 @@ def demo_server_config(
     )
 
 
-def second_server_config(name: str = "second") -> ServerConfig:
-    """The second SDK server of the "/" and "@" tests (``tests.support.context_server``), over stdio."""
-    return ServerConfig(name=name, command=sys.executable, args=("-m", "tests.support.context_server"), cwd=str(ROOT))
+def second_server_config(
+    name: str = "second", *, protocol: str = "auto", env: dict[str, str] | None = None
+) -> ServerConfig:
+    """The second SDK server of the "/" and "@" tests (``tests.support.context_server``), over stdio, speaking
+    ``protocol``; ``env`` is added to its environment (``LC_CONTEXT_NO_SUBSCRIBE``, ``LC_CONTEXT_RECORD``)."""
+    return ServerConfig(
+        name=name,
+        command=sys.executable,
+        args=("-m", "tests.support.context_server"),
+        cwd=str(ROOT),
+        protocol=protocol,
+        env=env or {},
+    )
 
 
 def demo_tools_options(folder: Path) -> tuple[str, ...]:
