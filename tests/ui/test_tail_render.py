@@ -25,6 +25,14 @@ MATH_PAYLOADS = (
 )
 
 
+@pytest.fixture(autouse=True)
+def no_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What this module measures is the markup between renders; a render the 2 s deadline cut short (a starved worker
+    on a busy machine: seen with a 1,000-row table) shows its text as written, another path that
+    tests/ui/test_render_bounds.py covers."""
+    monkeypatch.setattr(markdown_safe, "DEADLINE", 600.0)
+
+
 def prefixes(payload: str) -> list[str]:
     """Every length the tail has while the payload streams in (a character at a time)."""
     return [payload[:n] for n in range(1, len(payload) + 1)]
@@ -86,12 +94,7 @@ def replay(messages: list[list[object]]) -> tuple[int, list[object]]:
     return start, parts
 
 
-def test_a_growing_table_costs_its_new_rows_per_update_not_its_whole_markup_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # what is measured is the delta between renders; a render the 2 s deadline cut short (a starved worker on a busy
-    # machine) shows its text as written and is another path (tests/ui/test_render_bounds.py)
-    monkeypatch.setattr(markdown_safe, "DEADLINE", 600.0)
+def test_a_growing_table_costs_its_new_rows_per_update_not_its_whole_markup_again() -> None:
     text = "| a | b |\n|---|--:|\n" + "\n".join(f"| r{n} | {n} |" for n in range(400))
     tail, messages = Tail(), []
     for at in range(60, len(text) + 60, 60):
