@@ -159,7 +159,7 @@ async def test_a_team_server_is_recorded_where_it_first_runs_a_tool_and_again_on
     assert replay(from_dict(d) for d in exported).conversations[cid] == engine.conversation(cid)
 
 
-async def test_each_chat_records_the_server_where_it_first_runs_there_and_a_chat_that_never_used_it_nothing(
+async def test_each_chat_records_the_server_once_where_it_first_runs_and_a_chat_that_never_used_it_nothing(
     engines: EngineFactory, upstream: ScriptedUpstream, remote: RemoteServers, demo_url: str
 ) -> None:
     hub = AppHub((), remote)
@@ -169,7 +169,9 @@ async def test_each_chat_records_the_server_where_it_first_runs_there_and_a_chat
     await remote.add(ADA, "mine", demo_url)
     await remote.connect(ADA.person, "mine", None)
     first, second, idle = (engine.create_conversation() for _ in range(3))
-    await turn(engine, first, upstream, *calling("call_a"))
+    two = [PlannedCall("calculator", '{"expression": "1+1"}', "call_a"), PlannedCall("current_time", "{}", "call_t")]
+    await turn(engine, first, upstream, Behavior(text="", tool_calls=two), Behavior(text="2, and the time."))
+    assert [e.call_id for e in engine.events(first) if isinstance(e, ToolDispatched)] == ["call_a", "call_t"]
     await turn(engine, second, upstream, *calling("call_b"))
     await turn(engine, idle, upstream, Behavior(text="No tool needed."))
     for cid in (first, second):
