@@ -74,6 +74,8 @@ from ledger.events import (
     ToolDispatched,
     ToolProgress,
     ToolResult,
+    ToolServerGone,
+    ToolServerUsed,
     UpstreamClosed,
     VersionSelected,
     answered,
@@ -246,5 +248,7 @@ def _apply(conv: ConversationState, event: AnyEvent) -> ConversationState:
             )
         case ApprovalAsked() | ApprovalGiven() | GrantRevoked():
             return apply_approval(conv, event)
+        case ToolServerUsed() | ToolServerGone():  # what is recorded of the server: no message, no text changes
+            return conv._replace(tool_servers={**conv.tool_servers, event.server: event})
         case _:
             assert_never(event)

@@ -28,6 +28,7 @@ from ledger.events import (
     ShareState,
     TextRef,
     ToolPart,
+    ToolServerEvent,
     ToolStatus,
     TurnMetrics,
     Usage,
@@ -201,6 +202,8 @@ class ConversationState(NamedTuple):
     reads: tuple[tuple[str, str], ...] = ()  # (admin's name, time) of each ``read_by``: an admin's read
     spent: tuple[AttemptUsage, ...] = ()  # a deleted conversation: what its attempts used (its ``deleted``'s)
     shares: Mapping[str, ShareState] = _EMPTY  # type: ignore[assignment]  # share id -> its link (ledger.shares)
+    #: server name -> the last ``tool_server_used`` or ``tool_server_gone`` recorded for it (what is noted already)
+    tool_servers: Mapping[str, ToolServerEvent] = _EMPTY  # type: ignore[assignment]
     #: (place in ``message_ids``, attempt) of every attempt that may still be live, the newest message first: kept by
     #: the reducer when an attempt starts (``ledger.reduce_messages.with_attempt``), the only way one becomes live;
     #: None in a state built by hand (then ``live_attempt`` looks at every message).

@@ -29,6 +29,7 @@ from ui.export import conversation_markdown
 from ui.format import clock, date_time
 from ui.model_saw import model_saw
 from ui.notices import notice
+from ui.server_words import ICONS as SERVER_ICONS
 from ui.waterfall import WaterfallView
 from ui.widgets import TimeLabel
 
@@ -60,6 +61,8 @@ ICONS: dict[PhaseKind, str] = {
     "stale_tool_result": "block",
     "question_asked": "help",
     "question_answered": "question_answer",
+    "tool_server_used": SERVER_ICONS["tool_server_used"],
+    "tool_server_gone": SERVER_ICONS["tool_server_gone"],
 }
 
 

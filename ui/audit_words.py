@@ -11,6 +11,8 @@ from ledger.events import Attachment
 from ledger.folds import AttemptAudit, Phase, PhaseKind
 from ui.approval_words import APPROVAL_LABELS, approval_detail
 from ui.format import TOOL_STATUS_WORDS, duration, model_label, size, tokens, usage_tokens
+from ui.server_words import LABELS as SERVER_LABELS
+from ui.server_words import server_words
 
 PHASE_LABELS: dict[PhaseKind, str] = {
     "submitted": "submitted",
@@ -37,6 +39,8 @@ PHASE_LABELS: dict[PhaseKind, str] = {
     **APPROVAL_LABELS,
 }
 PHASE_LABELS.update({"question_asked": "question asked", "question_answered": "question answered"})
+PHASE_LABELS.update({"tool_server_used": SERVER_LABELS["tool_server_used"]})
+PHASE_LABELS.update({"tool_server_gone": SERVER_LABELS["tool_server_gone"]})
 
 
 def phase_label(phase: Phase) -> str:
@@ -99,6 +103,8 @@ def phase_detail(p: Phase) -> str:
             return f"{p.name}: {p.summary} ({p.source})"
         case "question_answered":  # the answer (by user|stop|restart|app), and why when the app answered it
             return f"{p.name}: {p.status} ({p.source}{f': {p.summary}' if p.summary else ''})"
+        case "tool_server_used" | "tool_server_gone":  # which remote server ran the chat's tools, or that it went
+            return server_words(p.server)
 
 
 def audit_heading(a: AttemptAudit) -> str:

@@ -4,7 +4,9 @@ name and a streamable-HTTP URL; stdio commands stay in the configuration file).
 
 Guarantees:
 - A projection of ``engine.tools.RemoteServers.visible`` for the page's person (``Viewer``), rebuilt after each
-  change made here and when the list changed (``refresh``); the marker ``remote-servers`` holds one
+  change made here and when the list changed (``refresh``): the servers another instance changed (read again by
+  ``engine.tools.AppHub`` once the store's stamp says so) show within ``SECONDS`` more, through one poll for every
+  page of the process (``ui.watch``); the marker ``remote-servers`` holds one
   ``data-remote-server=<name>`` row per server with ``data-enabled``.
 - Changes go through ``RemoteServers`` (who may change what is decided there): a refusal is one notice in its words.
   In team mode only an admin sees "For the whole team"; Switch, Remove are offered only to who may change it.
@@ -17,6 +19,7 @@ Guarantees:
 from __future__ import annotations
 
 import functools
+import weakref
 from urllib.parse import urlsplit
 
 from nicegui import ui
@@ -33,6 +36,18 @@ from engine.tools import (
 )
 from ui.notices import notice
 from ui.sign_in_card import sign_in_link
+from ui.watch import Watch
+
+SECONDS = 1.0  # as the configured servers' poll (``ui.context.TOOLS_SECONDS``)
+_WATCHES: weakref.WeakKeyDictionary[RemoteServers, Watch[tuple[RemoteServer, ...]]] = weakref.WeakKeyDictionary()
+
+
+def servers_watch(remote: RemoteServers) -> Watch[tuple[RemoteServer, ...]]:
+    """The process's one poll of the servers as ``remote`` read them last."""
+    watch = _WATCHES.get(remote)
+    if watch is None:
+        watch = _WATCHES[remote] = Watch(lambda: tuple(remote.servers), SECONDS)
+    return watch
 
 
 class RemotePanel:
@@ -44,6 +59,7 @@ class RemotePanel:
         self._shown: object = None
         self.box = ui.column().classes("w-full gap-1 lc-tools").mark("remote-servers")
         self.refresh()
+        servers_watch(remote).follow(lambda _: self.refresh())
 
     def refresh(self) -> None:
         state = (tuple(self.remote.visible(self.viewer.person)), tuple(self.pending), tuple(self.words.items()))

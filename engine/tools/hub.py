@@ -46,6 +46,7 @@ from engine.tools.mcp_server import (
 from engine.tools.names import parameters, safe_name
 from engine.tools.resource_watch import ResourceWatch
 from engine.tools.result_content import Retouch
+from engine.tools.server_note import ServerNote
 from ledger.events import ApprovalMode
 from store.blobs import BlobStore, MemoryBlobs
 from store.grants import GrantStore, MemoryGrants
@@ -148,6 +149,10 @@ class ToolHub:
     def of_chat(self, cid: str) -> ToolHub:
         """The hub a turn in conversation ``cid`` uses: its own servers over these, or these alone."""
         return self.chats.get(cid, self)
+
+    def remote_notes(self) -> Mapping[str, ServerNote]:
+        """The remote servers a turn may use, by name, on or off (``engine.tools.remote_hub``): none here."""
+        return {}
 
     def withheld_reason(self, name: str) -> str | None:
         """Why a tool of that name, listed by a server, is not offered (None when no server withholds one)."""

@@ -5,7 +5,10 @@ Guarantees:
 - ``add`` keeps a server in the store (``store.tokens``, never the ledger) only with a valid name no other server
   has (the configured ones, the person's own, the team's) and an ``http(s)`` URL; in team mode a team server
   (owner None) only by an admin, a personal one for its person; ``enable``, ``remove`` and ``sign_out`` likewise
-  only by whoever may change it. Every refusal is one sentence (``RemoteRefused``).
+  only by whoever may change it. Every refusal is one sentence (``RemoteRefused``). Who added a server, and who
+  last switched it and when, are kept with it (what a conversation's ledger records, ``engine.turns.server_notes``).
+- ``fresh`` reads the servers again when the store's stamp says someone sharing it (another instance on the same
+  PostgreSQL) changed them; changes and every turn (``engine.tools.remote_hub``) look first.
 - ``visible(person)`` is what a person uses: every server in personal mode; in team mode the team's and their own.
   Its tools are the ones it listed when last reached (kept with the server): they are offered before anyone signed
   in, and refreshed at every connection.
@@ -79,13 +82,24 @@ class RemoteServers:
         self.client_document = client_document  # https URL of this app's client ID metadata document, if any
         self.signins = SignIns()
         self.servers: list[RemoteServer] = []
+        self._stamp: str | None = None  # the store's stamp the servers were read after (None: never read)
         self._connections: dict[tuple[str, str], MCPConnection] = {}
         self._starting: dict[tuple[str, str], asyncio.Lock] = {}
         self.locks: dict[tuple[str, str], asyncio.Lock] = {}  # (person, server): one refresh or sign-in at a time
         self.watch = ResourceWatch()  # resources the servers said changed (the app gives its hub's)
 
     async def load(self) -> None:
+        self._stamp = await asyncio.to_thread(self.store.stamp)  # before the rows: a change between reads again
         self.servers = await asyncio.to_thread(self.store.servers)
+
+    async def fresh(self) -> None:
+        """Read the servers again when anyone sharing the store (another instance) changed them since they were
+        read (one look at the store's stamp); a connection to a server that is gone or off now is stopped."""
+        if await asyncio.to_thread(self.store.stamp) == self._stamp:
+            return
+        await self.load()
+        for key in [k for k in self._connections if not getattr(self.named(k[0] or None, k[1]), "enabled", False)]:
+            await self._connections.pop(key).stop()
 
     def visible(self, person: str | None) -> list[RemoteServer]:
         return [s for s in self.servers if not self.team or s.owner is None or s.owner == person]
@@ -128,20 +142,24 @@ class RemoteServers:
         if team_server and self.team and not who.admin:
             raise RemoteRefused("Only an admin adds a server for the whole team.")
         owner = None if (team_server or not self.team) else who.person
+        await self.fresh()
         clashes = [s for s in self.servers if s.name == name and (owner is None or s.owner in (None, owner))]
         if name in self.taken() or clashes:  # a team server's name is nobody's; a person's is theirs and the team's
             raise RemoteRefused(f"A server named {name!r} is there already; choose another name.")
-        server = RemoteServer(owner=owner, name=name, url=url, added_ts=_now())
+        server = RemoteServer(owner=owner, name=name, url=url, added_ts=_now(), added_by=who.person)
         await asyncio.to_thread(self.store.put, server)
         await self.load()
         return server
 
     async def enable(self, who: Changer, name: str, enabled: bool) -> None:
+        await self.fresh()
         server = self._changeable(who, name)
-        await asyncio.to_thread(self.store.put, RemoteServer(**{**_fields(server), "enabled": enabled}))
+        changed = {"enabled": enabled, "changed_by": who.person, "changed_ts": _now()}
+        await asyncio.to_thread(self.store.put, RemoteServer(**{**_fields(server), **changed}))
         await self.load()
 
     async def remove(self, who: Changer, name: str) -> None:
+        await self.fresh()
         server = self._changeable(who, name)
         await asyncio.to_thread(self.store.remove, server.owner, name)
         for key in [k for k in self._connections if k[1] == name and server.owner in (None, k[0] or None)]:

@@ -13,7 +13,8 @@ Guarantees:
   seconds to end by itself (its real outcome is recorded: what it returned, as ``cancelled`` when it returned
   normally, since the Stop's answer is what ended it; an error stays an error), then it is cancelled as above.
 - Before a call is dispatched its approval policy is carried out (``engine.turns.approving``): it runs, waits for
-  a person, or is answered ``declined`` (skipped, or a policy that forbids it).
+  a person, or is answered ``declined`` (skipped, or a policy that forbids it). A remote server's first call in the
+  chat since it was added or changed is preceded by what the server is (``engine.turns.server_notes``).
 - Progress from the server is recorded at most four times a second per call (and always the last one).
 - A result is recorded whole: its content parts and structured content with its text, through the one stale gate
   (``AttemptRun.record_result``).
@@ -31,6 +32,7 @@ from engine.tools import CallOutcome, ResolvedTool, ToolHub, ToolServerError
 from engine.turns.approving import approved
 from engine.turns.attempt import AttemptRun, PendingCall
 from engine.turns.questions import asker, stop_questions
+from engine.turns.server_notes import note_used
 from engine.turns.settings import Limits
 from ledger.events import ToolDispatched, ToolProgress, ToolStatus
 
@@ -55,6 +57,7 @@ async def run_tools(run: AttemptRun, calls: list[PendingCall], hub: ToolHub | No
             assert hub is not None
             if not await approved(run, call, resolved, hub):  # asked, refused or skipped: answered there
                 continue
+            note_used(run, hub, call.call_id, server)  # a remote server's first call here: what it is, before it runs
             run.append(ToolDispatched(**run.ids, call_id=call.call_id, server=server))
             assert hub is not None
             ask = asker(run, call.call_id)  # a question the tool asks waits for the person (engine.turns.questions)

@@ -11,6 +11,7 @@ Guarantees:
   request is built from the ledger, so a Retry, an edit and a Branch send the same bytes as the first request.
 - The first model call waits for litellm's import and for the tool servers to settle (ready or failed, at most
   the first-chunk timeout) before any timeout of its own starts: a turn sent right after start-up is not cut short.
+  Then a remote server the chat used that the turn no longer offers is recorded as gone (``engine.turns.server_notes``).
 - A run whose owner claim was lost (``AttemptRun.lost``) makes no further model call: checked before each step.
 - Before each step the spend guard (``EngineSettings.spend``) is asked for the chat's owner: over a limit, the
   attempt ends failed (``spend_limit``) with the guard's sentence, before that step's request (every tool call of
@@ -32,6 +33,7 @@ from engine.provider import Failure, offered, takes_prefill, with_instructions
 from engine.tools import ToolHub
 from engine.turns.attempt import AttemptRun, Broken, Completed, Outcome
 from engine.turns.loop_guard import LoopGuard
+from engine.turns.server_notes import note_gone
 from engine.turns.settings import EngineSettings
 from engine.turns.streaming import stream_step
 from engine.turns.tool_runs import run_tools
@@ -45,6 +47,7 @@ async def run_turn(run: AttemptRun, settings: EngineSettings, hub: ToolHub | Non
     await ready()
     if hub is not None:
         await hub.settled(limits.first_chunk_timeout)
+    note_gone(run, hub)  # a remote server this chat used is no longer offered: its audit says why
     base = run.messages = await first_messages(run, settings)
     guard = LoopGuard(limits.loop_guard)
     for number in range(1, limits.max_steps + 1):

@@ -1,7 +1,7 @@
 """The ledger's events: frozen, slotted records of what happened, each with its ``KIND`` and the ``FLAGS`` that say
 what it means to the parts that react to kinds (``flags``, ``kinds``), grouped by family (the conversation, an
-attempt's run in ``core``, agent steps and tool calls, approvals, questions, the queue, titles, share links), and
-the value types their fields hold (``values``).
+attempt's run in ``core``, agent steps and tool calls, approvals, questions, the queue, titles, share links, the
+remote tool servers a chat used), and the value types their fields hold (``values``).
 
 Guarantees: pure (no I/O, no clock); ``AnyEvent`` is the union of every kind and ``EVENT_CLASSES`` is read from it,
 so the codec (``ledger.codec``), the reducer's ``match`` and the property tests know a new kind at once; every
@@ -86,9 +86,14 @@ from ledger.events.share import (
     ShareUpdated,
 )
 from ledger.events.title import Titled, retitled
+from ledger.events.tool_server import GoneWhy, ToolServerEvent, ToolServerGone, ToolServerUsed
 from ledger.events.values import Attachment, AttemptUsage, Origin, TextRef, ToolPart
 
 __all__ = [
+    "GoneWhy",
+    "ToolServerEvent",
+    "ToolServerGone",
+    "ToolServerUsed",
     "Origin",
     "ATTEMPT_KINDS",
     "AnyEvent",

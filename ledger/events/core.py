@@ -49,6 +49,7 @@ from ledger.events.question import QuestionAsked as QuestionAsked, QuestionAnswe
 from ledger.events.queue import QueueEvent
 from ledger.events.title import Titled
 from ledger.events.share import ShareEvent
+from ledger.events.tool_server import ToolServerEvent
 from ledger.events.approval import ApprovalAsked as ApprovalAsked, ApprovalEvent as ApprovalEvent
 from ledger.events.approval import ApprovalGiven as ApprovalGiven, ApprovalScope as ApprovalScope
 from ledger.events.approval import GrantRevoked as GrantRevoked
@@ -274,6 +275,7 @@ AnyEvent = (
     | ApprovalEvent
     | Titled
     | ShareEvent
+    | ToolServerEvent
 )
 
 #: Every kind, in the union's order (the codec's table of kinds is built from it).

@@ -60,6 +60,8 @@ from ledger.events import (
     ToolDispatched,
     ToolProgress,
     ToolResult,
+    ToolServerGone,
+    ToolServerUsed,
     UpstreamClosed,
     Usage,
     VersionSelected,
@@ -171,6 +173,10 @@ def _phase(p: Phases, event: AnyEvent) -> None:  # noqa: C901 - one case per kin
             )
         case StaleToolResult():
             p.add("stale_tool_result", event.ts, call_id=event.call_id, source=event.why)
+        case ToolServerUsed():
+            p.add("tool_server_used", event.ts, server=event)
+        case ToolServerGone():
+            p.add("tool_server_gone", event.ts, server=event)
         case Submitted() | Started() | StaleChunk():
             pass  # they make the attempt (the timeline), or are counted only (stale chunks)
         case ToolCallStarted() | ToolProgress():

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ledger.events import Attachment, TurnMetrics, Usage
+from ledger.events import Attachment, ToolServerEvent, TurnMetrics, Usage
 
 PhaseKind = Literal[
     "submitted",
@@ -39,6 +39,8 @@ PhaseKind = Literal[
     "stale_tool_result",
     "question_asked",
     "question_answered",
+    "tool_server_used",
+    "tool_server_gone",
 ]
 
 
@@ -67,6 +69,7 @@ class Phase:
     grant: str | None = None  # approval_asked/given: the tool's grant hash
     late: bool = False  # recorded after the attempt's end (``ledger.ends``): shown, never applied
     files: tuple[Attachment, ...] = ()  # submitted: the message's files (their sha256; a Refresh's ``replaces``)
+    server: ToolServerEvent | None = None  # tool_server_used / tool_server_gone: what was recorded of the server
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

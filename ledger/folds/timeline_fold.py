@@ -59,6 +59,8 @@ from ledger.events import (
     ToolDispatched,
     ToolProgress,
     ToolResult,
+    ToolServerGone,
+    ToolServerUsed,
     UpstreamClosed,
     Usage,
     VersionSelected,
@@ -250,6 +252,8 @@ class TimelineFold:
                 pass  # about the conversation (its share links too), not an attempt
             case MessageQueued() | QueuedEdited() | QueuedRemoved() | GrantRevoked() | Titled():
                 pass  # the queue, the grants, the title: never an attempt's
+            case ToolServerUsed() | ToolServerGone():
+                pass  # what a remote server was, or that it went: shown by the audit from its moment
             case _:
                 assert_never(event)
 

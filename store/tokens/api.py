@@ -6,7 +6,9 @@ A remote server is a name and a streamable-HTTP URL a person added from the Tool
 before anyone signed in to it. A sealed token is the ciphertext of one person's OAuth tokens and client
 registration for one server (key ``token_key``); this store never sees a token in clear.
 
-Guarantees: ``servers`` gives every server as last written by any instance sharing the store (no cache); ``put``
+Guarantees: ``servers`` gives every server as last written by any instance sharing the store (no cache); ``stamp``
+is a short text that changes whenever a server is put or removed by anyone sharing the store (so a copy of
+``servers`` read after a stamp is stale once the stamp differs), cheap enough to read before every turn; ``put``
 replaces the server with the same owner and name; ``remove`` removes it (and every sealed token of it: a team
 server's of everyone, a personal one's of its owner) and says
 whether it was there; ``sealed``/``seal``/``forget`` read, replace and remove one sealed token. Methods may block
@@ -28,6 +30,9 @@ class RemoteServer:
     enabled: bool = True
     tools: str = "[]"  # what it listed last: JSON list of {name, description, inputSchema, annotations}
     added_ts: str = ""
+    added_by: str | None = None  # the person who added it (None in personal mode, and for servers of before)
+    changed_by: str | None = None  # who last switched it on or off (None: nobody since it was added)
+    changed_ts: str = ""  # when ("": never since it was added)
 
     def with_tools(self, tools: str) -> RemoteServer:
         return replace(self, tools=tools)
@@ -46,6 +51,8 @@ def of_server(key: str, owner: str | None, name: str) -> bool:
 class RemoteStore(Protocol):
     def servers(self) -> list[RemoteServer]: ...
 
+    def stamp(self) -> str: ...
+
     def put(self, server: RemoteServer) -> None: ...
 
     def remove(self, owner: str | None, name: str) -> bool: ...
@@ -62,17 +69,24 @@ class MemoryRemote:
         self._servers: dict[tuple[str, str], RemoteServer] = {}
         self._tokens: dict[str, bytes] = {}
         self._lock = threading.Lock()
+        self._changes = 0
 
     def servers(self) -> list[RemoteServer]:
         with self._lock:
             return list(self._servers.values())
 
+    def stamp(self) -> str:
+        with self._lock:
+            return str(self._changes)
+
     def put(self, server: RemoteServer) -> None:
         with self._lock:
             self._servers[(server.owner or "", server.name)] = server
+            self._changes += 1
 
     def remove(self, owner: str | None, name: str) -> bool:
         with self._lock:
+            self._changes += 1
             for key in [k for k in self._tokens if of_server(k, owner, name)]:
                 del self._tokens[key]
             return self._servers.pop((owner or "", name), None) is not None

@@ -31,7 +31,15 @@ class FileRemote:
 
     def servers(self) -> list[RemoteServer]:
         with self._lock:
-            return [RemoteServer(**row) for row in self._read(self.servers_path, [])]
+            return [RemoteServer(**row) for row in self._read(self.servers_path, [])]  # a file of before: defaults
+
+    def stamp(self) -> str:
+        """The servers file's identity and time (a change replaces the file: a new inode, a new time)."""
+        try:
+            found = self.servers_path.stat()
+        except OSError:
+            return ""
+        return f"{found.st_ino}:{found.st_mtime_ns}:{found.st_size}"
 
     def put(self, server: RemoteServer) -> None:
         with self._lock:
@@ -103,4 +111,7 @@ def _row(server: RemoteServer) -> dict[str, Any]:
         "enabled": server.enabled,
         "tools": server.tools,
         "added_ts": server.added_ts,
+        "added_by": server.added_by,
+        "changed_by": server.changed_by,
+        "changed_ts": server.changed_ts,
     }

@@ -5,6 +5,7 @@ the same; removing a server removes every sealed token of it; the token file is 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,22 @@ def test_removing_a_personal_server_keeps_anothers_server_of_the_same_name(opene
     assert store.sealed(token_key("local:ada", "mine")) is None
     assert store.sealed(token_key("local:bo", "mine")) == b"local:bo"
     assert [s.owner for s in store.servers()] == ["local:bo"]
+
+
+def test_a_change_by_another_store_on_the_same_data_changes_the_stamp_and_who_changed_it_is_kept(
+    opener: Opener,
+) -> None:
+    first, second = opener(), opener()
+    before = second.stamp()
+    added = RemoteServer(owner=None, name="docs", url="https://docs.example/mcp", added_ts="t0", added_by="local:ann")
+    first.put(added)
+    after_add = second.stamp()
+    assert after_add != before
+    switched = replace(added, enabled=False, changed_by="local:bo", changed_ts="t1")
+    first.put(switched)
+    assert second.stamp() != after_add
+    assert [s for s in second.servers() if s.name == "docs"] == [switched]
+    stamp = second.stamp()
+    assert second.stamp() == stamp  # nothing changed: the copy read after it is current
+    first.remove(None, "docs")
+    assert second.stamp() != stamp

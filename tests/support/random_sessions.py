@@ -54,6 +54,7 @@ from ledger.events.title import Titled
 from ledger.reducer import reduce
 from ledger.state import EMPTY_STATE, State
 from tests.support.queue_steps import QUEUE_STEPS, queue_event
+from tests.support.server_steps import SERVER_STEPS, server_event
 from tests.support.share_steps import SHARE_STEPS, share_event
 
 CONV = "c1"
@@ -206,6 +207,8 @@ def build_events(plan: list[tuple]) -> list[AnyEvent]:
                 add(ToolCallStarted(**base, attempt_id=att, step=number, call_id=call_id, name="t", index=step[2]))
             else:
                 add(ToolCalled(**base, attempt_id=att, step=number, call_id=call_id, name="t", arguments="{}"))
+        elif kind in SERVER_STEPS:  # a remote server recorded as used (before a call's dispatch) or as gone
+            add(server_event(step, base, att, _call(att, steps_of, step[2])))
         elif kind == "dispatch":
             add(ToolDispatched(**base, attempt_id=att, call_id=_call(att, steps_of, step[2]), server="s"))
         elif kind == "tool_result":

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from ledger.events import CancelSource
 from tests.support.queue_steps import QUEUE_STEPS
+from tests.support.server_steps import SERVER_STEPS
 from tests.support.share_steps import SHARE_STEPS
 
 # One step of a random session, by name: what happens next, with small ids so that steps collide often.
@@ -82,6 +83,7 @@ STEPS = {
     "titled": st.tuples(st.just("titled"), st.integers(0, 7), st.booleans()),
     "continue": st.tuples(st.just("continue"), st.integers(0, 7)),
     **SHARE_STEPS,
+    **SERVER_STEPS,
 }
 steps = st.one_of(*STEPS.values())
 
