@@ -10,7 +10,8 @@ Guarantees (decided from the conversation's state, the reducer's fold of what wa
 - ``note_gone`` (as an answer's turn starts, before its first request) appends one ``tool_server_gone`` for each
   server whose last record is a ``tool_server_used`` and which the turn no longer offers: ``disabled`` (switched off,
   with who did it and when) when the owner still has it, ``removed`` when not. A server recorded as gone is not
-  recorded again until it is used again.
+  recorded again until it is used again. An app started without tools (no hub) records nothing: its servers
+  are still there, only nothing is offered.
 - Nothing here carries a secret: the URL is ``engine.tools.server_note.shown_url``'s.
 """
 
@@ -51,9 +52,9 @@ def note_used(run: AttemptRun, hub: ToolHub, call_id: str, server: str) -> None:
 def note_gone(run: AttemptRun, hub: ToolHub | None) -> None:
     """As an answer's turn starts: record each server this chat used that the turn no longer offers, and why."""
     conv = run.view()
-    if conv is None or run.purpose != "answer":
-        return
-    notes = hub.remote_notes() if hub is not None else {}
+    if conv is None or run.purpose != "answer" or hub is None:
+        return  # no hub: the app runs without tools (``--no-tools``), the servers are not gone, only not offered
+    notes = hub.remote_notes()
     for name, last in list(conv.tool_servers.items()):
         if not isinstance(last, ToolServerUsed):
             continue

@@ -184,6 +184,24 @@ async def test_each_chat_records_the_server_once_where_it_first_runs_and_a_chat_
     assert servers_of(engine.events(idle)) == []  # it never used the server: nothing vanished from it
 
 
+async def test_an_app_started_without_tools_records_no_server_of_a_chat_as_gone(
+    engines: EngineFactory, upstream: ScriptedUpstream, remote: RemoteServers, demo_url: str, tmp_path: Path
+) -> None:
+    hub = AppHub((), remote)
+    hub.owner_of = lambda cid: ADA.person
+    await hub.start()
+    engine = engines(tmp_path / "data", tools=hub)
+    await remote.add(ADA, "mine", demo_url)
+    await remote.connect(ADA.person, "mine", None)
+    cid = engine.create_conversation()
+    await turn(engine, cid, upstream, *calling("call_1"))
+    await engine.shutdown()
+    assert engine.store.close() == 0
+    bare = engines(tmp_path / "data")  # --no-tools: the server is still in the Tools panel, only nothing is offered
+    await turn(bare, cid, upstream, Behavior(text="No tools here."))
+    assert [e.KIND for e in servers_of(bare.events(cid))] == ["tool_server_used"]
+
+
 def _answers(url: str) -> bool:
     try:
         httpx.get(url, timeout=1)
