@@ -18,7 +18,8 @@ from app.sign_in_relay import SignInRelay
 from engine.tools import SignIns
 from engine.tools.sign_ins import NOT_WAITING, SOMEONE_ELSE
 from store.health import ProblemLog
-from store.postgres import AttemptOwners, migrate
+from store.postgres import EVERYONE, AttemptOwners, migrate
+from tests.support.waiting import wait_until
 
 CODE = "c0de-that-must-travel-only-in-the-notify"
 WITHIN = 2.0
@@ -27,13 +28,20 @@ WITHIN = 2.0
 class Instance:
     def __init__(self, url: str, name: str, loop: asyncio.AbstractEventLoop) -> None:
         self.tasks: set[asyncio.Task[None]] = set()
+        self.heard: set[str] = set()  # the instances whose ``ping`` reached this one (its LISTEN is on)
         self.owners = AttemptOwners(
             url, name, lease=5.0, problems=ProblemLog(logging.getLogger()),
-            on_request=lambda request: loop.call_soon_threadsafe(self.relay.serve, request),
+            on_request=lambda request: loop.call_soon_threadsafe(self.served, request),
         )  # fmt: skip
         self.relay = SignInRelay(self.owners, self.spawn, within=WITHIN)
         self.signins = SignIns()
         self.relay.attach(self.signins)
+
+    def served(self, request: dict[str, Any]) -> None:
+        if request.get("kind") == "ping":
+            self.heard.add(str(request.get("from")))
+        else:
+            self.relay.serve(request)
 
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
         task = asyncio.get_running_loop().create_task(coro, name=name)
@@ -48,6 +56,13 @@ async def pair(database_url: str) -> AsyncIterator[tuple[Instance, Instance]]:
     a, b = Instance(database_url, "host:1:a", loop), Instance(database_url, "host:2:b", loop)
     for instance in (a, b):
         await asyncio.to_thread(instance.owners.start)
+    for sender, listener in ((a, b), (b, a)):  # each instance's listening thread is up before the test begins
+
+        def heard(sender: Instance = sender, listener: Instance = listener) -> bool:
+            sender.owners.request(EVERYONE, {"kind": "ping"})
+            return sender.owners.instance in listener.heard
+
+        await wait_until(heard, what="the other instance listening")
     yield a, b
     for instance in (a, b):
         await asyncio.to_thread(instance.owners.close)
