@@ -21,7 +21,9 @@ Guarantees:
 - A request from another instance is served by ``app.peer_requests`` (the one cancel path, Run/Skip, a tool's
   question's answer); ``answer`` sends a person's Run/Skip for a call waiting on the owner the same way; the
   owner applies the first answer it gets (``Engine.decide_tool``), a late one is dropped. ``relay`` sends a share
-  link's event this instance could not write to the instance holding the conversation's write lease.
+  link's event this instance could not write to the instance holding the conversation's write lease. A remote
+  tool server's sign-in coming back here while another instance waits for it goes there (``app.sign_in_relay``:
+  ``sign_ins``, attached to this app's sign-ins by ``app.wiring``).
 - ``sweep`` (at start, then every ``SWEEP_EVERY`` s) waits for proof: only an attempt live in the ledger whose
   owner row is in ``owners.expired()`` (its lease passed by the DATABASE's clock; a missing row is never proof)
   is finalized here, after ``take_over`` gave it a new epoch (the old owner's later writes are refused by the
@@ -42,6 +44,7 @@ from typing import Any
 
 from app.claims import Claims
 from app.peer_requests import LEAVING, serve
+from app.sign_in_relay import SignInRelay
 from engine.attempts import LiveElsewhere, Local
 from engine.people import acting
 from ledger.codec import to_dict
@@ -66,6 +69,7 @@ class Cluster:
             url, self.me, lease=lease, on_request=self._requested, problems=ProblemLog(log), on_lost=self._lost
         )
         self.claims = Claims(store, self.owners, lambda: self.engine)
+        self.sign_ins = SignInRelay(self.owners, lambda coro, name: self.engine.spawn(coro, name))
         store.on_refused = self.claims.refused  # the database refused an attempt's writes: its epoch is old
         self._inbox: queue.SimpleQueue[list[AnyEvent]] = queue.SimpleQueue()
         self._absorbing = False
@@ -217,7 +221,11 @@ class Cluster:
     def _requested(self, request: Request) -> None:
         """On the ownership thread."""
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(serve, self.engine, request)
+            self._loop.call_soon_threadsafe(self._serve, request)
+
+    def _serve(self, request: Request) -> None:
+        if not self.sign_ins.serve(request):
+            serve(self.engine, request)
 
     # --- following: other instances' events, and this engine's own --------------------------------------------
 

@@ -106,6 +106,8 @@ def wire(config: AppConfig, store: EventStore, token: str | None = None) -> None
         engine = build_engine(store, settings, hub, peers=clusters[-1] if clusters else ALONE)
         if isinstance(hub, AppHub):  # a turn uses the remote servers its conversation's owner uses
             hub.owner_of = lambda cid: c.owner if (c := engine.conversation(cid)) is not None else None
+            if clusters and hub.remote is not None:  # a sign-in's callback may come back to another instance
+                clusters[-1].sign_ins.attach(hub.remote.signins)
         from app.telemetry import start_telemetry
 
         start_telemetry(config.telemetry, engine)  # --otlp-endpoint: follows every event, flushed at shutdown

@@ -6,9 +6,10 @@ Guarantees:
   (``data-lc-marker=sign-in-link``, ``target=_blank``, ``rel=noopener noreferrer``; only http/https are links);
   the page never opens it by itself. **Cancel** gives up (the call ends ``declined``).
 - ``callback_page`` is what ``GET /oauth/callback`` answers: the sign-in's ``state`` is handed to the waiting
-  sign-in once (``engine.tools.oauth.SignIns.arrive``: only the person who started it), and the page says in
-  words what happened (signed in: go back to the chat, which goes on by itself; refused, with the server's
-  ``error`` code; not waiting any more). The query (code, state) is never shown, logged or kept.
+  sign-in once (``engine.tools.SignIns.arrive_anywhere``: only the person who started it; on several instances
+  on one database, to the instance waiting for it, within a few seconds), and the page says in words what
+  happened (signed in: go back to the chat, which goes on by itself; refused, with the server's ``error`` code;
+  not waiting any more). The query (code, state) is never shown, logged or kept.
 - ``GET /oauth/client.json`` is this app's OAuth client ID metadata document (with an https ``--public-url``;
   else 404), which authorization servers fetch without a session (``ui.guard`` lets it through).
 """
@@ -63,7 +64,7 @@ def register_callback(remote: Callable[[], RemoteServers | None]) -> None:
         person = request.scope.get("state", {}).get("person")  # team mode: the guard's (ui.guard)
         query = {k: v for k, v in request.query_params.items() if k in ("code", "state", "error", "iss")}
         servers = remote()
-        status, page = callback_page(servers.signins if servers else None, query, getattr(person, "id", None))
+        status, page = await callback_page(servers.signins if servers else None, query, getattr(person, "id", None))
         return HTMLResponse(page, status_code=status, headers={"cache-control": "no-store"})
 
     @app.get(CLIENT_DOCUMENT)
@@ -75,11 +76,11 @@ def register_callback(remote: Callable[[], RemoteServers | None]) -> None:
         return JSONResponse(document, headers={"cache-control": "max-age=300"})
 
 
-def callback_page(signins: SignIns | None, query: dict[str, str], person: str | None) -> tuple[int, str]:
+async def callback_page(signins: SignIns | None, query: dict[str, str], person: str | None) -> tuple[int, str]:
     """(HTTP status, the HTML page) of the sign-in coming back (see the module's guarantees)."""
     if signins is None:
         return 404, _page("No sign-in is waiting here.")
-    taken, words = signins.arrive(query, person)
+    taken, words = await signins.arrive_anywhere(query, person)
     return (200 if taken else 409), _page(words)
 
 

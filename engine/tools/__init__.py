@@ -3,7 +3,8 @@ watches and restarts them (``hub``), a conversation's own servers over those (``
 running of one step's tool calls with what a Stop does to them (``runs``); the servers' prompts (``prompts``: "/"
 commands) and resources (``resources``: "@" context; ``resource_watch``: which of them their servers said changed);
 remote servers people add while the app runs (``remote``, ``remote_hub``: the app's hub ``AppHub``), their OAuth
-sign-in (``oauth``, ``oauth_words``) and their tokens sealed at rest (``vault``).
+sign-in (``oauth``, ``oauth_words``; ``sign_ins``: those waiting for the browser, here or on another instance) and
+their tokens sealed at rest (``vault``).
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ from engine.tools.config import ServerConfig, ToolConfigError, load_tool_config
 from engine.tools.elicitation import Ask
 from engine.tools.hub import ResolvedTool, ServerHealth, ToolDescribed, ToolHub
 from engine.tools.mcp_server import CallOutcome, ToolServerError
-from engine.tools.oauth import SignIns
 from engine.tools.oauth_words import SignInEnded
 from engine.tools.prompts import PromptArgument, PromptInfo, PromptMessages
 from engine.tools.remote import Changer, RemoteRefused, RemoteServer, RemoteServers
 from engine.tools.remote_hub import AppHub
 from engine.tools.resources import FetchFailed, Piece, ResourceInfo
 from engine.tools.result_parts import history_messages
+from engine.tools.sign_ins import SignIns
 from engine.tools.vault import KEY_ENV, TokenKeyError, Vault, load_key
 
 __all__ = [

@@ -18,8 +18,7 @@ Guarantees:
   - whatever ends a sign-in is in ``CallAuth.ended`` as a ``SignInEnded`` with words saying what happened (see
     ``engine.tools.oauth_words``), and the request ends with the server's own 401 (never an exception that would
     end the connection).
-- ``SignIns`` holds the sign-ins waiting for the browser, by their ``state``; ``arrive`` hands one its code (or the
-  server's refusal) once, only for the person who started it.
+- The sign-ins waiting for the browser are ``engine.tools.sign_ins.SignIns``'s, by their ``state``.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ import json
 import time
 from collections.abc import AsyncGenerator
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -41,7 +40,8 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 
 from engine.tools.asking import Action, Question, QuestionAnswer
 from engine.tools.elicitation import Ask, Deadline, Elicitations
-from engine.tools.oauth_words import SignInEnded, ended_by_answer, ended_by_error, refused_at_callback
+from engine.tools.oauth_words import SignInEnded, ended_by_answer, ended_by_error
+from engine.tools.sign_ins import SignIns
 from engine.tools.vault import VaultStorage
 
 
@@ -57,43 +57,6 @@ class CallAuth:
 
 
 CURRENT: ContextVar[CallAuth | None] = ContextVar("ledger_chat_call_auth", default=None)
-
-
-@dataclass(slots=True)
-class Pending:
-    person: str | None
-    server: str
-    future: asyncio.Future[AuthorizationCodeResult] = field(repr=False)
-
-
-class SignIns:
-    """Sign-ins waiting for the browser to come back (see the module's guarantees)."""
-
-    def __init__(self) -> None:
-        self._waiting: dict[str, Pending] = {}
-
-    def expect(self, state: str, person: str | None, server: str) -> asyncio.Future[AuthorizationCodeResult]:
-        future: asyncio.Future[AuthorizationCodeResult] = asyncio.get_running_loop().create_future()
-        self._waiting[state] = Pending(person, server, future)
-        return future
-
-    def drop(self, state: str) -> None:
-        self._waiting.pop(state, None)
-
-    def arrive(self, query: dict[str, str], person: str | None) -> tuple[bool, str]:
-        """The callback's query; (whether a waiting sign-in took it, what to tell the person)."""
-        pending = self._waiting.get(query.get("state", ""))
-        if pending is None or pending.future.done():
-            return False, "This sign-in is not waiting any more (it was finished, cancelled, or the app restarted)."
-        if pending.person is not None and pending.person != person:
-            return False, "This sign-in was started by someone else."
-        del self._waiting[query["state"]]
-        if query.get("error"):
-            pending.future.set_exception(refused_at_callback(pending.server, query))
-            return True, f"{pending.server} refused the sign-in: {query['error']}. Back in the chat, the call says so."
-        code = AuthorizationCodeResult(code=query.get("code", ""), state=query.get("state"), iss=query.get("iss"))
-        pending.future.set_result(code)
-        return True, f"Signed in to {pending.server}. You can close this tab: the chat goes on."
 
 
 class SignInAuth(OAuthClientProvider):

@@ -35,9 +35,10 @@ from typing import Any
 from engine.tools.config import NAME, ServerConfig
 from engine.tools.elicitation import Ask, Deadline, TimedOut
 from engine.tools.mcp_server import CallOutcome, MCPConnection, Progress, ServerUnavailable, ToolServerError, ToolSpec
-from engine.tools.oauth import CURRENT, CallAuth, SignInAuth, SignIns
+from engine.tools.oauth import CURRENT, CallAuth, SignInAuth
 from engine.tools.oauth_words import SignInEnded, unreachable
 from engine.tools.resource_watch import ResourceWatch
+from engine.tools.sign_ins import SignIns
 from engine.tools.vault import Vault, VaultStorage
 from store.blobs import BlobStore
 from store.tokens import RemoteServer, RemoteStore

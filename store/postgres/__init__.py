@@ -9,7 +9,7 @@ a conversation is written by one instance at a time; a database that does not an
 from __future__ import annotations
 
 from store.postgres.leases import is_dead
-from store.postgres.owners import AttemptOwners, Request
+from store.postgres.owners import EVERYONE, AttemptOwners, Request
 from store.postgres.presets import PgPresets
 from store.postgres.rows import column_text, copy_rows
 from store.postgres.schema import connect, migrate, redact_dsn
@@ -17,6 +17,7 @@ from store.postgres.side import SideStore
 from store.postgres.store import PgStore
 
 __all__ = [
+    "EVERYONE",
     "AttemptOwners",
     "PgPresets",
     "PgStore",

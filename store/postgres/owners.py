@@ -17,8 +17,10 @@ Guarantees:
 - ``release`` forgets attempts and deletes their rows (retried once on a fresh connection); ``janitor`` (also run
   on the thread every lease) deletes rows expired for a lease more whose attempt ended (``persisted``) or never
   started; ``close`` deletes this instance's rows.
-- ``request`` delivers a JSON request to the instance that owns an attempt (``NOTIFY ledger_requests``); the
-  thread hands every request addressed to this instance to ``on_request``, in arrival order, on the thread.
+- ``request`` delivers a JSON request to the instance that owns an attempt (``NOTIFY ledger_requests``), or to
+  every other instance listening (``owner=EVERYONE``); the thread hands every request addressed to this instance,
+  and every one sent to ``EVERYONE`` by another instance, to ``on_request``, in arrival order, on the thread.
+  Payloads are never logged or stored (a NOTIFY is not kept once delivered).
 - A database failure on the thread is reported once (no credentials) and retried with backoff up to 2 s.
 - ``take_over`` first ends the database sessions of the expired owner (``pg_terminate_backend`` on the sessions
   its pools named after it): an owner frozen inside a batch's transaction holds row locks that would block the
@@ -42,6 +44,7 @@ from store.postgres.pool import Conn, Pool, make_pool, once_more
 from store.postgres.schema import connect, describe_db_error
 
 CHANNEL = "ledger_requests"
+EVERYONE = "*"  # ``request``'s address of every other instance
 Request = dict[str, Any]
 _GRACE = "pg_postmaster_start_time() + make_interval(secs => lease_seconds) < now()"
 _CLAIM = """
@@ -243,7 +246,10 @@ class AttemptOwners:
             request = json.loads(payload)
         except ValueError:
             return
-        if isinstance(request, dict) and request.get("to") == self.instance:
+        if not isinstance(request, dict):
+            return
+        to = request.get("to")
+        if to == self.instance or to == EVERYONE and request.get("from") != self.instance:
             self.on_request(request)
 
     def _fetch(self, sql: str, params: dict[str, object], *, rows: bool = True) -> list[tuple[object, ...]]:
