@@ -31,7 +31,8 @@ ADA, BO = Changer("local:ada", True), Changer("local:bo", True)
 COUNTER = "counter://second/visits"
 
 
-def _serve(module: str) -> Iterator[str]:
+def serve_http(module: str) -> Iterator[str]:
+    """``python -m <module> --http PORT`` until the generator is closed; its URL while it runs."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", module, "--http", str(port)],
@@ -52,12 +53,12 @@ def _serve(module: str) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def demo_url() -> Iterator[str]:
-    yield from _serve("demo.tools_server")
+    yield from serve_http("demo.tools_server")
 
 
 @pytest.fixture(scope="module")
 def second_url() -> Iterator[str]:
-    yield from _serve("tests.support.context_server")
+    yield from serve_http("tests.support.context_server")
 
 
 @pytest.fixture
