@@ -14,8 +14,7 @@ Guarantees:
   once): a server that needs no sign-in, or whose tokens the person holds, is up after it. It returns the names of
   the servers that need the person to sign in first (or whose connection is starting now, a sign-in perhaps
   waiting on its card): the menus show them as one line each, "Sign in to <server> to use its prompts"; a server
-  that could not be reached is left out (logged), never an error. ``ServerNote``-free: nothing here touches the
-  ledger.
+  that could not be reached is left out (logged), never an error. Nothing here touches the ledger.
 - ``watch_key(hub, server)`` is the name ``server``'s resources are watched under for the hub's person (a
   configured server's own name; a remote server's ``keyed``).
 """
