@@ -2,10 +2,12 @@
 
 Guarantees:
 - ``offered(engine, cid)`` lists the prompts of the servers the session's turns use (the app's, then the session's
-  own: ``ToolHub.of_chat``) as commands named ``<server>.<prompt>`` (other characters than letters, digits, ``_``
-  and ``-`` become ``-``). A preset's command never has a dot, so neither hides the other. A prompt with arguments
-  has an input hint: one argument takes the whole text; with several, ``name=value`` pairs (a value with spaces
-  quoted), or the whole text as the first argument. No tool servers (``--no-tools``), or none with prompts: none.
+  own: ``ToolHub.of_chat``, then the remote servers its owner uses that are connected, or start without asking anyone:
+  ``engine.tools.remote_context``; one that needs a sign-in is not offered) as commands named ``<server>.<prompt>``
+  (other characters than letters, digits, ``_`` and ``-`` become ``-``). A preset's command never has a dot, so
+  neither hides the other. A prompt with arguments has an input hint: one argument takes the whole text; with several,
+  ``name=value`` pairs (a value with spaces quoted), or the whole text as the first argument. No tool servers
+  (``--no-tools``), or none with prompts: none.
 - ``command(engine, cid, text)``: a prompt's text that starts with such a command fetches the prompt
   (``engine.tools.prompts.get``) and stores its messages by sha256 as the page does (``engine.files.fetched``:
   ``origin="prompt"``, its server and name): (the attachments, the text the message keeps). The text after the
@@ -27,7 +29,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 
 from engine.commands import Engine, InputRejected
 from engine.files import from_prompt
-from engine.tools import FetchFailed, PromptInfo, prompts
+from engine.tools import FetchFailed, PromptInfo, prompts, remote_context
 from ledger.events import Attachment
 
 COMMAND = re.compile(r"/([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)(?:\s+|$)")
@@ -44,6 +46,8 @@ def _hub(engine: Engine, cid: str) -> Any:
 async def listed(engine: Engine, cid: str) -> dict[str, PromptInfo]:
     """The prompts offered in conversation ``cid``, by command name (the first of a name wins)."""
     hub = _hub(engine, cid)
+    if hub is not None:
+        await remote_context.reach(hub)  # the owner's remote servers, started without asking anyone
     named: dict[str, PromptInfo] = {}
     for prompt in await prompts.prompts(hub) if hub is not None else ():
         named.setdefault(name_of(prompt), prompt)

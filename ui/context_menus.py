@@ -3,7 +3,10 @@
 Guarantees:
 - The browser's menu (``static/context_menus.js``: a listbox driven by the keyboard alone) asks for the lists when
   it opens; they are read from the running servers then (``engine.tools.prompts``, ``engine.tools.resources``),
-  never cached past the opening, and sent back with each item's name, server and description.
+  never cached past the opening, and sent back with each item's name, server and description. The servers are
+  the configured ones and the remote ones the page's person uses (``engine.tools.remote_context``), through that
+  person's own connection: one that is not connected is started then without asking anyone; one that needs a
+  sign-in first is one disabled line, "Sign in to <server> to use its prompts" (or resources), never an error.
 - Choosing a prompt or a resource without arguments fetches it at once; one with arguments (a prompt's, a
   template's ``{name}``) opens a small form first, its fields offering the server's completions as they are typed
   (``completion/complete``), Insert fetching it and Cancel (or Escape) doing nothing.
@@ -23,7 +26,7 @@ from nicegui import ui
 from nicegui.events import GenericEventArguments
 
 from engine.files import from_prompt, from_resource
-from engine.tools import FetchFailed, PromptInfo, ResourceInfo, prompts, resources
+from engine.tools import FetchFailed, PromptInfo, ResourceInfo, prompts, remote_context, resources
 from ledger.decide import InputRejected
 from ledger.events import Attachment
 from ui.attachments import AttachmentTray, remember
@@ -33,18 +36,22 @@ log = logging.getLogger("ledger_chat.ui")
 VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")
 
 
-def _hub() -> Any:
+def _hub(person: str | None) -> Any:
+    """The app's tool servers and the remote servers ``person`` uses, through their own connections."""
     from ui.context import current
 
     engine = current().engine
-    return engine.tools if engine is not None else None
+    return remote_context.for_person(engine.tools, person) if engine is not None else None
 
 
 class ContextMenus:
     """The "/" and "@" menus of one message box, adding what is chosen to ``tray``."""
 
     def __init__(self, tray: AttachmentTray) -> None:
+        from ui.context import current
+
         self.tray = tray
+        self.person = current().viewer().person  # the page's person: whose remote servers the menus reach
         self.prompts: dict[str, PromptInfo] = {}
         self.resources: dict[str, ResourceInfo] = {}
         self.root = ui.element("div").classes("lc-menus")
@@ -62,7 +69,8 @@ class ContextMenus:
             await self._resource(self.resources[key])
 
     async def _send_list(self, trigger: str) -> None:
-        hub, items = _hub(), []
+        hub, items = _hub(self.person), list[dict[str, Any]]()
+        waiting = await remote_context.reach(hub) if hub is not None else ()
         if hub is not None and trigger == "/":
             self.prompts = {f"{p.server}/{p.name}": p for p in await prompts.prompts(hub)}
             items = [{"key": k, "label": p.title, "name": p.name, "server": p.server, "description": p.description}
@@ -71,6 +79,10 @@ class ContextMenus:
             self.resources = {f"{r.server} {r.uri or r.template}": r for r in await resources.resources(hub)}
             items = [{"key": k, "label": r.title, "name": r.uri or r.template, "server": r.server,
                       "description": r.description} for k, r in self.resources.items()]  # fmt: skip
+        what = "prompts" if trigger == "/" else "resources"
+        items += [{"key": f"sign-in {server}", "label": f"Sign in to {server} to use its {what}", "name": "",
+                   "server": server, "description": "Connect it in the Tools panel.", "disabled": True}
+                  for server in waiting]  # fmt: skip
         self.root.client.run_javascript(f"window.lcMenus && lcMenus.items({json.dumps(trigger)}, {json.dumps(items)})")
 
     async def _prompt(self, prompt: PromptInfo) -> None:
@@ -83,7 +95,7 @@ class ContextMenus:
         if values is None:
             return
         try:
-            got = await prompts.get(_hub(), prompt.server, prompt.name, values)
+            got = await prompts.get(_hub(self.person), prompt.server, prompt.name, values)
             self._add(await from_prompt(self.tray.files, prompt.server, prompt.name, got))
         except (FetchFailed, InputRejected) as exc:
             notice(f"The prompt {prompt.server}/{prompt.name} could not be inserted: {exc}", "warning", multi_line=True)
@@ -98,7 +110,7 @@ class ContextMenus:
                 return
             uri = VARIABLE.sub(lambda m: values.get(m.group(1), ""), resource.template)
         try:
-            pieces = await resources.read(_hub(), resource.server, uri)
+            pieces = await resources.read(_hub(self.person), resource.server, uri)
             self._add(await from_resource(self.tray.files, resource.server, uri, pieces))
         except (FetchFailed, InputRejected) as exc:
             notice(f"The resource {uri} could not be attached: {exc}", "warning", multi_line=True)
@@ -139,6 +151,6 @@ class ContextMenus:
 
     async def _complete(self, inputs: dict[str, ui.input], name: str, server: str, ref: Any, value: str) -> None:
         context = {n: str(b.value or "") for n, b in inputs.items()}
-        found = await prompts.complete(_hub(), server, ref, name, value or "", context)
+        found = await prompts.complete(_hub(self.person), server, ref, name, value or "", context)
         if name in inputs and not inputs[name].is_deleted:
             inputs[name].set_autocomplete(list(found))

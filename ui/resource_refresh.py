@@ -16,6 +16,9 @@ Guarantees:
   <name>: it changed on <server>"); an open page shows it at once, a page opened later at once too. A Refresh
   (any read of it) takes the mark away. The sent message and the ledger never change for it. Showing the chip
   asks the server to tell of changes to it (once per connection; nothing when it offers no subscriptions).
+- A resource of a remote server is read and watched through the page's person's own connection
+  (``engine.tools.remote_context``): one not connected now is "not connected" in the notice, never another
+  person's connection; its mark is that person's (``resource_watch.keyed``).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any
 from nicegui import ui
 
 from engine.files import Files, from_resource
-from engine.tools import FetchFailed, resources
+from engine.tools import FetchFailed, remote_context, resources
 from ledger.decide import InputRejected
 from ledger.events import Attachment
 from ui.attachments import AttachmentTray, remember
@@ -39,16 +42,18 @@ Draft = Callable[[], "AttachmentTray | None"]  # the message box's tray (the nex
 
 def refresh_button(sent: Attachment, engine: Any, files: Files, draft: Draft) -> None:
     """The button "Refresh <name>" for a sent resource's file (nothing for any other file), with its "changed on
-    <server>" mark; ``engine.tools`` is the hub it reads from (the app's tool servers, as the "@" menu)."""
+    <server>" mark; it reads from the app's tool servers and the page's person's remote ones, as the "@" menu."""
     if sent.origin != "resource" or sent.server is None or sent.ref is None:
         return
-    hub = engine.tools
+    from ui.context import current
+
+    hub = remote_context.for_person(engine.tools, current().viewer().person)  # a remote server: the page's person's
     button = ui.button(icon="refresh", on_click=lambda: refresh(sent, hub, files, draft()))
     button.props("flat dense round size=sm").mark("refresh-resource")
     button.props["data-attachment"] = sent.sha256
     mark = ui.label(f"changed on {sent.server}").classes("lc-resource-changed").mark("resource-changed")
     mark.props.update({"aria-live": "polite", "data-attachment": sent.sha256})
-    key = (sent.server, sent.ref)
+    key = (remote_context.watch_key(hub, sent.server), sent.ref)  # a remote server's: this person's connection's
 
     def show(changed: bool) -> None:
         mark.set_visibility(changed)
@@ -71,6 +76,7 @@ async def refresh(sent: Attachment, hub: Any, files: Files, tray: AttachmentTray
         notice(f"{sent.name} cannot be refreshed here: no tool servers run, or no message box.", "warning")
         return ()
     try:
+        await remote_context.reach(hub)  # a remote server not connected since a restart: its tokens start it
         pieces = await resources.read(hub, sent.server, sent.ref)
         fetched = await from_resource(files, sent.server, sent.ref, pieces, replaces=sent.sha256)
     except (FetchFailed, InputRejected) as exc:

@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from engine.commands import Engine
-from engine.tools import AppHub, RemoteServers, SignIns
+from engine.tools import AppHub, RemoteServers, SignIns, client_metadata
 
 CALLBACK, CLIENT_DOCUMENT = "/oauth/callback", "/oauth/client.json"
 
@@ -70,7 +70,7 @@ def register_callback(remote: Callable[[], RemoteServers | None]) -> None:
     @app.get(CLIENT_DOCUMENT)
     async def client_document() -> Response:
         servers = remote()
-        document = servers.client_metadata() if servers is not None else None
+        document = client_metadata(servers.client_document, servers.redirect_uri()) if servers is not None else None
         if document is None:
             return JSONResponse({"error": "This app has no https public address (--public-url)."}, status_code=404)
         return JSONResponse(document, headers={"cache-control": "max-age=300"})

@@ -40,7 +40,7 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 
 from engine.tools.asking import Action, Question, QuestionAnswer
 from engine.tools.elicitation import Ask, Deadline, Elicitations
-from engine.tools.oauth_words import SignInEnded, ended_by_answer, ended_by_error
+from engine.tools.oauth_words import SignInEnded, SignInNeeded, ended_by_answer, ended_by_error
 from engine.tools.sign_ins import SignIns
 from engine.tools.vault import VaultStorage
 
@@ -178,7 +178,7 @@ class SignInAuth(OAuthClientProvider):
             response = yield request
             self.open = response.status_code != 401
             if not self.open:
-                call.ended = call.ended or SignInEnded("error", f"{self.name} needs a sign-in; nobody could be asked")
+                call.ended = call.ended or SignInNeeded(self.name)
             return
         flow = super()._auth_flow(request)
         outgoing: httpx2.Request | None = None
@@ -260,3 +260,17 @@ def _step(outgoing: httpx2.Request, request: httpx2.Request) -> str:
     path = outgoing.url.path
     what = "token" if path.endswith("/token") else "register" if "regist" in path else "metadata"
     return f"{what}|{outgoing.url.host}:{outgoing.url.port or ''}"
+
+
+def client_metadata(document: str | None, redirect_uri: str) -> dict[str, Any] | None:
+    """This app's OAuth client ID metadata document at the https URL ``document`` (None without one)."""
+    if document is None:
+        return None
+    return {
+        "client_id": document,
+        "client_name": "Ledger Chat",
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    }

@@ -4,8 +4,9 @@ Guarantees: ``SignInEnded`` is a ``ToolServerError`` with the tool result status
 a Stop or a restart answered the sign-in, nothing was sent; ``declined``: the person gave up or the server's
 sign-in page refused; ``error``: anything else) and one sentence; ``ended_by_error`` reads the SDK's errors (a
 refused token request names the server's OAuth ``error`` code, a refused registration says so, metadata that
-could not be read says which); ``unreachable`` names the step and the host that could not be reached. No token
-and no request body beyond the OAuth ``error`` code is ever put in the words. The SDK's error log of a flow
+could not be read says which); ``unreachable`` names the step and the host that could not be reached;
+``SignInNeeded`` is a start that needed a sign-in with nobody there to answer it. No token and no request body
+beyond the OAuth ``error`` code is ever put in the words. The SDK's error log of a flow
 that ended this way (a person's Cancel, a Stop, a refusal) is left out of the logs: it is the call's result.
 """
 
@@ -31,6 +32,14 @@ class SignInEnded(ToolServerError):
     def __init__(self, status: EndStatus, words: str) -> None:
         super().__init__(words)
         self.status: EndStatus = status
+
+
+class SignInNeeded(SignInEnded):
+    """A start that needed a sign-in with nobody there to ask (the "/" and "@" menus reach servers so): the person
+    signs in from the Tools panel or a tool call's card."""
+
+    def __init__(self, server: str) -> None:
+        super().__init__("error", f"{server} needs a sign-in; nobody could be asked")
 
 
 class _Ended(logging.Filter):

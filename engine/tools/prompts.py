@@ -2,7 +2,8 @@
 arguments completed (``completion/complete``, for template arguments of resources too).
 
 Guarantees:
-- ``prompts(hub)`` lists every running server's prompts (all pages) with their arguments, the app's servers first;
+- ``prompts(hub)`` lists every running server's prompts (all pages) with their arguments, the app's servers first,
+  the remote servers of the hub's person whose connection is up last (``engine.tools.resources.owned``);
   a server that offers none, or fails to list them, is left out (logged), never an error for the others.
 - ``get(hub, server, name, arguments)`` returns the prompt's messages as one text (the user's messages' texts
   alone, blank lines between; when an assistant's message is among them, each is headed with its role) and the

@@ -17,9 +17,11 @@ Guarantees:
   ``START_SECONDS`` that pauses while the person signs in), with the call's ``CallAuth`` in context so a sign-in
   it needs shows on its card. What ended a sign-in is raised as ``SignInEnded`` (its status and words), a sign-in
   request that got no answer as the step that could not be reached; a dead connection is started again next time.
-- Each connection's ``notifications/resources/updated`` marks ``(server, uri)`` in ``watch`` (the app's hub's,
-  ``engine.tools.resource_watch``, when the app wires it), and a new connection is asked again about the URIs
-  watched on that server.
+- Each connection's ``notifications/resources/updated`` marks ``(keyed(server, person), uri)`` in ``watch`` (the
+  app's hub's, ``engine.tools.resource_watch``, when the app wires it): in team mode each person's connection is
+  watched under its own name, so no URI one person watches is asked of, or marked by, another's; a new connection
+  is asked again about the URIs watched under its name. ``connection_of`` says whether a person's connection is up
+  or starting, starting none (the "/" and "@" menus use it: ``engine.tools.remote_context``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,7 +39,7 @@ from engine.tools.elicitation import Ask, Deadline, TimedOut
 from engine.tools.mcp_server import CallOutcome, MCPConnection, Progress, ServerUnavailable, ToolServerError, ToolSpec
 from engine.tools.oauth import CURRENT, CallAuth, SignInAuth
 from engine.tools.oauth_words import SignInEnded, unreachable
-from engine.tools.resource_watch import ResourceWatch
+from engine.tools.resource_watch import ResourceWatch, keyed
 from engine.tools.sign_ins import SignIns
 from engine.tools.vault import Vault, VaultStorage
 from store.blobs import BlobStore
@@ -105,18 +107,11 @@ class RemoteServers:
     def visible(self, person: str | None) -> list[RemoteServer]:
         return [s for s in self.servers if not self.team or s.owner is None or s.owner == person]
 
-    def client_metadata(self) -> dict[str, Any] | None:
-        """This app's OAuth client ID metadata document (None without an https public address)."""
-        if self.client_document is None:
-            return None
-        return {
-            "client_id": self.client_document,
-            "client_name": "Ledger Chat",
-            "redirect_uris": [self.redirect_uri()],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": "none",
-        }
+    def connection_of(self, person: str | None, name: str) -> tuple[MCPConnection | None, bool]:
+        """The person's connection to ``name`` when it is up (none is started here), and whether one is starting."""
+        key = (person or "", name)
+        found, starting = self._connections.get(key), self._starting.get(key)
+        return (found if found is not None and found.alive else None), starting is not None and starting.locked()
 
     def named(self, person: str | None, name: str) -> RemoteServer | None:
         return next((s for s in self.visible(person) if s.name == name), None)
@@ -155,8 +150,8 @@ class RemoteServers:
     async def enable(self, who: Changer, name: str, enabled: bool) -> None:
         await self.fresh()
         server = self._changeable(who, name)
-        changed = {"enabled": enabled, "changed_by": who.person, "changed_ts": _now()}
-        await asyncio.to_thread(self.store.put, RemoteServer(**{**_fields(server), **changed}))
+        changed = replace(server, enabled=enabled, changed_by=who.person, changed_ts=_now())
+        await asyncio.to_thread(self.store.put, changed)
         await self.load()
 
     async def remove(self, who: Changer, name: str) -> None:
@@ -256,7 +251,7 @@ class RemoteServers:
                 client_document=document,
             )
             connection.auth = auth
-            connection.updated = lambda uri: self.watch.mark(name, uri)
+            connection.updated = lambda uri: self.watch.mark(keyed(name, person), uri)
             call.deadline = Deadline(START_SECONDS)  # paused while the person signs in
             try:
                 await call.deadline.run(connection.start(timeout=DAY))
@@ -268,7 +263,7 @@ class RemoteServers:
             finally:
                 call.deadline = None
             self._connections[key] = connection
-            self.watch.spawn(self.watch.resume(name, connection.session))
+            self.watch.spawn(self.watch.resume(keyed(name, person), connection.session))
             await self._remember(server, connection.tools)
             return connection
 
@@ -289,10 +284,6 @@ def _why(name: str, call: CallAuth) -> SignInEnded | None:
     if call.step:
         return unreachable(name, call.step)
     return None
-
-
-def _fields(server: RemoteServer) -> dict[str, Any]:
-    return {f: getattr(server, f) for f in RemoteServer.__dataclass_fields__}
 
 
 def _now() -> str:

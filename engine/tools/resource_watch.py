@@ -14,6 +14,8 @@ Guarantees:
   ``subscriptions/listen`` stream per server holding every watched URI, opened again (holding them all) when a new
   one is watched. A server that offers neither is asked nothing; a refusal or a silence is logged, never raised.
   ``resume(server, session)`` asks a new connection (a restarted server) for every URI watched on that server.
+- The server names here are the watched names: a configured server's own, a person's connection to a remote
+  server ``keyed(server, person)``.
 - ``settled()`` returns when every background ``watch``/``resume`` (``spawn``) begun so far has asked what it
   asks; ``close()`` ends the listen streams and the pending requests.
 """
@@ -159,6 +161,12 @@ class ResourceWatch:
             if current is not None and current[2] is asyncio.current_task():
                 with contextlib.suppress(KeyError):
                     del self._streams[server]
+
+
+def keyed(server: str, person: str | None) -> str:
+    """The name a person's own connection to a remote server is watched under: the server's for nobody (personal
+    mode), else ``<server> for <person>``, so no person's URIs are asked of, or marked by, another's connection."""
+    return server if person is None else f"{server} for {person}"
 
 
 async def _subscribe(session: Any, uri: str) -> None:

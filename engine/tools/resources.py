@@ -3,13 +3,15 @@ what a prompt or a resource gives, as pieces to be stored by sha256 (``engine.fi
 
 Guarantees:
 - ``resources(hub)`` lists every running server's resources and resource templates (all pages), the app's servers
-  first, then a conversation's own (``ChatHub``); a server that does not offer resources, or fails to list them,
-  is left out (logged), never an error for the others.
+  first, then a conversation's own (``ChatHub``), then the remote servers the hub's person uses whose connection
+  is up (``engine.tools.remote_context``: that person's own connection, never another's); a server that does not
+  offer resources, or fails to list them, is left out (logged), never an error for the others.
 - ``read(hub, server, uri)`` returns the resource's contents as ``Piece``s in the server's order: text as its UTF-8
   bytes with ``text=True``, a blob's bytes decoded from base64 (never pasted as text); it raises only
   ``FetchFailed`` with a sentence (the server is not running, it answered with an error, it took longer than
-  ``FETCH_SECONDS``, it sent nothing). A read that succeeds tells the hub's ``watch`` (the hub whose server it
-  is: the app's or a conversation's, ``engine.tools.resource_watch``) that the app holds ``uri``'s current bytes,
+  ``FETCH_SECONDS``, it sent nothing; a remote server that is not connected too). A read that succeeds tells the
+  ``watch`` its server's changes are kept in (the app's hub's, or a conversation's, ``engine.tools.resource_watch``;
+  a remote server's under the person's own name, ``remote_context``) that the app holds ``uri``'s current bytes,
   and asks the server in the background to say when it changes (``resources/subscribe`` or
   ``subscriptions/listen``, whichever its revision has; nothing when it offers neither). An "@" attach and a
   Refresh both read so.
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from engine.tools.mcp_server import ToolServerError
+from engine.tools.remote_context import Source, chain, live
 from engine.tools.resource_watch import ResourceWatch
 
 log = logging.getLogger("ledger_chat.tools")
@@ -67,40 +70,40 @@ class ResourceInfo:
 
 
 def sessions(hub: Any) -> Iterator[tuple[str, Any]]:
-    """Each running server's name and SDK session: the app's (a ``ChatHub``'s base) first, then the hub's own."""
-    for name, session, _ in owned(hub):
-        yield name, session
+    """Each running server's name and SDK session (``owned``' order)."""
+    for source in owned(hub):
+        yield source.name, source.session
 
 
-def owned(hub: Any) -> Iterator[tuple[str, Any, Any]]:
-    """Each running server's name, SDK session and the hub it belongs to (``sessions``' order)."""
-    base = getattr(hub, "base", None)
-    for owner in (base, hub) if base is not None else (hub,):
+def owned(hub: Any) -> Iterator[Source]:
+    """Each running server the hub reaches: the app's first, then a conversation's own (``ChatHub``), then the
+    remote servers of the hub's person whose connection is up (``engine.tools.remote_context``)."""
+    for owner in chain(hub):
         for health in owner.health():
             session = owner.session(health.name) if health.state == "ready" else None
             if session is not None:
-                yield health.name, session, owner
+                yield Source(health.name, session, owner.watch, health.name)
+    yield from live(hub)
 
 
 def session_of(hub: Any, server: str) -> Any:
     found = dict(sessions(hub)).get(server)
     if found is None:
-        raise FetchFailed(f"The tool server {server!r} is not running.")
+        raise FetchFailed(f"The tool server {server!r} is not running (a remote one: not connected).")
     return found
 
 
 def watch_of(hub: Any) -> ResourceWatch | None:
     """The app's record of changed resources (a conversation's hub: its base's), None without tool servers."""
-    owner = getattr(hub, "base", None) or hub
-    found = getattr(owner, "watch", None)
+    found = getattr(chain(hub)[0], "watch", None)
     return found if isinstance(found, ResourceWatch) else None
 
 
 def watch(hub: Any, server: str, uri: str) -> None:
     """Ask ``server`` (in the background) to say when ``uri`` changes; nothing when it is not running."""
-    for name, session, owner in owned(hub):
-        if name == server:
-            owner.watch.spawn(owner.watch.watch(server, session, uri))
+    for source in owned(hub):
+        if source.name == server:
+            source.watch.spawn(source.watch.watch(source.key, source.session, uri))
             return
 
 
@@ -165,9 +168,9 @@ async def read(hub: Any, server: str, uri: str) -> tuple[Piece, ...]:
     pieces = pieces_of(getattr(result, "contents", None) or [])
     if not pieces:
         raise FetchFailed(f"{server} sent nothing for the resource {uri}.")
-    for name, _, owner in owned(hub):
-        if name == server:
-            owner.watch.fetched(server, uri)  # the app holds its current bytes now
+    for source in owned(hub):
+        if source.name == server:
+            source.watch.fetched(source.key, uri)  # the app holds its current bytes now
     watch(hub, server, uri)
     return pieces
 

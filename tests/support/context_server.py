@@ -2,6 +2,7 @@
 prompts and resources of another shape than the demo server's.
 
     python -m tests.support.context_server   # stdio
+    python -m tests.support.context_server --http 9001   # streamable HTTP on http://127.0.0.1:9001/mcp
 
 Prompts: ``review(language, focus)`` (a user message, then an embedded resource: the code to review) and
 ``greet`` (an image and a text in one user message). Resources: ``config://second/settings.json`` (JSON text),
@@ -132,4 +133,9 @@ async def complete(ref: Any, argument: Any, context: Any) -> Completion | None:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":  # a remote server people add (tests/engine/test_remote_context)
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

@@ -5,7 +5,8 @@
 //   the arrows reach (screen readers read it); ArrowDown/ArrowUp move, Enter or Tab choose, Escape closes: while
 //   the menu is open these keys never send, stop an answer or leave the box.
 // - Choosing removes the typed "/word" or "@word" from the box and tells the server (an 'lcmenu' event on the
-//   [data-lc-menus] element): it fetches what was chosen, or asks for its arguments first.
+//   [data-lc-menus] element): it fetches what was chosen, or asks for its arguments first. An item the server
+//   sends as disabled ("Sign in to <server> to use its prompts") is shown and read (aria-disabled), never chosen.
 (() => {
   const box = () => document.getElementById('lc-message-box');
   const root = () => document.querySelector('[data-lc-menus]');
@@ -60,7 +61,8 @@
       option.setAttribute('aria-selected', String(index === menu.active));
       option.dataset.index = String(index);
       option.dataset.key = item.key;
-      option.className = 'lc-menu-option';
+      option.className = item.disabled ? 'lc-menu-option lc-menu-disabled' : 'lc-menu-option';
+      if (item.disabled) option.setAttribute('aria-disabled', 'true');  // a server to sign in to first: said, not chosen
       const name = Object.assign(document.createElement('span'), { className: 'lc-menu-name', textContent: item.label });
       const where = Object.assign(document.createElement('span'), { className: 'lc-meta', textContent: ` ${item.server}` });
       const about = Object.assign(document.createElement('div'), { className: 'lc-meta', textContent: item.description });
@@ -87,7 +89,7 @@
   const choose = () => {
     const field = box();
     const item = matching()[menu.active];
-    if (!item || !field) return;
+    if (!item || !field || item.disabled) return;
     const caret = field.selectionStart ?? field.value.length;
     const { trigger, start } = menu;
     close();
