@@ -70,7 +70,7 @@ class ContextMenus:
 
     async def _send_list(self, trigger: str) -> None:
         hub, items = _hub(self.person), list[dict[str, Any]]()
-        waiting = await remote_context.reach(hub) if hub is not None else ()
+        waiting = await remote_context.reach(hub) if hub is not None else {}
         if hub is not None and trigger == "/":
             self.prompts = {f"{p.server}/{p.name}": p for p in await prompts.prompts(hub)}
             items = [{"key": k, "label": p.title, "name": p.name, "server": p.server, "description": p.description}
@@ -80,9 +80,11 @@ class ContextMenus:
             items = [{"key": k, "label": r.title, "name": r.uri or r.template, "server": r.server,
                       "description": r.description} for k, r in self.resources.items()]  # fmt: skip
         what = "prompts" if trigger == "/" else "resources"
-        items += [{"key": f"sign-in {server}", "label": f"Sign in to {server} to use its {what}", "name": "",
-                   "server": server, "description": "Connect it in the Tools panel.", "disabled": True}
-                  for server in waiting]  # fmt: skip
+        items += [{"key": f"sign-in {server}", "name": "", "server": server, "disabled": True,
+                   "label": f"Sign in to {server} to use its {what}" if why == remote_context.SIGN_IN
+                   else f"{server} is still connecting: open the menu again in a moment",
+                   "description": "Connect it in the Tools panel." if why == remote_context.SIGN_IN else ""}
+                  for server, why in waiting.items()]  # fmt: skip
         self.root.client.run_javascript(f"window.lcMenus && lcMenus.items({json.dumps(trigger)}, {json.dumps(items)})")
 
     async def _prompt(self, prompt: PromptInfo) -> None:

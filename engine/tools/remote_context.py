@@ -11,10 +11,11 @@ Guarantees:
   watched under ``keyed(server, person)`` (``engine.tools.resource_watch``), so one person's watched URIs are never
   asked of another's connection.
 - ``reach(hub)`` starts, asking nobody, the connections of the person's enabled servers that are not up (all at
-  once): a server that needs no sign-in, or whose tokens the person holds, is up after it. It returns the names of
-  the servers that need the person to sign in first (or whose connection is starting now, a sign-in perhaps
-  waiting on its card): the menus show them as one line each, "Sign in to <server> to use its prompts"; a server
-  that could not be reached is left out (logged), never an error. Nothing here touches the ledger.
+  once) and waits for them at most ``REACH_SECONDS``: a server that needs no sign-in, or whose tokens the person
+  holds, is up after it. It returns, by name, the servers not listed and why: ``SIGN_IN`` (the person must sign in
+  first, or a sign-in of theirs to it waits for the browser) or ``STARTING`` (its connection is still starting: a
+  start the menu stopped waiting for goes on). The menus show each as one disabled line; a server that could
+  not be reached is left out (logged), never an error. Nothing here touches the ledger.
 - ``watch_key(hub, server)`` is the name ``server``'s resources are watched under for the hub's person (a
   configured server's own name; a remote server's ``keyed``).
 """
@@ -33,6 +34,9 @@ from engine.tools.remote_hub import AppHub, PersonHub
 from engine.tools.resource_watch import ResourceWatch, keyed
 
 log = logging.getLogger("ledger_chat.remote")
+REACH_SECONDS = 3.0  # how long a menu waits for the connections it starts (a slow one is listed as starting)
+SIGN_IN, STARTING = "sign_in", "starting"  # why a server's prompts and resources are not listed (``reach``)
+_starting: set[asyncio.Task[Any]] = set()  # starts a menu stopped waiting for: held until they end
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,29 +75,39 @@ def live(hub: Any) -> Iterator[Source]:
             yield Source(server.name, session, remote.watch, keyed(server.name, person))
 
 
-async def reach(hub: Any) -> tuple[str, ...]:
+async def reach(hub: Any) -> dict[str, str]:
     remote, person = _remote(hub)
     if remote is None:
-        return ()
-    waiting: list[str] = []
-    starts: list[str] = []
+        return {}
+    waiting: dict[str, str] = {}
+    starts: dict[asyncio.Task[Any], str] = {}
     for server in remote.visible(person):
         if not server.enabled:
             continue
         connection, starting = remote.connection_of(person, server.name)
-        if starting:
-            waiting.append(server.name)  # someone's start (a sign-in, perhaps) holds it: never waited for here
+        if starting:  # someone's start holds it (never waited for here): a sign-in waiting, or a slow server
+            waiting[server.name] = SIGN_IN if remote.signins.waits_for(person, server.name) else STARTING
         elif connection is None:
-            starts.append(server.name)
-    results = await asyncio.gather(*(remote.connect(person, name, None) for name in starts), return_exceptions=True)
-    for name, result in zip(starts, results, strict=True):
-        if isinstance(result, SignInNeeded):
-            waiting.append(name)
-        elif isinstance(result, Exception):  # unreachable, refused: the others are listed all the same
-            log.info("the prompts and resources of %s are left out: %s", name, result)
-        elif isinstance(result, BaseException):
-            raise result
-    return tuple(sorted(waiting))
+            task = asyncio.create_task(remote.connect(person, server.name, None), name=f"reach {server.name}")
+            starts[task] = server.name
+    done, pending = await asyncio.wait(starts, timeout=REACH_SECONDS) if starts else (set(), set())
+    for task in pending:  # still starting: it goes on (the menu opened again lists it), the menu does not wait
+        waiting[starts[task]] = STARTING
+        _starting.add(task)
+        task.add_done_callback(_started)
+    for task in done:
+        error = task.exception()
+        if isinstance(error, SignInNeeded):
+            waiting[starts[task]] = SIGN_IN
+        elif error is not None:  # unreachable, refused: the others are listed all the same
+            log.info("the prompts and resources of %s are left out: %s", starts[task], error)
+    return dict(sorted(waiting.items()))
+
+
+def _started(task: asyncio.Task[Any]) -> None:
+    _starting.discard(task)
+    if not task.cancelled() and (error := task.exception()) is not None and not isinstance(error, SignInNeeded):
+        log.info("a remote server the menu started could not be reached: %s", error)
 
 
 def watch_key(hub: Any, server: str) -> str:

@@ -58,6 +58,10 @@ class SignIns:
         pending = self._waiting.get(state)
         return pending is not None and not pending.future.done()
 
+    def waits_for(self, person: str | None, server: str) -> bool:
+        """Whether a sign-in of ``person`` to ``server`` waits for the browser here."""
+        return any(p.person == person and p.server == server and not p.future.done() for p in self._waiting.values())
+
     def arrive(self, query: dict[str, str], person: str | None) -> Arrival:
         """The callback's query; (whether a waiting sign-in took it, what to tell the person)."""
         state = query.get("state", "")

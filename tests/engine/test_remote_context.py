@@ -5,6 +5,7 @@ server (``tests.support.oauth_upstream``) for the sign-in the menus cannot ask f
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import time
@@ -109,7 +110,7 @@ async def test_a_connected_personal_server_offers_its_prompts_and_resources_to_i
     with pytest.raises(FetchFailed):
         await prompts.get(bo, "mine", "standup", {})
     assert await prompts.complete(bo, "mine", ("prompt", "summarize_notes"), "style", "bu") == ()
-    assert await remote_context.reach(bo) == ()
+    assert await remote_context.reach(bo) == {}
     assert remote.connection_of(BO.person, "mine") == (None, False)
 
     # a conversation of ada's (the ACP bridge's "/server.prompt" commands) reaches it too; one of bo's does not
@@ -124,8 +125,8 @@ async def test_a_remote_resource_is_watched_under_its_persons_own_connection(hub
     await remote.add(ADA, "ctx", second_url)
     await remote.add(BO, "ctx", second_url)  # the same name is bo's own too (personal servers of two people)
     ada, bo = remote_context.for_person(hub, ADA.person), remote_context.for_person(hub, BO.person)
-    assert await remote_context.reach(ada) == ()  # it needs no sign-in: started without asking anyone
-    assert await remote_context.reach(bo) == ()
+    assert await remote_context.reach(ada) == {}  # it needs no sign-in: started without asking anyone
+    assert await remote_context.reach(bo) == {}
     key = remote_context.watch_key(ada, "ctx")
     assert key == keyed("ctx", ADA.person) != remote_context.watch_key(bo, "ctx")
 
@@ -154,11 +155,13 @@ async def test_a_server_that_needs_a_sign_in_is_named_to_the_menus_and_asks_nobo
     remote = await oauth_servers(tmp_path, oauth.url)
     view = remote_context.for_person(AppHub((), remote), None)
     try:
-        assert await remote_context.reach(view) == ("notes",)  # no token: one line "Sign in to notes ..."
+        assert await remote_context.reach(view) == {
+            "notes": remote_context.SIGN_IN
+        }  # no token: one line "Sign in to notes ..."
         assert oauth.stats()["exchanged"] == 0 and remote.connection_of(None, "notes") == (None, False)
         asked: list[Question] = []
         await remote.connect(None, "notes", signing_in(remote, oauth, asked))  # the Tools panel's Connect
-        assert await remote_context.reach(view) == () and [s.name for s in remote_context.live(view)] == ["notes"]
+        assert await remote_context.reach(view) == {} and [s.name for s in remote_context.live(view)] == ["notes"]
     finally:
         await remote.stop()
 
@@ -166,10 +169,28 @@ async def test_a_server_that_needs_a_sign_in_is_named_to_the_menus_and_asks_nobo
     await restarted.load()
     view = remote_context.for_person(AppHub((), restarted), None)
     try:  # after a restart: the person's tokens start it, nobody is asked
-        assert await remote_context.reach(view) == ()
+        assert await remote_context.reach(view) == {}
         assert [s.name for s in remote_context.live(view)] == ["notes"] and len(asked) == 1
     finally:
         await restarted.stop()
+
+
+async def test_a_menu_waits_for_a_server_that_does_not_answer_a_bounded_time_and_says_it_is_still_connecting(
+    hub: AppHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remote = hub.remote
+    assert remote is not None
+    monkeypatch.setattr(remote_context, "REACH_SECONDS", 0.5)
+    silent = await asyncio.start_server(lambda reader, writer: None, "127.0.0.1", 0)  # accepts, never answers
+    try:
+        port = silent.sockets[0].getsockname()[1]
+        await remote.add(ADA, "silent", f"http://127.0.0.1:{port}/mcp")
+        ada = remote_context.for_person(hub, ADA.person)
+        assert await remote_context.reach(ada) == {"silent": remote_context.STARTING}
+        assert remote.connection_of(ADA.person, "silent")[1], "its start goes on after the menu stopped waiting"
+        assert await remote_context.reach(ada) == {"silent": remote_context.STARTING}  # never a second start
+    finally:
+        silent.close()
 
 
 def _answers(url: str) -> bool:
