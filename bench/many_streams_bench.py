@@ -87,6 +87,7 @@ FIGURES = (  # label, figure of a side's runs, target (None: shown for context)
     ("Stop: app's closes p95 (ms)", lambda r: pct(pooled(r, "app_closed_ms"), 0.95), 100.0),
     ("Stop: upstream's view p50 (ms)", lambda r: pct(pooled(r, "upstream_ms"), 0.5), None),
     ("Stop: upstream's view p95 (ms)", lambda r: pct(pooled(r, "upstream_ms"), 0.95), 300.0),
+    ("chunks sent a second, all streams", lambda r: sum(f.words_sent for f in r) / sum(f.seconds for f in r), None),
     ("event loop's longest block (ms)", lambda r: max(f.block_ms for f in r), None),
     ("app CPU (% of a core)", lambda r: sum(f.app_cpu for f in r) / sum(f.seconds for f in r) * 100, None),
     ("upstream CPU (% of a core)", lambda r: mean(r, "upstream_pct"), None),

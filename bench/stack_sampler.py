@@ -20,7 +20,8 @@ from typing import Any
 
 __all__ = ["Sampler"]
 
-IDLE = {"select", "wait", "poll", "sleep", "_wait_for_tstate_lock", "acquire", "accept", "get", "readline", "recv"}
+IDLE = {"select", "wait", "poll", "sleep", "_wait_for_tstate_lock", "acquire", "accept", "get", "readline", "recv",
+        "_worker"}  # fmt: skip
 LOOP_RUN = "asyncio/runners.py:run"  # uvloop's loop runs in C under it: its own frame innermost is the loop waiting
 
 
@@ -95,7 +96,7 @@ class Sampler:
             "others": [[f, c] for f, c in self.others.most_common(8)],
             "busy": self.busy["event loop"],
             "inclusive": [
-                [f, round(c / loop_busy, 3)] for f, c in self.inclusive.most_common(top + 20) if c < loop_busy
+                [f, round(c / loop_busy, 3)] for f, c in self.inclusive.most_common(top + 20) if c < 0.99 * loop_busy
             ][:top],
             "self": [[f, round(c / loop_busy, 3)] for f, c in self.own.most_common(top)],
         }
