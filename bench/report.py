@@ -62,11 +62,11 @@ BENCHES = (
     Bench("bench.spend_bench", (), ("--quick",)),
     Bench(
         "bench.many_streams_bench",
-        (),
+        ("--pairs", "3", "--profile"),
         ("--pairs", "1", "--streams", "20", "--watchers", "5"),
         ("chromium",),
         by_hand=True,
-    ),  # fmt: skip
+    ),
 )
 
 BY_MODULE = {b.module for b in BENCHES}
@@ -172,7 +172,7 @@ def render(
         "`LEDGER_CHAT_STREAM_ROUTE=litellm` runs the app on litellm's plain route.",
         "",
         "`bench.many_streams_bench` (100 streams at 30 chunks/s, 20 socket watchers and one Chromium tab, the",
-        "upstream in its own process, this tree against the code before issue 39 taking turns; about 5 minutes) runs",
+        "upstream in its own process, this tree against the code before issue 39 taking turns; about 6 minutes) runs",
         "alone: `nice -n 10 .venv/bin/python -m bench.report --only bench.many_streams_bench` records its rows and",
         "prints its table, each run's figures and where the app's event loop spent its busy samples (`--profile`).",
         "Read its rows beside their load average: on 2 cores shared with other work its latencies follow the load.",
