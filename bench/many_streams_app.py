@@ -12,10 +12,8 @@ public methods, as a page does:
   events' ``ts``, wall clock): with the upstream's stamps, how far behind the upstream the app itself runs.
 - ``GET /bench/closed``: per conversation, the ledger's ``upstream_closed`` ``close_ms`` (cancel decided ->
   stream closed, as the engine measured it) and ``ts`` (when it was recorded, wall clock).
-- ``POST /bench/profile?seconds=S``: sample this process's stacks for S seconds (``bench.stack_sampler``);
-  ``GET /bench/profile``: what the sampling found (empty until it ended).
-The many-streams bench copies this module (and ``bench.stack_sampler``) into an older checkout it compares with,
-so both sides are driven by the same routes.
+The many-streams bench copies this module into an older checkout it compares with, so both sides are driven by
+the same routes.
 """
 
 from __future__ import annotations
@@ -75,18 +73,6 @@ def routes() -> None:
             events = engine().store.events(cid)
             out[cid] = [[e.ts, e.text] for e in events if e.KIND == "chunk"]
         return out
-
-    @app.post("/bench/profile")
-    async def profile(seconds: float) -> dict[str, Any]:
-        from bench.stack_sampler import Sampler
-
-        CAPTURED["sampler"] = Sampler(seconds)
-        return {}
-
-    @app.get("/bench/profile")
-    async def profiled() -> dict[str, Any]:
-        sampler = CAPTURED.get("sampler")
-        return dict(sampler.summary()) if sampler is not None and sampler.done.is_set() else {}
 
     @app.get("/bench/closed")
     async def closed() -> dict[str, Any]:

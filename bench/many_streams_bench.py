@@ -9,8 +9,8 @@ word naming its stream and number) and one headless Chromium serve every run; ea
 ``--streams`` conversations, with ``--watchers`` socket watchers (``bench.watchers``: socket.io clients that open
 a chat as a tab does and get every update, without rendering) and one real tab for chunk -> DOM. The runs take
 turns: this tree and ``--before`` (default: the code before issue 39, the parent of the first commit of
-``store/tinydb/logfile.py``, extracted with ``git archive``; this tree's ``bench.many_streams_app`` and
-``bench.stack_sampler`` are copied into it so both are driven alike), ``--pairs`` times, the first side swapping
+``store/tinydb/logfile.py``, extracted with ``git archive``; this tree's ``bench.many_streams_app`` is copied
+into it so both are driven alike), ``--pairs`` times, the first side swapping
 each pair, after a short run that is not counted (the first start is cold). Figures per side, every run's samples
 together (issue 39's targets beside them):
 - the app's CPU per chunk: the app process's CPU (``/proc``) over the window / the chunks the upstream sent in it
@@ -22,19 +22,21 @@ together (issue 39's targets beside them):
   (p95 <= 100 ms) and Stop -> the upstream seeing the stream close (p95 <= 300 ms);
 - the CPU of the upstream, the watchers and Chromium, and the load average (2 cores: they decide the rest).
 Each run also shows the tab's and its conversation's watcher's socket.io messages and bytes (a watcher that
-received nothing would measure nothing). ``--profile`` samples the app's stacks in each window
-(``bench.stack_sampler``, about 1% of a core) and prints where the event loop's busy samples were. Rows are
-recorded for ``bench.report`` (``bench.result``).
+received nothing would measure nothing). ``--profile`` adds one more run per side, not counted (the profiler
+slows the loop), with the event loop's thread under cProfile (CPU time, ``LC_PROFILE_FILE``), and prints where
+that thread's CPU went. Rows are recorded for ``bench.report`` (``bench.result``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import pstats
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import sync_playwright
 
@@ -45,7 +47,7 @@ from bench.stream_upstream import UpstreamProcess
 from tests.support.app_process import CHROMIUM_ARGS, ROOT
 
 BENCH = "bench.many_streams_bench"
-COPIED = ("bench/many_streams_app.py", "bench/stack_sampler.py")
+COPIED = ("bench/many_streams_app.py",)
 
 
 def git(*args: str) -> str:
@@ -90,6 +92,11 @@ FIGURES = (  # label, figure of a side's runs, target (None: shown for context)
     ("Stop: upstream's view p95 (ms)", lambda r: pct(pooled(r, "upstream_ms"), 0.95), 300.0),
     ("chunks sent a second, all streams", lambda r: sum(f.words_sent for f in r) / sum(f.seconds for f in r), None),
     ("event loop's longest block (ms)", lambda r: max(f.block_ms for f in r), None),
+    (
+        "of which the event loop's thread (µs)",
+        lambda r: sum(f.loop_cpu for f in r) / max(sum(f.words_sent for f in r), 1) * 1e6,
+        None,
+    ),
     ("app CPU (% of a core)", lambda r: sum(f.app_cpu for f in r) / sum(f.seconds for f in r) * 100, None),
     ("upstream CPU (% of a core)", lambda r: mean(r, "upstream_pct"), None),
     ("watchers' CPU (% of a core)", lambda r: mean(r, "watchers_pct"), None),
@@ -110,17 +117,23 @@ def each(label: str, f: Figures) -> None:
     )
 
 
-def show_profile(label: str, runs: list[Figures]) -> None:
-    for n, f in enumerate(r for r in runs if r.profile):
-        p = f.profile
-        print(f"  profile, {label} #{n + 1}: gc {p['gc_seconds']:.2f} s of {p['seconds']:.0f} s; threads busy/samples "
-              + ", ".join(f"{name} {b}/{s}" for name, (b, s) in p["threads"].items()))  # fmt: skip
-        print(
-            f"    event loop, inclusive (share of its {p['busy']} busy samples): "
-            + "; ".join(f"{w} {share:.0%}" for w, share in p["inclusive"][:24])
-        )
-        print("    event loop, self: " + "; ".join(f"{w} {share:.0%}" for w, share in p["self"][:12]))
-        print("    other threads: " + "; ".join(f"{w} {c}" for w, c in p["others"]))
+def short(path: str) -> str:
+    for marker in ("site-packages/", "/lib/python3.11/"):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    return "/".join(path.rsplit("/", 2)[-2:])
+
+
+def show_profile(side: str, path: Path) -> None:
+    """Where the event loop's thread spent its CPU in a profiled run (cProfile's cumulative and own time)."""
+    stats: Any = pstats.Stats(str(path))
+    total = stats.total_tt
+    rows = [(f"{short(f)}:{name}", tt, ct) for (f, _, name), (_, _, tt, ct, _) in stats.stats.items()]
+    print(f"  profile, {side}: the event loop's thread under cProfile, CPU time over the app's life ({total:.1f} s; "
+          "a run of its own, not counted above)")  # fmt: skip
+    inclusive = [r for r in sorted(rows, key=lambda r: -r[2]) if r[2] < 0.9 * total][:26]
+    print("    cumulative: " + "; ".join(f"{w} {ct / total:.0%}" for w, _, ct in inclusive))
+    print("    own: " + "; ".join(f"{w} {tt / total:.0%}" for w, tt, _ in sorted(rows, key=lambda r: -r[1])[:16]))
 
 
 def main() -> None:
@@ -151,9 +164,14 @@ def main() -> None:
                 for side in list(sides) if n % 2 == 0 else list(sides)[::-1]:
                     tag = "bcdefghijklmnopqrstuvwxy"[2 * n + (side == "before")]
                     got = run(browser, upstream, Path(tmp), args.streams, args.watchers, args.seconds, tag,
-                              roots[side], args.profile)  # fmt: skip
+                              roots[side])  # fmt: skip
                     sides[side].append(got)
                     each(f"{side[:6]} #{n + 1}", got)
+            for n, side in enumerate(sides if args.profile else ()):
+                profiled = Path(tmp) / f"profile-{n}.pstats"
+                run(browser, upstream, Path(tmp), args.streams, args.watchers, args.seconds, "yz"[n], roots[side],
+                    profiled)  # fmt: skip
+                show_profile(side, profiled)
         finally:
             browser.close()
             upstream.stop()
@@ -167,8 +185,6 @@ def main() -> None:
             what = f"{args.streams} streams at {args.rate:g} chunks/s, {args.watchers} socket watchers, 1 tab: {label}"
             compared = f"{before} (the code before): {theirs:.0f} ({args.pairs} runs each, taking turns)"
             result.row(BENCH, what, f"{mine:.0f} (target <= {target:g})", compared)
-    for side, runs in sides.items():
-        show_profile(side, runs)
     result.save()
 
 

@@ -51,12 +51,13 @@ SETTLE = 2.0  # seconds after the prompts before the window opens: every stream 
 class BenchApp:
     """``bench.many_streams_app`` from ``root`` on a free port, its event loop sampled into ``lag_file``."""
 
-    def __init__(self, data_dir: Path, api_base: str, lag_file: Path, root: Path = ROOT) -> None:
+    def __init__(self, data_dir: Path, api_base: str, lag_file: Path, root: Path, profile: Path | None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = data_dir.parent / f"app-{self.port}.log"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NICEGUI_", "LEDGERCHAT_"))}
         env.update(OPENAI_API_KEY=FAKE_KEY, PYTHONPATH=str(root), LC_LOOP_LAG_FILE=str(lag_file))
+        env.update({"LC_PROFILE_FILE": str(profile)} if profile else {})  # cProfile of the loop's thread (app.probes)
         cmd = [sys.executable, "-m", "bench.many_streams_app", "--port", str(self.port), "--data-dir", str(data_dir)]
         cmd += ["--model", "openai/test-model", "--api-base", api_base, "--no-tools"]
         self.proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
@@ -86,6 +87,7 @@ class Figures:
     streams: int
     seconds: float
     app_cpu: float = 0.0  # the app process's CPU seconds in the window
+    loop_cpu: float = 0.0  # of which its event loop's thread (the main thread)
     words_sent: int = 0  # chunks the upstream sent in the window, all streams
     engine_ms: list[float] = field(default_factory=list)  # upstream sent -> the ledger's chunk, every stream
     dom_ms: list[float] = field(default_factory=list)  # upstream sent -> the tab's DOM
@@ -104,7 +106,6 @@ class Figures:
     watched: tuple[int, int, int] = (0, 0, 0)  # all watchers: messages, bytes, watchers that saw no word
     disconnects: int = 0
     reloads: int = 0
-    profile: dict[str, Any] = field(default_factory=dict)
 
     @property
     def us_per_chunk(self) -> float:
@@ -134,6 +135,12 @@ def descendants_cpu(root: int) -> float:
             continue
         todo += [child for child, parent in parents.items() if parent == pid]
     return total
+
+
+def thread_cpu(pid: int) -> float:
+    """CPU seconds of the process's main thread (the event loop's), from ``/proc/<pid>/task/<pid>/stat``."""
+    fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def evaluated(tab: Page, expression: str) -> Any:
@@ -166,11 +173,12 @@ def open_tab(browser: Browser, url: str, frames: list[int]) -> Page:
 
 
 def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, watchers: int, seconds: float,
-        tag: str, root: Path = ROOT, profile: bool = False) -> Figures:  # fmt: skip
-    """One measured run of the app in ``root`` (this checkout, or an older one to compare)."""
+        tag: str, root: Path = ROOT, profile: Path | None = None) -> Figures:  # fmt: skip
+    """One measured run of the app in ``root`` (this checkout, or an older one to compare); with ``profile``, its
+    loop's thread is profiled into that file (cProfile: its figures then count the profiler's cost too)."""
     lag_file = tmp / f"lag-{tag}.txt"
     lag_file.touch()
-    app = BenchApp(tmp / f"data-{tag}", upstream.base, lag_file, root)
+    app = BenchApp(tmp / f"data-{tag}", upstream.base, lag_file, root, profile)
     figures, frames = Figures(streams, seconds), [0, 0]
     tab: Page | None = None
     watching: WatcherProcess | None = None
@@ -181,13 +189,13 @@ def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, wa
         watching = WatcherProcess(app.url, cids[:watchers], tmp / f"watchers-{tag}.log") if watchers else None
         app.call("POST", f"/bench/send?tag={tag}")  # the tab and the watchers see every stream from its start
         time.sleep(SETTLE)  # a settling time before the window, not a synchronization
-        if profile:
-            app.call("POST", f"/bench/profile?seconds={seconds}")
         others0 = descendants_cpu(os.getpid())
         watch0 = cpu_seconds(watching.proc.pid) if watching else 0.0
+        loop0 = thread_cpu(app.proc.pid)
         up0, cpu0, wall0 = cpu_seconds(upstream.proc.pid), cpu_seconds(app.proc.pid), time.time()
         time.sleep(seconds)  # the measuring window itself
         cpu1, wall1, up1 = cpu_seconds(app.proc.pid), time.time(), cpu_seconds(upstream.proc.pid)
+        figures.loop_cpu = thread_cpu(app.proc.pid) - loop0
         watch1 = cpu_seconds(watching.proc.pid) if watching else 0.0
         others1 = descendants_cpu(os.getpid())
         span = wall1 - wall0
@@ -226,7 +234,6 @@ def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, wa
         lags = [(late, min(late, ran)) for at, late, ran, *_ in rows if wall0 <= at <= wall1]
         figures.block_ms = max((b for _, b in lags), default=0.0)
         figures.late_ms = max((late for late, _ in lags), default=0.0)
-        figures.profile = app.call("GET", "/bench/profile") if profile else {}
     finally:
         if watching:
             watching.stop()
