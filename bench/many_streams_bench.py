@@ -23,8 +23,8 @@ together (issue 39's targets beside them):
 - the CPU of the upstream, the watchers and Chromium, and the load average (2 cores: they decide the rest).
 Each run also shows the tab's and its conversation's watcher's socket.io messages and bytes (a watcher that
 received nothing would measure nothing). ``--profile`` adds one more run per side, not counted (the profiler
-slows the loop), with the event loop's thread under cProfile (CPU time, ``LC_PROFILE_FILE``), and prints where
-that thread's CPU went. Rows are recorded for ``bench.report`` (``bench.result``).
+slows the loop), with the event loop's thread under cProfile (CPU time) in the window and in the Stop, and prints
+where that thread's CPU went in each. Rows are recorded for ``bench.report`` (``bench.result``).
 """
 
 from __future__ import annotations
@@ -124,13 +124,13 @@ def short(path: str) -> str:
     return "/".join(path.rsplit("/", 2)[-2:])
 
 
-def show_profile(side: str, path: Path) -> None:
+def show_profile(side: str, phase: str, path: Path) -> None:
     """Where the event loop's thread spent its CPU in a profiled run (cProfile's cumulative and own time)."""
     stats: Any = pstats.Stats(str(path))
     total = stats.total_tt
     rows = [(f"{short(f)}:{name}", tt, ct) for (f, _, name), (_, _, tt, ct, _) in stats.stats.items()]
-    print(f"  profile, {side}: the event loop's thread under cProfile, CPU time over the app's life ({total:.1f} s; "
-          "a run of its own, not counted above)")  # fmt: skip
+    print(f"  profile, {side}, {phase}: the event loop's thread under cProfile, CPU time {total:.2f} s (a run of its "
+          "own, not counted above)")  # fmt: skip
     inclusive = [r for r in sorted(rows, key=lambda r: -r[2]) if r[2] < 0.9 * total][:26]
     print("    cumulative: " + "; ".join(f"{w} {ct / total:.0%}" for w, _, ct in inclusive))
     print("    own: " + "; ".join(f"{w} {tt / total:.0%}" for w, tt, _ in sorted(rows, key=lambda r: -r[1])[:16]))
@@ -171,7 +171,8 @@ def main() -> None:
                 profiled = Path(tmp) / f"profile-{n}.pstats"
                 run(browser, upstream, Path(tmp), args.streams, args.watchers, args.seconds, "yz"[n], roots[side],
                     profiled)  # fmt: skip
-                show_profile(side, profiled)
+                show_profile(side, "the window", Path(f"{profiled}-window"))
+                show_profile(side, "the Stop", Path(f"{profiled}-stop"))
         finally:
             browser.close()
             upstream.stop()

@@ -51,13 +51,12 @@ SETTLE = 2.0  # seconds after the prompts before the window opens: every stream 
 class BenchApp:
     """``bench.many_streams_app`` from ``root`` on a free port, its event loop sampled into ``lag_file``."""
 
-    def __init__(self, data_dir: Path, api_base: str, lag_file: Path, root: Path, profile: Path | None) -> None:
+    def __init__(self, data_dir: Path, api_base: str, lag_file: Path, root: Path) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = data_dir.parent / f"app-{self.port}.log"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NICEGUI_", "LEDGERCHAT_"))}
         env.update(OPENAI_API_KEY=FAKE_KEY, PYTHONPATH=str(root), LC_LOOP_LAG_FILE=str(lag_file))
-        env.update({"LC_PROFILE_FILE": str(profile)} if profile else {})  # cProfile of the loop's thread (app.probes)
         cmd = [sys.executable, "-m", "bench.many_streams_app", "--port", str(self.port), "--data-dir", str(data_dir)]
         cmd += ["--model", "openai/test-model", "--api-base", api_base, "--no-tools"]
         self.proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
@@ -175,10 +174,11 @@ def open_tab(browser: Browser, url: str, frames: list[int]) -> Page:
 def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, watchers: int, seconds: float,
         tag: str, root: Path = ROOT, profile: Path | None = None) -> Figures:  # fmt: skip
     """One measured run of the app in ``root`` (this checkout, or an older one to compare); with ``profile``, its
-    loop's thread is profiled into that file (cProfile: its figures then count the profiler's cost too)."""
+    loop's thread is under cProfile in the window and in the Stop, written to ``profile`` + ``-window`` and
+    ``-stop`` (its figures then count the profiler's cost too)."""
     lag_file = tmp / f"lag-{tag}.txt"
     lag_file.touch()
-    app = BenchApp(tmp / f"data-{tag}", upstream.base, lag_file, root, profile)
+    app = BenchApp(tmp / f"data-{tag}", upstream.base, lag_file, root)
     figures, frames = Figures(streams, seconds), [0, 0]
     tab: Page | None = None
     watching: WatcherProcess | None = None
@@ -189,6 +189,8 @@ def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, wa
         watching = WatcherProcess(app.url, cids[:watchers], tmp / f"watchers-{tag}.log") if watchers else None
         app.call("POST", f"/bench/send?tag={tag}")  # the tab and the watchers see every stream from its start
         time.sleep(SETTLE)  # a settling time before the window, not a synchronization
+        if profile:
+            app.call("POST", "/bench/cprofile")
         others0 = descendants_cpu(os.getpid())
         watch0 = cpu_seconds(watching.proc.pid) if watching else 0.0
         loop0 = thread_cpu(app.proc.pid)
@@ -207,7 +209,12 @@ def run(browser: Browser, upstream: UpstreamProcess, tmp: Path, streams: int, wa
         figures.reloads = (evaluated(tab, "performance.getEntriesByType('navigation').length") or 1) - 1
         report = watching.report() if watching else {"watchers": {}}
         figures.tab = (frames[0], frames[1])
+        if profile:
+            app.call("POST", f"/bench/cprofile?dump={profile}-window")
+            app.call("POST", "/bench/cprofile")
         stop(app, upstream, figures)
+        if profile:
+            app.call("POST", f"/bench/cprofile?dump={profile}-stop")
         sent = {(t, n): at for t, n, at in upstream.stats()["sent"]}
         figures.words_sent = sum(wall0 <= at <= wall1 for at in sent.values())
 
