@@ -184,7 +184,11 @@ def main() -> None:
         print(f"  {label:<34}{mine:>12.1f}{theirs:>12.1f}   {verdict}")
         if target is not None:
             what = f"{args.streams} streams at {args.rate:g} chunks/s, {args.watchers} socket watchers, 1 tab: {label}"
-            compared = f"{before} (the code before): {theirs:.0f} ({args.pairs} runs each, taking turns)"
+            sent = [sum(f.words_sent for f in r) / sum(f.seconds for f in r) for r in sides.values()]
+            compared = (
+                f"{before} (the code before): {theirs:.0f} ({args.pairs} runs each, taking turns; the upstream sent "
+                f"{sent[0]:,.0f} and {sent[1]:,.0f} chunks/s of the {args.streams * args.rate:,.0f} asked)"
+            )
             result.row(BENCH, what, f"{mine:.0f} (target <= {target:g})", compared)
     result.save()
 

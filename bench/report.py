@@ -172,10 +172,11 @@ def render(
         "`LEDGER_CHAT_STREAM_ROUTE=litellm` runs the app on litellm's plain route.",
         "",
         "`bench.many_streams_bench` (100 streams at 30 chunks/s, 20 socket watchers and one Chromium tab, the",
-        "upstream in its own process, this tree against the code before issue 39 taking turns; about 6 minutes) runs",
+        "upstream in its own process, this tree against the code before issue 39 taking turns; about 8 minutes) runs",
         "alone: `nice -n 10 .venv/bin/python -m bench.report --only bench.many_streams_bench` records its rows and",
-        "prints its table, each run's figures and where the app's event loop spent its busy samples (`--profile`).",
-        "Read its rows beside their load average: on 2 cores shared with other work its latencies follow the load.",
+        "prints its table, each run's figures and where the app's event loop thread's CPU went in the window and in",
+        "the Stop (`--profile`: one cProfile run per side, not counted). Read its rows beside their load average and",
+        "the chunks the upstream managed to send: on 2 cores shared with other work its latencies follow the load.",
         "",
     ]
     return "\n".join(lines)
