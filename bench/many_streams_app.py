@@ -12,6 +12,10 @@ public methods, as a page does:
   events' ``ts``, wall clock): with the upstream's stamps, how far behind the upstream the app itself runs.
 - ``GET /bench/closed``: per conversation, the ledger's ``upstream_closed`` ``close_ms`` (cancel decided ->
   stream closed, as the engine measured it) and ``ts`` (when it was recorded, wall clock).
+- ``POST /bench/cprofile``: the event loop's thread under cProfile (CPU time) from now; ``?dump=FILE``: until
+  now, its stats written to FILE.
+The many-streams bench copies this module into an older checkout it compares with, so both sides are driven by
+the same routes.
 """
 
 from __future__ import annotations
@@ -71,6 +75,19 @@ def routes() -> None:
             events = engine().store.events(cid)
             out[cid] = [[e.ts, e.text] for e in events if e.KIND == "chunk"]
         return out
+
+    @app.post("/bench/cprofile")
+    async def cprofile(dump: str = "") -> dict[str, Any]:
+        import cProfile
+
+        if dump:
+            profile = CAPTURED.pop("cprofile")
+            profile.disable()
+            profile.dump_stats(dump)
+        else:
+            CAPTURED["cprofile"] = cProfile.Profile(time.thread_time)  # enabled in the loop's thread: it profiles it
+            CAPTURED["cprofile"].enable()
+        return {}
 
     @app.get("/bench/closed")
     async def closed() -> dict[str, Any]:
