@@ -80,16 +80,16 @@ def main(argv: list[str]) -> int:
     pytest = [str(PYTHON), "-m", "pytest", *PYTEST_ALWAYS]
     if rest:  # the tests asked for, as asked
         return run([*pytest, *rest], env=env)
-    # four workers on two cores (the tests mostly wait: for Chromium, apps, the database; three kept the cores ~60%
-    # busy), a module each at a time (module fixtures start apps), in the order tests/conftest.py gives:
-    # the module marked early (two minutes of fault scenarios, mostly waiting) takes one worker while the others
-    # share the rest, then the modules that start apps (the last ones to finish are short); then the timings a
-    # promise depends on, alone, collected from the files that hold them (the first phase lists them:
-    # tests/conftest.py ``pytest_deselected``; all files if it listed none)
+    # three workers, a module each at a time (module fixtures start apps), in the order tests/conftest.py gives
+    # (four took as long: 14:12 against 13:57 at one commit, both cores busy either way): the module marked early
+    # (two minutes of fault scenarios, mostly waiting) takes one worker while the others share the rest, then the
+    # modules that start apps (the last ones to finish are short); then the timings a promise depends on, alone,
+    # collected from the files that hold them (the first phase lists them: tests/conftest.py ``pytest_deselected``;
+    # all files if it listed none)
     with tempfile.TemporaryDirectory() as scratch:
         listed = Path(scratch) / "solo.txt"
         first = {**(env or os.environ), SOLO_LIST: str(listed)}
-        code = run([*pytest, "-n", "4", "--dist", "loadfile", "--no-loadscope-reorder", "-m", "not solo"], env=first)
+        code = run([*pytest, "-n", "3", "--dist", "loadfile", "--no-loadscope-reorder", "-m", "not solo"], env=first)
         files = sorted(set(listed.read_text().splitlines())) if listed.exists() else []
     solo = run([*pytest, "-m", "solo", *files], env=env)
     return code or solo

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.support.browser import ANSWER, open_audit
 from tests.support.tools import second_server_config
@@ -42,18 +42,25 @@ def said(upstream: ScriptedUpstream) -> str:
     return json.dumps(users[-1]["content"])
 
 
-def test_refresh_on_a_sent_resource_fetches_it_again_for_the_next_message_and_the_audit_shows_both_hashes(
-    page: Page, upstream: ScriptedUpstream
-) -> None:
+def attach_visits(page: Page, words: str) -> tuple[Locator, Locator]:
+    """Type ``words @visits`` in the message box and choose the one resource with the keyboard: the box, and the
+    tray's chip it made."""
     page.wait_for_function("() => window.did_handshake === true")
     expect(page.locator("[data-tool-server='second']")).to_have_attribute("data-state", "ready")
     box = page.get_by_label("Message")
     box.focus()
-    box.press_sequentially("count @visits")
+    box.press_sequentially(f"{words} @visits")
     expect(page.get_by_role("option")).to_have_count(1)
     box.press("Enter")
     tray = page.locator("[data-lc-main-tray] .lc-chip")
     expect(tray).to_contain_text("from resource second counter://second/visits")
+    return box, tray
+
+
+def test_refresh_on_a_sent_resource_fetches_it_again_for_the_next_message_and_the_audit_shows_both_hashes(
+    page: Page, upstream: ScriptedUpstream
+) -> None:
+    box, tray = attach_visits(page, "count")
     upstream.plan(Behavior(text="One visit."), Behavior(text="Two visits."))
     box.press("Enter")
     expect(page.locator(ANSWER).last).to_contain_text("One visit.")
@@ -86,15 +93,7 @@ def test_refresh_on_a_sent_resource_fetches_it_again_for_the_next_message_and_th
 def test_a_sent_resource_its_server_changed_says_so_beside_its_refresh_until_the_refresh(
     page: Page, upstream: ScriptedUpstream, requests: Path
 ) -> None:
-    page.wait_for_function("() => window.did_handshake === true")
-    expect(page.locator("[data-tool-server='second']")).to_have_attribute("data-state", "ready")
-    box = page.get_by_label("Message")
-    box.focus()
-    box.press_sequentially("watch @visits")
-    expect(page.get_by_role("option")).to_have_count(1)
-    box.press("Enter")
-    tray = page.locator("[data-lc-main-tray] .lc-chip")
-    expect(tray).to_contain_text("from resource second counter://second/visits")
+    box, tray = attach_visits(page, "watch")
     upstream.plan(
         Behavior(text="Watching."),
         Behavior(text="Visiting.", tool_calls=[PlannedCall("visit", "{}", "c_visit")]),

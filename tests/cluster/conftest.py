@@ -35,6 +35,14 @@ def faulty() -> Iterator[PostgresCluster]:
 
 
 @pytest.fixture(scope="module")
+def pair(pg_cluster: PostgresCluster, run_app: AppRunner) -> Iterator[AppsOnOneDatabase]:
+    """Instances A and B, started together on one fresh database, for the tests of one module."""
+    url = pg_cluster.new_database()
+    with run_app.together(2, "--database-url", url) as (a, b):
+        yield AppsOnOneDatabase(url, a, b, ())
+
+
+@pytest.fixture(scope="module")
 def apps_on_one_database(pg_cluster: PostgresCluster, run_app: AppRunner) -> Iterator[AppsOnOneDatabase]:
     """Instances A and B and two spares, started together on one fresh database, for the tests of one module."""
     url = pg_cluster.new_database()

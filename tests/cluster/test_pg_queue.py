@@ -5,29 +5,17 @@ request log prove it)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 
-import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
-from tests.support.app_runner import AppRunner
 from tests.support.browser import Pages, conversation_id, last_answer, send, wait_words
 from tests.support.instances import AppsOnOneDatabase
-from tests.support.postgres import PostgresCluster
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import nothing_more_for_blocking, wait_until_blocking
 
 STORY = " ".join(f"w{n}" for n in range(800))
 SLOW_MS = 20_000  # two instances, two tabs: a page's waits on a busy machine
-
-
-@pytest.fixture(scope="module")
-def pair(pg_cluster: PostgresCluster, run_app: AppRunner) -> Iterator[AppsOnOneDatabase]:
-    """Instances A and B on one fresh database, for this module."""
-    url = pg_cluster.new_database()
-    with run_app.together(2, "--database-url", url) as (a, b):
-        yield AppsOnOneDatabase(url, a, b, ())
 
 
 def test_send_now_pressed_on_two_instances_at_once_sends_the_queued_message_once(

@@ -8,50 +8,22 @@ tool server over real streamable HTTP, in Chromium."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from tests.support.app_process import AppProcess, free_port
-from tests.support.app_runner import AppRunner
+from tests.support.app_process import AppProcess
 from tests.support.browser import Pages, conversation_id, last_answer, open_audit, send
 from tests.support.instances import AppsOnOneDatabase
-from tests.support.postgres import PostgresCluster
-from tests.support.tools import ROOT
+from tests.support.mcp_http import serve_http
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
-
-
-@pytest.fixture(scope="module")
-def pair(pg_cluster: PostgresCluster, run_app: AppRunner) -> Iterator[AppsOnOneDatabase]:
-    url = pg_cluster.new_database()
-    with run_app.together(2, "--database-url", url) as (a, b):
-        yield AppsOnOneDatabase(url, a, b, ())
 
 
 @pytest.fixture(scope="module")
 def demo_url() -> Iterator[str]:
     """The demo tool server over streamable HTTP."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "demo.tools_server", "--http", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 30
-        while not _answers(url):
-            assert time.monotonic() < deadline and proc.poll() is None, "the demo server did not start"
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    yield from serve_http("demo.tools_server")
 
 
 def row(page: Page) -> Locator:
@@ -106,12 +78,3 @@ def test_a_server_added_switched_off_and_removed_on_a_is_seen_so_on_b_and_b_s_ch
     row(on_a).get_by_role("button", name="Remove").click()
     expect(row(on_a)).to_have_count(0)
     expect(row(on_b)).to_have_count(0)
-
-
-def _answers(url: str) -> bool:
-    try:
-        httpx.get(url, timeout=1)
-    except httpx.HTTPError:
-        time.sleep(0.05)  # the poll's interval while the server starts
-        return False
-    return True

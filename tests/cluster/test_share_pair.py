@@ -11,28 +11,18 @@ the rest of the 2 s is the margin for a loaded machine.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.app_runner import AppRunner
 from tests.support.browser import Pages, conversation_id, last_answer, send
 from tests.support.instances import AppsOnOneDatabase
-from tests.support.postgres import PostgresCluster
 from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until_blocking
 
 BOUND = 2.0  # seconds: "revoking is immediate on every instance" (issue 36's "within 2 s")
 POLL = 0.05
-
-
-@pytest.fixture(scope="module")
-def pair(pg_cluster: PostgresCluster, run_app: AppRunner) -> Iterator[AppsOnOneDatabase]:
-    url = pg_cluster.new_database()
-    with run_app.together(2, "--database-url", url) as (a, b):
-        yield AppsOnOneDatabase(url, a, b, ())
 
 
 def share(page: Page) -> str:

@@ -12,21 +12,12 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Locator, Page, Route, expect
 
-from tests.support.app_runner import AppRunner
 from tests.support.browser import Pages, last_answer, send
 from tests.support.instances import AppsOnOneDatabase
 from tests.support.oauth_upstream import OAuthUpstream
-from tests.support.postgres import PostgresCluster
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 
 RELAYED_WITHIN_MS = 15_000  # B's wait for the holder is 4 s at most; the rest is the page's own load
-
-
-@pytest.fixture(scope="module")
-def pair(pg_cluster: PostgresCluster, run_app: AppRunner) -> Iterator[AppsOnOneDatabase]:
-    url = pg_cluster.new_database()
-    with run_app.together(2, "--database-url", url) as (a, b):
-        yield AppsOnOneDatabase(url, a, b, ())
 
 
 @pytest.fixture(scope="module")

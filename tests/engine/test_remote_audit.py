@@ -7,27 +7,20 @@ the demo tool server over real streamable HTTP."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
-from cryptography.fernet import Fernet
 
 from engine.commands.engine import Engine
-from engine.tools import AppHub, Changer, RemoteServers, Vault
+from engine.tools import AppHub, Changer, RemoteServers
 from ledger.codec import from_dict, to_dict, to_jsonl
 from ledger.events import AnyEvent, ToolDispatched, ToolServerGone, ToolServerUsed
 from ledger.folds.audit import audit
 from ledger.reducer import replay
-from store.blobs import MemoryBlobs
-from store.tokens import MemoryRemote
-from tests.support.app_process import free_port
 from tests.support.engine import EngineFactory, finished
-from tests.support.tools import ROOT
+from tests.support.mcp_http import serve_http
+from tests.support.remote import team_servers
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from ui.audit_words import phase_detail, phase_label
 
@@ -39,33 +32,16 @@ SECRET, PASSWORD = "s3cret-query-token", "pa55word"
 def demo_url() -> Iterator[str]:
     """The demo tool server over streamable HTTP (its address as a person may paste it: a user, a password and a
     token in the query, none of which the ledger may keep)."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "demo.tools_server", "--http", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = serve_http("demo.tools_server")
     try:
-        deadline = time.monotonic() + 30
-        while not _answers(f"http://127.0.0.1:{port}/mcp"):
-            assert time.monotonic() < deadline and proc.poll() is None, "the demo server did not start"
-        yield f"http://ann:{PASSWORD}@127.0.0.1:{port}/mcp?key={SECRET}"
+        yield next(server).replace("http://", f"http://ann:{PASSWORD}@") + f"?key={SECRET}"
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        server.close()
 
 
 @pytest.fixture
-async def remote(tmp_path: Path) -> AsyncIterator[RemoteServers]:
-    store = MemoryRemote()
-    servers = RemoteServers(
-        store,
-        Vault(store, Fernet.generate_key()),
-        MemoryBlobs(),
-        redirect_uri=lambda: "http://127.0.0.1:9/cb",
-        team=True,
-    )
+async def remote() -> AsyncIterator[RemoteServers]:
+    servers = team_servers()
     yield servers
     await servers.stop()
 
@@ -200,12 +176,3 @@ async def test_an_app_started_without_tools_records_no_server_of_a_chat_as_gone(
     bare = engines(tmp_path / "data")  # --no-tools: the server is still in the Tools panel, only nothing is offered
     await turn(bare, cid, upstream, Behavior(text="No tools here."))
     assert [e.KIND for e in servers_of(bare.events(cid))] == ["tool_server_used"]
-
-
-def _answers(url: str) -> bool:
-    try:
-        httpx.get(url, timeout=1)
-    except httpx.HTTPError:
-        time.sleep(0.05)  # the poll's interval while the server starts
-        return False
-    return True

@@ -6,50 +6,24 @@ server (``tests.support.oauth_upstream``) for the sign-in the menus cannot ask f
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
-from cryptography.fernet import Fernet
 
-from engine.tools import AppHub, Changer, FetchFailed, RemoteServers, Vault, prompts, remote_context, resources
+from engine.tools import AppHub, Changer, FetchFailed, RemoteServers, prompts, remote_context, resources
 from engine.tools.asking import Question
 from engine.tools.resource_watch import keyed
 from store.blobs import MemoryBlobs
-from store.tokens import MemoryRemote
 from tests.engine.test_remote_oauth import servers as oauth_servers
 from tests.engine.test_remote_oauth import signing_in
-from tests.support.app_process import free_port
+from tests.support.mcp_http import serve_http
 from tests.support.oauth_upstream import OAuthUpstream
-from tests.support.tools import ROOT
+from tests.support.remote import team_servers
 from tests.support.waiting import wait_until
 
 ADA, BO = Changer("local:ada", True), Changer("local:bo", True)
 COUNTER = "counter://second/visits"
-
-
-def serve_http(module: str) -> Iterator[str]:
-    """``python -m <module> --http PORT`` until the generator is closed; its URL while it runs."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", module, "--http", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 30
-        while not _answers(url):
-            assert time.monotonic() < deadline and proc.poll() is None, f"{module} did not start"
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -65,14 +39,7 @@ def second_url() -> Iterator[str]:
 @pytest.fixture
 async def hub() -> AsyncIterator[AppHub]:
     """The app's hub without configured servers, over the remote servers of a team (as ``app.parts`` wires it)."""
-    store = MemoryRemote()
-    remote = RemoteServers(
-        store,
-        Vault(store, Fernet.generate_key()),
-        MemoryBlobs(),
-        redirect_uri=lambda: "http://127.0.0.1:9/cb",
-        team=True,
-    )
+    remote = team_servers()
     app_hub = AppHub((), remote)
     remote.watch = app_hub.watch
     await app_hub.start()
@@ -191,12 +158,3 @@ async def test_a_menu_waits_for_a_server_that_does_not_answer_a_bounded_time_and
         assert await remote_context.reach(ada) == {"silent": remote_context.STARTING}  # never a second start
     finally:
         silent.close()
-
-
-def _answers(url: str) -> bool:
-    try:
-        httpx.get(url, timeout=1)
-    except httpx.HTTPError:
-        time.sleep(0.05)  # the poll's interval while the server starts
-        return False
-    return True

@@ -4,33 +4,20 @@ sign-in, and what a sign-in that ends says (the server refused it; its sign-in p
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-from engine.tools import Changer, Question, QuestionAnswer, RemoteRefused, RemoteServers, SignInEnded, Vault
+from engine.tools import Changer, Question, QuestionAnswer, RemoteRefused, SignInEnded
 from engine.tools.vault import NO_KEY
-from store.blobs import MemoryBlobs
-from store.tokens import MemoryRemote
-from tests.support.app_process import free_port
+from tests.support.mcp_http import serve_http
 from tests.support.oauth_upstream import OAuthUpstream
-from tests.support.tools import ROOT
+from tests.support.remote import team_servers
 from tests.support.waiting import wait_until
 
 ADMIN, ADA, BO = Changer("local:root", True, True), Changer("local:ada", True), Changer("local:bo", True)
-
-
-def team_servers(key: bytes | None = b"") -> RemoteServers:
-    from cryptography.fernet import Fernet
-
-    store = MemoryRemote()
-    vault = Vault(store, Fernet.generate_key() if key == b"" else key)
-    return RemoteServers(store, vault, MemoryBlobs(), redirect_uri=lambda: "http://127.0.0.1:9/cb", team=True)
 
 
 @pytest.fixture
@@ -144,17 +131,11 @@ async def test_a_sign_in_page_that_cannot_be_reached_is_named_as_such() -> None:
 
 
 async def test_a_server_that_needs_no_sign_in_is_called_without_asking(tmp_path: Path) -> None:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "demo.tools_server", "--http", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = serve_http("demo.tools_server")  # a blocking start: before this test's loop has work
+    url = next(server)
     try:
-        await wait_until(lambda: _answers(f"http://127.0.0.1:{port}/mcp"), timeout=30, what="the demo server")
         remote = team_servers()
-        await remote.add(ADA, "demo", f"http://127.0.0.1:{port}/mcp")
+        await remote.add(ADA, "demo", url)
         tools = await remote.connect(ADA.person, "demo", None)
         assert "calculator" in {t.name for t in tools}
         outcomes = await asyncio.gather(
@@ -163,13 +144,4 @@ async def test_a_server_that_needs_no_sign_in_is_called_without_asking(tmp_path:
         assert [o.text for o in outcomes] == ["0+1 = 1", "1+1 = 2", "2+1 = 3"]
         await remote.stop()
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-def _answers(url: str) -> bool:
-    try:
-        httpx.get(url, timeout=1)
-    except httpx.HTTPError:
-        return False
-    return True
+        server.close()
