@@ -46,6 +46,15 @@ async def remote() -> AsyncIterator[RemoteServers]:
     await servers.stop()
 
 
+@pytest.fixture
+async def hub(remote: RemoteServers) -> AppHub:
+    """The app's hub over the team's remote servers, its chats all Ada's (the engine it is given to stops it)."""
+    made = AppHub((), remote)
+    made.owner_of = lambda cid: ADA.person
+    await made.start()
+    return made
+
+
 async def turn(engine: Engine, cid: str, upstream: ScriptedUpstream, *behaviors: Behavior) -> None:
     upstream.plan(*behaviors)
     await engine.submit(cid, "go on")
@@ -72,11 +81,8 @@ def audit_lines(engine: Engine, cid: str) -> list[str]:
 
 
 async def test_a_team_server_is_recorded_where_it_first_runs_a_tool_and_again_once_switched_off_and_removed(
-    engines: EngineFactory, upstream: ScriptedUpstream, remote: RemoteServers, demo_url: str
+    engines: EngineFactory, upstream: ScriptedUpstream, remote: RemoteServers, hub: AppHub, demo_url: str
 ) -> None:
-    hub = AppHub((), remote)
-    hub.owner_of = lambda cid: ADA.person
-    await hub.start()
     engine = engines(tools=hub)
     added = await remote.add(ROOT_ADMIN, "docs", demo_url, team_server=True)
     await remote.connect(ADA.person, "docs", None)  # its tools are listed: a turn offers them
@@ -136,11 +142,8 @@ async def test_a_team_server_is_recorded_where_it_first_runs_a_tool_and_again_on
 
 
 async def test_each_chat_records_the_server_once_where_it_first_runs_and_a_chat_that_never_used_it_nothing(
-    engines: EngineFactory, upstream: ScriptedUpstream, remote: RemoteServers, demo_url: str
+    engines: EngineFactory, upstream: ScriptedUpstream, remote: RemoteServers, hub: AppHub, demo_url: str
 ) -> None:
-    hub = AppHub((), remote)
-    hub.owner_of = lambda cid: ADA.person
-    await hub.start()
     engine = engines(tools=hub)
     await remote.add(ADA, "mine", demo_url)
     await remote.connect(ADA.person, "mine", None)
@@ -161,11 +164,13 @@ async def test_each_chat_records_the_server_once_where_it_first_runs_and_a_chat_
 
 
 async def test_an_app_started_without_tools_records_no_server_of_a_chat_as_gone(
-    engines: EngineFactory, upstream: ScriptedUpstream, remote: RemoteServers, demo_url: str, tmp_path: Path
+    engines: EngineFactory,
+    upstream: ScriptedUpstream,
+    remote: RemoteServers,
+    hub: AppHub,
+    demo_url: str,
+    tmp_path: Path,
 ) -> None:
-    hub = AppHub((), remote)
-    hub.owner_of = lambda cid: ADA.person
-    await hub.start()
     engine = engines(tmp_path / "data", tools=hub)
     await remote.add(ADA, "mine", demo_url)
     await remote.connect(ADA.person, "mine", None)
