@@ -146,15 +146,15 @@ class AppProcess:
 
     def export(self, conversation: str | None = None) -> list[dict]:
         """The ledger as ``main.py export`` prints it (read-only, so safe while the app runs); [] for a
-        conversation it does not hold yet."""
+        conversation it does not hold yet. The command runs in this process (``tests.support.cli.run_cli``)."""
         import json
 
-        cmd = [sys.executable, str(ROOT / "main.py"), "export", *self.ledger_options()]
+        from tests.support.cli import run_cli
+
+        args = ["export", *self.ledger_options()]
         if conversation:
-            cmd += ["--conversation", conversation]
-        out = subprocess.run(
-            cmd, cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)}
-        )
+            args += ["--conversation", conversation]
+        out = run_cli(*args)
         return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
 
     def stored_text(self, conversation: str) -> str:

@@ -3,19 +3,21 @@ real sign-in page.
 
 Guarantees: ``add_account`` runs ``main.py users add`` against an app's data folder (beside a running app: the
 accounts file is locked while written), the password on standard input, and fails the test with the command's
-output if it refused; ``users`` runs any other ``users`` action the same way; ``sign_in`` types the name and
-password into the page's labelled fields, presses "Sign in" and returns once the chat page is ready for typing.
+output if it refused; ``users`` runs any other ``users`` action the same way; ``exported`` is ``main.py export`` of
+one conversation. These commands run in the test's process (``tests.support.cli.run_cli``: a fresh interpreter
+costs seconds of litellm's import each time). ``sign_in`` types the name and password into the page's labelled
+fields, presses "Sign in" and returns once the chat page is ready for typing.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 from playwright.sync_api import Page, expect
 
-from tests.support.app_process import ROOT, AppProcess
+from tests.support.app_process import AppProcess
+from tests.support.cli import run_cli
 
 PASSWORD = "correct horse battery staple"
 
@@ -25,14 +27,7 @@ def users(
 ) -> subprocess.CompletedProcess[str]:
     """``main.py users *args`` on the app's data folder (or on ``database_url``)."""
     where = ("--database-url", database_url) if database_url else ("--data-dir", str(app.data_dir))
-    return subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "users", *args, *where],
-        input=None if password is None else password + "\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    return run_cli("users", *args, *where, input=None if password is None else password + "\n")
 
 
 def add_account(
@@ -55,12 +50,6 @@ def sign_in(page: Page, app: AppProcess, name: str, password: str = PASSWORD) ->
 
 def exported(app: AppProcess, cid: str) -> list[dict[str, object]]:
     """``main.py export`` of conversation ``cid`` from the app's data folder, as its JSON lines."""
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "export", "--conversation", cid, "--data-dir", str(app.data_dir)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    done = run_cli("export", "--conversation", cid, "--data-dir", str(app.data_dir))
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
