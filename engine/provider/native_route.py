@@ -20,7 +20,9 @@ Guarantees:
   failure while reading, raises what the wrapper raises for it (its own ``_handle_stream_fallback_error``, given the
   text so far: ``MidStreamFallbackError`` around the mapped error, a non-retriable 4xx bare); a read error after the
   finish reason ends the stream, as the wrapper ends it. A body that ends without the provider's end marker
-  (``EndWatch``) or without a finish reason raises ``cut_short``'s ``MidStreamFallbackError``, as ``ProviderStream``.
+  (``EndWatch``) or without a finish reason raises ``cut_short``'s ``MidStreamFallbackError``, as ``ProviderStream``;
+  its ``reported`` is then the prompt side the provider sent, partial (where the plain route, for a Gemini body
+  that ends cleanly without its ``finishReason``, passes on the usage its wrapper rebuilt at the end as final).
 - ``aclose()`` closes the wrapper, which closes the provider iterator and its HTTP response (the upstream sees the
   disconnect); a cancel while Gemini's request is pending closes it the same way.
 - Not here: ``ollama/`` (``/api/generate``) yields litellm's ``GenericStreamingChunk`` dicts through another branch of
@@ -54,7 +56,8 @@ async def open_native(kwargs: dict[str, Any]) -> NativeStream:
             iterator = await wrapper.fetch_stream()
     except Exception as exc:  # noqa: BLE001 - mapped as the wrapper maps it
         await wrapper.aclose()
-        raise _as_wrapper_raises(wrapper, exc, "", first=True) from None
+        error = _as_wrapper_raises(wrapper, exc, "", first=True)
+        raise error from error.__cause__  # the chain as the wrapper leaves it (``engine.provider.errors`` walks it)
     except BaseException:
         await wrapper.aclose()
         raise
@@ -90,7 +93,8 @@ class NativeStream:
             except Exception as exc:  # noqa: BLE001 - every failure while reading is the wrapper's
                 if pieces.finish is not None and _is_read_error(exc):  # the wrapper ends here, as at the end
                     await self._end()
-                raise await self._failed(exc) from exc
+                error = await self._failed(exc)
+                raise error from error.__cause__
             if chunk is not None and pieces.take(chunk):
                 return pieces.queued.popleft()
 
