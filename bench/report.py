@@ -10,8 +10,9 @@ Guarantees: every table row of the file names the bench that made it, the commit
 ``tests/app/test_docs.py`` refuses, so only committed code is ever reported), the date, the machine's cores and its
 1-minute load average when the bench started and when it ended. A bench that cannot run here (no Chromium, no
 PostgreSQL, Chainlit not installed) or that failed gets one line saying so, never a row. Benches too heavy for
-this report are listed with how to run them by hand; one of them marked ``by_hand`` (``bench.many_streams_bench``)
-runs only when named by ``--only``, and its rows stay through later runs until it is run again. With ``--only``,
+this report are listed with how to run them by hand; those marked ``by_hand`` (``bench.many_streams_bench``,
+``bench.dialect_bench``) run only when named by ``--only``, and their rows stay through later runs until they are
+run again. With ``--only``,
 the rows the other benches made in an earlier run stay as they were (each still naming its own commit and date);
 only the named benches' rows are new.
 """
@@ -67,12 +68,16 @@ BENCHES = (
         ("chromium",),
         by_hand=True,
     ),
+    Bench("bench.dialect_bench", ("--runs", "5"), ("--quick",), ("chromium",), by_hand=True),
 )
 
 BY_MODULE = {b.module for b in BENCHES}
 BY_HAND = {
     "bench.many_streams_bench": "100 streams for about 4 minutes, alternating with the code before; run it alone "
     "(`python -m bench.report --only bench.many_streams_bench` records its rows, kept by later runs)",
+    "bench.dialect_bench": "the 500-token table stream in each of the four dialects, on both routes and against "
+    "litellm's bare loop, about 10 minutes; run it alone (`python -m bench.report --only bench.dialect_bench` "
+    "records its rows, kept by later runs)",
     "bench.many_chats_bench": "makes 10,000 chats first (about 5 minutes), then a long Chromium run",
     "bench.live_tail_bench": "compares this tree with older checkouts (`--base REV`), not with a baseline of it",
     "bench.closing_tabs_bench": "prints its figures only; run it by hand",
@@ -177,6 +182,11 @@ def render(
         "prints its table, each run's figures and where the app's event loop thread's CPU went in the window and in",
         "the Stop (`--profile`: one cProfile run per side, not counted). Read its rows beside their load average and",
         "the chunks the upstream managed to send: on 2 cores shared with other work its latencies follow the load.",
+        "",
+        "`bench.dialect_bench` (the 500-token table stream, 10 ms apart in Chromium, in the OpenAI, Anthropic, Gemini",
+        "and Ollama dialects: the app on its light route and on litellm's plain route against litellm's bare loop in",
+        "that dialect, taking turns; about 10 minutes) runs alone too: `.venv/bin/python -m bench.report --only",
+        "bench.dialect_bench`.",
         "",
     ]
     return "\n".join(lines)

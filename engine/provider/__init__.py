@@ -1,5 +1,6 @@
 """The provider path: every model call through litellm (``calls``: the stream, its pieces, the usage), the light
-route for OpenAI-compatible servers (SSE parsed here), the route chosen per model, provider errors classified
+routes (OpenAI-compatible servers, SSE parsed here; Anthropic, Gemini and Ollama through litellm's own parsers
+without its stream wrapper), the route chosen per model, provider errors classified
 into failures a person can read, token counts, the context window's meter, the cost of an attempt, an agent
 preset applied to a request and the request a page shows as sent.
 

@@ -3,7 +3,7 @@
 Three cuts, each after three words of the answer (``Behavior.drop_how``): a body that ends cleanly but without the
 dialect's end marker (OpenAI's ``finish_reason``/``[DONE]``, Anthropic's ``message_stop``, Gemini's
 ``finishReason``, Ollama's ``done: true``), as a proxy's idle timeout ends it; a TCP reset; and a chunked body
-closed without its last chunk. OpenAI-compatible models are read by the light route and by litellm's plain route
+closed without its last chunk. Every dialect is read by its light route and by litellm's plain route
 (``LEDGER_CHAT_STREAM_ROUTE=litellm``). In each: the attempt ends failed as ``connection`` with the delivered
 words kept on it, the next request does not carry them as an answer, and Retry answers in full.
 """
@@ -22,8 +22,8 @@ from tests.support.upstream import Behavior, ScriptedUpstream
 from tests.support.waiting import wait_until
 
 CUTS = ("clean", "reset", "incomplete")
-#: (dialect, route): OpenAI's dialect by both routes, the others by litellm's (the only one they have).
-ROUTED = [("openai", "light"), ("openai", "litellm"), *((d, "litellm") for d in DIALECTS if d != "openai")]
+#: (dialect, route): every dialect by its light route and by litellm's plain one.
+ROUTED = [(d, r) for d in DIALECTS for r in ("light", "litellm")]
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet"
 
 

@@ -17,7 +17,7 @@ from engine.offline import litellm
 from engine.provider.calls import ProviderConfig, ProviderStream
 from engine.provider.failures import classify
 from engine.provider.light_route import PROVIDER, ROUTE_VARIABLE, LightStream, serves
-from engine.provider.routes import open_stream
+from engine.provider.routes import open_stream, route_of
 from tests.support.engine import TEST_KEY
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
@@ -46,17 +46,19 @@ async def failure_of(cfg: ProviderConfig) -> tuple[BaseException, Any]:
     return caught.value, classify(caught.value)
 
 
-def test_openai_compatible_models_take_the_light_route_and_other_providers_the_plain_one(
+def test_openai_compatible_models_take_the_light_route_and_the_variable_forces_the_plain_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     litellm()
     base = "http://127.0.0.1:9/v1"
     for model in ("openai/gpt-4o-mini", "hosted_vllm/qwen", "custom_openai/local"):
         assert serves(ProviderConfig(model=model, api_base=base)), model
+        assert route_of(ProviderConfig(model=model, api_base=base)) == "openai", model
     for model in ("anthropic/claude-3-5-haiku", "ollama_chat/llama3", "gemini/gemini-2.0-flash"):
-        assert not serves(ProviderConfig(model=model, api_base=base)), model
+        assert not serves(ProviderConfig(model=model, api_base=base)), model  # their light route: test_native_route
     monkeypatch.setenv(ROUTE_VARIABLE, "litellm")
     assert not serves(ProviderConfig(model="openai/gpt-4o-mini", api_base=base))
+    assert route_of(ProviderConfig(model="openai/gpt-4o-mini", api_base=base)) == "plain"
 
 
 @pytest.mark.parametrize("model", ["openai/test-model", "hosted_vllm/test-model", "custom_openai/test-model"])
