@@ -15,35 +15,16 @@ import pytest
 
 from engine.offline import litellm
 from engine.provider.calls import ProviderConfig, ProviderStream
-from engine.provider.failures import classify
 from engine.provider.light_route import PROVIDER, ROUTE_VARIABLE, LightStream, serves
 from engine.provider.routes import open_stream, route_of
+from tests.support.both_routes import ASK, ROUTES, TOOLS, failure_of, failures_by_both, read_all, use
 from tests.support.engine import TEST_KEY
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
 
-ROUTES = ("light", "litellm")
-ASK = [{"role": "user", "content": "hello there"}]
-TOOLS = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}]
-
 
 def config(upstream: ScriptedUpstream, model: str = "openai/test-model") -> ProviderConfig:
     return ProviderConfig(model=model, api_base=upstream.base_url, api_key=TEST_KEY)
-
-
-async def read_all(cfg: ProviderConfig, tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    stream = await open_stream(cfg, ASK, tools)
-    try:
-        pieces = [piece async for piece in stream]
-    finally:
-        await stream.aclose()
-    return {"pieces": pieces, "finish": stream.finish_reason, "usage": stream.usage, "type": type(stream)}
-
-
-async def failure_of(cfg: ProviderConfig) -> tuple[BaseException, Any]:
-    with pytest.raises(Exception) as caught:  # noqa: PT011 - the type is what the test compares
-        await read_all(cfg)
-    return caught.value, classify(caught.value)
 
 
 def test_openai_compatible_models_take_the_light_route_and_the_variable_forces_the_plain_one(
@@ -69,7 +50,7 @@ async def test_text_reasoning_tool_pieces_and_usage_arrive_the_same_by_both_rout
     behavior = Behavior(reasoning="think it over", text="Two calls now.", tool_calls=calls, chunk_delay=0)
     got = {}
     for route in ROUTES:
-        monkeypatch.setenv(ROUTE_VARIABLE, "litellm" if route == "litellm" else "auto")
+        use(route, monkeypatch)
         upstream.reset()
         upstream.plan(behavior)
         got[route] = await read_all(config(upstream, model), TOOLS)
@@ -108,13 +89,7 @@ async def test_every_light_request_is_one_litellm_acompletion_call(
 async def test_an_http_error_raises_the_same_litellm_exception_by_both_routes(
     upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch, status: int
 ) -> None:
-    got = {}
-    for route in ROUTES:
-        monkeypatch.setenv(ROUTE_VARIABLE, "litellm" if route == "litellm" else "auto")
-        upstream.reset()
-        upstream.plan(Behavior(status=status))
-        got[route] = await failure_of(config(upstream))
-        assert len(upstream.records) == 1, f"{route}: a re-send of its own"
+    got = await failures_by_both(upstream, monkeypatch, Behavior(status=status), config(upstream))
     (light, light_failure), (plain, plain_failure) = got["light"], got["litellm"]
     assert type(light) is type(plain) and light.status_code == plain.status_code == status
     assert light_failure == plain_failure
@@ -128,12 +103,7 @@ async def test_an_http_error_raises_the_same_litellm_exception_by_both_routes(
 async def test_a_failure_mid_stream_is_the_same_failure_by_both_routes(
     upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch, behavior: Behavior
 ) -> None:
-    got = {}
-    for route in ROUTES:
-        monkeypatch.setenv(ROUTE_VARIABLE, "litellm" if route == "litellm" else "auto")
-        upstream.reset()
-        upstream.plan(behavior)
-        got[route] = await failure_of(config(upstream))
+    got = await failures_by_both(upstream, monkeypatch, behavior, config(upstream))
     (light, light_failure), (plain, plain_failure) = got["light"], got["litellm"]
     assert type(light) is type(plain)
     assert (light_failure.error_type, light_failure.retryable) == (plain_failure.error_type, plain_failure.retryable)
@@ -145,7 +115,7 @@ async def test_a_refused_connection_is_the_same_failure_by_both_routes(monkeypat
     refused = ProviderConfig(model="openai/test-model", api_base="http://127.0.0.1:9/v1", api_key=TEST_KEY)
     got = {}
     for route in ROUTES:
-        monkeypatch.setenv(ROUTE_VARIABLE, "litellm" if route == "litellm" else "auto")
+        use(route, monkeypatch)
         got[route] = await failure_of(refused)
     assert type(got["light"][0]) is type(got["litellm"][0])
     assert got["light"][1] == got["litellm"][1]

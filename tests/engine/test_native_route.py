@@ -10,25 +10,21 @@ one request per call; and the upstream closed when the stream is closed or its t
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 
 from engine.offline import litellm
 from engine.provider.calls import Delta, ProviderConfig, ProviderStream, ToolPiece
-from engine.provider.failures import classify
 from engine.provider.light_route import ROUTE_VARIABLE
 from engine.provider.native_route import NativeStream
 from engine.provider.routes import open_stream, route_of
+from tests.support.both_routes import ASK, ROUTES, TOOLS, failures_by_both, read_all, use
 from tests.support.dialects import MODELS, OVERLOADED, provider
 from tests.support.engine import TEST_KEY
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 from tests.support.waiting import wait_until
 
 NATIVE_DIALECTS = ("anthropic", "gemini", "ollama")
-ROUTES = ("light", "litellm")
-ASK = [{"role": "user", "content": "hello there"}]
-TOOLS = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}]
 WORDS = " ".join(f"w{n}" for n in range(120))
 CUT = "alpha bravo charlie delta echo foxtrot golf hotel"
 BREAKS = {
@@ -38,25 +34,6 @@ BREAKS = {
     "malformed": Behavior(text=CUT, malformed_after=3),
     "error event": Behavior(text=CUT, error_after=3, message="Overloaded right now"),
 }
-
-
-def use(route: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(ROUTE_VARIABLE, "litellm" if route == "litellm" else "auto")
-
-
-async def read_all(cfg: ProviderConfig, tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    stream = await open_stream(cfg, ASK, tools)
-    try:
-        pieces = [piece async for piece in stream]
-    finally:
-        await stream.aclose()
-    return {"pieces": pieces, "finish": stream.finish_reason, "usage": stream.usage, "type": type(stream)}
-
-
-async def failure_of(cfg: ProviderConfig) -> tuple[Any, Any]:
-    with pytest.raises(Exception) as caught:  # noqa: PT011 - the type is what the test compares
-        await read_all(cfg)
-    return caught.value, classify(caught.value)
 
 
 def whole_calls(pieces: list[Delta | ToolPiece]) -> list[tuple[str | None, bool, str]]:
@@ -139,13 +116,12 @@ async def test_what_was_reported_before_a_stop_is_the_same_by_both_routes(
 async def test_an_http_error_raises_the_same_litellm_exception_by_both_routes(
     upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch, dialect: str, status: int
 ) -> None:
-    got = {}
-    for route in ROUTES:
-        use(route, monkeypatch)
-        upstream.reset()
-        upstream.plan(Behavior(status=status, message=f"injected {status}"))
-        got[route] = await failure_of(provider(dialect, upstream, TEST_KEY))
-        assert len(upstream.records) == 1, f"{route}: a re-send of its own"
+    got = await failures_by_both(
+        upstream,
+        monkeypatch,
+        Behavior(status=status, message=f"injected {status}"),
+        provider(dialect, upstream, TEST_KEY),
+    )
     (light, light_failure), (plain, plain_failure) = got["light"], got["litellm"]
     assert type(light) is type(plain) and light.status_code == plain.status_code
     assert type(getattr(light, "original_exception", None)) is type(getattr(plain, "original_exception", None))
@@ -157,12 +133,7 @@ async def test_an_http_error_raises_the_same_litellm_exception_by_both_routes(
 async def test_a_stream_cut_or_broken_midway_is_the_same_failure_by_both_routes(
     upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch, dialect: str, how: str
 ) -> None:
-    got = {}
-    for route in ROUTES:
-        use(route, monkeypatch)
-        upstream.reset()
-        upstream.plan(BREAKS[how])
-        got[route] = await failure_of(provider(dialect, upstream, TEST_KEY))
+    got = await failures_by_both(upstream, monkeypatch, BREAKS[how], provider(dialect, upstream, TEST_KEY))
     (light, light_failure), (plain, plain_failure) = got["light"], got["litellm"]
     assert type(light) is type(plain)
     assert type(getattr(light, "original_exception", None)) is type(getattr(plain, "original_exception", None))
