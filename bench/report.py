@@ -11,10 +11,9 @@ Guarantees: every table row of the file names the bench that made it, the commit
 1-minute load average when the bench started and when it ended. A bench that cannot run here (no Chromium, no
 PostgreSQL, Chainlit not installed) or that failed gets one line saying so, never a row. Benches too heavy for
 this report are listed with how to run them by hand; those marked ``by_hand`` (``bench.many_streams_bench``,
-``bench.dialect_bench``) run only when named by ``--only``, and their rows stay through later runs until they are
-run again. With ``--only``,
-the rows the other benches made in an earlier run stay as they were (each still naming its own commit and date);
-only the named benches' rows are new.
+``bench.dialect_bench``, ``bench.long_chat_bench``) run only when named by ``--only``, and their rows stay through
+later runs until they are run again. With ``--only``, the rows the other benches made in an earlier run stay as
+they were (each still naming its own commit and date); only the named benches' rows are new.
 """
 
 from __future__ import annotations
@@ -69,6 +68,7 @@ BENCHES = (
         by_hand=True,
     ),
     Bench("bench.dialect_bench", ("--runs", "5"), ("--quick",), ("chromium",), by_hand=True),
+    Bench("bench.long_chat_bench", ("--runs", "5"), ("--runs", "2"), ("chromium",), by_hand=True),
 )
 
 BY_MODULE = {b.module for b in BENCHES}
@@ -78,6 +78,9 @@ BY_HAND = {
     "bench.dialect_bench": "the 500-token table stream in each of the four dialects, on both routes and against "
     "litellm's bare loop, about 10 minutes; run it alone (`python -m bench.report --only bench.dialect_bench` "
     "records its rows, kept by later runs)",
+    "bench.long_chat_bench": "one answer in a chat with 105,000 chunks behind it against a fresh chat, this tree "
+    "and the code before taking turns, about 10 minutes (the first run makes each side's long chat, cached); run it "
+    "alone (`python -m bench.report --only bench.long_chat_bench` records its rows, kept by later runs)",
     "bench.many_chats_bench": "makes 10,000 chats first (about 5 minutes), then a long Chromium run",
     "bench.live_tail_bench": "compares this tree with older checkouts (`--base REV`), not with a baseline of it",
     "bench.closing_tabs_bench": "prints its figures only; run it by hand",
@@ -187,6 +190,11 @@ def render(
         "and Ollama dialects: the app on its light route and on litellm's plain route against litellm's bare loop in",
         "that dialect, taking turns; about 10 minutes) runs alone too: `.venv/bin/python -m bench.report --only",
         "bench.dialect_bench`.",
+        "",
+        "`bench.long_chat_bench` (one 600-chunk answer in a chat with 105,000 chunks behind it against the same",
+        "answer in a fresh chat, each app's disk writes and CPU from its own `/proc` counters, this tree and the code",
+        "before the append-only store taking turns) runs alone too: `.venv/bin/python -m bench.report --only",
+        "bench.long_chat_bench`.",
         "",
     ]
     return "\n".join(lines)
