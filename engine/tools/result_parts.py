@@ -18,7 +18,9 @@ Guarantees:
   input (``supports_audio_input``: Gemini's, and any declared with ``--model-info``); Anthropic takes no audio.
 - ``history_messages`` is that assembly for a whole history: each tool entry through ``tool_messages``, the
   step's ``tool_followups`` right after its last tool message, every other entry through ``other`` (the caller's
-  own, e.g. a user message with its attachments; ``HistoryEntry.as_message`` by default).
+  own, e.g. a user message with its attachments; ``HistoryEntry.as_message`` by default). It asks litellm's model
+  map once per history (``senses``), not once per turn: a long chat's request costs no more lookups than a short
+  one's.
 - Only raster images (PNG, JPEG, GIF, WebP) are ever sent as images; other audio and binary resources are
   described in the text only. ``read`` gives a blob's bytes by sha256; a blob that is gone is described, never
   dropped silently ("no longer available").
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from engine.offline import litellm
@@ -35,7 +38,7 @@ from engine.tools.result_content import describe
 from ledger.events import ToolPart
 from ledger.history import HistoryEntry
 
-__all__ = ["Read", "history_messages", "images_in_tool_result", "tool_followups", "tool_messages"]
+__all__ = ["Read", "Senses", "history_messages", "images_in_tool_result", "senses", "tool_followups", "tool_messages"]
 
 Read = Callable[[str], bytes | None]
 IMAGES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
@@ -48,10 +51,26 @@ def images_in_tool_result(model: str) -> bool:
     return model.startswith("anthropic/") and _vision(model) is not False
 
 
-def tool_messages(entry: HistoryEntry, model: str, read: Read) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class Senses:
+    """What the model takes from tool results, as litellm says (looked up once per history, not per turn)."""
+
+    images_in_results: bool  # Anthropic's: images inside the tool message
+    vision: bool  # images in a follow-up user message
+    hearing: bool  # sounds in a follow-up user message
+
+
+def senses(model: str) -> Senses:
+    in_results = images_in_tool_result(model)
+    vision = not in_results and _vision(model) is True
+    hearing = not model.startswith("anthropic/") and _knows(model, "supports_audio_input")
+    return Senses(in_results, vision, hearing)
+
+
+def tool_messages(entry: HistoryEntry, model: str, read: Read, known: Senses | None = None) -> list[dict[str, Any]]:
     """The one message for a ``role == "tool"`` entry (see the module's guarantees)."""
     message = entry.as_message()
-    if not images_in_tool_result(model):
+    if not (known.images_in_results if known is not None else images_in_tool_result(model)):
         return [message]
     images, gone = _images(entry.parts, read)
     if not images:
@@ -61,11 +80,15 @@ def tool_messages(entry: HistoryEntry, model: str, read: Read) -> list[dict[str,
     return [message]
 
 
-def tool_followups(entries: Iterable[HistoryEntry], model: str, read: Read) -> list[dict[str, Any]]:
+def tool_followups(
+    entries: Iterable[HistoryEntry], model: str, read: Read, known: Senses | None = None
+) -> list[dict[str, Any]]:
     """At most one user message with the images (and sounds) of one step's tool results (see the guarantees)."""
-    anthropic = images_in_tool_result(model)
-    vision = not anthropic and _vision(model) is True
-    hearing = not model.startswith("anthropic/") and _knows(model, "supports_audio_input")
+    entries = tuple(entries)
+    if not any(entry.role == "tool" and entry.parts for entry in entries):
+        return []
+    known = known if known is not None else senses(model)
+    vision, hearing = known.vision, known.hearing
     if not (vision or hearing):
         return []
     content: list[dict[str, Any]] = []
@@ -91,15 +114,17 @@ def history_messages(
     """The request's messages for a history (see the module's guarantees)."""
     messages: list[dict[str, Any]] = []
     step: list[HistoryEntry] = []
+    known = senses(model)
     for entry in entries:
         if entry.role == "tool":
-            messages += tool_messages(entry, model, read)
+            messages += tool_messages(entry, model, read, known)
             step.append(entry)
             continue
-        messages += tool_followups(step, model, read)
-        step = []
+        if step:
+            messages += tool_followups(step, model, read, known)
+            step = []
         messages.append(other(entry))
-    return messages + tool_followups(step, model, read)
+    return messages + tool_followups(step, model, read, known)
 
 
 def _images(parts: tuple[ToolPart, ...], read: Read) -> tuple[list[dict[str, Any]], int]:
