@@ -89,10 +89,10 @@ class NativeStream:
             try:
                 chunk = await self._iter.__anext__()
             except StopAsyncIteration:
-                await self._end()
+                await self._finished()
             except Exception as exc:  # noqa: BLE001 - every failure while reading is the wrapper's
                 if pieces.finish is not None and _is_read_error(exc):  # the wrapper ends here, as at the end
-                    await self._end()
+                    await self._finished()
                 error = await self._failed(exc)
                 raise error from error.__cause__
             if chunk is not None and pieces.take(chunk):
@@ -106,7 +106,7 @@ class NativeStream:
     async def aclose(self) -> None:
         await self._wrapper.aclose()
 
-    async def _end(self) -> NoReturn:
+    async def _finished(self) -> NoReturn:
         """The body ended: the answer with it, or, without the provider's end marker or a finish reason, cut."""
         if self._ends.cut or self._pieces.finish is None:
             raise await self._failed(ConnectionResetError(NO_END), cut=True) from None
