@@ -48,6 +48,17 @@ class ToolPiece:
     name: str | None = None
 
 
+def tool_piece(call: Any) -> ToolPiece:
+    """One tool-call piece of a litellm delta (its ``ChatCompletionDeltaToolCall``) as the engine's."""
+    function = getattr(call, "function", None)
+    return ToolPiece(
+        index=int(getattr(call, "index", 0) or 0),
+        arguments=getattr(function, "arguments", None) or "",
+        call_id=getattr(call, "id", None) or None,
+        name=getattr(function, "name", None) or None,
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class ProviderConfig:
     """Where and how to call the model. ``api_key`` is never written to the ledger, logs or the page."""
@@ -141,16 +152,7 @@ class ProviderStream:
                 self._queued.append(Delta(reasoning, "reasoning"))
             if delta.content:
                 self._queued.append(Delta(delta.content))
-            for call in getattr(delta, "tool_calls", None) or []:
-                function = getattr(call, "function", None)
-                self._queued.append(
-                    ToolPiece(
-                        index=int(getattr(call, "index", 0) or 0),
-                        arguments=getattr(function, "arguments", None) or "",
-                        call_id=getattr(call, "id", None) or None,
-                        name=getattr(function, "name", None) or None,
-                    )
-                )
+            self._queued.extend(tool_piece(call) for call in getattr(delta, "tool_calls", None) or [])
 
     def _cut_short(self) -> Exception:
         ll, response = litellm(), self._response

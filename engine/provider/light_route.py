@@ -36,29 +36,18 @@ from typing import Any
 import orjson
 
 from engine.offline import litellm
-from engine.provider.calls import COMPATIBLE, Delta, ProviderConfig, ToolPiece
+from engine.provider.calls import COMPATIBLE, Delta, ToolPiece
 from engine.provider.end_markers import NO_END, cut_short
 from engine.provider.openai_sse import SseEvents, StreamErrorEvent, generic_chunks
 from engine.provider.url_credentials import is_basic
 from ledger.events import Usage
 
-__all__ = ["COMPATIBLE", "PROVIDER", "ROUTE_VARIABLE", "LightStream", "open_light", "serves"]
+__all__ = ["COMPATIBLE", "PROVIDER", "ROUTE_VARIABLE", "LightStream", "open_light"]
 
 PROVIDER = "ledger_chat_openai"
 #: ``litellm`` forces the plain route (litellm's stream wrapper) for every provider; anything else: automatic.
 ROUTE_VARIABLE = "LEDGER_CHAT_STREAM_ROUTE"
 _handler: Any = None
-
-
-def serves(config: ProviderConfig) -> bool:
-    """Whether ``config`` goes by the light route: an OpenAI-compatible provider, unless the variable says not."""
-    if os.environ.get(ROUTE_VARIABLE, "auto") == "litellm":
-        return False
-    try:
-        _, provider, _, _ = litellm().get_llm_provider(config.model, api_base=config.api_base)
-    except Exception:  # noqa: BLE001 - a model litellm cannot route fails on the plain route, in litellm's words
-        return False
-    return provider in COMPATIBLE
 
 
 async def open_light(kwargs: dict[str, Any]) -> LightStream:

@@ -20,7 +20,7 @@ from collections import deque
 from dataclasses import replace
 from typing import Any
 
-from engine.provider.calls import Delta, ToolPiece, read_usage
+from engine.provider.calls import Delta, ToolPiece, read_usage, tool_piece
 from ledger.events import Usage
 
 __all__ = ["Pieces"]
@@ -69,16 +69,7 @@ class Pieces:
         calls = getattr(delta, "tool_calls", None)
         if calls:
             self.tool_seen = True
-            for call in calls:
-                function = getattr(call, "function", None)
-                queued.append(
-                    ToolPiece(
-                        index=int(getattr(call, "index", 0) or 0),
-                        arguments=getattr(function, "arguments", None) or "",
-                        call_id=getattr(call, "id", None) or None,
-                        name=getattr(function, "name", None) or None,
-                    )
-                )
+            queued.extend(tool_piece(call) for call in calls)
         if not queued:
             return False
         self.count += 1

@@ -25,6 +25,12 @@ Guarantees:
   that ends cleanly without its ``finishReason``, passes on the usage its wrapper rebuilt at the end as final).
 - ``aclose()`` closes the wrapper, which closes the provider iterator and its HTTP response (the upstream sees the
   disconnect); a cancel while Gemini's request is pending closes it the same way.
+- Where it differs from the wrapper, on purpose: Gemini's parser never tells the wrapper a chunk finished the
+  answer, so the wrapper keeps the *last* chunk's finish reason (a usage-only chunk after ``MAX_TOKENS`` turns
+  "length" into "stop") and fails a body reset after its ``finishReason``; here the answer's own finish reason
+  stands and a reset after it ends the stream as complete (what the model said was all said). litellm's repetition
+  check (the wrapper raises after 100 identical chunks) is not kept, as on the OpenAI light route: a repeating
+  model streams on until its output limit, which the page shows and Stop ends.
 - Not here: ``ollama/`` (``/api/generate``) yields litellm's ``GenericStreamingChunk`` dicts through another branch of
   the wrapper and the scripted upstream does not speak it, so it stays on the plain route (``NATIVE``).
 """

@@ -6,14 +6,15 @@ count, without walking megabytes of base64 on the event loop (a 10 MB image took
 
 ``count_messages`` gives what litellm's ``token_counter`` gives for the whole list, without tokenizing a long
 history again on every request: litellm counts messages one by one plus a fixed number for the list as a whole,
-so each message's count is kept (``COUNTED`` of them, by model and content; a bounded cache, safe across threads)
-and the list's share (``_shared``: ``count([a]) + count([b]) - count([a, b])`` for the model, asked of litellm
-once) is taken away for each message after the first. A request's count then costs the new messages only
-(tests/engine/test_token_counts.py holds it equal to litellm's whole count).
+so each message's count is kept (``COUNTED`` of them, by model and a 16-byte digest of the message: a bounded
+cache of small entries, safe across threads) and the list's share (``_shared``: ``count([a]) + count([b]) -
+count([a, b])`` for the model, asked of litellm once) is taken away for each message after the first. A request's
+count then costs the new messages only (tests/engine/test_token_counts.py holds it equal to litellm's whole count).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections import OrderedDict
@@ -25,7 +26,7 @@ from engine.offline import litellm
 
 log = logging.getLogger("ledger_chat.tokens")
 IMAGE_HEADER = 65_536  # base64 characters of an inline image litellm reads to size it (its own limit)
-COUNTED = 20_000  # messages whose counts are kept (by model and content), the least recently used dropped
+COUNTED = 200_000  # messages whose counts are kept (by model and a digest of content), least recently used dropped
 SMALL = 4  # lists this short are counted whole
 _counts: OrderedDict[tuple[str, bytes], int] = OrderedDict()
 _shared: dict[str, int] = {}
@@ -56,7 +57,8 @@ def count_messages(model: str, messages: list[dict[str, Any]]) -> int:
 
 def _one(model: str, message: dict[str, Any]) -> int:
     """litellm's count of the list holding only ``message``, kept for the next request."""
-    key = (model, orjson.dumps(message, option=orjson.OPT_SORT_KEYS, default=str))
+    content = orjson.dumps(message, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+    key = (model, hashlib.blake2b(content, digest_size=16).digest())
     with _lock:
         known = _counts.get(key)
         if known is not None:
