@@ -3,7 +3,8 @@
 Guarantees: every test in this folder is marked ``browser`` and is skipped, saying why, where Debian's Chromium
 is missing; ``app`` is one real app process per module, started with the module's ``app_options`` (a module
 overrides that fixture to pass its own command-line options), stopped when the module's tests are done; ``page``
-is a page on it, ready for typing, closed when the test ends.
+is a page on it, ready for typing, closed when the test ends; ``oauth`` is the OAuth-protected MCP server, one
+per module.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tests.support.app_process import AppProcess
 from tests.support.app_runner import AppRunner
 from tests.support.browser import Pages
 from tests.support.chromium import mark_as_browser_tests
+from tests.support.oauth_upstream import OAuthUpstream, running
 
 HERE = Path(__file__).parent
 
@@ -44,3 +46,9 @@ def app(run_app: AppRunner, app_options: tuple[str, ...]) -> Iterator[AppProcess
 def page(open_page: Pages, app: AppProcess) -> Page:
     """A page on the module's app, in a browser context of its own for this test (``tests.support.contexts``)."""
     return open_page(app)
+
+
+@pytest.fixture(scope="module")
+def oauth() -> Iterator[OAuthUpstream]:
+    """The OAuth-protected MCP server (``tests.support.oauth_upstream``), one for the module's tests."""
+    yield from running()

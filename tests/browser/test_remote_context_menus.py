@@ -19,13 +19,6 @@ from tests.support.upstream import Behavior, ScriptedUpstream
 
 
 @pytest.fixture(scope="module")
-def oauth() -> Iterator[OAuthUpstream]:
-    upstream = OAuthUpstream()
-    yield upstream
-    upstream.stop()
-
-
-@pytest.fixture(scope="module")
 def demo_http() -> Iterator[str]:
     yield from serve_http("demo.tools_server")
 

@@ -6,23 +6,14 @@ signed in; Stop while the card waits ends the call ``not_run``; no token anywher
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from tests.support.app_process import AppProcess
 from tests.support.browser import Pages, conversation_id, last_answer, send
 from tests.support.oauth_upstream import OAuthUpstream
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
-
-
-@pytest.fixture(scope="module")
-def oauth() -> Iterator[OAuthUpstream]:
-    upstream = OAuthUpstream()
-    yield upstream
-    upstream.stop()
 
 
 def card(page: Page, call_id: str) -> Locator:

@@ -19,13 +19,6 @@ from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 
 
 @pytest.fixture(scope="module")
-def oauth() -> Iterator[OAuthUpstream]:
-    upstream = OAuthUpstream()
-    yield upstream
-    upstream.stop()
-
-
-@pytest.fixture(scope="module")
 def app(run_app: AppRunner) -> Iterator[AppProcess]:
     key = Fernet.generate_key().decode()
     process = run_app.made("--accounts", "local", env={"LEDGERCHAT_TOKEN_KEY": key})

@@ -14,7 +14,7 @@ from playwright.sync_api import Locator, Page, Route, expect
 
 from tests.support.browser import Pages, last_answer, send
 from tests.support.instances import AppsOnOneDatabase
-from tests.support.oauth_upstream import OAuthUpstream
+from tests.support.oauth_upstream import OAuthUpstream, running
 from tests.support.upstream import Behavior, PlannedCall, ScriptedUpstream
 
 RELAYED_WITHIN_MS = 15_000  # B's wait for the holder is 4 s at most; the rest is the page's own load
@@ -22,9 +22,7 @@ RELAYED_WITHIN_MS = 15_000  # B's wait for the holder is 4 s at most; the rest i
 
 @pytest.fixture(scope="module")
 def oauth() -> Iterator[OAuthUpstream]:
-    upstream = OAuthUpstream()
-    yield upstream
-    upstream.stop()
+    yield from running()
 
 
 def back_to_b(page: Page, pair: AppsOnOneDatabase, oauth: OAuthUpstream) -> None:

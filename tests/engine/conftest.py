@@ -1,10 +1,11 @@
 """The engine suite's engines: each test's ledger must show that every attempt ended exactly once. Modules that
 share one demo tool server (``hub``) run on the module's loop (``pytestmark = pytest.mark.asyncio(loop_scope=
-"module")``) and take ``hub_engines``, which leave that hub running."""
+"module")``) and take ``hub_engines``, which leave that hub running. ``oauth``: the OAuth-protected MCP server,
+one per test."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest_asyncio
 
 from engine.tools.hub import ToolHub
 from tests.support.engine import EngineFactory
+from tests.support.oauth_upstream import OAuthUpstream, running
 from tests.support.tools import demo_hub
 from tests.support.upstream import ScriptedUpstream
 
@@ -39,3 +41,10 @@ async def hub_engines(tmp_path: Path, upstream: ScriptedUpstream) -> AsyncIterat
     factory = EngineFactory(tmp_path, upstream, check_ends=True, keep_tools=True)
     yield factory
     await factory.close()
+
+
+@pytest.fixture
+def oauth() -> Iterator[OAuthUpstream]:
+    """The OAuth-protected MCP server (``tests.support.oauth_upstream``), one for each test (its tokens and counts
+    start empty)."""
+    yield from running()

@@ -109,13 +109,6 @@ async def test_a_remote_resource_is_watched_under_its_persons_own_connection(hub
     assert not hub.watch.changed(key, COUNTER)
 
 
-@pytest.fixture
-def oauth() -> Iterator[OAuthUpstream]:
-    upstream = OAuthUpstream()
-    yield upstream
-    upstream.stop()
-
-
 async def test_a_server_that_needs_a_sign_in_is_named_to_the_menus_and_asks_nobody(
     tmp_path: Path, oauth: OAuthUpstream
 ) -> None:

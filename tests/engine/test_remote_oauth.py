@@ -23,13 +23,6 @@ from tests.support.waiting import wait_until
 
 
 @pytest.fixture
-def oauth() -> Iterator[OAuthUpstream]:
-    upstream = OAuthUpstream()
-    yield upstream
-    upstream.stop()
-
-
-@pytest.fixture
 def short_lived() -> Iterator[OAuthUpstream]:
     upstream = OAuthUpstream(ttl=5)
     yield upstream

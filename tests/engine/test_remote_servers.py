@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,13 +17,6 @@ from tests.support.remote import team_servers
 from tests.support.waiting import wait_until
 
 ADMIN, ADA, BO = Changer("local:root", True, True), Changer("local:ada", True), Changer("local:bo", True)
-
-
-@pytest.fixture
-def oauth() -> Iterator[OAuthUpstream]:
-    upstream = OAuthUpstream()
-    yield upstream
-    upstream.stop()
 
 
 async def test_team_servers_are_added_by_an_admin_and_personal_ones_are_their_persons_alone() -> None:

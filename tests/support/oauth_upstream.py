@@ -6,6 +6,7 @@ metadata answers (``url`` is its MCP endpoint); ``stats()`` is its counts (and e
 ``expire()``, ``revoke_refresh()`` and ``allow_refresh()`` are its test controls; ``authorize(url)`` does what a
 browser does with an authorization URL (the server approves at once) and returns the query of the redirect it
 answers with (``code`` and ``state``, or ``error``), without following it; ``stop`` ends the process.
+``running()`` is a fixture's body: a started server, stopped when the fixture's scope ends (also after a failure).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -67,3 +69,12 @@ class OAuthUpstream:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=10)
+
+
+def running() -> Iterator[OAuthUpstream]:
+    """A fixture's body (``yield from running()``): the server for the fixture's scope."""
+    upstream = OAuthUpstream()
+    try:
+        yield upstream
+    finally:
+        upstream.stop()
