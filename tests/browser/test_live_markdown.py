@@ -89,7 +89,9 @@ def test_a_completed_answer_shows_exactly_the_text_received_no_twin_markers(
     body = answer.locator(".lc-body")
     shown = [line for line in body.inner_text().splitlines() if line.strip()]
     assert shown == text.split("\n\n")
-    assert [e["text"] for e in app.export(conversation_id(page)) if e["kind"] == "persisted"][-1] == text
+    assert [e["text"] for e in app.export(conversation_id(page), having="persisted") if e["kind"] == "persisted"][
+        -1
+    ] == text
 
 
 def test_task_lists_show_disabled_checkboxes_in_the_tail_and_once_finished(

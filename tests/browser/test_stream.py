@@ -174,7 +174,7 @@ def test_a_stopped_half_written_answer_shows_closed_markup(
     body = last_answer(page).locator(".lc-body")
     expect(body.locator("strong")).to_contain_text("w1 w2")
     cid = conversation_id(page)
-    stopped = [e["text"] for e in app.export(cid) if e["kind"] == "persisted"][-1]
+    stopped = [e["text"] for e in app.export(cid, having="persisted") if e["kind"] == "persisted"][-1]
     assert stopped.startswith("Intro.\n\nSome **w0") and not stopped.endswith("**")
     shown, full = shown_and_full(page, stopped, cut=True)
     assert shown == full and "**" not in shown

@@ -181,7 +181,7 @@ def test_a_disabled_account_is_out_within_two_seconds_and_its_answer_ends_interr
     assert done.returncode == 0 and "1 session(s) ended" in done.stdout, done.stderr
     expect(page.get_by_label("Username")).to_be_visible(timeout=4_000)  # two seconds, and the page's load
     wait_until_blocking(lambda: upstream.last.disconnected_at is not None, 10, "the upstream closed")
-    events = exported(app, cid)
+    events = exported(app, cid, having="persisted")
     cancel = [e for e in events if e["kind"] == "cancel_requested"]
     assert [(c["source"], c["keep_partial"]) for c in cancel] == [("account", True)]
     assert [e["source"] for e in events if e["kind"] == "cancelled"] == ["account"]
@@ -217,7 +217,7 @@ def test_an_admins_read_of_a_chat_is_recorded_first_and_its_owner_sees_it_in_the
     expect(admin.get_by_role("status")).to_contain_text("You are reading ben's chat as an admin.")
     assert not admin.get_by_label("Message").count(), "read-only: nothing on the page changes it"
     expect(owner.get_by_text("Read by ann on", exact=False)).to_be_visible()  # live, in the owner's audit panel
-    reads = [e for e in exported(app, cid) if e["kind"] == "read_by"]
+    reads = [e for e in exported(app, cid, having="read_by") if e["kind"] == "read_by"]
     assert [(e["actor"], e["name"]) for e in reads] == [("local:ann", "ann")]
     expect(owner.locator(f'[data-conversation="{cid}"]')).to_have_count(1)
 

@@ -144,18 +144,28 @@ class AppProcess:
             return ["--database-url", self.extra[self.extra.index("--database-url") + 1]]
         return ["--data-dir", str(self.data_dir)]
 
-    def export(self, conversation: str | None = None) -> list[dict]:
+    def export(self, conversation: str | None = None, *, having: str | None = None) -> list[dict]:
         """The ledger as ``main.py export`` prints it (read-only, so safe while the app runs); [] for a
-        conversation it does not hold yet. The command runs in this process (``tests.support.cli.run_cli``)."""
+        conversation it does not hold yet. The command runs in this process (``tests.support.cli.run_cli``).
+        With ``having``, the first export holding an event of that kind, waited for up to 5 s: the app writes in
+        batches, an urgent kind (``FLAGS``) at once but on its writer thread, another within the 250 ms interval."""
         import json
 
         from tests.support.cli import run_cli
+        from tests.support.waiting import wait_until_blocking
 
         args = ["export", *self.ledger_options()]
         if conversation:
             args += ["--conversation", conversation]
-        out = run_cli(*args)
-        return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+
+        def read() -> list[dict]:
+            return [json.loads(line) for line in run_cli(*args).stdout.splitlines() if line.strip()]
+
+        def holding() -> list[dict] | None:
+            events = read()
+            return events if any(e["kind"] == having for e in events) else None
+
+        return read() if having is None else wait_until_blocking(holding, 5, f"{having} on disk")
 
     def stored_text(self, conversation: str) -> str:
         """The text of the conversation's chunks that have reached the disk or the database so far."""

@@ -11,7 +11,6 @@ fields, presses "Sign in" and returns once the chat page is ready for typing.
 
 from __future__ import annotations
 
-import json
 import subprocess
 
 from playwright.sync_api import Page, expect
@@ -48,8 +47,9 @@ def sign_in(page: Page, app: AppProcess, name: str, password: str = PASSWORD) ->
     return page
 
 
-def exported(app: AppProcess, cid: str) -> list[dict[str, object]]:
-    """``main.py export`` of conversation ``cid`` from the app's data folder, as its JSON lines."""
-    done = run_cli("export", "--conversation", cid, "--data-dir", str(app.data_dir))
-    assert done.returncode == 0, done.stderr
-    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+def exported(app: AppProcess, cid: str, *, having: str | None = None) -> list[dict[str, object]]:
+    """``main.py export`` of conversation ``cid``, as its JSON lines (``AppProcess.export``: ``having`` waits for
+    an event of that kind to reach the disk); the conversation must be there."""
+    events = app.export(cid, having=having)
+    assert events, f"no conversation {cid} in the app's ledger"
+    return events
