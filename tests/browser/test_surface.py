@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.support.accessibility import axe_problems, switch_theme
 from tests.support.app_process import AppProcess
@@ -75,9 +76,18 @@ def test_sending_while_scrolled_up_brings_the_new_message_into_view_and_jump_sho
     for n in range(3):
         answered(page, upstream, f"question {n}", LONG)
     jump = page.get_by_role("button", name="Jump to latest")
-    # scrolled up (again, while the page may still be following the last answer down): the jump button shows
-    wait_until_blocking(lambda: page.evaluate("window.scrollTo(0, 0)") or jump.is_visible(), what="Jump to latest")
-    jump.click()
+
+    def jumped_from_the_top() -> bool:
+        """Scrolled up (again, while the page may still be following the last answer down: in fresh run 79 the
+        button showed and was gone for good before the click reached it), the jump button shows and is pressed."""
+        page.evaluate("window.scrollTo(0, 0)")
+        try:
+            jump.click(timeout=2_000)
+        except PlaywrightTimeoutError:
+            return False
+        return True
+
+    wait_until_blocking(jumped_from_the_top, 20, "Jump to latest shown and pressed")
     page.wait_for_function("window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 90")
     expect(jump).to_be_hidden()
     page.evaluate("window.scrollTo(0, 0)")
