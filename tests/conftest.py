@@ -73,7 +73,22 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     fail_unexpected_skip(report)
+    if report.failed:
+        add_what_happened(item, report)
     return report
+
+
+def add_what_happened(item: pytest.Item, report: pytest.TestReport) -> None:
+    """A failed test's report also shows its pages' diary (``tests.support.browser.Pages``) and the end of its
+    app's log: a failure seen once on a busy machine is read from these."""
+    funcargs = getattr(item, "funcargs", {})
+    pages = funcargs.get("open_page")
+    if pages is not None and getattr(pages, "diary", None):
+        report.sections.append(("pages' diary", "\n".join(pages.diary[-80:])))
+    app = funcargs.get("app")
+    log = getattr(app, "log", None)
+    if log is not None and log.exists():
+        report.sections.append((f"end of the app's log ({log.name})", log.read_text(errors="replace")[-4000:]))
 
 
 @pytest.hookimpl(wrapper=True)

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from playwright.sync_api import Locator, Page, WebSocketRoute, expect
+from playwright.sync_api import ConsoleMessage, Locator, Page, WebSocket, WebSocketRoute, expect
 
 from tests.support.app_process import AppProcess
 from tests.support.contexts import ContextKey, Contexts, Lent, new_context
@@ -155,6 +155,8 @@ class Pages:
     def __init__(self, contexts: Contexts) -> None:
         self.contexts = contexts
         self.lent: list[Lent] = []
+        self.diary: list[str] = []  # what a failed test's report shows (``tests/conftest.py``): see ``_keep_diary``
+        self.start = time.monotonic()
 
     def __call__(
         self,
@@ -174,8 +176,30 @@ class Pages:
         lent = self.contexts.take(ContextKey.of(width, height, touch, permissions))
         self.lent.append(lent)
         url = None if app is None else app.url + path
-        page = lent.watch(lent.context.new_page())
+        page = self._keep_diary(lent.watch(lent.context.new_page()), len(self.lent))
         return prepared(page, url, timeout_ms=timeout_ms, init_script=init_script, route=route)
+
+    def _keep_diary(self, page: Page, number: int) -> Page:
+        """Note the page's loads, its sockets opening and closing, and its console's errors and warnings (NiceGUI
+        logs there when it reloads a page whose socket came back too late): what a failure on a busy machine is
+        read with."""
+
+        def note(what: str) -> None:
+            self.diary.append(f"{time.monotonic() - self.start:8.3f} s  page {number}: {what}")
+
+        def socket(ws: WebSocket) -> None:
+            note(f"socket opened {ws.url[:120]}")
+            ws.on("close", lambda _: note("socket closed"))
+
+        def console(message: ConsoleMessage) -> None:
+            if message.type in ("error", "warning") or "reload" in message.text:
+                note(f"console {message.type}: {message.text[:300]}")
+
+        page.on("framenavigated", lambda frame: note(f"loaded {frame.url}") if frame == page.main_frame else None)
+        page.on("websocket", socket)
+        page.on("console", console)
+        page.on("crash", lambda _: note("crashed"))
+        return page
 
     def close(self) -> None:
         for lent in self.lent:
