@@ -41,6 +41,7 @@ def streaming_on(
     upstream.plan(Behavior(text=" ".join(WORDS), chunk_delay=0.02))
     send(on_owner, question)
     cid = conversation_id(on_owner)
+    pair.holding(cid)
     on_b = open_page(pair.b, f"/chat/{cid}")
     wait_words(on_b, words)
     return on_owner, on_b, cid

@@ -110,6 +110,7 @@ def run_fault(fault: str, faulty: PostgresCluster, pair: AppsOnOneDatabase, ping
     pinger.phase = f"{fault}: streaming"
     send(on_a, f"a long story, then {fault}")
     cid = conversation_id(on_a)
+    pair.holding(cid)
     on_b.goto(f"{pair.b.url}/chat/{cid}")
     wait_words(on_b, 20)
     record = upstream.last

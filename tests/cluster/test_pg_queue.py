@@ -25,6 +25,7 @@ def test_send_now_pressed_on_two_instances_at_once_sends_the_queued_message_once
     upstream.plan(Behavior(text=STORY, chunk_delay=0.02), Behavior(text="sent once"), Behavior(text="sent twice"))
     send(on_a, "tell a long story")
     cid = conversation_id(on_a)
+    pair.holding(cid)
     on_b = open_page(pair.b, f"/chat/{cid}")
     wait_words(on_b, 10)
     box = on_a.get_by_label("Message")

@@ -26,12 +26,6 @@ def team(pg_cluster: PostgresCluster, run_app: AppRunner) -> Iterator[AppsOnOneD
         yield AppsOnOneDatabase(url, a, b, ())
 
 
-def in_database(team: AppsOnOneDatabase, cid: str) -> None:
-    """Wait until A's first writes of the chat are in the database, where B reads it (A writes them a moment after
-    its page shows the chat's address; on a busy machine, a moment too late for a page B opens at once)."""
-    wait_until_blocking(lambda: any(k == "started" for k, _, _ in team.rows(cid)), 10, "the chat in the database")
-
-
 def test_a_session_made_on_one_instance_works_on_the_other_and_a_disabled_account_is_out_on_both(
     team: AppsOnOneDatabase, open_page: Pages, upstream: ScriptedUpstream
 ) -> None:
@@ -43,7 +37,7 @@ def test_a_session_made_on_one_instance_works_on_the_other_and_a_disabled_accoun
     upstream.plan(Behavior(text=" ".join(f"w{n}" for n in range(2000)), chunk_delay=0.02))
     send(on_a, "a long story")
     cid = conversation_id(on_a)
-    in_database(team, cid)
+    team.holding(cid)
     load(on_b, f"{team.b.url}/chat/{cid}")
     wait_words(on_b, 10)
     record = upstream.last
@@ -69,7 +63,7 @@ def test_a_stop_pressed_on_the_other_instance_is_recorded_as_that_persons_where_
     upstream.plan(Behavior(text=" ".join(f"w{n}" for n in range(2000)), chunk_delay=0.02))
     send(on_a, "a long story")  # it runs on A
     cid = conversation_id(on_a)
-    in_database(team, cid)
+    team.holding(cid)
     load(on_b, f"{team.b.url}/chat/{cid}")
     wait_words(on_b, 10)
     on_b.get_by_role("button", name="Stop").click()  # B relays the cancel to A, which records it

@@ -16,6 +16,7 @@ import psycopg
 
 from tests.support.app_process import AppProcess
 from tests.support.app_runner import AppRunner
+from tests.support.waiting import wait_until_blocking
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,13 @@ class AppsOnOneDatabase:
     def others(self, owner: AppProcess) -> set[int]:
         """The pids of the instances other than ``owner`` (any of them may finalize the attempts it owned)."""
         return {p.proc.pid for p in (self.a, self.b, *self.spares) if p is not owner and p.proc is not None}
+
+    def holding(self, cid: str) -> None:
+        """Wait until the owner's first writes of chat ``cid`` (its attempt's ``started``) are in the database,
+        where another instance reads it: the owner writes them a moment after its page shows the chat's address
+        (on a busy machine, a moment too late for a page opened on B at once, which then finds no such chat and
+        goes to the start page)."""
+        wait_until_blocking(lambda: any(k == "started" for k, _, _ in self.rows(cid)), 10, "the chat in the database")
 
     def rows(self, cid: str) -> list[tuple[str, str, dict[str, Any]]]:
         """(kind, writer, payload) of the conversation's events in the database, in seq order."""
