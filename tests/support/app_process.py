@@ -146,9 +146,10 @@ class AppProcess:
 
     def export(self, conversation: str | None = None, *, having: str | None = None) -> list[dict]:
         """The ledger as ``main.py export`` prints it (read-only, so safe while the app runs); [] for a
-        conversation it does not hold yet. The command runs in this process (``tests.support.cli.run_cli``).
-        With ``having``, the first export holding an event of that kind, waited for up to 5 s: the app writes in
-        batches, an urgent kind (``FLAGS``) at once but on its writer thread, another within the 250 ms interval."""
+        conversation it does not hold yet; any other failure of the command fails the test. The command runs in
+        this process (``tests.support.cli.run_cli``). With ``having``, the first export holding an event of that
+        kind, waited for up to 5 s: the app writes in batches, an urgent kind (``FLAGS``) at once but on its writer
+        thread, another within the 250 ms interval."""
         import json
 
         from tests.support.cli import run_cli
@@ -159,7 +160,9 @@ class AppProcess:
             args += ["--conversation", conversation]
 
         def read() -> list[dict]:
-            return [json.loads(line) for line in run_cli(*args).stdout.splitlines() if line.strip()]
+            done = run_cli(*args)
+            assert done.returncode == 0 or "no conversation" in done.stderr, done.stderr  # not held yet: []
+            return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
 
         def holding() -> list[dict] | None:
             events = read()
